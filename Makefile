@@ -1,0 +1,123 @@
+# ksync - top-level Makefile.
+#
+#   make run      build, boot the kernel under QEMU, run the default experiments, print
+#                 the tables and write results/ (README: "What make run prints")
+#   make test     every test: hosted C (plain, ASan/UBSan, TSan), kernel tests under TCG
+#                 (-smp 1, 4, 8 and the ISO), tool tests; ends with pytest's summary
+#   make kernel   build/kernel/ksync.elf (+ .elf32 for QEMU -kernel and GRUB)
+#   make iso      build/ksync.iso (GRUB, BIOS boot)
+#   make lib      build/hosted/libksync.a;  make install PREFIX=/usr/local
+#   make debug    boot under QEMU with its gdb stub; connect with gdb (see README)
+#   make stress / make bench   the long runs (not part of make test)
+#
+# Options: SMP=n (CPUs, default 2 for run/debug), ACCEL=tcg|kvm|auto, TIMEOUT=seconds,
+# V=1 (show compiler command lines).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+SMP ?= 2
+ACCEL ?= tcg
+TIMEOUT ?= 300
+# Interrupt-synchronization scheme of the kernel build (added by the irq-schemes work).
+SCHEME ?= default
+
+Q := $(if $(V),,@)
+BUILD := build
+KBUILD := $(BUILD)/kernel
+VENV := .venv
+PY := $(VENV)/bin/python
+KSYNC := $(PY) -m ksync
+
+# ---- the kernel ----------------------------------------------------------------------
+KCC ?= gcc
+KLD ?= ld
+OBJCOPY ?= objcopy
+KCFLAGS := -std=c11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
+	-fno-omit-frame-pointer -mno-red-zone -mgeneral-regs-only -mno-sse -mno-sse2 \
+	-mno-mmx -mno-80387 -mcmodel=small -nostdlib --param=min-pagesize=0 -Wall -Wextra -Werror \
+	-DKSYNC_KERNEL -Iinclude -Ikernel/include -Iarch/x86_64/include -MMD -MP
+KASFLAGS := -g -Iarch/x86_64/include -MMD -MP
+KLDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=0x1000 --no-warn-rwx-segments \
+	-T arch/x86_64/kernel.ld
+
+include mk/lib.mk
+
+KSRCS_C := $(sort $(wildcard kernel/*.c kernel/tests/*.c arch/x86_64/*.c)) $(LIBKSYNC_SRCS)
+KSRCS_S := $(sort $(wildcard arch/x86_64/*.S))
+KOBJS := $(patsubst %.c,$(KBUILD)/%.o,$(KSRCS_C)) $(patsubst %.S,$(KBUILD)/%.o,$(KSRCS_S))
+KELF := $(KBUILD)/ksync.elf
+KELF32 := $(KBUILD)/ksync.elf32
+ISO := $(BUILD)/ksync.iso
+
+.PHONY: all kernel iso test run debug stress bench deps venv clean help
+all: kernel lib
+
+kernel: $(KELF32)
+
+$(KBUILD)/%.o: %.c Makefile
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(KCC) $(KCFLAGS) -c $< -o $@
+
+$(KBUILD)/%.o: %.S Makefile
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  AS      $<")
+	$(Q)$(KCC) $(KASFLAGS) -c $< -o $@
+
+$(KELF): $(KOBJS) arch/x86_64/kernel.ld
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(KLD) $(KLDFLAGS) -o $@ $(KOBJS)
+
+# QEMU's multiboot loader takes ELF32 only; the code stays 64-bit (DESIGN.md).
+$(KELF32): $(KELF)
+	$(if $(Q),@echo "  OBJCOPY $@")
+	$(Q)$(OBJCOPY) -O elf32-i386 $< $@
+
+-include $(KOBJS:.o=.d)
+
+iso: $(ISO)
+$(ISO): $(KELF32) arch/x86_64/grub.cfg
+	@command -v grub-mkrescue >/dev/null || { echo "make iso: grub-mkrescue missing: apt-get install grub-pc-bin grub-common xorriso mtools"; exit 1; }
+	@rm -rf $(BUILD)/isodir && mkdir -p $(BUILD)/isodir/boot/grub
+	$(Q)cp $(KELF32) $(BUILD)/isodir/boot/ksync.elf
+	$(Q)cp arch/x86_64/grub.cfg $(BUILD)/isodir/boot/grub/grub.cfg
+	$(if $(Q),@echo "  GRUB    $@")
+	$(Q)grub-mkrescue -o $@ $(BUILD)/isodir >$(BUILD)/grub-mkrescue.log 2>&1 || { cat $(BUILD)/grub-mkrescue.log; exit 1; }
+
+# ---- environment: system packages and the Python virtual environment ----------------
+deps:
+	@scripts/deps.sh
+
+$(VENV)/.stamp: pyproject.toml scripts/venv.sh
+	@scripts/venv.sh $(VENV)
+	@touch $@
+
+venv: deps $(VENV)/.stamp
+
+# ---- the two commands ----------------------------------------------------------------
+test: venv
+	$(PY) -m pytest -q -ra tests/
+
+run: venv
+	$(KSYNC) run --smp $(SMP) --accel $(ACCEL) --timeout $(TIMEOUT)
+
+stress: venv
+	$(PY) -m pytest -q -ra -m stress tests/ --run-stress
+
+bench: venv
+	$(KSYNC) run --smp $(SMP) --accel $(ACCEL) --timeout $(TIMEOUT) --set all
+
+# QEMU waits for gdb on a per-user port (1234 + uid % 1000); .gdbinit connects to it.
+GDBPORT ?= $(shell echo $$((1234 + $$(id -u) % 1000)))
+debug: venv kernel
+	@sed 's/@GDBPORT@/$(GDBPORT)/' scripts/gdbinit.in > .gdbinit.local
+	@echo "QEMU is waiting for gdb on port $(GDBPORT). In another terminal: gdb -x .gdbinit.local"
+	$(KSYNC) boot --mode $${MODE:-idle} --smp $(SMP) --accel $(ACCEL) --timeout 86400 --no-build \
+		--gdb $(GDBPORT)
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@sed -n '2,17p' Makefile

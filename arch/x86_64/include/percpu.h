@@ -1,0 +1,64 @@
+/*
+ * percpu.h - per-CPU data of the x86-64 port, reached through the GS base.
+ *
+ * Each CPU's IA32_GS_BASE points at its own struct cpu; %gs:0 holds the struct's own
+ * address, so this_cpu() is one load. A struct cpu is written only by its own CPU
+ * (fields marked otherwise say who else writes them and how).
+ */
+#ifndef KSYNC_PERCPU_H
+#define KSYNC_PERCPU_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#define MAX_CPUS 64
+
+struct tss {
+	uint32_t rsvd0;
+	uint64_t rsp[3];
+	uint64_t rsvd1;
+	uint64_t ist[7];
+	uint64_t rsvd2;
+	uint16_t rsvd3;
+	uint16_t iomap_base;
+} __attribute__((packed));
+
+struct cpu {
+	struct cpu *self;		/* offset 0: this struct (read as %gs:0) */
+	uint32_t index;			/* offset 8: dense CPU index; set before GS is loaded */
+	uint32_t apic_id;		/* set by the BSP from the MADT before start-up */
+	volatile uint8_t flag;		/* offset 16: scratch flag for the flag-cost benchmark */
+	uint8_t in_panic;
+	uint8_t pad[6];
+	uint64_t gdt[7];		/* null, kcode, kdata, ucode32?, -, tss lo, tss hi */
+	struct tss tss;
+	uint64_t nmi_stack_top, df_stack_top, mc_stack_top, kstack_top;
+	/* IPI / cross-call mailbox: written by the calling CPU under call_lock (smp.c),
+	 * handed over by the release store to call_pending; read here after an acquire. */
+	void (*call_fn)(void *);
+	void *call_arg;
+	volatile uint32_t call_pending;	/* 1 while a call waits; cleared (release) when done */
+	volatile uint64_t ipi_count;	/* IPIs handled on this CPU; written only here */
+	volatile uint64_t timer_ticks;	/* LAPIC timer interrupts on this CPU; written only here */
+	volatile bool online;		/* set (release) by this CPU when it has booted */
+} __attribute__((aligned(64)));
+
+#define CPU_OFF_INDEX 8
+#define CPU_OFF_FLAG 16
+
+extern struct cpu cpus[MAX_CPUS];
+
+static inline struct cpu *this_cpu(void)
+{
+	struct cpu *c;
+	__asm__ volatile("movq %%gs:0, %0" : "=r"(c));
+	return c;
+}
+static inline unsigned this_cpu_index(void)
+{
+	uint32_t i;
+	__asm__ volatile("movl %%gs:8, %0" : "=r"(i));
+	return i;
+}
+
+#endif

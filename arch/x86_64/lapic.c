@@ -1,0 +1,127 @@
+/*
+ * lapic.c - the local APIC: xAPIC through MMIO (uncached, 3..4 GiB mapping), x2APIC
+ * through MSRs when CPUID reports it; IPIs; the LAPIC timer, calibrated against the TSC.
+ */
+#include "kernel.h"
+#include "x86.h"
+#include "percpu.h"
+#include "trap.h"
+
+static bool x2apic;			/* set once by the BSP before any AP starts */
+static volatile uint32_t *xapic;	/* MMIO base; same on every CPU */
+static uint64_t timer_hz;		/* LAPIC timer ticks per second at divide-by-16 */
+
+bool lapic_is_x2apic(void) { return x2apic; }
+uint64_t lapic_base_phys(void) { return (uint64_t)(uintptr_t)xapic; }
+uint64_t arch_timer_hz(void) { return timer_hz; }
+
+uint32_t lapic_read(uint32_t reg)
+{
+	if (x2apic)
+		return (uint32_t)rdmsr(MSR_X2APIC_BASE + (reg >> 4));
+	return xapic[reg / 4];
+}
+
+void lapic_write(uint32_t reg, uint32_t v)
+{
+	if (x2apic)
+		wrmsr(MSR_X2APIC_BASE + (reg >> 4), v);
+	else
+		xapic[reg / 4] = v;
+}
+
+void lapic_eoi(void) { lapic_write(LAPIC_EOI, 0); }
+
+uint32_t lapic_id(void)
+{
+	uint32_t id = lapic_read(LAPIC_ID);
+	return x2apic ? id : id >> 24;
+}
+
+void lapic_send(uint32_t apic_id, uint32_t icr_lo)
+{
+	if (x2apic) {
+		wrmsr(MSR_X2APIC_BASE + (LAPIC_ICR_LO >> 4), ((uint64_t)apic_id << 32) | icr_lo);
+		return;
+	}
+	irqkey_t k = arch_irq_save();	/* ICR_HI then ICR_LO must not be split by a handler */
+	lapic_write(LAPIC_ICR_HI, apic_id << 24);
+	lapic_write(LAPIC_ICR_LO, icr_lo);
+	while (lapic_read(LAPIC_ICR_LO) & (1u << 12))	/* delivery pending */
+		cpu_pause();
+	arch_irq_restore(k);
+}
+
+void lapic_init_cpu(void)
+{
+	uint32_t a, b, c, d;
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+	if (this_cpu_index() == 0) {
+		cpuid(1, 0, &a, &b, &c, &d);
+		x2apic = (c >> 21) & 1;
+		xapic = (volatile uint32_t *)(uintptr_t)(base & ~0xfffull);
+	}
+	base |= 1ull << 11;			/* global enable */
+	if (x2apic)
+		base |= 1ull << 10;		/* x2APIC mode */
+	wrmsr(MSR_APIC_BASE, base);
+
+	lapic_write(LAPIC_TPR, 0);
+	lapic_write(LAPIC_LVT_TIMER, 1u << 16);	/* masked */
+	lapic_write(LAPIC_LVT_ERR, 1u << 16);
+	if (this_cpu_index() == 0)
+		lapic_write(LAPIC_LVT_LINT0, 0x700);	/* ExtINT: the 8259A's output (virtual wire) */
+	else
+		lapic_write(LAPIC_LVT_LINT0, 1u << 16);
+	lapic_write(LAPIC_LVT_LINT1, 0x400);		/* NMI */
+	lapic_write(LAPIC_SVR, 0x100 | VEC_SPURIOUS);	/* software enable */
+	lapic_write(LAPIC_ESR, 0);
+	lapic_write(LAPIC_ESR, 0);
+	lapic_eoi();
+}
+
+/* Count the LAPIC timer against the TSC for 10 ms (the TSC was calibrated first). */
+void lapic_timer_calibrate(void)
+{
+	lapic_write(LAPIC_TIMER_DCR, 0x3);		/* divide by 16 */
+	lapic_write(LAPIC_LVT_TIMER, 1u << 16);		/* masked, one-shot */
+	lapic_write(LAPIC_TIMER_ICR, 0xffffffff);
+	uint64_t t0 = rdtsc();
+	arch_delay_us(10000);
+	uint32_t left = lapic_read(LAPIC_TIMER_CCR);
+	uint64_t t1 = rdtsc();
+	lapic_write(LAPIC_TIMER_ICR, 0);
+	uint64_t counted = 0xffffffffull - left;
+	uint64_t ticks = t1 - t0;
+	timer_hz = ticks ? counted * arch_tsc_hz() / ticks : 0;
+}
+
+void arch_timer_periodic(unsigned vector, unsigned hz)
+{
+	if (!hz || !timer_hz) {
+		lapic_write(LAPIC_TIMER_ICR, 0);
+		lapic_write(LAPIC_LVT_TIMER, 1u << 16);
+		return;
+	}
+	lapic_write(LAPIC_TIMER_DCR, 0x3);
+	lapic_write(LAPIC_LVT_TIMER, (1u << 17) | vector);	/* periodic */
+	uint64_t count = timer_hz / hz;
+	lapic_write(LAPIC_TIMER_ICR, count ? (uint32_t)count : 1);
+}
+
+void arch_timer_oneshot(unsigned vector, uint64_t us)
+{
+	if (!us || !timer_hz) {
+		lapic_write(LAPIC_TIMER_ICR, 0);
+		return;
+	}
+	lapic_write(LAPIC_TIMER_DCR, 0x3);
+	lapic_write(LAPIC_LVT_TIMER, vector);
+	uint64_t count = timer_hz * us / 1000000;
+	lapic_write(LAPIC_TIMER_ICR, count ? (uint32_t)count : 1);
+}
+
+void arch_send_ipi(unsigned cpu, unsigned vector)
+{
+	lapic_send(cpus[cpu].apic_id, vector);	/* fixed delivery, physical destination */
+}

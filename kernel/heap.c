@@ -1,0 +1,107 @@
+/*
+ * heap.c - kmalloc/kfree. Eight size classes (16..2048 bytes, powers of two) carved from
+ * pages into per-class free lists; larger blocks are whole contiguous pages. Each block
+ * carries a 16-byte header {magic, class or page count} so kfree needs no size and can
+ * catch a bad or double free. The free lists are protected by heap_lock.
+ */
+#include "kernel.h"
+#include "mm.h"
+#include "spinlock.h"
+
+#define NCLASS 8
+#define HDR 16
+#define MAGIC_USED 0x6b73796e63a110c5ull
+#define MAGIC_FREE 0x6b73796e63f4eeeeull
+
+struct hdr { uint64_t magic, info; };	/* info: class index, or 0x100 | npages */
+struct freeblk { struct hdr h; struct freeblk *next; };
+
+static struct freeblk *freelist[NCLASS];	/* heap_lock */
+static struct spinlock heap_lock = SPINLOCK_INIT("heap");
+
+void heap_init(void) {}
+
+static int class_of(size_t n)
+{
+	for (int c = 0; c < NCLASS; c++)
+		if (n <= (16u << c))
+			return c;
+	return -1;
+}
+
+static size_t class_size(int c) { return (16u << c) + HDR; }
+
+void *kmalloc(size_t n)
+{
+	if (!n)
+		n = 1;
+	int c = class_of(n);
+	if (c < 0) {
+		size_t pages = (n + HDR + PAGE_SIZE - 1) / PAGE_SIZE;
+		uint64_t pa = pmm_alloc_contig(pages);
+		if (!pa)
+			return NULL;
+		struct hdr *h = (struct hdr *)pa;
+		h->magic = MAGIC_USED;
+		h->info = 0x100 | pages << 9;
+		return (uint8_t *)h + HDR;
+	}
+	irqkey_t k = spin_lock_irqsave(&heap_lock);
+	if (!freelist[c]) {
+		uint64_t pa = pmm_alloc();
+		if (!pa) {
+			spin_unlock_irqrestore(&heap_lock, k);
+			return NULL;
+		}
+		size_t sz = class_size(c);
+		for (size_t off = 0; off + sz <= PAGE_SIZE; off += sz) {
+			struct freeblk *b = (struct freeblk *)(pa + off);
+			b->h.magic = MAGIC_FREE;
+			b->h.info = (uint64_t)c;
+			b->next = freelist[c];
+			freelist[c] = b;
+		}
+	}
+	struct freeblk *b = freelist[c];
+	freelist[c] = b->next;
+	spin_unlock_irqrestore(&heap_lock, k);
+	KASSERT(b->h.magic == MAGIC_FREE);
+	b->h.magic = MAGIC_USED;
+	return (uint8_t *)b + HDR;
+}
+
+void *kzalloc(size_t n)
+{
+	void *p = kmalloc(n);
+	if (p)
+		memset(p, 0, n);
+	return p;
+}
+
+size_t kmalloc_usable(const void *p)
+{
+	const struct hdr *h = (const struct hdr *)((const uint8_t *)p - HDR);
+	if (h->info & 0x100)
+		return (h->info >> 9) * PAGE_SIZE - HDR;
+	return 16u << h->info;
+}
+
+void kfree(void *p)
+{
+	if (!p)
+		return;
+	struct hdr *h = (struct hdr *)((uint8_t *)p - HDR);
+	if (h->magic != MAGIC_USED)
+		panic("kfree(%p): %s", p, h->magic == MAGIC_FREE ? "double free" : "not a kmalloc block");
+	if (h->info & 0x100) {
+		h->magic = 0;
+		pmm_free_contig((uint64_t)h, h->info >> 9);
+		return;
+	}
+	struct freeblk *b = (struct freeblk *)h;
+	b->h.magic = MAGIC_FREE;
+	irqkey_t k = spin_lock_irqsave(&heap_lock);
+	b->next = freelist[b->h.info];
+	freelist[b->h.info] = b;
+	spin_unlock_irqrestore(&heap_lock, k);
+}

@@ -1,0 +1,93 @@
+/*
+ * arch_if.h - the contract a port implements for the portable kernel.
+ *
+ * kernel/ calls only what is declared here (and libksync); arch/<port>/ implements it.
+ * Hooks marked "inline" are static inline functions in the port's arch_impl.h, because
+ * they sit on measured fast paths and must not cost a call. Every hook states its
+ * preconditions. "IRQs off" means the CPU does not take maskable interrupts (IF=0 on x86).
+ *
+ * Present now (foundation): masking, controllers, task priority, cycle counter, CPU
+ * identity, IPIs and cross-CPU calls, timers, console, exit. The context switch hook is
+ * added with the threads work (see docs/design.md).
+ */
+#ifndef KSYNC_ARCH_IF_H
+#define KSYNC_ARCH_IF_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+
+/* ---- on-chip interrupt masking (inline) ------------------------------------------ */
+typedef uint64_t irqkey_t;
+/* irqkey_t arch_irq_save(void);        disable IRQs, return the previous state. Any context. */
+/* void arch_irq_restore(irqkey_t k);   restore the state saved by arch_irq_save. Nestable. */
+/* void arch_irq_enable(void);          IF=1. Not from inside a handler that must stay masked. */
+/* void arch_irq_disable(void);         IF=0. */
+/* bool arch_irq_enabled(void);         */
+
+/* ---- task priority (inline) --------------------------------------------------------
+ * A 4-bit priority class (x86 CR8): interrupts whose vector>>4 <= class are held in the
+ * local APIC until the class drops. */
+/* unsigned arch_tpr_get(void); void arch_tpr_set(unsigned cls); */
+
+/* ---- cycle counter, CPU identity (inline) ----------------------------------------- */
+/* uint64_t arch_cycles(void);          TSC, unserialized. */
+/* unsigned arch_cpu_id(void);          dense index 0..ncpus-1 of the calling CPU. */
+/* void arch_cpu_relax(void);           spin-wait hint. */
+
+#include "arch_impl.h"
+
+/* ---- off-chip interrupt controller ------------------------------------------------
+ * Source numbers are ISA IRQs 0..15 (the 8259A's lines, or their IOAPIC pins after
+ * MADT overrides). Which controller is live is chosen at boot (APIC mode: IOAPIC;
+ * the 8259A stays initialised and masked so schemes can use it). */
+void intc_mask(unsigned irq);		/* stop the source at the controller. Any context. */
+void intc_unmask(unsigned irq);
+void intc_eoi(unsigned irq);		/* end of interrupt for a source being handled. */
+unsigned intc_vector(unsigned irq);	/* CPU vector the source arrives on. */
+
+/* ---- interrupt handlers ------------------------------------------------------------ */
+struct trapframe;
+typedef void (*irq_handler_t)(struct trapframe *tf, void *arg);
+/* Install a handler for a CPU vector (0x20..0xfe). Before the source is unmasked. */
+void arch_set_handler(unsigned vector, irq_handler_t fn, void *arg);
+
+/* ---- CPUs, IPIs -------------------------------------------------------------------- */
+unsigned arch_ncpus(void);		/* CPUs online (BSP + started APs). */
+/* Send a fixed IPI with `vector` to CPU `cpu`. */
+void arch_send_ipi(unsigned cpu, unsigned vector);
+/* Run fn(arg) on CPU `cpu` from its IPI handler (IRQs off there) and wait for it. */
+void arch_call_on(unsigned cpu, void (*fn)(void *), void *arg);
+
+/* ---- time -------------------------------------------------------------------------- */
+uint64_t arch_tsc_hz(void);		/* TSC frequency found at boot. */
+void arch_delay_us(uint64_t us);	/* busy-wait on the TSC. */
+/* Local APIC timer of the calling CPU: periodic at hz, or one-shot after us, raising
+ * `vector`. hz == 0 / us == 0 stops it. */
+void arch_timer_periodic(unsigned vector, unsigned hz);
+void arch_timer_oneshot(unsigned vector, uint64_t us);
+uint64_t arch_timer_hz(void);		/* LAPIC timer input clock after calibration. */
+
+/* ---- facts for the boot report ----------------------------------------------------- */
+struct arch_facts {
+	unsigned cpus_found, cpus_online;
+	uint64_t tsc_hz;
+	const char *tsc_source;		/* "cpuid15", "cpuid16", "pit" */
+	char hypervisor[13];		/* CPUID 0x40000000 signature, "" on bare metal */
+	char cpu_model[49];		/* CPUID brand string */
+	const char *apic_mode;		/* "xapic" or "x2apic" */
+	const char *platform_source;	/* "acpi-madt", "mp-table", "none" */
+	uint64_t lapic_timer_hz;
+	unsigned nioapic;
+};
+void arch_get_facts(struct arch_facts *f);
+void arch_backtrace(void);		/* print "  bt: 0x..." lines for the caller's stack */
+
+/* ---- console, exit ----------------------------------------------------------------- */
+void arch_console_write(const char *s, size_t n);	/* IRQs off; caller serialises lines */
+/* Leave the machine: under QEMU through isa-debug-exit (pass -> exit 33, fail -> 35);
+ * on hardware: print and halt. Never returns. */
+__attribute__((noreturn)) void arch_exit(bool pass);
+__attribute__((noreturn)) void arch_halt_forever(void);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * boot.h - what the port hands the portable kernel after arch start-up.
+ */
+#ifndef KSYNC_BOOT_H
+#define KSYNC_BOOT_H
+
+#include <stdint.h>
+
+#define BOOT_MAX_REGIONS 32
+
+struct boot_region { uint64_t base, len; };	/* usable RAM */
+
+struct boot_info {
+	char cmdline[512];
+	unsigned nregions;
+	struct boot_region regions[BOOT_MAX_REGIONS];
+	uint64_t mem_kib;		/* usable RAM in KiB */
+	uint64_t kernel_start, kernel_end;	/* physical, page-aligned */
+	char loader[64];		/* multiboot loader name or "" */
+};
+
+/* Called by the port once the BSP is fully up (APs started, IRQs enabled). */
+__attribute__((noreturn)) void kernel_main(struct boot_info *bi);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * experiment.h - in-kernel experiments: registered like tests (section "ksync_exps"),
+ * run in bench mode, one KTAP case each, their figures leaving as KSYNC lines.
+ *
+ *   KEXPERIMENT(prims, "default") { ... ksync_prim_emit(...); ... }
+ *
+ * The set is "default" (part of `make run`) or "all" (opt-in, longer).
+ */
+#ifndef KSYNC_EXPERIMENT_H
+#define KSYNC_EXPERIMENT_H
+
+#include <ksync/ktest.h>
+
+struct kexp {
+	struct ktest_case c;
+	const char *set;
+};
+
+#define KEXPERIMENT(name, setname)                                                    \
+	static void kexp_fn_##name(struct ktest_ctx *kt);                             \
+	static const struct kexp kexp_##name                                          \
+		__attribute__((used, section("ksync_exps"), aligned(8))) = {          \
+			{ #name, kexp_fn_##name, __FILE__, __LINE__ }, setname        \
+		};                                                                    \
+	static void kexp_fn_##name(struct ktest_ctx *kt)
+
+/* Run the experiments of `set` ("default" or "all") matching `filter`; KTAP output.
+ * Returns the number that failed. */
+int kexp_run_all(const char *filter, const char *set);
+
+#endif

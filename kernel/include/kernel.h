@@ -1,0 +1,42 @@
+/*
+ * kernel.h - what every kernel file needs: printing, panic, assertions, small helpers.
+ */
+#ifndef KSYNC_KERNEL_H
+#define KSYNC_KERNEL_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include "arch_if.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a) - 1))
+#define PAGE_SIZE 4096ul
+
+/* printf.c: console output; each call's text reaches the console as one unit. */
+__attribute__((format(printf, 1, 2))) void kprintf(const char *fmt, ...);
+void kvprintf(const char *fmt, va_list ap);
+__attribute__((format(printf, 3, 4))) int ksnprintf(char *buf, size_t n, const char *fmt, ...);
+int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
+
+/* panic.c: print CPU, reason, a backtrace; exit QEMU with the failure code. */
+__attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
+#define KASSERT(c) do { if (!(c)) panic("assertion failed: %s (%s:%d)", #c, __FILE__, __LINE__); } while (0)
+
+/* lib.c: freestanding string helpers (the compiler may also emit calls to these). */
+void *memset(void *d, int c, size_t n);
+void *memcpy(void *d, const void *s, size_t n);
+void *memmove(void *d, const void *s, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);
+char *strchr(const char *s, int c);
+
+/* cmdline.c: the kernel command line (multiboot). */
+const char *cmdline_get(const char *key, char *buf, size_t n);	/* NULL if absent */
+const char *cmdline_raw(void);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * mm.h - physical pages and the kernel heap.
+ *
+ * Physical memory is identity-mapped (virtual == physical) below 3 GiB, so a page's
+ * physical address is also a pointer to it.
+ */
+#ifndef KSYNC_MM_H
+#define KSYNC_MM_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* pmm.c - page frames. Blocking (a spin lock with IRQs off); callable from any context. */
+uint64_t pmm_alloc(void);			/* one zeroed-on-request page; 0 if none */
+uint64_t pmm_alloc_contig(size_t npages);	/* physically contiguous; 0 if none */
+void pmm_free(uint64_t pa);
+void pmm_free_contig(uint64_t pa, size_t npages);
+size_t pmm_free_pages(void);
+size_t pmm_total_pages(void);
+
+/* heap.c - kmalloc: 16-byte aligned blocks; size classes 16..2048 bytes from pages,
+ * larger requests as whole contiguous pages. NULL on exhaustion. */
+void *kmalloc(size_t n);
+void *kzalloc(size_t n);
+void kfree(void *p);
+size_t kmalloc_usable(const void *p);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * main.c - the portable kernel's entry: report the machine, then run the mode the
+ * command line asks for (protocol.md §2): the registered tests (KTAP), the experiments
+ * (KTAP + KSYNC lines), or idle (for gdb). Deliberate crashes (crash=...) exist so the
+ * host's tests can prove that panics, hangs and triple faults are reported.
+ */
+#include "kernel.h"
+#include "boot.h"
+#include "mm.h"
+#include "experiment.h"
+#include <ksync/ktest.h>
+
+void cmdline_set(const char *s);
+
+/* Copy s into a JSON string body: quotes, backslashes and control bytes become '?'. */
+static const char *json_safe(const char *s, char *buf, size_t n)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < n; i++)
+		buf[i] = (s[i] == '"' || s[i] == '\\' || (unsigned char)s[i] < 0x20) ? '?' : s[i];
+	buf[i] = 0;
+	return buf;
+}
+
+static void report_boot(struct boot_info *bi)
+{
+	struct arch_facts f;
+	char model[64], cmd[256];
+	arch_get_facts(&f);
+	kprintf("ksync: %u of %u CPUs online (%s), %s, %u IOAPIC(s), TSC %lu.%03lu MHz (%s), "
+		"LAPIC timer %lu kHz, %lu MiB RAM\n",
+		f.cpus_online, f.cpus_found, f.platform_source, f.apic_mode, f.nioapic,
+		f.tsc_hz / 1000000, f.tsc_hz / 1000 % 1000, f.tsc_source,
+		f.lapic_timer_hz / 1000, bi->mem_kib >> 10);
+	kprintf("KSYNC {\"kind\":\"boot\",\"cpus\":%u,\"cpus_online\":%u,\"tsc_hz\":%lu,"
+		"\"tsc_source\":\"%s\",\"hypervisor\":\"%s\",\"cpu_model\":\"%s\",\"x2apic\":%s,"
+		"\"apic\":\"%s\",\"platform\":\"%s\",\"ioapics\":%u,\"lapic_timer_hz\":%lu,"
+		"\"mem_kib\":%lu,\"cmdline\":\"%s\"}\n",
+		f.cpus_found, f.cpus_online, f.tsc_hz, f.tsc_source, f.hypervisor,
+		json_safe(f.cpu_model, model, sizeof model),
+		f.apic_mode[0] == 'x' && f.apic_mode[1] == '2' ? "true" : "false",
+		f.apic_mode, f.platform_source, f.nioapic, f.lapic_timer_hz, bi->mem_kib,
+		json_safe(bi->cmdline, cmd, sizeof cmd));
+}
+
+static volatile int crash_sink;
+
+static void crash(const char *how)
+{
+	kprintf("ksync: deliberate crash requested: %s\n", how);
+	if (!strcmp(how, "pf"))
+		crash_sink = *(volatile int *)0xdeadbeef000ull;	/* beyond the 4 GiB mapping */
+	else if (!strcmp(how, "ud"))
+		__asm__ volatile("ud2");
+	else if (!strcmp(how, "assert"))
+		KASSERT(crash_sink == 12345);
+	else if (!strcmp(how, "triple")) {
+		struct { uint16_t lim; uint64_t base; } __attribute__((packed)) z = { 0, 0 };
+		__asm__ volatile("lidt %0; int3" :: "m"(z));
+	} else if (!strcmp(how, "hang")) {
+		arch_irq_disable();
+		for (;;)
+			__asm__ volatile("hlt");
+	}
+	kprintf("ksync: unknown crash kind '%s' (pf, ud, assert, triple, hang)\n", how);
+	arch_exit(false);
+}
+
+void kernel_main(struct boot_info *bi)
+{
+	char mode[16], filter[128], set[16], how[16];
+	cmdline_set(bi->cmdline);
+	report_boot(bi);
+
+	if (cmdline_get("crash", how, sizeof how))
+		crash(how);
+	if (!cmdline_get("mode", mode, sizeof mode))
+		memcpy(mode, "test", 5);
+	const char *flt = cmdline_get("filter", filter, sizeof filter);
+	if (!strcmp(mode, "test")) {
+		int failed = ktest_run_all(flt);
+		arch_exit(failed == 0);
+	} else if (!strcmp(mode, "bench")) {
+		if (!cmdline_get("set", set, sizeof set))
+			memcpy(set, "default", 8);
+		int failed = kexp_run_all(flt, set);
+		kprintf("KSYNC {\"kind\":\"done\",\"mode\":\"bench\"}\n");
+		arch_exit(failed == 0);
+	} else if (!strcmp(mode, "idle")) {
+		kprintf("ksync: idle (mode=idle): attach gdb, or stop QEMU\n");
+		for (;;)
+			__asm__ volatile("sti; hlt");
+	}
+	kprintf("ksync: unknown mode '%s' (test, bench, idle)\n", mode);
+	arch_exit(false);
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# venv.sh DIR - the project-local Python environment: the ksync tool (editable) and pytest.
+set -eu
+dir=$1
+if [ ! -x "$dir/bin/python" ]; then
+	python3 -m venv --system-site-packages "$dir" || {
+		echo "ksync: cannot create a Python venv in $dir (apt-get install python3-venv)" >&2; exit 1; }
+fi
+"$dir/bin/python" -m pip install -q --disable-pip-version-check -e . >/tmp/ksync-pip.log 2>&1 || {
+	echo "ksync: pip install -e . failed; see /tmp/ksync-pip.log" >&2; exit 1; }
+"$dir/bin/python" -c 'import pytest' 2>/dev/null || \
+	"$dir/bin/python" -m pip install -q --disable-pip-version-check 'pytest>=7' >>/tmp/ksync-pip.log 2>&1 || {
+	echo "ksync: pip install pytest failed; see /tmp/ksync-pip.log" >&2; exit 1; }

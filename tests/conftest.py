@@ -1,0 +1,22 @@
+"""Shared pytest setup: the ksync tool package lives in tools/ksync."""
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "tools") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tools"))
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return ROOT
+
+
+def tool_env() -> dict:
+    """Environment for running `python -m ksync` as a subprocess."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "tools") + os.pathsep + env.get("PYTHONPATH", "")
+    return env
