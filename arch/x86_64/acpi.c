@@ -98,6 +98,7 @@ static bool parse_madt(void)
 			uint16_t fl = *(const uint16_t *)(p + 8);
 			if (src < 16) {
 				platform.isa[src].gsi = *(const uint32_t *)(p + 4);
+				platform.isa[src].overridden = true;
 				platform.isa[src].active_low = (fl & 3) == 3;
 				platform.isa[src].level = ((fl >> 2) & 3) == 3;
 			}
@@ -157,6 +158,7 @@ static bool parse_mptable(void)
 			uint16_t fl = *(const uint16_t *)(p + 2);
 			if (p[1] == 0 && p[4] == isa_bus && p[5] < 16) {
 				platform.isa[p[5]].gsi = p[7];
+				platform.isa[p[5]].overridden = p[7] != p[5];
 				platform.isa[p[5]].active_low = (fl & 3) == 3;
 				platform.isa[p[5]].level = ((fl >> 2) & 3) == 3;
 			}

@@ -89,8 +89,14 @@ void ioapic_init(void)
 		}
 	}
 	for (unsigned irq = 0; irq < 16; irq++) {
-		bool level, low;
+		bool level, low, taken = false;
 		unsigned gsi = ioapic_gsi_of_irq(irq, &level, &low);
+		/* an override elsewhere may claim this pin (IRQ0 -> GSI 2 takes IRQ2's pin) */
+		for (unsigned j = 0; j < 16; j++)
+			if (j != irq && platform.isa[j].gsi == gsi && platform.isa[j].overridden)
+				taken = true;
+		if (taken && !platform.isa[irq].overridden)
+			continue;
 		unsigned idx, pin;
 		if (find(gsi, &idx, &pin))
 			ioapic_route(gsi, VEC_IRQ_BASE + irq, cpus[0].apic_id, level, low);

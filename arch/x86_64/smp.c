@@ -65,16 +65,9 @@ static void timer_handler(struct trapframe *tf, void *arg)
 	lapic_eoi();
 }
 
-void arch_call_on(unsigned cpu, void (*fn)(void *), void *arg)
+void arch_call_post(unsigned cpu, void (*fn)(void *), void *arg)
 {
-	KASSERT(cpu < ncpus_found && cpus[cpu].online);
-	if (cpu == arch_cpu_id()) {
-		irqkey_t k = arch_irq_save();
-		fn(arg);
-		arch_irq_restore(k);
-		return;
-	}
-	KASSERT(arch_irq_enabled());	/* we must keep serving calls aimed at us while we wait */
+	KASSERT(cpu < ncpus_found && cpus[cpu].online && cpu != arch_cpu_id());
 	struct cpu *t = &cpus[cpu];
 	uint32_t exp = 0;
 	/* acquire: we own the mailbox; the previous call's completion happened-before */
@@ -88,9 +81,27 @@ void arch_call_on(unsigned cpu, void (*fn)(void *), void *arg)
 	/* release: fn/arg before the "ready" state the handler acquires */
 	__atomic_store_n(&t->call_pending, 2, __ATOMIC_RELEASE);
 	arch_send_ipi(cpu, VEC_CALL);
+}
+
+void arch_call_wait(unsigned cpu)
+{
 	/* acquire: the handler's effects happen-before our return */
-	while (__atomic_load_n(&t->call_pending, __ATOMIC_ACQUIRE) != 0)
+	while (__atomic_load_n(&cpus[cpu].call_pending, __ATOMIC_ACQUIRE) != 0)
 		arch_cpu_relax();
+}
+
+void arch_call_on(unsigned cpu, void (*fn)(void *), void *arg)
+{
+	KASSERT(cpu < ncpus_found && cpus[cpu].online);
+	if (cpu == arch_cpu_id()) {
+		irqkey_t k = arch_irq_save();
+		fn(arg);
+		arch_irq_restore(k);
+		return;
+	}
+	KASSERT(arch_irq_enabled());	/* we must keep serving calls aimed at us while we wait */
+	arch_call_post(cpu, fn, arg);
+	arch_call_wait(cpu);
 }
 
 void ap_entry64(struct cpu *c)

@@ -109,10 +109,10 @@ void arch_set_handler(unsigned vector, irq_handler_t fn, void *arg)
 static struct { uint64_t vector, rip; } expect[MAX_CPUS];
 volatile uint64_t trap_expected_hits;
 
-void trap_expect(unsigned vector, uint64_t resume_rip)
+uint64_t *trap_expect(unsigned vector)
 {
 	expect[this_cpu_index()].vector = vector;
-	expect[this_cpu_index()].rip = resume_rip;
+	return &expect[this_cpu_index()].rip;
 }
 
 static bool plausible_frame(uint64_t fp)

@@ -58,6 +58,10 @@ unsigned arch_ncpus(void);		/* CPUs online (BSP + started APs). */
 void arch_send_ipi(unsigned cpu, unsigned vector);
 /* Run fn(arg) on CPU `cpu` from its IPI handler (IRQs off there) and wait for it. */
 void arch_call_on(unsigned cpu, void (*fn)(void *), void *arg);
+/* The same in two halves, to start work on several CPUs at once: post (another CPU
+ * only; returns once the mailbox is ours and the IPI is sent), then wait for it. */
+void arch_call_post(unsigned cpu, void (*fn)(void *), void *arg);
+void arch_call_wait(unsigned cpu);
 
 /* ---- time -------------------------------------------------------------------------- */
 uint64_t arch_tsc_hz(void);		/* TSC frequency found at boot. */

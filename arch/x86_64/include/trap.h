@@ -27,8 +27,11 @@ void idt_load(void);		/* load it (every CPU) */
 void gdt_init_cpu(struct cpu *c);	/* per-CPU GDT + TSS with IST stacks, load them */
 void trap_entry(struct trapframe *tf);
 /* One-shot recovery for tests: the next exception with `vector` on this CPU resumes at
- * `resume_rip` instead of panicking. */
-void trap_expect(unsigned vector, uint64_t resume_rip);
+ * the address stored in the returned slot instead of panicking. The slot must be filled
+ * in the same asm statement as the faulting instruction (a C label's address is not
+ * reliable there):  asm("leaq 1f(%%rip),%%rax; movq %%rax,(%0); ud2; 1:" :: "r"(slot) : "rax");
+ */
+uint64_t *trap_expect(unsigned vector);
 extern volatile uint64_t trap_expected_hits;
 
 /* pic.c, lapic.c, ioapic.c */
@@ -79,7 +82,7 @@ struct platform_info {
 	unsigned nioapic;
 	struct { uint32_t id, phys, gsi_base, nredir; } ioapic[8];
 	/* ISA IRQ -> GSI overrides (MADT type 2); default identity, edge, active high */
-	struct { uint32_t gsi; bool level, active_low; } isa[16];
+	struct { uint32_t gsi; bool level, active_low, overridden; } isa[16];
 	const char *source;	/* "acpi-madt" or "mp-table" */
 };
 extern struct platform_info platform;
