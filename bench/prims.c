@@ -1,0 +1,204 @@
+/*
+ * prims.c - hosted primitive-cost benchmark (build/hosted/bench/prims): the hosted rows
+ * of docs/protocol.md section 4 measured on the real CPU in user mode, with the shared
+ * method of include/ksync/measure.h (200 batches x 256 ops, serialized TSC reads, empty
+ * loop subtracted, min/median/p99/max per op in TSC ticks).
+ *
+ * Output (stdout):
+ *   KSYNC {"kind":"hosted_boot","tsc_hz":...,"tsc_source":"cpuid15|calibrated",
+ *          "cpu_model":"...","cpus":N}
+ *   ktap: KTAP version 1
+ *   ktap: 1..1
+ *   KSYNC {"kind":"prim","name":"flag_set_clear",...}      one line per row
+ *   ktap: ok 1 prims
+ *
+ * The process pins itself to the CPU it starts on and spins ~200 ms before measuring so
+ * the core leaves its idle frequency.  Built with -mno-red-zone (mk/lib.mk): the
+ * pushfq/popfq row pushes below %rsp, where the red zone would be.
+ */
+#define _GNU_SOURCE
+#include <cpuid.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ksync/atomic.h>
+#include <ksync/measure.h>
+#include <ksync/platform.h>
+
+#define BATCHES KSYNC_PRIM_BATCHES
+#define OPS KSYNC_PRIM_OPS_PER_BATCH
+
+/* Targets of the measured operations, each on its own cache line. */
+static struct {
+	_Alignas(64) uint64_t cmpxchg_word;	/* stays 0: every lock cmpxchg succeeds */
+	_Alignas(64) uint64_t xadd_word;
+	_Alignas(64) struct ksync_u128 dword;	/* stays {0, 0}: every cmpxchg16b succeeds */
+} target;
+
+/* The flag byte: thread-local, addressed %fs-relative (local-exec TLS) - the user-mode
+ * analogue of the kernel row's per-CPU byte via %gs. */
+static _Thread_local uint8_t flag __attribute__((tls_model("local-exec")));
+
+static uint64_t batch_ticks[BATCHES], empty_ticks[BATCHES];
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* TSC frequency: CPUID 0x15 when it names the crystal, else calibrated against
+ * CLOCK_MONOTONIC_RAW over ~100 ms (best of three). */
+static uint64_t tsc_hz(const char **source)
+{
+	unsigned a, b, c, d;
+
+	if ((unsigned)__get_cpuid_max(0, NULL) >= 0x15) {
+		__cpuid_count(0x15, 0, a, b, c, d);
+		if (a && b && c) {
+			*source = "cpuid15";
+			return (uint64_t)c * b / a;
+		}
+	}
+	*source = "calibrated";
+	double best = 0;
+	for (int round = 0; round < 3; round++) {
+		uint64_t n0 = now_ns(), c0 = ksync_cycles_begin(), n1, c1;
+
+		do {
+			n1 = now_ns();
+		} while (n1 - n0 < 100000000ull);
+		c1 = ksync_cycles_end();
+		double hz = (double)(c1 - c0) * 1e9 / (double)(n1 - n0);
+		if (round == 0 || hz < best)	/* interruptions only ever add ticks */
+			best = hz;
+	}
+	return (uint64_t)(best / 1000.0 + 0.5) * 1000;	/* to the kHz */
+}
+
+static bool invariant_tsc(void)
+{
+	unsigned a, b, c, d;
+
+	if ((unsigned)__get_cpuid_max(0x80000000, NULL) < 0x80000007)
+		return false;
+	__cpuid(0x80000007, a, b, c, d);
+	return (d >> 8) & 1;
+}
+
+/* CPUID brand string, trimmed, with JSON-special characters replaced. */
+static void cpu_model(char *out, size_t cap)
+{
+	unsigned r[12];
+	char raw[49], *s = raw;
+	size_t n;
+
+	if ((unsigned)__get_cpuid_max(0x80000000, NULL) < 0x80000004) {
+		snprintf(out, cap, "unknown");
+		return;
+	}
+	for (unsigned i = 0; i < 3; i++)
+		__cpuid(0x80000002 + i, r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]);
+	memcpy(raw, r, 48);
+	raw[48] = '\0';
+	while (*s == ' ')
+		s++;
+	n = strlen(s);
+	while (n && s[n - 1] == ' ')
+		s[--n] = '\0';
+	for (char *p = s; *p; p++)
+		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+			*p = '?';
+	snprintf(out, cap, "%s", s);
+}
+
+static void pin_to_current_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu < 0 ? 0 : cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		ksync_printf("ktap: # sched_setaffinity failed; figures may include migrations\n");
+}
+
+/* Warm up on the body (dropped), measure the empty loop, then the body; emit the row. */
+#define ROW(name, detail, ...)                                                        \
+	do {                                                                          \
+		KSYNC_MEASURE(batch_ticks, BATCHES, OPS, __VA_ARGS__); /* warm-up */  \
+		KSYNC_MEASURE(empty_ticks, BATCHES, OPS, (void)0);                    \
+		KSYNC_MEASURE(batch_ticks, BATCHES, OPS, __VA_ARGS__);                \
+		ksync_prim_emit(name, detail, batch_ticks, BATCHES, OPS, empty_ticks, \
+				BATCHES);                                             \
+	} while (0)
+
+int main(void)
+{
+	const char *source;
+	char model[64];
+	uint64_t hz, t0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	pin_to_current_cpu();
+
+	/* Spin ~200 ms so the core reaches its working frequency. */
+	t0 = now_ns();
+	while (now_ns() - t0 < 200000000ull)
+		KSYNC_MEASURE(empty_ticks, BATCHES, OPS, (void)0);
+
+	hz = tsc_hz(&source);
+	cpu_model(model, sizeof(model));
+	ksync_printf("KSYNC {\"kind\":\"hosted_boot\",\"tsc_hz\":%llu,\"tsc_source\":\"%s\","
+		     "\"cpu_model\":\"%s\",\"cpus\":%ld}\n",
+		     (unsigned long long)hz, source, model, sysconf(_SC_NPROCESSORS_ONLN));
+
+	ksync_printf("ktap: KTAP version 1\n");
+	ksync_printf("ktap: 1..1\n");
+	if (!invariant_tsc())
+		ksync_printf("ktap: # CPUID does not report an invariant TSC\n");
+	ksync_printf("ktap: # pinned to cpu %u; %d batches x %d ops; unit: TSC ticks per op\n",
+		     ksync_cpu_id(), BATCHES, OPS);
+
+	ROW("flag_set_clear", "movb $1 then movb $0 to a thread-local byte via %fs",
+	    __asm__ __volatile__("movb $1, %0\n\tmovb $0, %0" : "+m"(flag)));
+
+	ROW("pushf_popf", "pushfq; popfq in user mode (IF unchanged): on-chip stand-in",
+	    __asm__ __volatile__("pushfq\n\tpopfq" : : : "cc"));
+
+	ROW("lock_cmpxchg", "lock cmpxchgq, uncontended, succeeds", {
+		uint64_t expect = 0;
+
+		__asm__ __volatile__("lock cmpxchgq %[n], %[m]"
+				     : [m] "+m"(target.cmpxchg_word), "+a"(expect)
+				     : [n] "r"((uint64_t)0)
+				     : "cc");
+	});
+
+	ROW("lock_xadd", "lock xaddq, uncontended", {
+		uint64_t v = 1;
+
+		__asm__ __volatile__("lock xaddq %[v], %[m]"
+				     : [m] "+m"(target.xadd_word), [v] "+r"(v)
+				     :
+				     : "cc");
+	});
+
+	ROW("cmpxchg16b", "lock cmpxchg16b (ksync_cas128), uncontended, succeeds", {
+		struct ksync_u128 e = { 0, 0 };
+
+		(void)ksync_cas128(&target.dword, &e, e);
+	});
+
+	ROW("mfence", "mfence", __asm__ __volatile__("mfence" : : : "memory"));
+
+	ksync_printf("ktap: ok 1 prims\n");
+	return 0;
+}

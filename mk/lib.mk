@@ -1,0 +1,165 @@
+# mk/lib.mk - build rules for libksync's hosted (Linux) side, included by the top-level
+# Makefile (`include mk/lib.mk`).  Every output goes under build/hosted/.
+#
+# Targets
+#   lib            build/hosted/libksync.a       lib/*.c + lib/hosted/platform.c, -O2 -g -fPIC
+#   hosted-tests   build/hosted/tests/{plain,asan,tsan}/<name> for each tests/unit/test_<...>.c
+#   bench-hosted   build/hosted/bench/<name> for each bench/<name>.c (bench/prims.c -> prims)
+#   install        $(DESTDIR)$(PREFIX)/include/ksync/*.h, .../lib/libksync.a,
+#                  .../lib/pkgconfig/ksync.pc (PREFIX default /usr/local)
+#   clean-hosted   rm -rf build/hosted
+#
+# Variables the includer may set (all have defaults)
+#   TOP            repository root relative to make's working directory (default .)
+#   HOSTED_CC      compiler for the plain build (default: $(CC), or gcc if CC is make's
+#                  built-in default)
+#   HOSTED_SAN_CC  compiler for the asan and tsan builds (default $(HOSTED_CC))
+#   HOSTED_OPT     optimisation/debug flags of the plain build (default -O2 -g)
+#   HOSTED_EXTRA_CFLAGS / HOSTED_EXTRA_LDFLAGS   appended to every hosted compile / link
+#   PREFIX, DESTDIR, KSYNC_VERSION               for install
+#   V=1            show the command lines (as the top-level Makefile)
+#
+# Variables defined for the includer
+#   LIBKSYNC_SRCS      the platform-neutral, freestanding library sources (lib/*.c) that
+#                      the kernel compiles with its own flags and -DKSYNC_KERNEL
+#   LIBKSYNC_HEADERS   include/ksync/*.h
+#   HOSTED_OUT         build/hosted (with the TOP prefix)
+#   HOSTED_LIB         build/hosted/libksync.a
+#   HOSTED_TEST_NAMES  the test_* names; HOSTED_TEST_BINS the binaries of all flavours
+#   HOSTED_BENCH_BINS  the bench binaries
+#
+# Nothing here touches CC, CFLAGS, LDFLAGS or the default goal of the includer.
+
+KSYNC_LIB_SAVED_GOAL := $(.DEFAULT_GOAL)
+
+TOP ?= .
+# Path prefix for files under TOP, without a leading "./" (make strips "./" from target
+# names, which would stop static pattern rules from matching).
+KSYNC_T := $(if $(filter .,$(TOP)),,$(patsubst %/,%,$(TOP))/)
+
+HOSTED_CC ?= $(if $(filter default,$(origin CC)),gcc,$(CC))
+HOSTED_SAN_CC ?= $(HOSTED_CC)
+HOSTED_OPT ?= -O2 -g
+HOSTED_EXTRA_CFLAGS ?=
+HOSTED_EXTRA_LDFLAGS ?=
+PREFIX ?= /usr/local
+DESTDIR ?=
+KSYNC_VERSION ?= 0.1.0
+
+KSYNC_Q := $(if $(V),,@)
+# $(call KSYNC_SAY,TAG,file): the short progress line, unless V=1 or make -s.
+KSYNC_SILENT := $(findstring s,$(firstword -$(MAKEFLAGS)))
+KSYNC_SAY = $(if $(KSYNC_Q),$(if $(KSYNC_SILENT),,@echo "  $(1) $(2)"))
+
+HOSTED_OUT := $(KSYNC_T)build/hosted
+HOSTED_LIB := $(HOSTED_OUT)/libksync.a
+
+LIBKSYNC_SRCS := $(sort $(wildcard $(KSYNC_T)lib/*.c))
+LIBKSYNC_HEADERS := $(sort $(wildcard $(KSYNC_T)include/ksync/*.h))
+KSYNC_HOSTED_LIB_SRCS := $(LIBKSYNC_SRCS) $(KSYNC_T)lib/hosted/platform.c
+KSYNC_TEST_MAIN := $(KSYNC_T)lib/hosted/ktest_main.c
+KSYNC_TEST_SRCS := $(sort $(wildcard $(KSYNC_T)tests/unit/test_*.c))
+HOSTED_TEST_NAMES := $(patsubst $(KSYNC_T)tests/unit/%.c,%,$(KSYNC_TEST_SRCS))
+KSYNC_BENCH_SRCS := $(sort $(wildcard $(KSYNC_T)bench/*.c))
+HOSTED_BENCH_BINS := $(patsubst $(KSYNC_T)bench/%.c,$(HOSTED_OUT)/bench/%,$(KSYNC_BENCH_SRCS))
+
+KSYNC_HOSTED_COMMON := -std=c11 -Wall -Wextra -Werror -I$(KSYNC_T)include -MMD -MP
+
+# Per flavour: compiler, compile flags, link flags.
+KSYNC_CC_plain := $(HOSTED_CC)
+KSYNC_CFLAGS_plain := $(HOSTED_OPT) -fPIC
+KSYNC_LDFLAGS_plain :=
+KSYNC_CC_asan := $(HOSTED_SAN_CC)
+KSYNC_CFLAGS_asan := -O1 -g -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=all
+KSYNC_LDFLAGS_asan := -fsanitize=address,undefined -fno-sanitize-recover=all
+KSYNC_CC_tsan := $(HOSTED_SAN_CC)
+KSYNC_CFLAGS_tsan := -O1 -g -fsanitize=thread
+KSYNC_LDFLAGS_tsan := -fsanitize=thread
+
+# The archive each flavour's tests link: plain uses the installed one.
+KSYNC_ARCHIVE_plain := $(HOSTED_LIB)
+KSYNC_ARCHIVE_asan := $(HOSTED_OUT)/obj/asan/libksync.a
+KSYNC_ARCHIVE_tsan := $(HOSTED_OUT)/obj/tsan/libksync.a
+
+# Extra compile flags for single bench sources (by name).  prims pushes onto the stack
+# from inline asm (pushfq/popfq), which would clobber the red zone.
+KSYNC_BENCH_CFLAGS_prims := -mno-red-zone
+
+KSYNC_ALL_OBJS :=
+
+# $(1) = flavour: objects, archive, test binaries.
+define KSYNC_FLAVOUR_RULES
+KSYNC_LIBOBJS_$(1) := $$(patsubst $(KSYNC_T)%.c,$(HOSTED_OUT)/obj/$(1)/%.o,$(KSYNC_HOSTED_LIB_SRCS))
+KSYNC_MAINOBJ_$(1) := $$(patsubst $(KSYNC_T)%.c,$(HOSTED_OUT)/obj/$(1)/%.o,$(KSYNC_TEST_MAIN))
+KSYNC_TESTOBJS_$(1) := $$(patsubst $(KSYNC_T)%.c,$(HOSTED_OUT)/obj/$(1)/%.o,$(KSYNC_TEST_SRCS))
+KSYNC_TESTBINS_$(1) := $$(patsubst %,$(HOSTED_OUT)/tests/$(1)/%,$(HOSTED_TEST_NAMES))
+KSYNC_ALL_OBJS += $$(KSYNC_LIBOBJS_$(1)) $$(KSYNC_MAINOBJ_$(1)) $$(KSYNC_TESTOBJS_$(1))
+
+$(HOSTED_OUT)/obj/$(1)/%.o: $(KSYNC_T)%.c
+	@mkdir -p $$(@D)
+	$$(call KSYNC_SAY,CC-$(1),$$<)
+	$(KSYNC_Q)$$(KSYNC_CC_$(1)) $$(KSYNC_HOSTED_COMMON) $$(KSYNC_CFLAGS_$(1)) $$(KSYNC_EXTRA_CFLAGS) \
+		$$(HOSTED_EXTRA_CFLAGS) -c $$< -o $$@
+
+$$(KSYNC_ARCHIVE_$(1)): $$(KSYNC_LIBOBJS_$(1))
+	@mkdir -p $$(@D)
+	$$(call KSYNC_SAY,AR,$$@)
+	$(KSYNC_Q)rm -f $$@ && ar rcs $$@ $$^
+
+$(HOSTED_OUT)/tests/$(1)/%: $(HOSTED_OUT)/obj/$(1)/tests/unit/%.o $$(KSYNC_MAINOBJ_$(1)) $$(KSYNC_ARCHIVE_$(1))
+	@mkdir -p $$(@D)
+	$$(call KSYNC_SAY,LD,$$@)
+	$(KSYNC_Q)$$(KSYNC_CC_$(1)) $$(KSYNC_LDFLAGS_$(1)) $$(HOSTED_EXTRA_LDFLAGS) -o $$@ \
+		$$< $$(KSYNC_MAINOBJ_$(1)) $$(KSYNC_ARCHIVE_$(1)) -pthread
+endef
+
+$(foreach f,plain asan tsan,$(eval $(call KSYNC_FLAVOUR_RULES,$(f))))
+
+HOSTED_TEST_BINS := $(KSYNC_TESTBINS_plain) $(KSYNC_TESTBINS_asan) $(KSYNC_TESTBINS_tsan)
+
+# Bench programs: plain flags, linked against libksync.a.
+KSYNC_BENCH_OBJS := $(patsubst $(KSYNC_T)%.c,$(HOSTED_OUT)/obj/plain/%.o,$(KSYNC_BENCH_SRCS))
+KSYNC_ALL_OBJS += $(KSYNC_BENCH_OBJS)
+$(foreach b,$(patsubst $(KSYNC_T)bench/%.c,%,$(KSYNC_BENCH_SRCS)),\
+	$(eval $(HOSTED_OUT)/obj/plain/bench/$(b).o: KSYNC_EXTRA_CFLAGS := $(KSYNC_BENCH_CFLAGS_$(b))))
+
+$(HOSTED_OUT)/bench/%: $(HOSTED_OUT)/obj/plain/bench/%.o $(HOSTED_LIB)
+	@mkdir -p $(@D)
+	$(call KSYNC_SAY,LD,$@)
+	$(KSYNC_Q)$(HOSTED_CC) $(HOSTED_EXTRA_LDFLAGS) -o $@ $< $(HOSTED_LIB) -pthread
+
+$(HOSTED_OUT)/ksync.pc: $(KSYNC_T)lib/ksync.pc.in FORCE
+	@mkdir -p $(@D)
+	$(KSYNC_Q)sed -e 's|@PREFIX@|$(abspath $(PREFIX))|g' -e 's|@VERSION@|$(KSYNC_VERSION)|g' $< > $@
+
+.PHONY: lib hosted-tests bench-hosted install clean-hosted FORCE
+FORCE:
+
+lib: $(HOSTED_LIB)
+
+hosted-tests: $(HOSTED_TEST_BINS)
+
+bench-hosted: $(HOSTED_BENCH_BINS)
+
+# A relative PREFIX is taken relative to make's working directory.
+KSYNC_DEST = $(DESTDIR)$(abspath $(PREFIX))
+
+install: $(HOSTED_LIB) $(HOSTED_OUT)/ksync.pc
+	install -d $(KSYNC_DEST)/include/ksync $(KSYNC_DEST)/lib/pkgconfig
+	install -m 644 $(LIBKSYNC_HEADERS) $(KSYNC_DEST)/include/ksync/
+	install -m 644 $(HOSTED_LIB) $(KSYNC_DEST)/lib/libksync.a
+	install -m 644 $(HOSTED_OUT)/ksync.pc $(KSYNC_DEST)/lib/pkgconfig/ksync.pc
+
+clean-hosted:
+	rm -rf $(HOSTED_OUT)
+
+# Objects reached only through pattern rules would otherwise count as intermediate and
+# be deleted after each build.
+.SECONDARY: $(KSYNC_ALL_OBJS)
+
+-include $(KSYNC_ALL_OBJS:.o=.d)
+
+# Leave the includer's default goal as it was (if it was unset, the next target it
+# defines becomes the default, as if this file were not there).
+.DEFAULT_GOAL := $(KSYNC_LIB_SAVED_GOAL)
