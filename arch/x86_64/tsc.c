@@ -45,6 +45,10 @@ uint64_t pit_delay_ticks(uint32_t pit_ticks)
 void tsc_init(void)
 {
 	uint32_t a, b, c, d, max;
+	/* the measurement method ends every timed batch with rdtscp (protocol.md §4) */
+	cpuid(0x80000001, 0, &a, &b, &c, &d);
+	if (!(d & (1u << 27)))
+		panic("this CPU has no RDTSCP (QEMU: use -cpu max, or -cpu host with KVM)");
 	cpuid(0, 0, &max, &b, &c, &d);
 	if (max >= 0x15) {
 		cpuid(0x15, 0, &a, &b, &c, &d);
