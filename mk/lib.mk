@@ -4,6 +4,7 @@
 # Targets
 #   lib            build/hosted/libksync.a       lib/*.c + lib/hosted/platform.c, -O2 -g -fPIC
 #   hosted-tests   build/hosted/tests/{plain,asan,tsan}/<name> for each tests/unit/test_<...>.c
+#                  and build/hosted/stress/{plain,asan,tsan}/<name> for tests/stress/stress_*.c
 #   bench-hosted   build/hosted/bench/<name> for each bench/<name>.c (bench/prims.c -> prims)
 #   install        $(DESTDIR)$(PREFIX)/include/ksync/*.h, .../lib/libksync.a,
 #                  .../lib/pkgconfig/ksync.pc (PREFIX default /usr/local)
@@ -60,6 +61,9 @@ KSYNC_HOSTED_LIB_SRCS := $(LIBKSYNC_SRCS) $(KSYNC_T)lib/hosted/platform.c
 KSYNC_TEST_MAIN := $(KSYNC_T)lib/hosted/ktest_main.c
 KSYNC_TEST_SRCS := $(sort $(wildcard $(KSYNC_T)tests/unit/test_*.c))
 HOSTED_TEST_NAMES := $(patsubst $(KSYNC_T)tests/unit/%.c,%,$(KSYNC_TEST_SRCS))
+# Stress programs: KTAP tests like the unit tests, sized by KSYNC_STRESS_OPS at run time.
+KSYNC_STRESS_SRCS := $(sort $(wildcard $(KSYNC_T)tests/stress/stress_*.c))
+HOSTED_STRESS_NAMES := $(patsubst $(KSYNC_T)tests/stress/%.c,%,$(KSYNC_STRESS_SRCS))
 KSYNC_BENCH_SRCS := $(sort $(wildcard $(KSYNC_T)bench/*.c))
 HOSTED_BENCH_BINS := $(patsubst $(KSYNC_T)bench/%.c,$(HOSTED_OUT)/bench/%,$(KSYNC_BENCH_SRCS))
 
@@ -92,8 +96,9 @@ KSYNC_ALL_OBJS :=
 define KSYNC_FLAVOUR_RULES
 KSYNC_LIBOBJS_$(1) := $$(patsubst $(KSYNC_T)%.c,$(HOSTED_OUT)/obj/$(1)/%.o,$(KSYNC_HOSTED_LIB_SRCS))
 KSYNC_MAINOBJ_$(1) := $$(patsubst $(KSYNC_T)%.c,$(HOSTED_OUT)/obj/$(1)/%.o,$(KSYNC_TEST_MAIN))
-KSYNC_TESTOBJS_$(1) := $$(patsubst $(KSYNC_T)%.c,$(HOSTED_OUT)/obj/$(1)/%.o,$(KSYNC_TEST_SRCS))
-KSYNC_TESTBINS_$(1) := $$(patsubst %,$(HOSTED_OUT)/tests/$(1)/%,$(HOSTED_TEST_NAMES))
+KSYNC_TESTOBJS_$(1) := $$(patsubst $(KSYNC_T)%.c,$(HOSTED_OUT)/obj/$(1)/%.o,$(KSYNC_TEST_SRCS) $(KSYNC_STRESS_SRCS))
+KSYNC_TESTBINS_$(1) := $$(patsubst %,$(HOSTED_OUT)/tests/$(1)/%,$(HOSTED_TEST_NAMES)) \
+	$$(patsubst %,$(HOSTED_OUT)/stress/$(1)/%,$(HOSTED_STRESS_NAMES))
 KSYNC_ALL_OBJS += $$(KSYNC_LIBOBJS_$(1)) $$(KSYNC_MAINOBJ_$(1)) $$(KSYNC_TESTOBJS_$(1))
 
 $(HOSTED_OUT)/obj/$(1)/%.o: $(KSYNC_T)%.c
@@ -108,6 +113,12 @@ $$(KSYNC_ARCHIVE_$(1)): $$(KSYNC_LIBOBJS_$(1))
 	$(KSYNC_Q)rm -f $$@ && ar rcs $$@ $$^
 
 $(HOSTED_OUT)/tests/$(1)/%: $(HOSTED_OUT)/obj/$(1)/tests/unit/%.o $$(KSYNC_MAINOBJ_$(1)) $$(KSYNC_ARCHIVE_$(1))
+	@mkdir -p $$(@D)
+	$$(call KSYNC_SAY,LD,$$@)
+	$(KSYNC_Q)$$(KSYNC_CC_$(1)) $$(KSYNC_LDFLAGS_$(1)) $$(HOSTED_EXTRA_LDFLAGS) -o $$@ \
+		$$< $$(KSYNC_MAINOBJ_$(1)) $$(KSYNC_ARCHIVE_$(1)) -pthread
+
+$(HOSTED_OUT)/stress/$(1)/%: $(HOSTED_OUT)/obj/$(1)/tests/stress/%.o $$(KSYNC_MAINOBJ_$(1)) $$(KSYNC_ARCHIVE_$(1))
 	@mkdir -p $$(@D)
 	$$(call KSYNC_SAY,LD,$$@)
 	$(KSYNC_Q)$$(KSYNC_CC_$(1)) $$(KSYNC_LDFLAGS_$(1)) $$(HOSTED_EXTRA_LDFLAGS) -o $$@ \

@@ -20,3 +20,12 @@ def tool_env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT / "tools") + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-stress", action="store_true", default=False,
+                     help="run the long stress sizes (make stress)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "stress: long stress runs (make stress)")

@@ -1,0 +1,57 @@
+"""Hosted stress programs (tests/stress/stress_*.c) in the plain, ASan/UBSan and TSan builds.
+
+Each program is a KTAP test whose size comes from KSYNC_STRESS_OPS (operations in total
+per case). `make test` runs the short size; `make stress` (pytest --run-stress) runs the
+long one: >= 10^8 operations per object in the plain build, fewer under the sanitizers,
+whose runtime slows every access 5-20x.
+"""
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ksync import ktap
+
+ROOT = Path(__file__).resolve().parent.parent
+FLAVOURS = ("plain", "asan", "tsan")
+PROGRAMS = sorted(p.stem for p in (ROOT / "tests" / "stress").glob("stress_*.c"))
+SHORT = {"plain": 400_000, "asan": 100_000, "tsan": 50_000}
+LONG = {"plain": 100_000_000, "asan": 4_000_000, "tsan": 2_000_000}
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                     "WARNING: ThreadSanitizer", "runtime error:")
+
+
+@pytest.fixture(scope="session")
+def stress_bins() -> Path:
+    r = subprocess.run(["make", "-C", str(ROOT), "-s", "hosted-tests"],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        pytest.fail(f"make hosted-tests failed (exit {r.returncode}):\n{r.stdout}\n{r.stderr}",
+                    pytrace=False)
+    return ROOT / "build" / "hosted" / "stress"
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_stress(stress_bins: Path, flavour: str, name: str, request):
+    long = request.config.getoption("--run-stress")
+    ops = (LONG if long else SHORT)[flavour]
+    exe = stress_bins / flavour / name
+    assert exe.is_file(), f"{exe} was not built by `make hosted-tests`"
+    env = dict(os.environ, KSYNC_STRESS_OPS=str(ops))
+    env.setdefault("TSAN_OPTIONS", "halt_on_error=1")
+    env.setdefault("ASAN_OPTIONS", "halt_on_error=1:detect_leaks=1")
+    env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
+    timeout = 3600 if long else 300
+    try:
+        r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=timeout,
+                           env=env, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{exe} (KSYNC_STRESS_OPS={ops}) timed out after {timeout} s", pytrace=False)
+    out = r.stdout + r.stderr
+    result = ktap.parse(r.stdout.splitlines())
+    bad = [m for m in SANITIZER_MARKERS if m in out]
+    if r.returncode != 0 or not result.passed or bad:
+        pytest.fail(f"{exe} KSYNC_STRESS_OPS={ops}: exit {r.returncode}, "
+                    f"complete={result.complete}, sanitizer={bad}\n{out[-6000:]}", pytrace=False)
