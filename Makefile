@@ -103,7 +103,7 @@ run: venv
 	$(KSYNC) run --smp $(SMP) --accel $(ACCEL) --timeout $(TIMEOUT)
 
 stress: venv
-	$(PY) -m pytest -q -ra -m stress tests/ --run-stress
+	$(PY) -m pytest -q -ra tests/test_stress.py --run-stress
 
 bench: venv
 	$(KSYNC) run --smp $(SMP) --accel $(ACCEL) --timeout $(TIMEOUT) --set all
