@@ -1,5 +1,5 @@
 /*
- * cmdline.c - the kernel command line: space-separated key=value words (protocol.md §2).
+ * cmdline.c - the kernel command line: space-separated key=value words (protocol.md §2); when a key repeats, the last word wins.
  * Set once by kernel_main before anything reads it.
  */
 #include "kernel.h"
@@ -9,10 +9,11 @@ static const char *cmdline = "";
 void cmdline_set(const char *s) { cmdline = s; }
 const char *cmdline_raw(void) { return cmdline; }
 
+/* The last word "key=value" wins, so appended options override earlier ones. */
 const char *cmdline_get(const char *key, char *buf, size_t n)
 {
 	size_t kl = strlen(key);
-	const char *p = cmdline;
+	const char *p = cmdline, *found = NULL;
 	while (*p) {
 		while (*p == ' ')
 			p++;
@@ -25,8 +26,8 @@ const char *cmdline_get(const char *key, char *buf, size_t n)
 				vl = n - 1;
 			memcpy(buf, w + kl + 1, vl);
 			buf[vl] = 0;
-			return buf;
+			found = buf;
 		}
 	}
-	return NULL;
+	return found;
 }

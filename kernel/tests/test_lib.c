@@ -29,8 +29,8 @@ KTEST(cmdline_key_value)
 	KT_ASSERT(n < sizeof saved);
 	memcpy(saved, cmdline_raw(), n + 1);
 	char buf[16];
-	cmdline_set("kernel.elf mode=bench  filter=a*,b set=all x=");
-	KT_EXPECT(cmdline_get("mode", buf, sizeof buf) && !strcmp(buf, "bench"));
+	cmdline_set("kernel.elf mode=test mode=bench  filter=a*,b set=all x=");
+	KT_EXPECT(cmdline_get("mode", buf, sizeof buf) && !strcmp(buf, "bench"));	/* last wins */
 	KT_EXPECT(cmdline_get("filter", buf, sizeof buf) && !strcmp(buf, "a*,b"));
 	KT_EXPECT(cmdline_get("set", buf, sizeof buf) && !strcmp(buf, "all"));
 	KT_EXPECT(cmdline_get("nope", buf, sizeof buf) == NULL);
