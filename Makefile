@@ -57,22 +57,22 @@ kernel: $(KELF32)
 
 $(KBUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(if $(Q),@echo "  CC      $<")
-	$(Q)$(KCC) $(KCFLAGS) -c $< -o $@
+	$(call KSYNC_SAY,CC,$<)
+	$(KSYNC_Q)$(KCC) $(KCFLAGS) -c $< -o $@
 
 $(KBUILD)/%.o: %.S Makefile
 	@mkdir -p $(dir $@)
-	$(if $(Q),@echo "  AS      $<")
-	$(Q)$(KCC) $(KASFLAGS) -c $< -o $@
+	$(call KSYNC_SAY,AS,$<)
+	$(KSYNC_Q)$(KCC) $(KASFLAGS) -c $< -o $@
 
 $(KELF): $(KOBJS) arch/x86_64/kernel.ld
-	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(KLD) $(KLDFLAGS) -o $@ $(KOBJS)
+	$(call KSYNC_SAY,LD,$@)
+	$(KSYNC_Q)$(KLD) $(KLDFLAGS) -o $@ $(KOBJS)
 
 # QEMU's multiboot loader takes ELF32 only; the code stays 64-bit (DESIGN.md).
 $(KELF32): $(KELF)
-	$(if $(Q),@echo "  OBJCOPY $@")
-	$(Q)$(OBJCOPY) -O elf32-i386 $< $@
+	$(call KSYNC_SAY,OBJCOPY,$@)
+	$(KSYNC_Q)$(OBJCOPY) -O elf32-i386 $< $@
 
 -include $(KOBJS:.o=.d)
 
@@ -82,8 +82,8 @@ $(ISO): $(KELF32) arch/x86_64/grub.cfg
 	@rm -rf $(BUILD)/isodir && mkdir -p $(BUILD)/isodir/boot/grub
 	$(Q)cp $(KELF32) $(BUILD)/isodir/boot/ksync.elf
 	$(Q)cp arch/x86_64/grub.cfg $(BUILD)/isodir/boot/grub/grub.cfg
-	$(if $(Q),@echo "  GRUB    $@")
-	$(Q)grub-mkrescue -o $@ $(BUILD)/isodir >$(BUILD)/grub-mkrescue.log 2>&1 || { cat $(BUILD)/grub-mkrescue.log; exit 1; }
+	$(call KSYNC_SAY,GRUB,$@)
+	$(KSYNC_Q)grub-mkrescue -o $@ $(BUILD)/isodir >$(BUILD)/grub-mkrescue.log 2>&1 || { cat $(BUILD)/grub-mkrescue.log; exit 1; }
 
 # ---- environment: system packages and the Python virtual environment ----------------
 deps:
