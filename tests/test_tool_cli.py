@@ -1,0 +1,243 @@
+"""ksync CLI: argument validation, user errors, env, and `ksync run` end to end (fakes)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import tool_env
+from test_tool_runner import BOOT, make_fake
+
+
+def run_cli(*args, env=None, cwd=None, timeout=60):
+    return subprocess.run([sys.executable, "-m", "ksync", *args], env=env or tool_env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout, cwd=cwd)
+
+
+def assert_one_line_error(p, code=2, contains=None):
+    assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("ksync: error: "), lines[0]
+    if contains:
+        assert contains in lines[0]
+
+
+@pytest.mark.parametrize("args,contains", [
+    (["test", "--smp", "0"], "--smp"),
+    (["test", "--smp", "300"], "--smp"),
+    (["test", "--smp", "x"], "--smp"),
+    (["run", "--smp", "65"], "--smp"),
+    (["test", "--accel", "foo"], "--accel"),
+    (["test", "--timeout", "0"], "--timeout"),
+    (["test", "--timeout", "-5"], "--timeout"),
+    (["test", "--timeout", "soon"], "--timeout"),
+    (["test", "--filter", ""], "--filter"),
+    (["test", "--filter", "a b"], "--filter"),
+    (["test", "--bogus"], "--bogus"),
+    (["boot", "--mode", "fast"], "--mode"),
+    (["frobnicate"], None),
+    ([], None),
+])
+def test_bad_input(args, contains):
+    assert_one_line_error(run_cli(*args), contains=contains)
+
+
+def test_iso_with_filter_rejected(tmp_path):
+    p = run_cli("test", "--iso", "--filter", "x", "--no-build", "--repo", str(tmp_path),
+                "--qemu", sys.executable)
+    assert_one_line_error(p, contains="--iso")
+
+
+def test_help_lists_commands():
+    p = run_cli("--help")
+    assert p.returncode == 0
+    for c in ("test", "boot", "run", "env", "report"):
+        assert c in p.stdout
+
+
+def test_missing_qemu_path(tmp_path):
+    (tmp_path / "build/kernel").mkdir(parents=True)
+    (tmp_path / "build/kernel/ksync.elf32").write_bytes(b"x")
+    p = run_cli("test", "--no-build", "--repo", str(tmp_path), "--qemu",
+                str(tmp_path / "no-such-qemu"))
+    assert p.returncode != 0
+    assert "apt-get install qemu-system-x86" in p.stderr
+    assert "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_missing_qemu_not_executable(tmp_path):
+    f = tmp_path / "qemu"
+    f.write_text("not a program")
+    f.chmod(0o644)
+    p = run_cli("test", "--no-build", "--repo", str(tmp_path), "--qemu", str(f))
+    assert p.returncode != 0 and "apt-get install qemu-system-x86" in p.stderr
+
+
+def test_missing_qemu_on_path(tmp_path):
+    env = tool_env()
+    env["PATH"] = str(tmp_path)  # nothing in it
+    p = run_cli("test", "--no-build", "--repo", str(tmp_path), env=env)
+    assert p.returncode != 0
+    assert p.stderr.strip() == ("ksync: qemu-system-x86_64 not found; install it: "
+                                "apt-get install qemu-system-x86")
+
+
+def test_build_failure_shows_make_output(tmp_path):
+    (tmp_path / "Makefile").write_text("kernel:\n\t@echo 'kernel/main.c:1: error: boom' >&2"
+                                       "; exit 1\n")
+    fake = make_fake(tmp_path, exit=33)
+    p = run_cli("test", "--repo", str(tmp_path), "--qemu", str(fake))
+    assert p.returncode == 1
+    assert "kernel/main.c:1: error: boom" in p.stderr
+    assert "build failed: make kernel" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_env_runs():
+    p = run_cli("env")
+    assert p.returncode == 0, p.stderr
+    for key in ("host CPU model", "host CPUs", "KVM", "--accel auto picks", "QEMU", "commit"):
+        assert key in p.stdout
+    j = run_cli("env", "--json")
+    info = json.loads(j.stdout)
+    assert info["auto_accel"] in ("tcg", "kvm")
+    assert isinstance(info["host_cpus"], int)
+
+
+def test_report_missing_json(tmp_path):
+    p = run_cli("report", "--out", str(tmp_path))
+    assert p.returncode != 0
+    assert "prims.json" in p.stderr and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------
+# ksync run with a fake QEMU and a fake hosted prims program
+
+def prim(name, median, **kw):
+    row = {"kind": "prim", "name": name, "detail": kw.pop("detail", ""), "unit": "tsc_ticks",
+           "batches": 200, "ops_per_batch": 256, "min": median * 0.9, "median": median,
+           "p99": median * 1.5, "max": median * 3, "empty": 0.5}
+    row.update(kw)
+    return "KSYNC " + json.dumps(row)
+
+
+KERNEL_LINES = [
+    "ktap: KTAP version 1", BOOT, "ktap: 1..1",
+    prim("cli_sti", 40.0), prim("pushf_cli_popf", 60.0), prim("cr8_raise_restore", 80.0),
+    prim("pic_imr_write_restore", 580.0), prim("ioapic_mask_unmask", 900.0),
+    prim("lapic_tpr_write", 300.0, detail="xapic-mmio"), prim("flag_set_clear", 8.0),
+    prim("lock_cmpxchg", 20.0), prim("lock_xadd", 20.0), prim("cmpxchg16b", 30.0),
+    "ktap: ok 1 prims", 'KSYNC {"kind":"done","mode":"bench"}',
+]
+
+HOSTED_PRIMS = '''#!{python}
+import json
+def prim(name, median):
+    print("KSYNC " + json.dumps({{"kind": "prim", "name": name, "unit": "tsc_ticks",
+          "batches": 200, "ops_per_batch": 256, "min": median, "median": median,
+          "p99": median, "max": median, "empty": 0.3}}))
+print("ktap: KTAP version 1")
+print("ktap: 1..1")
+print('KSYNC {{"kind":"hosted_boot","tsc_hz":2800000000,"tsc_source":"cpuid15","cpus":2}}')
+for n, m in [("flag_set_clear", 1.0), ("pushf_popf", 12.5), ("lock_cmpxchg", 7.0),
+             ("lock_xadd", 7.0), ("cmpxchg16b", 9.0), ("mfence", 15.0)]:
+    prim(n, m)
+print("ktap: ok 1 prims")
+'''
+
+
+@pytest.fixture
+def run_repo(tmp_path):
+    r = tmp_path / "repo"
+    (r / "build/kernel").mkdir(parents=True)
+    (r / "build/kernel/ksync.elf32").write_bytes(b"x")
+    return r
+
+
+def write_prims(tmp_path, body=HOSTED_PRIMS):
+    p = tmp_path / "prims"
+    p.write_text(body.format(python=sys.executable))
+    p.chmod(0o755)
+    return p
+
+
+def test_run_end_to_end(run_repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    out = tmp_path / "results"
+    p = run_cli("run", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("-append") + 1] == "mode=bench filter=prims set=default"
+    assert argv[argv.index("-smp") + 1] == "2"
+    # progress lines on stderr with elapsed time
+    assert "] booting kernel: prims, smp=2, tcg" in p.stderr
+    assert "] running hosted prims" in p.stderr
+    # table on stdout
+    assert "kernel [tcg, 2 CPUs]" in p.stdout
+    assert "kernel figures are QEMU TCG emulator costs, not hardware costs" in p.stdout
+    assert "lapic_tpr_write (xapic-mmio)" in p.stdout
+    assert "14.5" in p.stdout and "3.5" in p.stdout  # 1997 ratios
+    on_flag = next(l for l in p.stdout.splitlines() if l.startswith("on-chip / flag"))
+    assert on_flag.split() == ["on-chip", "/", "flag", "5", "12.5", "3.5"]  # 40/8, 12.5/1
+    data = json.loads((out / "prims.json").read_text())
+    kern = [r for r in data["rows"] if r["side"] == "kernel"]
+    host = [r for r in data["rows"] if r["side"] == "hosted"]
+    assert len(kern) == 10 and len(host) == 6
+    for r in data["rows"]:
+        for key in ("env", "cpus", "host_cpu_model", "tsc_hz", "commit", "qemu_version",
+                    "timestamp"):
+            assert key in r, key
+    assert kern[0]["env"] == "tcg" and kern[0]["tsc_hz"] == 2596000000
+    assert kern[0]["qemu_version"] == "9.9.9 (fake)"
+    assert host[0]["env"] == "hosted" and host[0]["tsc_hz"] == 2800000000
+    assert data["sides"]["hosted"]["tsc_source"] == "cpuid15"
+    md = (out / "report.md").read_text()
+    assert "| cli_sti |" in md and "304 (off-chip)" in md
+    html = (out / "report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<style>" in html and "cli_sti" in html
+
+    # ksync report re-renders from prims.json
+    (out / "report.md").unlink()
+    r = run_cli("report", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert (out / "report.md").read_text() == md
+    assert "kernel [tcg, 2 CPUs]" in r.stdout
+
+
+def test_run_kernel_failure(run_repo, tmp_path):
+    fake = make_fake(tmp_path, lines=["ktap: 1..1", "ktap: not ok 1 prims"], exit=35)
+    p = run_cli("run", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                "--hosted-prims", str(write_prims(tmp_path)), "--out", str(tmp_path / "o"))
+    assert p.returncode == 1
+    assert "kernel prims run failed: kernel reported failure (exit 35)" in p.stderr
+    assert not (tmp_path / "o" / "prims.json").exists()
+    assert "Traceback" not in p.stderr
+
+
+def test_run_hosted_failure(run_repo, tmp_path):
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33)
+    bad = write_prims(tmp_path, "#!{python}\nprint('ktap: 1..1')\n"
+                                "print('ktap: not ok 1 prims')\nraise SystemExit(1)\n")
+    p = run_cli("run", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                "--hosted-prims", str(bad), "--out", str(tmp_path / "o"))
+    assert p.returncode == 1
+    assert "hosted prims failed: prims exited with code 1" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_run_missing_hosted_program(run_repo, tmp_path):
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33)
+    p = run_cli("run", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                "--out", str(tmp_path / "o"))
+    assert p.returncode != 0
+    assert "build/hosted/bench/prims not found" in p.stderr
+    assert "Traceback" not in p.stderr

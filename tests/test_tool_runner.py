@@ -1,0 +1,392 @@
+"""ksync QEMU runner and verdict logic, driven by a FAKE qemu (no real QEMU needed)."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import tool_env
+from ksync import ktap, qemu
+
+FAKE_QEMU = '''#!{python}
+import json, os, sys, time
+spec = json.loads({spec!r})
+if sys.argv[1:2] == ["--version"]:
+    print("QEMU emulator version 9.9.9 (fake)")
+    sys.exit(0)
+if spec.get("argv_file"):
+    with open(spec["argv_file"], "w") as f:
+        json.dump(sys.argv[1:], f)
+for l in spec.get("stderr", []):
+    sys.stderr.write(l + "\\n"); sys.stderr.flush()
+for l in spec.get("lines", []):
+    sys.stdout.write(l + spec.get("eol", "\\n")); sys.stdout.flush()
+if spec.get("close_stdout"):
+    os.close(1)
+if spec.get("sleep"):
+    time.sleep(spec["sleep"])
+sys.exit(spec.get("exit", 33))
+'''
+
+BOOT = ('KSYNC {"kind":"boot","cpus":2,"cpus_online":2,"tsc_hz":2596000000,'
+        '"tsc_source":"pit","hypervisor":"TCGTCGTCGTCG","cpu_model":"QEMU TCG CPU"}')
+PASSING = ["SeaBIOS noise", "ktap: KTAP version 1", BOOT, "ktap: 1..3", "ktap: ok 1 alpha",
+           "ktap: ok 2 beta", "ktap: ok 3 gamma # SKIP no x2apic"]
+
+
+def make_fake(tmp_path: Path, name="fake-qemu", **spec) -> Path:
+    path = tmp_path / name
+    path.write_text(FAKE_QEMU.format(python=sys.executable, spec=json.dumps(spec)))
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A throw-away 'repo' with a (dummy) kernel image so --no-build can boot it."""
+    r = tmp_path / "repo"
+    (r / "build" / "kernel").mkdir(parents=True)
+    (r / "build" / "kernel" / "ksync.elf32").write_bytes(b"\x7fELF dummy")
+    (r / "build" / "ksync.iso").write_bytes(b"dummy iso")
+    return r
+
+
+def run_cli(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "ksync", *args], env=tool_env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout)
+
+
+def ksync_test(repo, fake, *extra, timeout=60):
+    return run_cli("test", "--repo", str(repo), "--no-build", "--qemu", str(fake), *extra,
+                   timeout=timeout)
+
+
+# ---------------------------------------------------------------------------------------
+# through the CLI
+
+
+def test_pass(repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
+    p = ksync_test(repo, fake, "--smp", "4", "--filter", "spin*,queue_*")
+    assert p.returncode == 0, p.stdout + p.stderr
+    summary = p.stdout.strip().splitlines()[-1]
+    assert summary.startswith("ksync test: PASS  3/3 ok")
+    assert "smp=4 tcg" in summary and "log: " in summary
+    assert "Traceback" not in p.stderr
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("-smp") + 1] == "4"
+    assert argv[argv.index("-append") + 1] == "mode=test filter=spin*,queue_*"
+    assert argv[argv.index("-kernel") + 1] == str(repo / "build/kernel/ksync.elf32")
+    for want in (["-machine", "pc"], ["-m", "512M"], ["-cpu", "max"],
+                 ["-accel", "tcg,thread=multi"], ["-serial", "stdio"], ["-monitor", "none"],
+                 ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]):
+        i = argv.index(want[0])
+        assert argv[i:i + 2] == want
+    assert "-no-reboot" in argv and "-display" in argv
+    # the log holds the serial lines
+    logs = list((repo / "build" / "logs").glob("*-test-smp4-tcg.log"))
+    assert len(logs) == 1
+    text = logs[0].read_text()
+    assert "ktap: ok 2 beta" in text and "# verdict: PASS" in text
+
+
+def test_pass_crlf(repo, tmp_path):
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, eol="\r\n")
+    p = ksync_test(repo, fake)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_append_and_qemu_args(repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
+    p = run_cli("boot", "--repo", str(repo), "--no-build", "--qemu", str(fake), "--append",
+                "crash=pf", "--append", "a=1 b=2", "--qemu-arg=-machine",
+                "--qemu-arg=acpi=off")
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("-append") + 1] == "mode=test crash=pf a=1 b=2"
+    assert argv[-2:] == ["-machine", "acpi=off"]
+
+
+def test_iso_command_line(repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
+    p = ksync_test(repo, fake, "--iso")
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = json.loads(argv_file.read_text())
+    assert "-kernel" not in argv and "-append" not in argv
+    assert argv[argv.index("-cdrom") + 1] == str(repo / "build/ksync.iso")
+    assert argv[argv.index("-boot") + 1] == "d"
+
+
+def test_exit33_incomplete_plan_fails(repo, tmp_path):
+    lines = ["ktap: KTAP version 1", "ktap: 1..12", "ktap: ok 1 a", "ktap: ok 2 b",
+             "ktap: ok 3 c"]
+    fake = make_fake(tmp_path, lines=lines, exit=33)
+    p = ksync_test(repo, fake)
+    assert p.returncode == 1
+    assert "KTAP plan incomplete: 3 of 12 results" in p.stdout
+    assert "ksync test: FAIL" in p.stdout
+
+
+def test_exit33_not_ok_fails(repo, tmp_path):
+    lines = ["ktap: 1..3", "ktap: ok 1 a", "ktap: not ok 2 b", "ktap: not ok 3 c"]
+    p = ksync_test(repo, make_fake(tmp_path, lines=lines, exit=33))
+    assert p.returncode == 1
+    assert "2 test(s) failed: b, c" in p.stdout
+
+
+def test_exit35_fails(repo, tmp_path):
+    lines = ["ktap: 1..2", "ktap: ok 1 a", "ktap: not ok 2 spin_fair"]
+    p = ksync_test(repo, make_fake(tmp_path, lines=lines, exit=35))
+    assert p.returncode == 1
+    assert "kernel reported failure (exit 35)" in p.stdout
+    assert "1 test(s) failed: spin_fair" in p.stdout
+    # the failure report: reason, last serial lines, log path
+    assert "ktap: not ok 2 spin_fair" in p.stdout
+    assert "full log: " in p.stdout
+
+
+def test_exit0_is_triple_fault(repo, tmp_path):
+    p = ksync_test(repo, make_fake(tmp_path, lines=PASSING[:4], exit=0))
+    assert p.returncode == 1
+    assert "triple fault or reset (QEMU exit 0)" in p.stdout
+
+
+def test_other_exit_code(repo, tmp_path):
+    fake = make_fake(tmp_path, stderr=["qemu: could not load kernel"], exit=1)
+    p = ksync_test(repo, fake)
+    assert p.returncode == 1
+    assert "QEMU exited with code 1: qemu: could not load kernel" in p.stdout
+    assert "(no serial output)" in p.stdout
+
+
+def test_timeout(repo, tmp_path):
+    fake = make_fake(tmp_path, lines=["booting...", "ktap: 1..5"], sleep=3600)
+    start = time.monotonic()
+    p = ksync_test(repo, fake, "--timeout", "2", timeout=30)
+    took = time.monotonic() - start
+    assert p.returncode == 1
+    assert "timeout after 2s" in p.stdout
+    assert took < 10, f"took {took:.1f}s"
+    assert "booting..." in p.stdout  # last serial lines shown
+
+
+def test_last_30_lines_shown(repo, tmp_path):
+    lines = [f"line {i}" for i in range(100)]
+    p = ksync_test(repo, make_fake(tmp_path, lines=lines, exit=0))
+    assert "line 99" in p.stdout and "line 70" in p.stdout
+    assert "line 69" not in p.stdout
+
+
+FAKE_ADDR2LINE = """#!{python}
+import sys
+args = sys.argv[1:]
+for a in args[args.index("-e") + 2:]:
+    if a == "0xffffffff80101234":
+        print("spin_lock"); print("/src/kernel/spin.c:42")
+    else:
+        print("??"); print("??:0")
+"""
+
+
+def test_panic(repo, tmp_path):
+    lines = ["ktap: 1..2", "ktap: ok 1 a", "PANIC on cpu 1: page fault at 0x0",
+             "  RIP=0xffffffff80101234 RSP=0xffffffff80200000",
+             "  bt: 0xffffffff80101234", "  bt: 0xffffffff80100abc"]
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    a2l = bindir / "addr2line"
+    a2l.write_text(FAKE_ADDR2LINE.format(python=sys.executable))
+    a2l.chmod(0o755)
+    (repo / "build/kernel/ksync.elf").write_bytes(b"\x7fELF")
+    env = tool_env()
+    env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+    p = subprocess.run([sys.executable, "-m", "ksync", "test", "--repo", str(repo),
+                        "--no-build", "--qemu", str(make_fake(tmp_path, lines=lines, exit=35))],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=60)
+    assert p.returncode == 1
+    assert "kernel panic on cpu 1: page fault at 0x0 (exit 35)" in p.stdout
+    assert ("  RIP=0xffffffff80101234 RSP=0xffffffff80200000 "
+            "<spin_lock at /src/kernel/spin.c:42>") in p.stdout
+    assert "  bt: 0xffffffff80101234 <spin_lock at /src/kernel/spin.c:42>" in p.stdout
+    assert "  bt: 0xffffffff80100abc\n" in p.stdout  # unknown: left alone
+    log = next((repo / "build" / "logs").glob("*.log")).read_text()
+    assert "# symbolized panic lines:" in log
+
+
+def test_kvm_internal_error_killed(repo, tmp_path):
+    fake = make_fake(tmp_path, lines=["ktap: 1..1"],
+                     stderr=["KVM internal error. Suberror: 1", "emulation failure"],
+                     sleep=3600)
+    start = time.monotonic()
+    p = ksync_test(repo, fake, "--timeout", "60", timeout=30)
+    assert time.monotonic() - start < 10
+    assert p.returncode == 1
+    assert "KVM internal error" in p.stdout
+    log = next((repo / "build" / "logs").glob("*.log")).read_text()
+    assert "[qemu stderr] KVM internal error. Suberror: 1" in log
+
+
+def test_boot_streams_serial(repo, tmp_path):
+    p = run_cli("boot", "--repo", str(repo), "--no-build", "--qemu",
+                str(make_fake(tmp_path, lines=PASSING, exit=33)), "--mode", "bench")
+    assert p.returncode == 0, p.stderr
+    assert "SeaBIOS noise" in p.stdout and "ktap: ok 1 alpha" in p.stdout
+    assert "ksync boot: PASS" in p.stderr
+
+
+def test_boot_idle_timeout_is_not_failure(repo, tmp_path):
+    fake = make_fake(tmp_path, lines=["idle: halted"], sleep=3600)
+    p = run_cli("boot", "--repo", str(repo), "--no-build", "--qemu", str(fake), "--mode",
+                "idle", "--timeout", "1")
+    assert p.returncode == 0, p.stderr
+    assert "idle: halted" in p.stdout
+
+
+def test_missing_kernel_image(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = run_cli("test", "--repo", str(empty), "--no-build", "--qemu",
+                str(make_fake(tmp_path, exit=33)))
+    assert p.returncode == 2
+    assert "build/kernel/ksync.elf32 not found" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# in-process
+
+
+def test_boot_in_process_eof_without_verdict(repo, tmp_path, monkeypatch):
+    monkeypatch.setattr(qemu, "EOF_GRACE_S", 0.5)
+    fake = make_fake(tmp_path, lines=["ktap: 1..1"], close_stdout=True, sleep=3600)
+    cfg = qemu.BootConfig(repo=repo, qemu=str(fake), timeout=30)
+    seen = []
+    res = qemu.boot(cfg, echo=seen.append)
+    assert not res.passed
+    assert res.reason.startswith("EOF without a verdict")
+    assert seen == ["ktap: 1..1"]
+    assert res.log_path.exists()
+
+
+def test_boot_in_process_result(repo, tmp_path):
+    fake = make_fake(tmp_path, lines=PASSING, exit=33)
+    res = qemu.boot(qemu.BootConfig(repo=repo, qemu=str(fake), mode="test", smp=3))
+    assert res.passed and res.exit_code == 33
+    assert res.boot["tsc_hz"] == 2596000000
+    assert res.ktap.plan == 3
+    assert res.env == "tcg" and res.smp == 3
+    assert res.log_path.name.endswith("-test-smp3-tcg.log")
+
+
+@pytest.mark.parametrize("mode,code,lines,ok,reason", [
+    ("test", 33, ["ktap: 1..1", "ktap: ok 1 a"], True, None),
+    ("test", 33, ["ktap: 1..2", "ktap: ok 1 a"], False, "KTAP plan incomplete: 1 of 2 results"),
+    ("test", 33, [], False, "KTAP plan incomplete: no KTAP output"),
+    ("test", 35, ["ktap: 1..1", "ktap: ok 1 a"], False, "kernel reported failure (exit 35)"),
+    ("test", 0, ["ktap: 1..1", "ktap: ok 1 a"], False, "triple fault or reset (QEMU exit 0)"),
+    ("test", 1, [], False, "QEMU exited with code 1"),
+    ("test", None, [], False, "EOF without a verdict"),
+    ("idle", 0, [], False, "triple fault or reset (QEMU exit 0)"),
+])
+def test_verdict_table(mode, code, lines, ok, reason):
+    assert qemu.verdict(mode, code, ktap.parse(lines)) == (ok, reason)
+
+
+def test_verdict_timeout_and_panic():
+    kt = ktap.parse([])
+    assert qemu.verdict("test", None, kt, timed_out=True, timeout=2) == \
+        (False, "timeout after 2s")
+    ok, reason = qemu.verdict("test", 35, kt, panic="PANIC: boom")
+    assert not ok and reason == "kernel panic: boom (exit 35)"
+    ok, reason = qemu.verdict("test", None, kt, panic="PANIC", timed_out=True, timeout=5)
+    assert reason.startswith("kernel panic") and "timeout after 5s" in reason
+    assert qemu.verdict("idle", None, kt, timed_out=True, timeout=5) == (True, None)
+    ok, reason = qemu.verdict("test", 35, kt, panic="PANIC on cpu 1: exception 14 (#PF)")
+    assert reason == "kernel panic on cpu 1: exception 14 (#PF) (exit 35)"
+
+
+def test_verdict_adds_ktap_context():
+    kt = ktap.parse(["ktap: 1..22"] + [f"ktap: ok {i} t{i}" for i in range(1, 7)]
+                    + ["ktap: not ok 7 ioapic"])
+    ok, reason = qemu.verdict("test", 0, kt)
+    assert reason == ("triple fault or reset (QEMU exit 0); KTAP: 7 of 22 results, "
+                      "1 not ok: ioapic")
+    ok, reason = qemu.verdict("test", None, kt, timed_out=True, timeout=9)
+    assert reason.startswith("timeout after 9s; KTAP: 7 of 22")
+
+
+def test_gdb_command_line():
+    cfg = qemu.BootConfig(repo=Path("/r"), mode="idle", gdb_port=1234)
+    cmd = qemu.qemu_command(cfg, "qemu", "tcg")
+    i = cmd.index("-gdb")
+    assert cmd[i:i + 3] == ["-gdb", "tcp:localhost:1234", "-S"]
+
+
+def test_symbolizer_with_fake_addr2line(tmp_path):
+    a2l = tmp_path / "addr2line"
+    a2l.write_text(f"""#!{sys.executable}
+import sys
+args = sys.argv[1:]
+addrs = args[args.index("-e") + 2:]
+for a in addrs:
+    if a == "0xffffffff80101234":
+        print("spin_lock"); print("/src/kernel/spin.c:42")
+    else:
+        print("??"); print("??:0")
+""")
+    a2l.chmod(0o755)
+    elf = tmp_path / "ksync.elf"
+    elf.write_bytes(b"\x7fELF")
+    s = qemu.Symbolizer(elf, addr2line=str(a2l))
+    assert s.symbolize("  RIP=0xffffffff80101234 RSP=0x10") == \
+        "  RIP=0xffffffff80101234 RSP=0x10 <spin_lock at /src/kernel/spin.c:42>"
+    assert s.symbolize("  bt: 0xffffffff80101234 0x1") == \
+        "  bt: 0xffffffff80101234 0x1 <spin_lock at /src/kernel/spin.c:42>"
+    assert s.symbolize("other 0xffffffff80101234") == "other 0xffffffff80101234"
+    missing = qemu.Symbolizer(tmp_path / "nope.elf", addr2line=str(a2l))
+    assert missing.symbolize("  RIP=0xffffffff80101234") == "  RIP=0xffffffff80101234"
+
+
+def test_kernel_cmdline():
+    cfg = qemu.BootConfig(repo=Path("/r"), mode="bench", filter="prims", set="all")
+    assert qemu.kernel_cmdline(cfg) == "mode=bench filter=prims set=all"
+    assert qemu.kernel_cmdline(qemu.BootConfig(repo=Path("/r"))) == "mode=test"
+
+
+def test_kvm_command_line():
+    cmd = qemu.qemu_command(qemu.BootConfig(repo=Path("/r")), "qemu", "kvm")
+    i = cmd.index("-accel")
+    assert cmd[i:i + 4] == ["-accel", "kvm", "-cpu", "host,-arch-capabilities"]
+    assert "max" not in cmd
+
+
+def test_resolve_accel_pvm(monkeypatch, tmp_path):
+    from ksync import envdetect
+    from ksync.util import SetupError
+    sysmod = tmp_path / "sys"
+    (sysmod / "kvm_pvm").mkdir(parents=True)
+    dev = tmp_path / "kvm"
+    dev.write_text("")
+    monkeypatch.setattr(envdetect, "SYS_MODULE", sysmod)
+    monkeypatch.setattr(envdetect, "DEV_KVM", dev)
+    with pytest.raises(SetupError) as e:
+        qemu.resolve_accel("kvm")
+    assert "kvm_pvm" in str(e.value) and "--allow-pvm" in str(e.value)
+    assert qemu.resolve_accel("kvm", allow_pvm=True) == ("kvm", "kvm-pvm")
+    assert qemu.resolve_accel("auto") == ("tcg", "tcg")
+    monkeypatch.setattr(envdetect, "DEV_KVM", tmp_path / "absent")
+    with pytest.raises(SetupError) as e:
+        qemu.resolve_accel("kvm")
+    assert "does not exist" in str(e.value)
+    (sysmod / "kvm_pvm").rmdir()
+    (sysmod / "kvm_intel").mkdir()
+    monkeypatch.setattr(envdetect, "DEV_KVM", dev)
+    assert qemu.resolve_accel("auto") == ("kvm", "kvm")

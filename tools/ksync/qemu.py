@@ -1,0 +1,510 @@
+"""Boot the ksync kernel under QEMU, stream its serial console, decide the verdict.
+
+docs/protocol.md is the contract: serial lines (section 1), kernel command line
+(section 2), isa-debug-exit codes (section 3: 33 pass, 35 fail, 0 triple fault).
+A run passes only if QEMU exits 33 *and* the KTAP plan is complete with no ``not ok``.
+
+Public API: ``BootConfig``, ``BootResult``, ``boot(cfg, echo=None)``, ``precheck(cfg)``,
+``require_qemu``, ``resolve_accel``, ``kernel_cmdline``, ``qemu_command``, ``verdict``,
+``failure_report``, ``Symbolizer``, ``EXIT_PASS``, ``EXIT_FAIL``.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+from . import envdetect
+from . import ktap as ktapmod
+from .ktap import KsyncObjects, KtapResult
+from .util import SetupError, UsageError, display_path
+
+EXIT_PASS = 33
+EXIT_FAIL = 35
+MODES = ("test", "bench", "idle")
+KTAP_MODES = ("test", "bench")
+KERNEL_ELF32 = Path("build/kernel/ksync.elf32")
+KERNEL_ELF = Path("build/kernel/ksync.elf")
+ISO_IMAGE = Path("build/ksync.iso")
+LOG_DIR = Path("build/logs")
+TAIL_LINES = 30
+
+KVM_PVM_REFUSAL = ("KVM on this host is kvm_pvm: guest ring-0 code is interpreted and "
+                   "cmpxchg16b fails; use --accel tcg, or --allow-pvm to try anyway")
+STDERR_FATAL = ("emulation failure", "KVM internal error")
+EOF_GRACE_S = 5.0     # stdout closed but QEMU still running this long -> no verdict
+EXIT_GRACE_S = 2.0    # QEMU exited but something still holds its pipes this long
+FATAL_DRAIN_S = 0.5   # after a fatal stderr line, keep reading this long (register dump)
+
+
+@dataclass
+class BootConfig:
+    repo: Path
+    mode: str = "test"
+    smp: int = 2
+    accel: str = "tcg"            # requested: tcg | kvm | auto
+    timeout: float = 300.0
+    iso: bool = False
+    filter: str | None = None
+    set: str | None = None
+    qemu: str | None = None       # path/name of qemu-system-x86_64 (None: search PATH)
+    allow_pvm: bool = False
+    memory: str = "512M"
+    log_dir: Path | None = None   # default <repo>/build/logs
+    gdb_port: int | None = None   # QEMU gdb stub on localhost:<port>, guest starts halted
+    append: list[str] = field(default_factory=list)     # extra kernel command-line words
+    qemu_args: list[str] = field(default_factory=list)  # extra QEMU arguments, appended last
+
+
+@dataclass
+class BootResult:
+    passed: bool
+    reason: str | None
+    exit_code: int | None
+    env: str                       # tcg | kvm | kvm-pvm
+    mode: str
+    smp: int
+    cmdline: str | None
+    command: list[str]
+    log_path: Path
+    elapsed: float
+    lines: list[str] = field(default_factory=list)
+    stderr_lines: list[str] = field(default_factory=list)
+    ktap: KtapResult = field(default_factory=KtapResult)
+    objects: KsyncObjects = field(default_factory=KsyncObjects)
+    timed_out: bool = False
+    panic: str | None = None       # the PANIC line, if the kernel panicked
+    symbolizer: "Symbolizer | None" = None
+
+    @property
+    def boot(self) -> dict | None:
+        """The kernel's ``{"kind":"boot",...}`` object, if it printed one."""
+        return self.objects.first("boot")
+
+    def tail(self, n: int = TAIL_LINES) -> list[str]:
+        lines = self.lines[-n:]
+        if self.symbolizer:
+            lines = [self.symbolizer.symbolize(l) for l in lines]
+        return lines
+
+
+# ---------------------------------------------------------------------------------------
+# configuration -> command line
+
+
+def resolve_accel(requested: str, allow_pvm: bool = False) -> tuple[str, str]:
+    """(QEMU accelerator, environment label) for ``--accel``; raises SetupError if refused."""
+    if requested == "tcg":
+        return "tcg", "tcg"
+    if requested == "auto":
+        return ("kvm", "kvm") if envdetect.auto_accel() == "kvm" else ("tcg", "tcg")
+    if requested != "kvm":
+        raise UsageError(f"--accel must be tcg, kvm or auto (got {requested!r})")
+    if not envdetect.DEV_KVM.exists():
+        raise SetupError(f"--accel kvm: {envdetect.DEV_KVM} does not exist on this host; "
+                         "use --accel tcg")
+    if not envdetect.dev_kvm_usable():
+        raise SetupError(f"--accel kvm: {envdetect.DEV_KVM} is not read/writable by this "
+                         "user; use --accel tcg or get access (group kvm)")
+    kind = envdetect.kvm_kind()
+    if kind == "kvm-pvm":
+        if not allow_pvm:
+            raise SetupError(KVM_PVM_REFUSAL)
+        return "kvm", "kvm-pvm"
+    return "kvm", "kvm"
+
+
+def kernel_cmdline(cfg: BootConfig) -> str:
+    words = [f"mode={cfg.mode}"]
+    if cfg.filter:
+        words.append(f"filter={cfg.filter}")
+    if cfg.set:
+        words.append(f"set={cfg.set}")
+    for extra in cfg.append:
+        words += extra.split()
+    return " ".join(words)
+
+
+def qemu_command(cfg: BootConfig, qemu: str, accel: str) -> list[str]:
+    cmd = [qemu, "-machine", "pc", "-m", cfg.memory, "-smp", str(cfg.smp)]
+    if accel == "kvm":
+        cmd += ["-accel", "kvm", "-cpu", "host,-arch-capabilities"]
+    else:
+        cmd += ["-cpu", "max", "-accel", "tcg,thread=multi"]
+    cmd += ["-display", "none", "-vga", "none", "-no-reboot", "-monitor", "none",
+            "-serial", "stdio", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+    if cfg.gdb_port:
+        cmd += ["-gdb", f"tcp:localhost:{cfg.gdb_port}", "-S"]
+    if cfg.iso:
+        cmd += ["-cdrom", str(cfg.repo / ISO_IMAGE), "-boot", "d"]
+    else:
+        cmd += ["-kernel", str(cfg.repo / KERNEL_ELF32), "-append", kernel_cmdline(cfg)]
+    cmd += list(cfg.qemu_args)
+    return cmd
+
+
+# ---------------------------------------------------------------------------------------
+# panic symbolization
+
+_HEX = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-fA-F]{16}\b")
+
+
+def wants_symbols(line: str) -> bool:
+    return "RIP=" in line or line.startswith("  bt:")
+
+
+class Symbolizer:
+    """Appends `` <function at file:line>`` to hex addresses on RIP= / bt: lines."""
+
+    def __init__(self, elf: Path, addr2line: str | None = None, repo: Path | None = None):
+        self.elf = Path(elf)
+        self.addr2line = addr2line or shutil.which("addr2line")
+        self.repo = repo
+        self.cache: dict[str, str | None] = {}
+
+    @property
+    def usable(self) -> bool:
+        return bool(self.addr2line) and self.elf.is_file()
+
+    def _lookup(self, addrs: list[str]) -> None:
+        todo = [a for a in addrs if a not in self.cache]
+        if not todo:
+            return
+        for a in todo:
+            self.cache[a] = None
+        try:
+            p = subprocess.run([self.addr2line, "-f", "-e", str(self.elf), *todo],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               stdin=subprocess.DEVNULL, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return
+        out = p.stdout.splitlines()
+        for i, a in enumerate(todo):
+            if 2 * i + 1 >= len(out):
+                break
+            func, loc = out[2 * i].strip(), out[2 * i + 1].strip()
+            path, _, line = loc.partition(" ")[0].rpartition(":")
+            if path.startswith("??") or not line.isdigit() or line == "0":
+                continue  # no line info: a stack or data address, not code
+            if self.repo:
+                path, sep, rest = loc.rpartition(":")
+                try:
+                    path = str(Path(path).resolve().relative_to(self.repo.resolve()))
+                    loc = f"{path}{sep}{rest}"
+                except (ValueError, OSError):
+                    pass
+            self.cache[a] = f"{func or '??'} at {loc}"
+
+    def symbolize(self, line: str) -> str:
+        if not wants_symbols(line) or not self.usable:
+            return line
+        addrs = [m.group(0) for m in _HEX.finditer(line)]
+        if not addrs:
+            return line
+        norm = [a if a.lower().startswith("0x") else "0x" + a for a in addrs]
+        self._lookup(norm)
+        notes = [f" <{self.cache[a]}>" for a in norm if self.cache.get(a)]
+        return line + "".join(notes)
+
+
+# ---------------------------------------------------------------------------------------
+# verdict
+
+
+def verdict(mode: str, exit_code: int | None, kt: KtapResult, *, timed_out: bool = False,
+            timeout: float = 0, panic: str | None = None, fatal: str | None = None,
+            eof_without_exit: bool = False, stderr_first: str | None = None
+            ) -> tuple[bool, str | None]:
+    """(passed, one-line reason) from everything the run produced."""
+    has_ktap = kt.plan is not None or bool(kt.results)
+    ctx = f"; KTAP: {kt.summary()}" if has_ktap and (not kt.complete or kt.failed) else ""
+
+    def with_exit(reason: str) -> str:
+        if timed_out:
+            return f"{reason} (then timeout after {timeout:g}s)"
+        if exit_code is not None and exit_code >= 0:
+            return f"{reason} (exit {exit_code})"
+        return reason
+
+    if fatal:
+        return False, (f"QEMU: {fatal} (QEMU pauses the guest instead of exiting; killed)"
+                       + ctx)
+    if panic:
+        msg = re.sub(r"^PANIC\b[:\s]*", "", panic.strip())
+        head = "kernel panic" + ("" if msg.startswith("on cpu") or not msg else ":")
+        return False, with_exit(f"{head} {msg}".rstrip()) + ctx
+    if mode not in KTAP_MODES:
+        # idle: no KTAP; running until the watchdog is the expected end
+        if timed_out or exit_code == EXIT_PASS:
+            return True, None
+    if timed_out:
+        return False, f"timeout after {timeout:g}s" + ctx
+    if eof_without_exit or exit_code is None:
+        return False, "EOF without a verdict" + ctx
+    if exit_code == 0:
+        return False, "triple fault or reset (QEMU exit 0)" + ctx
+    if exit_code == EXIT_FAIL:
+        problem = kt.problem()
+        return False, "kernel reported failure (exit 35)" + (f": {problem}" if problem else "")
+    if exit_code == EXIT_PASS:
+        if mode not in KTAP_MODES:
+            return True, None
+        problem = kt.problem()
+        if problem:
+            return False, problem
+        return True, None
+    if exit_code < 0:
+        try:
+            name = signal.Signals(-exit_code).name
+        except ValueError:
+            name = str(-exit_code)
+        return False, f"QEMU killed by signal {name}" + ctx
+    reason = f"QEMU exited with code {exit_code}"
+    if stderr_first:
+        reason += f": {stderr_first.strip()}"
+    return False, reason + ctx
+
+
+# ---------------------------------------------------------------------------------------
+# running
+
+
+def _open_log(log_dir: Path, mode: str, smp: int, env: str):
+    log_dir.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = f"{stamp}-{mode}-smp{smp}-{env}"
+    for i in range(1000):
+        path = log_dir / (f"{base}.log" if i == 0 else f"{base}-{i}.log")
+        try:
+            return path, open(path, "x", encoding="utf-8", errors="replace")
+        except FileExistsError:
+            continue
+    raise SetupError(f"cannot create a log file in {log_dir}")
+
+
+def _reader(stream, tag: str, q: queue.Queue) -> None:
+    try:
+        for raw in iter(stream.readline, b""):
+            q.put((tag, raw.decode("utf-8", errors="replace")))
+    except (OSError, ValueError):
+        pass
+    finally:
+        q.put((tag, None))
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+
+
+def require_qemu(explicit: str | None = None) -> str:
+    """Path of the QEMU binary, or SetupError with the install hint."""
+    qemu = envdetect.find_qemu(explicit)
+    if not qemu:
+        if explicit:
+            raise SetupError(f"{explicit}: not found or not executable; "
+                             + envdetect.QEMU_INSTALL_HINT)
+        raise SetupError(envdetect.QEMU_INSTALL_HINT)
+    return qemu
+
+
+def precheck(cfg: BootConfig) -> str:
+    """Fail early (before a build) on QEMU/KVM problems; return the environment label."""
+    if cfg.mode not in MODES:
+        raise UsageError(f"--mode must be one of {', '.join(MODES)} (got {cfg.mode!r})")
+    require_qemu(cfg.qemu)
+    return resolve_accel(cfg.accel, cfg.allow_pvm)[1]
+
+
+def prepare(cfg: BootConfig) -> tuple[str, str, str, list[str]]:
+    """Check everything before starting QEMU: (qemu path, accel, env label, command)."""
+    if cfg.mode not in MODES:
+        raise UsageError(f"--mode must be one of {', '.join(MODES)} (got {cfg.mode!r})")
+    qemu = require_qemu(cfg.qemu)
+    accel, env = resolve_accel(cfg.accel, cfg.allow_pvm)
+    image = cfg.repo / (ISO_IMAGE if cfg.iso else KERNEL_ELF32)
+    if not image.is_file():
+        target = "iso" if cfg.iso else "kernel"
+        raise SetupError(f"{display_path(image)} not found; build it with `make {target}` "
+                         "(or drop --no-build)")
+    return qemu, accel, env, qemu_command(cfg, qemu, accel)
+
+
+def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResult:
+    """Boot once and return the result.  ``echo`` gets every serial line as it arrives.
+
+    Raises SetupError/UsageError before QEMU starts if it cannot run at all.
+    KeyboardInterrupt kills QEMU (the log is finished) and propagates.
+    """
+    qemu, accel, env, cmd = prepare(cfg)
+    repo = cfg.repo
+    symbolizer = Symbolizer(repo / KERNEL_ELF, repo=repo)
+    log_path, log = _open_log(cfg.log_dir or repo / LOG_DIR, cfg.mode, cfg.smp, env)
+    cmdline = None if cfg.iso else kernel_cmdline(cfg)
+
+    def logw(text: str) -> None:
+        log.write(text + "\n")
+        log.flush()
+
+    logw(f"# ksync boot log: mode={cfg.mode} smp={cfg.smp} accel={env}"
+         + (" iso" if cfg.iso else f" cmdline={cmdline!r}"))
+    logw("# command: " + " ".join(_shquote(c) for c in cmd))
+    logw(f"# started: {datetime.now().isoformat(timespec='seconds')}  timeout: {cfg.timeout:g}s")
+    logw("# serial output follows; QEMU's stderr lines are marked '[qemu stderr]'")
+
+    lines: list[str] = []
+    stderr_lines: list[str] = []
+    panic: str | None = None
+    fatal: str | None = None
+    timed_out = False
+    eof_without_exit = False
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(cmd, cwd=repo, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        log.close()
+        raise SetupError(f"cannot start {qemu}: {e.strerror or e}") from None
+
+    q: queue.Queue = queue.Queue()
+    readers = [threading.Thread(target=_reader, args=(proc.stdout, "out", q), daemon=True),
+               threading.Thread(target=_reader, args=(proc.stderr, "err", q), daemon=True)]
+    for t in readers:
+        t.start()
+
+    def handle(tag: str, text: str) -> None:
+        nonlocal panic, fatal
+        line = ktapmod.clean_line(text)
+        if tag == "out":
+            lines.append(line)
+            logw(line)
+            if panic is None and line.startswith("PANIC"):
+                panic = line
+            if echo:
+                echo(symbolizer.symbolize(line))
+        else:
+            stderr_lines.append(line)
+            logw(f"[qemu stderr] {line}")
+            if fatal is None and any(s in line for s in STDERR_FATAL):
+                fatal = line.strip()
+
+    deadline = start + cfg.timeout
+    open_streams = {"out", "err"}
+    out_eof_at = exited_at = kill_at = None
+    killed = False
+    try:
+        while open_streams:
+            now = time.monotonic()
+            if kill_at is not None and now >= kill_at:
+                break
+            if now >= deadline:
+                timed_out = True
+                break
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE_S:
+                break  # a child holds the pipes open
+            if out_eof_at is not None and exited_at is None and now - out_eof_at > EOF_GRACE_S:
+                eof_without_exit = True
+                break
+            wait = min(0.2, max(0.0, deadline - now))
+            try:
+                tag, text = q.get(timeout=wait)
+            except queue.Empty:
+                continue
+            if text is None:
+                open_streams.discard(tag)
+                if tag == "out":
+                    out_eof_at = time.monotonic()
+                continue
+            handle(tag, text)
+            if fatal and kill_at is None:
+                kill_at = time.monotonic() + FATAL_DRAIN_S
+    except BaseException:
+        _kill_group(proc)
+        killed = True
+        proc.wait()
+        logw("# interrupted: QEMU killed")
+        log.close()
+        raise
+    if proc.poll() is None:
+        _kill_group(proc)
+        killed = True
+    else:
+        # QEMU is gone; make sure nothing it started lingers.
+        _kill_group(proc)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    for t in readers:
+        t.join(timeout=2)
+    while True:
+        try:
+            tag, text = q.get_nowait()
+        except queue.Empty:
+            break
+        if text is not None:
+            handle(tag, text)
+    elapsed = time.monotonic() - start
+    exit_code = proc.returncode
+    if killed and (timed_out or fatal or eof_without_exit):
+        exit_code = None
+
+    kt = ktapmod.parse(lines)
+    objects = ktapmod.parse_ksync(lines)
+    first_err = next((l for l in stderr_lines if l.strip()), None)
+    passed, reason = verdict(cfg.mode, exit_code, kt, timed_out=timed_out, timeout=cfg.timeout,
+                             panic=panic, fatal=fatal, eof_without_exit=eof_without_exit,
+                             stderr_first=first_err)
+    logw(f"# exit: {exit_code if exit_code is not None else 'killed'}  elapsed: {elapsed:.1f}s")
+    if objects.bad_lines:
+        logw(f"# {len(objects.bad_lines)} malformed KSYNC line(s) ignored")
+    if panic and symbolizer.usable:
+        logw("# symbolized panic lines:")
+        for l in lines:
+            if wants_symbols(l):
+                logw(symbolizer.symbolize(l))
+    logw("# verdict: PASS" if passed else f"# verdict: FAIL: {reason}")
+    log.close()
+    return BootResult(passed=passed, reason=reason, exit_code=exit_code, env=env,
+                      mode=cfg.mode, smp=cfg.smp, cmdline=cmdline, command=cmd,
+                      log_path=log_path, elapsed=elapsed, lines=lines,
+                      stderr_lines=stderr_lines, ktap=kt, objects=objects,
+                      timed_out=timed_out, panic=panic, symbolizer=symbolizer)
+
+
+def _shquote(s: str) -> str:
+    if s and re.fullmatch(r"[A-Za-z0-9_./,=:+@%-]+", s):
+        return s
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+def failure_report(res: BootResult, n: int = TAIL_LINES) -> str:
+    """The reason, the last ``n`` serial lines (symbolized) and the log path."""
+    out = [f"FAIL: {res.reason}"]
+    tail = res.tail(n)
+    if tail:
+        out.append(f"--- last {len(tail)} serial line(s) ---")
+        out.extend(tail)
+        out.append("---")
+    else:
+        out.append("(no serial output)")
+    if res.stderr_lines:
+        out.append("QEMU stderr: " + " | ".join(l for l in res.stderr_lines[:5] if l.strip()))
+    out.append(f"full log: {display_path(res.log_path)}")
+    return "\n".join(out)

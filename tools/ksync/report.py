@@ -1,0 +1,495 @@
+"""Result tables: a small general renderer (text / Markdown / HTML) and the primitive-cost
+table of issue 2 (docs/protocol.md section 4) built on it.
+
+General part (reuse it for later tables):
+
+* ``ColumnSpec(header, cell, align)`` -- ``cell(item) -> str``
+* ``build_table(title, items, columns, notes_above=(), notes_below=()) -> Table``
+* ``Document(title, meta, tables)``; ``render_text``, ``render_markdown``, ``render_html``
+
+Primitive costs:
+
+* ``PRIM_ROWS`` (list of ``PrimRow``), ``REF_1997``
+* ``make_prims_data(kernel_rows, hosted_rows, kernel_side, hosted_side, meta) -> dict``
+  (what ``prims.json`` holds)
+* ``load_prims(path) -> dict``, ``prims_document(data) -> Document``,
+  ``write_reports(data, out_dir) -> list[Path]``
+"""
+from __future__ import annotations
+
+import html
+import json
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .util import KsyncError
+
+DASH = "—"
+SCHEMA = "ksync-prims/1"
+
+# ---------------------------------------------------------------------------------------
+# general tables
+
+
+@dataclass
+class ColumnSpec:
+    header: str
+    cell: Callable[[Any], str]
+    align: str = "r"  # "l" or "r"
+
+
+@dataclass
+class Table:
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    align: list[str]
+    notes_above: list[str] = field(default_factory=list)
+    notes_below: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Document:
+    title: str
+    meta: list[tuple[str, str]] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+
+
+def build_table(title: str, items: Iterable[Any], columns: Sequence[ColumnSpec],
+                notes_above: Iterable[str] = (), notes_below: Iterable[str] = ()) -> Table:
+    rows = [[str(c.cell(item)) for c in columns] for item in items]
+    return Table(title=title, headers=[c.header for c in columns], rows=rows,
+                 align=[c.align for c in columns], notes_above=list(notes_above),
+                 notes_below=list(notes_below))
+
+
+def _pad(text: str, width: int, align: str) -> str:
+    return text.rjust(width) if align == "r" else text.ljust(width)
+
+
+def _wrap(note: str, width: int = 100) -> list[str]:
+    return textwrap.wrap(note, width=width, subsequent_indent="  ", break_long_words=False,
+                         break_on_hyphens=False) or [""]
+
+
+def render_table_text(t: Table) -> str:
+    widths = [len(h) for h in t.headers]
+    for row in t.rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    sep = "  "
+    out = [t.title, "=" * len(t.title)]
+    for n in t.notes_above:
+        out += _wrap(n)
+    if t.notes_above:
+        out.append("")
+    out.append(sep.join(_pad(h, widths[i], t.align[i]) for i, h in enumerate(t.headers)).rstrip())
+    out.append(sep.join("-" * w for w in widths))
+    for row in t.rows:
+        out.append(sep.join(_pad(c, widths[i], t.align[i]) for i, c in enumerate(row)).rstrip())
+    if t.notes_below:
+        out.append("")
+        for n in t.notes_below:
+            out += _wrap(n)
+    return "\n".join(out)
+
+
+def render_text(doc: Document) -> str:
+    return "\n\n".join(render_table_text(t) for t in doc.tables) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|") if text else " "
+
+
+def render_markdown(doc: Document) -> str:
+    out = [f"# {doc.title}", ""]
+    for k, v in doc.meta:
+        out.append(f"- **{k}**: {v}")
+    if doc.meta:
+        out.append("")
+    for t in doc.tables:
+        out += [f"## {t.title}", ""]
+        for n in t.notes_above:
+            out += [n, ""]
+        out.append("| " + " | ".join(_md_cell(h) for h in t.headers) + " |")
+        out.append("|" + "|".join("---:" if a == "r" else ":---" for a in t.align) + "|")
+        for row in t.rows:
+            out.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
+        out.append("")
+        for n in t.notes_below:
+            out += [n, ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
+       max-width: 72em; color: #222; line-height: 1.4; padding: 0 1em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #bbb; padding: 0.3em 0.7em; }
+th { background: #eee; } td.r { text-align: right; font-variant-numeric: tabular-nums;
+     white-space: nowrap; } td.l { text-align: left; }
+tr:nth-child(even) td { background: #f7f7f7; }
+dl.meta { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
+dl.meta dt { font-weight: bold; } dl.meta dd { margin: 0; }
+p.note { margin: 0.3em 0; } p.below { color: #444; }
+""".strip()
+
+
+def render_html(doc: Document) -> str:
+    e = html.escape
+    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           f"<title>{e(doc.title)}</title>", f"<style>\n{_CSS}\n</style>", "</head>", "<body>",
+           f"<h1>{e(doc.title)}</h1>"]
+    if doc.meta:
+        out.append('<dl class="meta">')
+        for k, v in doc.meta:
+            out.append(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>")
+        out.append("</dl>")
+    for t in doc.tables:
+        out.append(f"<h2>{e(t.title)}</h2>")
+        for n in t.notes_above:
+            out.append(f'<p class="note">{e(n)}</p>')
+        out.append("<table>")
+        out.append("<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in t.headers)
+                   + "</tr></thead>")
+        out.append("<tbody>")
+        for row in t.rows:
+            out.append("<tr>" + "".join(f'<td class="{t.align[i]}">{e(c)}</td>'
+                                        for i, c in enumerate(row)) + "</tr>")
+        out.append("</tbody></table>")
+        for n in t.notes_below:
+            out.append(f'<p class="note below">{e(n)}</p>')
+    out += ["</body>", "</html>", ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------
+# number formatting
+
+
+def fmt_ticks(x: Any) -> str:
+    """2 decimals below 100, 1 below 1000, else none."""
+    if x is None:
+        return "?"
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return "?"
+    if abs(v) < 100:
+        return f"{v:.2f}"
+    if abs(v) < 1000:
+        return f"{v:.1f}"
+    return f"{v:.0f}"
+
+
+def fmt_ratio(x: float) -> str:
+    if abs(x) >= 100:
+        s = f"{x:.0f}"
+    elif abs(x) >= 10:
+        s = f"{x:.1f}"
+    else:
+        s = f"{x:.2f}"
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
+def fmt_hz(hz: Any) -> str:
+    try:
+        v = float(hz)
+    except (TypeError, ValueError):
+        return "unknown"
+    if v <= 0:
+        return "unknown"
+    return f"{v / 1e9:.3f} GHz"
+
+
+# ---------------------------------------------------------------------------------------
+# primitive costs (issue 2)
+
+
+@dataclass(frozen=True)
+class PrimRow:
+    key: str
+    label: str
+    kernel: str | None          # kernel row name
+    hosted: str | None          # hosted row name
+    ref1997: str | None = None  # "304 (off-chip)" ...
+    show_detail: bool = False
+
+
+REF_1997 = {"off-chip": 304, "on-chip": 21, "flag": 6}
+
+PRIM_ROWS: list[PrimRow] = [
+    PrimRow("cli_sti", "cli_sti", "cli_sti", None, f"{REF_1997['on-chip']} (on-chip)"),
+    PrimRow("pushf_cli_popf", "pushf; cli; popf  (hosted: pushf; popf)", "pushf_cli_popf",
+            "pushf_popf"),
+    PrimRow("cr8_raise_restore", "cr8_raise_restore", "cr8_raise_restore", None),
+    PrimRow("pic_imr_write_restore", "pic_imr_write_restore", "pic_imr_write_restore", None,
+            f"{REF_1997['off-chip']} (off-chip)"),
+    PrimRow("ioapic_mask_unmask", "ioapic_mask_unmask", "ioapic_mask_unmask", None),
+    PrimRow("lapic_tpr_write", "lapic_tpr_write", "lapic_tpr_write", None, show_detail=True),
+    PrimRow("flag_set_clear", "flag_set_clear", "flag_set_clear", "flag_set_clear",
+            f"{REF_1997['flag']} (flag)"),
+    PrimRow("lock_cmpxchg", "lock_cmpxchg", "lock_cmpxchg", "lock_cmpxchg"),
+    PrimRow("lock_xadd", "lock_xadd", "lock_xadd", "lock_xadd"),
+    PrimRow("cmpxchg16b", "cmpxchg16b", "cmpxchg16b", "cmpxchg16b"),
+    PrimRow("mfence", "mfence", "mfence", "mfence"),
+]
+
+REF_HEADER = "1997 Table 5 (cycles, Pentium 120 MHz)"
+RECORD_FIELDS = ("side", "env", "cpus", "host_cpu_model", "tsc_hz", "tsc_source", "commit",
+                 "scheme", "qemu_version", "timestamp")
+
+
+def annotate_rows(rows: Iterable[dict], side: str, side_info: dict, meta: dict) -> list[dict]:
+    """Copy prim rows and attach side/env and the run facts every result record carries."""
+    out = []
+    for r in rows:
+        rec = dict(r)
+        rec["side"] = side
+        rec["env"] = side_info.get("env")
+        rec["cpus"] = side_info.get("cpus")
+        rec["host_cpu_model"] = meta.get("host_cpu_model")
+        rec["tsc_hz"] = side_info.get("tsc_hz")
+        rec["tsc_source"] = side_info.get("tsc_source")
+        rec["commit"] = meta.get("commit")
+        rec["scheme"] = side_info.get("scheme")
+        rec["qemu_version"] = meta.get("qemu_version")
+        rec["timestamp"] = meta.get("timestamp")
+        out.append(rec)
+    return out
+
+
+def make_prims_data(kernel_rows: Iterable[dict], hosted_rows: Iterable[dict],
+                    kernel_side: dict | None, hosted_side: dict | None, meta: dict) -> dict:
+    """The ``prims.json`` document.
+
+    ``meta``: timestamp, commit, host_cpu_model, host_cpus, qemu_version.
+    ``*_side``: env, cpus, cpu_model, tsc_hz, tsc_source, log, ... (None: side not run).
+    """
+    sides = {}
+    rows: list[dict] = []
+    if kernel_side is not None:
+        sides["kernel"] = kernel_side
+        rows += annotate_rows(kernel_rows, "kernel", kernel_side, meta)
+    if hosted_side is not None:
+        sides["hosted"] = hosted_side
+        rows += annotate_rows(hosted_rows, "hosted", hosted_side, meta)
+    return {"schema": SCHEMA, **meta, "sides": sides, "rows": rows}
+
+
+def load_prims(path: Path) -> dict:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise KsyncError(f"{path} not found; run `ksync run` first (or pass --out DIR)",
+                         exit_code=2) from None
+    except (OSError, ValueError) as e:
+        raise KsyncError(f"cannot read {path}: {e}", exit_code=2) from None
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+        raise KsyncError(f"{path}: not a ksync prims.json (no \"rows\" list)", exit_code=2)
+    return data
+
+
+def _index(data: dict, side: str) -> dict[str, dict]:
+    idx: dict[str, dict] = {}
+    for r in data.get("rows", []):
+        if isinstance(r, dict) and r.get("side") == side and r.get("kind", "prim") == "prim":
+            idx.setdefault(str(r.get("name")), r)
+    return idx
+
+
+def _stats_cell(row: dict | None) -> str:
+    if row is None:
+        return DASH
+    return f"{fmt_ticks(row.get('min'))} / {fmt_ticks(row.get('median'))} / " \
+           f"{fmt_ticks(row.get('p99'))}"
+
+
+def _median(row: dict | None) -> float | None:
+    if row is None:
+        return None
+    try:
+        return float(row.get("median"))
+    except (TypeError, ValueError):
+        return None
+
+
+def _side_header(side: str, info: dict | None) -> str:
+    if side == "kernel":
+        env = (info or {}).get("env", "?")
+        return f"kernel [{env}, {(info or {}).get('cpus', '?')} CPUs]"
+    model = (info or {}).get("cpu_model") or "?"
+    return f"hosted [hosted, {model}, {(info or {}).get('cpus', '?')} CPUs]"
+
+
+def _ratio(num: dict | None, den: dict | None, num_name: str, den_name: str, side: str,
+           notes: list[str]) -> str:
+    if num is None or den is None:
+        missing = num_name if num is None else den_name
+        notes.append(f"{side} {num_name}/{den_name}: {DASH} because there is no {missing} row "
+                     f"on the {side} side.")
+        return DASH
+    n, d = _median(num), _median(den)
+    if n is None or d is None:
+        notes.append(f"{side} {num_name}/{den_name}: {DASH} because a median is missing.")
+        return DASH
+    if d == 0:
+        notes.append(f"{side} {num_name}/{den_name}: {DASH} because the {den_name} median is "
+                     "0 ticks (at or below the empty-loop cost), so the ratio is undefined.")
+        return DASH
+    return fmt_ratio(n / d)
+
+
+def _env_lines(data: dict) -> list[str]:
+    sides = data.get("sides", {})
+    k, h = sides.get("kernel"), sides.get("hosted")
+    lines = []
+    if k:
+        env = k.get("env", "?")
+        what = {"tcg": "guest kernel under QEMU TCG (software emulation)",
+                "kvm": "guest kernel under QEMU/KVM (hardware virtualization)",
+                "kvm-pvm": "guest kernel under QEMU/KVM-PVM (paravirtual: ring-0 code is "
+                           "interpreted)",
+                "bare-metal": "kernel on bare metal"}.get(env, f"kernel ({env})")
+        qv = data.get("qemu_version")
+        line = (f"{_side_header('kernel', k)}: {what}"
+                + (f", QEMU {qv}" if qv and env != "bare-metal" else "")
+                + f", host CPU {k.get('cpu_model') or data.get('host_cpu_model', '?')}"
+                + (f", guest CPU \"{k['guest_cpu_model']}\"" if k.get("guest_cpu_model") else "")
+                + f"; TSC {fmt_hz(k.get('tsc_hz'))} (seen by the kernel, source: "
+                  f"{k.get('tsc_source') or 'unknown'}).")
+        if env == "tcg":
+            line += " Note: kernel figures are QEMU TCG emulator costs, not hardware costs."
+        elif env == "kvm-pvm":
+            line += (" Note: kernel figures are KVM-PVM interpreter costs (guest ring-0 code is "
+                     "interpreted), not hardware costs.")
+        lines.append(line)
+    else:
+        lines.append(f"kernel: not run ({DASH} in its column).")
+    if h:
+        lines.append(f"{_side_header('hosted', h)}: Linux user-mode process on real cores; "
+                     f"TSC {fmt_hz(h.get('tsc_hz'))} (source: "
+                     f"{h.get('tsc_source') or 'unknown'}).")
+    else:
+        lines.append(f"hosted: not run ({DASH} in its column).")
+    lines.append(f"{REF_HEADER}: Small & Manley 1997, core cycles per set+unset pair "
+                 "(not TSC ticks); off-chip = interrupt-controller mask, on-chip = cli/sti, "
+                 "flag = software flag.")
+    batches = {(r.get("batches"), r.get("ops_per_batch")) for r in data.get("rows", [])
+               if isinstance(r, dict)}
+    method = ""
+    if len(batches) == 1:
+        b, o = next(iter(batches))
+        if b and o:
+            method = f" over {b} batches of {o} operations"
+    lines.append("Unit: TSC ticks per operation, empty-loop cost subtracted; each cell is "
+                 f"min / median / p99{method}. TSC ticks are not core cycles.")
+    return lines
+
+
+def prims_tables(data: dict) -> list[Table]:
+    sides = data.get("sides", {})
+    kidx, hidx = _index(data, "kernel"), _index(data, "hosted")
+
+    specs = list(PRIM_ROWS)
+    known_k = {s.kernel for s in specs if s.kernel}
+    known_h = {s.hosted for s in specs if s.hosted}
+    # rows nobody told the table about still get shown, at the end
+    for name in kidx:
+        if name not in known_k:
+            specs.append(PrimRow(name, name, name, name if name in hidx else None))
+            if name in hidx:
+                known_h.add(name)
+    for name in hidx:
+        if name not in known_h and name not in known_k:
+            specs.append(PrimRow(name, name, None, name))
+
+    def label(spec: PrimRow) -> str:
+        if spec.show_detail:
+            detail = (kidx.get(spec.kernel or "") or {}).get("detail")
+            if detail:
+                return f"{spec.label} ({detail})"
+        return spec.label
+
+    columns = [
+        ColumnSpec("primitive", label, "l"),
+        ColumnSpec(_side_header("kernel", sides.get("kernel")),
+                   lambda s: _stats_cell(kidx.get(s.kernel) if s.kernel else None)),
+        ColumnSpec(_side_header("hosted", sides.get("hosted")),
+                   lambda s: _stats_cell(hidx.get(s.hosted) if s.hosted else None)),
+        ColumnSpec(REF_HEADER, lambda s: s.ref1997 or ""),
+    ]
+    main = build_table("Primitive costs", specs, columns, notes_above=_env_lines(data))
+
+    # ratios on medians
+    notes: list[str] = []
+    k_off_on = _ratio(kidx.get("pic_imr_write_restore"), kidx.get("cli_sti"),
+                      "pic_imr_write_restore", "cli_sti", "kernel", notes)
+    k_on_flag = _ratio(kidx.get("cli_sti"), kidx.get("flag_set_clear"),
+                       "cli_sti", "flag_set_clear", "kernel", notes)
+    h_on_flag = _ratio(hidx.get("pushf_popf"), hidx.get("flag_set_clear"),
+                       "pushf_popf", "flag_set_clear", "hosted", notes)
+    r_off_on = fmt_ratio(REF_1997["off-chip"] / REF_1997["on-chip"])
+    r_on_flag = fmt_ratio(REF_1997["on-chip"] / REF_1997["flag"])
+    ratio_rows = [
+        ["off-chip / on-chip", k_off_on, "n/a", r_off_on],
+        ["on-chip / flag", k_on_flag, h_on_flag, r_on_flag],
+    ]
+    defs = [
+        "off-chip / on-chip = kernel: pic_imr_write_restore / cli_sti; hosted: n/a "
+        f"{DASH} user mode cannot reach the interrupt controller; 1997: 304 / 21.",
+        "on-chip / flag = kernel: cli_sti / flag_set_clear; hosted: pushf_popf / "
+        "flag_set_clear (pushf; popf stands in for cli; sti, which user mode cannot run); "
+        "1997: 21 / 6.",
+    ]
+    ratios = Table(title="Ratios of medians", headers=["ratio", "kernel", "hosted", "1997"],
+                   rows=ratio_rows, align=["l", "r", "r", "r"],
+                   notes_above=["Each side's ratio uses its own medians, measured in the same "
+                                "run on the same machine."],
+                   notes_below=defs + notes)
+    return [main, ratios]
+
+
+def prims_document(data: dict) -> Document:
+    sides = data.get("sides", {})
+    meta = [
+        ("commit", str(data.get("commit", "unknown"))),
+        ("timestamp", str(data.get("timestamp", "unknown"))),
+        ("host CPU", str(data.get("host_cpu_model", "unknown"))),
+        ("host CPUs", str(data.get("host_cpus", "unknown"))),
+        ("QEMU", str(data.get("qemu_version", "unknown"))),
+    ]
+    for side in ("kernel", "hosted"):
+        info = sides.get(side)
+        if info:
+            meta.append((f"{side} environment",
+                         f"{info.get('env', '?')}, {info.get('cpus', '?')} CPUs, TSC "
+                         f"{fmt_hz(info.get('tsc_hz'))} ({info.get('tsc_source') or 'unknown'})"))
+            if info.get("log"):
+                meta.append((f"{side} log", str(info["log"])))
+    return Document(title="ksync primitive costs", meta=meta, tables=prims_tables(data))
+
+
+def write_reports(data: dict, out_dir: Path, write_json: bool = True) -> list[Path]:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc = prims_document(data)
+    written = []
+    if write_json:
+        p = out_dir / "prims.json"
+        p.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        written.append(p)
+    p = out_dir / "report.md"
+    p.write_text(render_markdown(doc), encoding="utf-8")
+    written.append(p)
+    p = out_dir / "report.html"
+    p.write_text(render_html(doc), encoding="utf-8")
+    written.append(p)
+    return written
