@@ -54,8 +54,8 @@ def test_row_order_and_cells(data):
                       "lapic_tpr_write (x2apic-msr)", "flag_set_clear", "lock_cmpxchg",
                       "lock_xadd", "cmpxchg16b", "mfence"]
     assert t.headers[1] == "kernel [tcg, 2 CPUs]"
-    assert t.headers[2] == "hosted [hosted, Intel(R) Xeon(R) Processor @ 2.80GHz, 2 CPUs]"
-    assert t.headers[3] == "1997 Table 5 (cycles, Pentium 120 MHz)"
+    assert t.headers[2] == "hosted [hosted, 2 CPUs]"
+    assert t.headers[3] == "1997 Table 5 (cycles)"
     by = {r[0]: r for r in t.rows}
     assert by["cli_sti"][1] == "20.00 / 40.00 / 80.00"
     assert by["cli_sti"][2] == report.DASH
