@@ -25,7 +25,7 @@ done
 [ -d /usr/lib/grub/i386-pc ] || missing+=(grub-pc-bin)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 [ -e /usr/include/ck_ring.h ] || missing+=(libck-dev)
-[ -e /usr/include/urcu.h ] || missing+=(liburcu-dev)
+[ -e /usr/include/x86_64-linux-gnu/urcu/wfcqueue.h ] || [ -e /usr/include/urcu/wfcqueue.h ] || missing+=(liburcu-dev)
 # TSan/ASan runtimes for gcc
 ls /usr/lib/gcc/x86_64-linux-gnu/*/libtsan.so >/dev/null 2>&1 || missing+=(libtsan2)
 ls /usr/lib/gcc/x86_64-linux-gnu/*/libasan.so >/dev/null 2>&1 || missing+=(libasan8)
