@@ -32,6 +32,8 @@ def assert_one_line_error(p, code=2, contains=None):
     (["test", "--smp", "300"], "--smp"),
     (["test", "--smp", "x"], "--smp"),
     (["run", "--smp", "65"], "--smp"),
+    (["run", "--repeat", "0"], "--repeat"),
+    (["run", "--repeat", "21"], "--repeat"),
     (["test", "--accel", "foo"], "--accel"),
     (["test", "--timeout", "0"], "--timeout"),
     (["test", "--timeout", "-5"], "--timeout"),

@@ -163,3 +163,28 @@ def test_make_prims_data_records():
     assert "hosted" not in d["sides"]
     text = report.render_text(report.prims_document(d))
     assert "hosted: not run" in text
+
+
+def test_middle_run_rows_picks_middle_median_and_keeps_spread():
+    runs = [
+        [{"name": "a", "median": 5.0, "min": 1}, {"name": "b", "median": 1.0}],
+        [{"name": "a", "median": 9.0, "min": 2}, {"name": "b", "median": 3.0}],
+        [{"name": "a", "median": 7.0, "min": 3}, {"name": "b", "median": 2.0}],
+    ]
+    rows = {r["name"]: r for r in report.middle_run_rows(runs)}
+    assert rows["a"]["median"] == 7.0 and rows["a"]["min"] == 3
+    assert rows["a"]["run_medians"] == [5.0, 9.0, 7.0]
+    assert rows["b"]["median"] == 2.0
+    # even count: the lower middle
+    two = report.middle_run_rows(runs[:2])
+    assert {r["name"]: r["median"] for r in two} == {"a": 5.0, "b": 1.0}
+
+
+def test_spread_table_rendered_when_runs_recorded(data):
+    for r in data["rows"]:
+        r["run_medians"] = [r["median"], r["median"] + 1]
+    doc = report.prims_document(data)
+    t = next(t for t in doc.tables if t.title == "Run-to-run spread of the medians")
+    by = {r[0]: r for r in t.rows}
+    assert by["cli_sti"][1].endswith("(2 runs)")
+    assert "mfence" in by and by["mfence"][1] == "—"

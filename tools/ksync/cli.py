@@ -42,6 +42,16 @@ def smp_type(text: str) -> int:
     return n
 
 
+def repeat_type(text: str) -> int:
+    try:
+        n = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to 20 (got {text!r})") from None
+    if not 1 <= n <= 20:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to 20 (got {n})")
+    return n
+
+
 def timeout_type(text: str) -> float:
     try:
         t = float(text)
@@ -145,6 +155,9 @@ def build_parser() -> Parser:
                                    "program, print the table and write <out>/prims.json, "
                                    "report.md and report.html.")
     r.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
+    r.add_argument("--repeat", type=repeat_type, default=3, metavar="N",
+                   help="measure each side N times (1..20, default 3); the table shows, per "
+                        "row, the run with the middle median and the spread of the medians")
     r.add_argument("--set", choices=("default", "all"), default="default",
                    help="experiment set (default: default)")
     r.add_argument("--hosted-prims", metavar="PATH",
@@ -259,17 +272,22 @@ def cmd_run(args, repo: Path) -> int:
     # (a) kernel
     if not args.no_build:
         make(repo, "kernel", progress)
-    progress(f"booting kernel: prims, smp={cfg.smp}, {env}, timeout {cfg.timeout:g}s")
-    res = qemu.boot(cfg, echo=_echo_stdout if args.verbose else None)
-    if not res.passed:
-        print(qemu.failure_report(res), file=sys.stderr, flush=True)
-        raise KsyncError(f"kernel prims run failed: {res.reason}")
-    krows = res.objects.of_kind("prim")
-    progress(f"kernel done in {res.elapsed:.1f}s: {len(krows)} prim rows, "
-             f"log {display_path(res.log_path)}")
-    if not krows:
-        raise KsyncError('kernel printed no KSYNC {"kind":"prim"} rows in mode=bench '
-                         f"filter=prims; see {display_path(res.log_path)}")
+    kruns: list[list[dict]] = []
+    for i in range(args.repeat):
+        progress(f"booting kernel: prims, smp={cfg.smp}, {env}, run {i + 1} of {args.repeat}, "
+                 f"timeout {cfg.timeout:g}s")
+        res = qemu.boot(cfg, echo=_echo_stdout if args.verbose else None)
+        if not res.passed:
+            print(qemu.failure_report(res), file=sys.stderr, flush=True)
+            raise KsyncError(f"kernel prims run failed: {res.reason}")
+        rows = res.objects.of_kind("prim")
+        progress(f"kernel done in {res.elapsed:.1f}s: {len(rows)} prim rows, "
+                 f"log {display_path(res.log_path)}")
+        if not rows:
+            raise KsyncError('kernel printed no KSYNC {"kind":"prim"} rows in mode=bench '
+                             f"filter=prims; see {display_path(res.log_path)}")
+        kruns.append(rows)
+    krows = report.middle_run_rows(kruns)
     bootobj = res.boot or {}
     if not bootobj:
         progress('warning: kernel printed no KSYNC {"kind":"boot"} object; TSC frequency '
@@ -292,24 +310,28 @@ def cmd_run(args, repo: Path) -> int:
     if not args.no_build:
         make(repo, "bench-hosted", progress, what="hosted benchmarks")
     prims = Path(args.hosted_prims) if args.hosted_prims else repo / hosted.HOSTED_PRIMS
-    progress(f"running hosted prims ({display_path(prims)})")
-    h = hosted.run_program(prims, args.timeout, repo / qemu.LOG_DIR)
-    if not h.passed:
-        tail = h.tail()
-        msg = [f"FAIL: {h.reason}"]
-        if tail:
-            msg += [f"--- last {len(tail)} line(s) of output ---", *tail, "---"]
-        if h.stderr.strip():
-            msg += ["stderr: " + " | ".join(h.stderr.strip().splitlines()[-5:])]
-        msg.append(f"full log: {display_path(h.log_path)}")
-        print("\n".join(msg), file=sys.stderr, flush=True)
-        raise KsyncError(f"hosted prims failed: {h.reason}")
-    hrows = h.objects.of_kind("prim")
-    progress(f"hosted done in {h.elapsed:.1f}s: {len(hrows)} prim rows, "
-             f"log {display_path(h.log_path)}")
-    if not hrows:
-        raise KsyncError(f'{display_path(prims)} printed no KSYNC {{"kind":"prim"}} rows; '
-                         f"see {display_path(h.log_path)}")
+    hruns: list[list[dict]] = []
+    for i in range(args.repeat):
+        progress(f"running hosted prims ({display_path(prims)}), run {i + 1} of {args.repeat}")
+        h = hosted.run_program(prims, args.timeout, repo / qemu.LOG_DIR)
+        if not h.passed:
+            tail = h.tail()
+            msg = [f"FAIL: {h.reason}"]
+            if tail:
+                msg += [f"--- last {len(tail)} line(s) of output ---", *tail, "---"]
+            if h.stderr.strip():
+                msg += ["stderr: " + " | ".join(h.stderr.strip().splitlines()[-5:])]
+            msg.append(f"full log: {display_path(h.log_path)}")
+            print("\n".join(msg), file=sys.stderr, flush=True)
+            raise KsyncError(f"hosted prims failed: {h.reason}")
+        rows = h.objects.of_kind("prim")
+        progress(f"hosted done in {h.elapsed:.1f}s: {len(rows)} prim rows, "
+                 f"log {display_path(h.log_path)}")
+        if not rows:
+            raise KsyncError(f'{display_path(prims)} printed no KSYNC {{"kind":"prim"}} rows; '
+                             f"see {display_path(h.log_path)}")
+        hruns.append(rows)
+    hrows = report.middle_run_rows(hruns)
     facts = _hosted_facts(h.objects)
     tsc_hz, tsc_src = None, None
     try:

@@ -265,6 +265,29 @@ def annotate_rows(rows: Iterable[dict], side: str, side_info: dict, meta: dict) 
     return out
 
 
+def middle_run_rows(runs: list[list[dict]]) -> list[dict]:
+    """Combine repeated runs of one side: per row name, keep the run whose median is the
+    middle one (lower middle for an even count) and record every run's median in
+    ``run_medians`` so the report can show the run-to-run spread."""
+    by_name: dict[str, list[dict]] = {}
+    order: list[str] = []
+    for rows in runs:
+        for r in rows:
+            name = str(r.get("name"))
+            if name not in by_name:
+                by_name[name] = []
+                order.append(name)
+            by_name[name].append(r)
+    out = []
+    for name in order:
+        rs = by_name[name]
+        ranked = sorted(rs, key=lambda r: (_median(r) is None, _median(r) or 0.0))
+        pick = dict(ranked[(len(ranked) - 1) // 2])
+        pick["run_medians"] = [_median(r) for r in rs]
+        out.append(pick)
+    return out
+
+
 def make_prims_data(kernel_rows: Iterable[dict], hosted_rows: Iterable[dict],
                     kernel_side: dict | None, hosted_side: dict | None, meta: dict) -> dict:
     """The ``prims.json`` document.
@@ -454,7 +477,39 @@ def prims_tables(data: dict) -> list[Table]:
                    notes_above=["Each side's ratio uses its own medians, measured in the same "
                                 "run on the same machine."],
                    notes_below=defs + notes)
-    return [main, ratios]
+    tables = [main, ratios]
+    spread = _spread_table(specs, kidx, hidx, sides)
+    if spread:
+        tables.append(spread)
+    return tables
+
+
+def _spread_cell(row: dict | None) -> str:
+    meds = [m for m in (row or {}).get("run_medians") or [] if m is not None]
+    if not meds:
+        return DASH
+    if len(meds) == 1:
+        return f"{fmt_ticks(meds[0])} (1 run)"
+    return f"{fmt_ticks(min(meds))} .. {fmt_ticks(max(meds))} ({len(meds)} runs)"
+
+
+def _spread_table(specs, kidx: dict, hidx: dict, sides: dict) -> Table | None:
+    """Run-to-run spread of the medians, when the rows carry run_medians."""
+    if not any(r.get("run_medians") for r in list(kidx.values()) + list(hidx.values())):
+        return None
+    rows = []
+    for s in specs:
+        k = kidx.get(s.kernel) if s.kernel else None
+        h = hidx.get(s.hosted) if s.hosted else None
+        if k is None and h is None:
+            continue
+        rows.append([s.label, _spread_cell(k) if k else DASH, _spread_cell(h) if h else DASH])
+    return Table(title="Run-to-run spread of the medians",
+                 headers=["primitive", _side_header("kernel", sides.get("kernel")),
+                          _side_header("hosted", sides.get("hosted"))],
+                 rows=rows, align=["l", "r", "r"],
+                 notes_above=["Lowest .. highest median over the repeated runs (TSC ticks per "
+                              "operation); the table above shows the run with the middle median."])
 
 
 def prims_document(data: dict) -> Document:
