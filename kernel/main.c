@@ -11,6 +11,7 @@
 #include <ksync/ktest.h>
 
 void cmdline_set(const char *s);
+extern bool arch_has_rdtscp;
 
 /* Copy s into a JSON string body: quotes, backslashes and control bytes become '?'. */
 static const char *json_safe(const char *s, char *buf, size_t n)
@@ -34,12 +35,13 @@ static void report_boot(struct boot_info *bi)
 		f.lapic_timer_hz / 1000, bi->mem_kib >> 10);
 	kprintf("KSYNC {\"kind\":\"boot\",\"cpus\":%u,\"cpus_online\":%u,\"tsc_hz\":%lu,"
 		"\"tsc_source\":\"%s\",\"hypervisor\":\"%s\",\"cpu_model\":\"%s\",\"x2apic\":%s,"
-		"\"apic\":\"%s\",\"platform\":\"%s\",\"ioapics\":%u,\"lapic_timer_hz\":%lu,"
+		"\"apic\":\"%s\",\"platform\":\"%s\",\"ioapics\":%u,\"lapic_timer_hz\":%lu,\"rdtscp\":%s,"
 		"\"mem_kib\":%lu,\"cmdline\":\"%s\"}\n",
 		f.cpus_found, f.cpus_online, f.tsc_hz, f.tsc_source, f.hypervisor,
 		json_safe(f.cpu_model, model, sizeof model),
 		f.apic_mode[0] == 'x' && f.apic_mode[1] == '2' ? "true" : "false",
-		f.apic_mode, f.platform_source, f.nioapic, f.lapic_timer_hz, bi->mem_kib,
+		f.apic_mode, f.platform_source, f.nioapic, f.lapic_timer_hz,
+		arch_has_rdtscp ? "true" : "false", bi->mem_kib,
 		json_safe(bi->cmdline, cmd, sizeof cmd));
 }
 

@@ -19,12 +19,19 @@ static inline uint64_t ksync_cycles_begin(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-/* rdtscp waits for earlier instructions; lfence keeps later ones after the read. */
+/* rdtscp waits for earlier instructions; lfence keeps later ones after the read. CPUs
+ * (or VMMs) without RDTSCP get lfence; rdtsc; lfence, which orders the same way. The
+ * branch sits outside every timed loop, and the empty loop pays it too. */
+extern bool arch_has_rdtscp;	/* set once at boot (tsc.c) */
 static inline uint64_t ksync_cycles_end(void)
 {
 	uint32_t lo, hi, aux;
-	__asm__ volatile("rdtscp; lfence" : "=a"(lo), "=d"(hi), "=c"(aux) :: "memory");
-	(void)aux;
+	if (arch_has_rdtscp) {
+		__asm__ volatile("rdtscp; lfence" : "=a"(lo), "=d"(hi), "=c"(aux) :: "memory");
+		(void)aux;
+	} else {
+		__asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
+	}
 	return ((uint64_t)hi << 32) | lo;
 }
 
