@@ -113,7 +113,7 @@ GDBPORT ?= $(shell echo $$((1234 + $$(id -u) % 1000)))
 debug: venv kernel
 	@sed 's/@GDBPORT@/$(GDBPORT)/' scripts/gdbinit.in > .gdbinit.local
 	@echo "QEMU is waiting for gdb on port $(GDBPORT). In another terminal: gdb -x .gdbinit.local"
-	$(KSYNC) boot --mode $${MODE:-idle} --smp $(SMP) --accel $(ACCEL) --timeout 86400 --no-build \
+	$(KSYNC) boot --mode $(or $(MODE),idle) --smp $(SMP) --accel $(ACCEL) --timeout 86400 --no-build \
 		--gdb $(GDBPORT)
 
 clean:
