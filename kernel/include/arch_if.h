@@ -72,6 +72,18 @@ void arch_timer_periodic(unsigned vector, unsigned hz);
 void arch_timer_oneshot(unsigned vector, uint64_t us);
 uint64_t arch_timer_hz(void);		/* LAPIC timer input clock after calibration. */
 
+/* ---- virtual memory: lock-free mapping (Massalin & Pu "add mapping") -------------
+ * 4 KiB pages in [KVA_BASE, KVA_BASE + KVA_SIZE); the first 4 GiB are identity-mapped.
+ * map: KSYNC_OK (also for re-adding the identical mapping), KSYNC_EBUSY (a different
+ * mapping exists), KSYNC_EINVAL, KSYNC_ENOMEM. Lock-free; any context with IRQs on or
+ * off. unmap: KSYNC_OK or KSYNC_ENOENT; shoots the TLB entry down on every CPU, so it
+ * needs IRQs on. translate: physical address or 0. */
+#define KVA_BASE 0x10000000000ull	/* 1 TiB: PML4 slot 2 */
+#define KVA_SIZE (512ull << 30)
+int arch_vm_map(uint64_t va, uint64_t pa, bool writable);
+int arch_vm_unmap(uint64_t va, uint64_t *old_pa);
+uint64_t arch_vm_translate(uint64_t va);
+
 /* ---- facts for the boot report ----------------------------------------------------- */
 struct arch_facts {
 	unsigned cpus_found, cpus_online;
