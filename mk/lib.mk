@@ -135,10 +135,13 @@ KSYNC_ALL_OBJS += $(KSYNC_BENCH_OBJS)
 $(foreach b,$(patsubst $(KSYNC_T)bench/%.c,%,$(KSYNC_BENCH_SRCS)),\
 	$(eval $(HOSTED_OUT)/obj/plain/bench/$(b).o: KSYNC_EXTRA_CFLAGS := $(KSYNC_BENCH_CFLAGS_$(b))))
 
+# Extra libraries for single bench programs (by name): the peers we compare against.
+KSYNC_BENCH_LDLIBS_cmp_peers := -lck
+
 $(HOSTED_OUT)/bench/%: $(HOSTED_OUT)/obj/plain/bench/%.o $(HOSTED_LIB)
 	@mkdir -p $(@D)
 	$(call KSYNC_SAY,LD,$@)
-	$(KSYNC_Q)$(HOSTED_CC) $(HOSTED_EXTRA_LDFLAGS) -o $@ $< $(HOSTED_LIB) -pthread
+	$(KSYNC_Q)$(HOSTED_CC) $(HOSTED_EXTRA_LDFLAGS) -o $@ $< $(HOSTED_LIB) $(KSYNC_BENCH_LDLIBS_$*) -pthread
 
 $(HOSTED_OUT)/ksync.pc: $(KSYNC_T)lib/ksync.pc.in FORCE
 	@mkdir -p $(@D)

@@ -188,3 +188,23 @@ def test_spread_table_rendered_when_runs_recorded(data):
     by = {r[0]: r for r in t.rows}
     assert by["cli_sti"][1].endswith("(2 runs)")
     assert "mfence" in by and by["mfence"][1] == "—"
+
+
+def test_cmp_table_ratios():
+    rows = [
+        {"kind": "cmp", "structure": "stack", "impl": "ksync", "metric": "latency", "threads": 1, "median": 40.0},
+        {"kind": "cmp", "structure": "stack", "impl": "ck", "metric": "latency", "threads": 1, "median": 60.0},
+        {"kind": "cmp", "structure": "stack", "impl": "urcu", "metric": "latency", "threads": 1, "median": 50.0},
+        {"kind": "cmp", "structure": "stack", "impl": "ksync", "metric": "throughput", "threads": 2, "median": 30.0},
+        {"kind": "cmp", "structure": "stack", "impl": "ck", "metric": "throughput", "threads": 2, "median": 20.0},
+        {"kind": "cmp", "structure": "mpmc", "impl": "ksync", "metric": "throughput", "threads": 2, "median": 5.0},
+    ]
+    t = report.cmp_table(rows, {"cpu_model": "X"})
+    by = {(r[0].split(":")[0], r[1].split(" ")[0], r[2]): r for r in t.rows}
+    # latency: better peer is urcu (50); 50/40 = 1.25 (> 1: libksync faster)
+    assert by[("LIFO stack", "latency", "1")][-1] == "1.25 vs urcu"
+    # throughput: 30/20 = 1.5 vs ck; urcu missing shows a dash
+    r = by[("LIFO stack", "throughput", "2")]
+    assert r[-1] == "1.5 vs ck" and r[5] == "urcu: —"
+    # no peer measured: no ratio
+    assert by[("mpmc queue", "throughput", "2")][-1] == "—"

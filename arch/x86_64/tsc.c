@@ -1,7 +1,9 @@
 /*
  * tsc.c - the TSC's frequency: CPUID 0x15 (crystal ratio) or 0x16 (base MHz) when they
  * give non-zero values, else calibrated against PIT channel 2 (1.193182 MHz), the
- * median of three 20 ms windows. Runs once on the BSP; tsc_hz is read-only after.
+ * median of seven 10 ms windows (an emulator's vCPU thread can be descheduled inside a
+ * window on a loaded host; the median discards such windows). Runs once on the BSP;
+ * tsc_hz is read-only after.
  */
 #include "kernel.h"
 #include "x86.h"
@@ -66,14 +68,19 @@ void tsc_init(void)
 			return;
 		}
 	}
-	uint64_t s[3];
-	uint32_t pit = (uint32_t)(PIT_HZ / 50);	/* 20 ms */
-	for (int i = 0; i < 3; i++)
+	enum { WINDOWS = 7 };
+	uint64_t s[WINDOWS];
+	uint32_t pit = (uint32_t)(PIT_HZ / 100);	/* 10 ms */
+	for (int i = 0; i < WINDOWS; i++)
 		s[i] = pit_delay_ticks(pit);
-	/* median of three */
-	uint64_t lo = s[0] < s[1] ? s[0] : s[1], hi = s[0] < s[1] ? s[1] : s[0];
-	uint64_t med = s[2] < lo ? lo : s[2] > hi ? hi : s[2];
-	if (!med)
+	for (int i = 1; i < WINDOWS; i++)		/* insertion sort, 7 elements */
+		for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
+			uint64_t t = s[j];
+			s[j] = s[j - 1];
+			s[j - 1] = t;
+		}
+	uint64_t med = s[WINDOWS / 2];
+	if (!s[0])
 		panic("tsc: PIT channel 2 never reached terminal count; cannot calibrate the TSC");
 	tsc_hz = med * PIT_HZ / pit;
 	tsc_source = "pit";

@@ -158,6 +158,10 @@ def build_parser() -> Parser:
     r.add_argument("--repeat", type=repeat_type, default=3, metavar="N",
                    help="measure each side N times (1..20, default 3); the table shows, per "
                         "row, the run with the middle median and the spread of the medians")
+    r.add_argument("--no-peers", action="store_true",
+                   help="skip the libksync vs Concurrency Kit / liburcu comparison")
+    r.add_argument("--peer-pairs", type=int, default=400000, metavar="N",
+                   help="operation pairs per thread in each peer-comparison run (default 400000)")
     r.add_argument("--set", choices=("default", "all"), default="default",
                    help="experiment set (default: default)")
     r.add_argument("--hosted-prims", metavar="PATH",
@@ -354,8 +358,27 @@ def cmd_run(args, repo: Path) -> int:
         "facts": facts or None,
     }
 
+    # (b2) libksync vs its peers (Concurrency Kit, liburcu), hosted
+    cmp_rows: list[dict] = []
+    if not args.no_peers:
+        cmp_prog = repo / hosted.HOSTED_CMP
+        if not cmp_prog.exists():
+            progress(f"peer comparison skipped ({display_path(cmp_prog)} was not built)")
+        else:
+            progress(f"running libksync vs Concurrency Kit and liburcu ({display_path(cmp_prog)})")
+            c = hosted.run_program(cmp_prog, args.timeout, repo / qemu.LOG_DIR,
+                                   args=[str(args.peer_pairs), str(max(args.repeat, 3))])
+            if not c.passed:
+                print("\n".join([f"FAIL: {c.reason}", *c.tail(),
+                                 f"full log: {display_path(c.log_path)}"]),
+                      file=sys.stderr, flush=True)
+                raise KsyncError(f"peer comparison failed: {c.reason}")
+            cmp_rows = c.objects.of_kind("cmp")
+            progress(f"peer comparison done in {c.elapsed:.1f}s: {len(cmp_rows)} rows, "
+                     f"log {display_path(c.log_path)}")
+
     # (c) report
-    data = report.make_prims_data(krows, hrows, kernel_side, hosted_side, meta)
+    data = report.make_prims_data(krows, hrows, kernel_side, hosted_side, meta, cmp_rows)
     written = report.write_reports(data, out_dir)
     print(report.render_text(report.prims_document(data)), end="", flush=True)
     progress("wrote " + ", ".join(display_path(p) for p in written))

@@ -17,6 +17,7 @@ from .ktap import KsyncObjects, KtapResult
 from .util import SetupError, display_path
 
 HOSTED_PRIMS = Path("build/hosted/bench/prims")
+HOSTED_CMP = Path("build/hosted/bench/cmp_peers")
 
 
 @dataclass

@@ -289,7 +289,8 @@ def middle_run_rows(runs: list[list[dict]]) -> list[dict]:
 
 
 def make_prims_data(kernel_rows: Iterable[dict], hosted_rows: Iterable[dict],
-                    kernel_side: dict | None, hosted_side: dict | None, meta: dict) -> dict:
+                    kernel_side: dict | None, hosted_side: dict | None, meta: dict,
+                    cmp_rows: Iterable[dict] | None = None) -> dict:
     """The ``prims.json`` document.
 
     ``meta``: timestamp, commit, host_cpu_model, host_cpus, qemu_version.
@@ -303,7 +304,10 @@ def make_prims_data(kernel_rows: Iterable[dict], hosted_rows: Iterable[dict],
     if hosted_side is not None:
         sides["hosted"] = hosted_side
         rows += annotate_rows(hosted_rows, "hosted", hosted_side, meta)
-    return {"schema": SCHEMA, **meta, "sides": sides, "rows": rows}
+    data = {"schema": SCHEMA, **meta, "sides": sides, "rows": rows}
+    if cmp_rows:
+        data["cmp"] = [dict(r, env="hosted", commit=meta.get("commit")) for r in cmp_rows]
+    return data
 
 
 def load_prims(path: Path) -> dict:
@@ -481,7 +485,74 @@ def prims_tables(data: dict) -> list[Table]:
     spread = _spread_table(specs, kidx, hidx, sides)
     if spread:
         tables.append(spread)
+    cmp_rows = data.get("cmp") or []
+    if cmp_rows:
+        tables.append(cmp_table(cmp_rows, (data.get("sides") or {}).get("hosted")))
     return tables
+
+
+# ---- libksync vs today's peers (bench/cmp_peers.c) -----------------------------------
+
+CMP_STRUCTURES = [("stack", "LIFO stack: push + pop"),
+                  ("mpmc", "mpmc queue: enqueue + dequeue"),
+                  ("spsc", "spsc queue: enqueue + dequeue")]
+CMP_PEERS = {"stack": ["ck", "urcu"], "mpmc": ["ck", "urcu"], "spsc": ["ck", "ck_fifo"]}
+CMP_PEER_NAMES = {"ck": "Concurrency Kit", "urcu": "liburcu", "ck_fifo": "ck_fifo"}
+
+
+def cmp_table(rows: list[dict], hosted_info: dict | None) -> Table:
+    """One line per structure x metric x thread count: median of each implementation and
+    libksync's ratio to the better peer (> 1 means libksync is better: fewer ticks for
+    latency, more operations per second for throughput)."""
+    idx: dict[tuple, dict] = {}
+    keys: list[tuple] = []
+    for r in rows:
+        k = (r.get("structure"), r.get("metric"), int(r.get("threads") or 1))
+        if k not in keys:
+            keys.append(k)
+        idx[k + (r.get("impl"),)] = r
+    order = {s: i for i, (s, _) in enumerate(CMP_STRUCTURES)}
+    keys.sort(key=lambda k: (order.get(k[0], 99), k[1] != "latency", k[2]))
+    out = []
+    for st, metric, threads in keys:
+        peers = CMP_PEERS.get(st, [])
+        def med(impl):
+            r = idx.get((st, metric, threads, impl))
+            try:
+                return float(r["median"]) if r else None
+            except (KeyError, TypeError, ValueError):
+                return None
+        ours = med("ksync")
+        peer_meds = [(p, med(p)) for p in peers]
+        known = [(p, m) for p, m in peer_meds if m]
+        ratio = DASH
+        if ours and known:
+            if metric == "latency":
+                best = min(known, key=lambda x: x[1])
+                ratio = f"{fmt_ratio(best[1] / ours)} vs {best[0]}"
+            else:
+                best = max(known, key=lambda x: x[1])
+                ratio = f"{fmt_ratio(ours / best[1])} vs {best[0]}"
+        unit = "TSC ticks/pair" if metric == "latency" else "M pairs/s"
+        label = dict(CMP_STRUCTURES).get(st, st)
+        cells = [fmt_ticks(ours) if ours is not None else DASH]
+        for p, m in peer_meds:
+            cells.append(f"{p}: {fmt_ticks(m)}" if m is not None else f"{p}: {DASH}")
+        while len(cells) < 3:
+            cells.append("")
+        out.append([label, f"{metric} ({unit})", str(threads), *cells, ratio])
+    model = (hosted_info or {}).get("cpu_model") or "this machine's CPU"
+    return Table(
+        title="libksync vs Concurrency Kit and liburcu (hosted)",
+        headers=["structure", "metric", "threads", "libksync", "peer 1", "peer 2",
+                 "libksync vs better peer"],
+        rows=out, align=["l", "l", "r", "r", "r", "r", "r"],
+        notes_above=[f"hosted, {model}; medians (latency: 200 batches of 256 pairs, one "
+                     "thread; throughput: repeated runs, threads pinned). Ratio > 1: "
+                     "libksync better. Peers as Debian 12 ships them: Concurrency Kit 0.7.1 "
+                     "(ck_stack mpmc, ck_ring, ck_fifo spsc), liburcu 0.13 (lfstack with "
+                     "pop_blocking, wfcqueue with dequeue_blocking: their dequeuers/poppers "
+                     "take a mutex)."])
 
 
 def _spread_cell(row: dict | None) -> str:
