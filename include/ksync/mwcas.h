@@ -1,0 +1,830 @@
+/*
+ * mwcas.h - multi-word compare-and-swap (CAS2 / MWCAS) behind one API, with the three
+ * implementations Hohmuth & Härtig discuss, chosen per build.
+ *
+ * Papers: Hohmuth & Härtig 2001, "Pragmatic nonblocking synchronization for real-time
+ * systems": §2.1 (x86 has no CAS2; software MWCAS [Harris et al. and others] is costly;
+ * on a uniprocessor the usual technique is to disable interrupts during the update;
+ * Bershad's note that on a multiprocessor even readers must take the lock, "otherwise
+ * readers can see intermediate states"), §3.2 (global data beyond counters, stacks and
+ * queues - e.g. double-linked lists - "implemented in a lock-free fashion, based on a
+ * software implementation of MWCAS"; in a kernel protect the update by disabling
+ * interrupts; on multiprocessors "use spin locks to protect very short critical
+ * sections"), §4.2 (Fiasco's ready, present and sender lists use exactly that
+ * simulated MWCAS).  Soft variant: Harris, Fraser & Pratt, "A practical multi-word
+ * compare-and-swap operation", DISC 2002 (RDCSS + MCAS descriptors with helping), with
+ * the descriptor reuse of Arbel-Raviv & Brown, "Reuse, don't recycle", DISC 2017 (two
+ * descriptors per thread, sequence numbers instead of garbage collection).
+ *
+ *   struct ksync_mwcas_op ops[2] = {
+ *           { &a, old_a, new_a },
+ *           { &b, old_b, new_b },
+ *   };
+ *   if (ksync_mwcas(ops, 2) == KSYNC_OK) ...      // both swapped, atomically
+ *   uint64_t v = ksync_mwcas_read(&a);            // a's logical value
+ *
+ * ---- the API (identical for every implementation) --------------------------------------
+ *
+ * int ksync_mwcas(struct ksync_mwcas_op *ops, unsigned n)
+ *     If *ops[i].addr == ops[i].expected for every i, write every ops[i].desired and
+ *     return KSYNC_OK; otherwise write nothing and return KSYNC_EBUSY.  Atomic
+ *     (linearizable) with respect to every other ksync_mwcas and ksync_mwcas_read.
+ *     Bad input returns KSYNC_EINVAL and writes nothing: ops NULL, n == 0 or
+ *     n > KSYNC_MWCAS_MAX, an addr NULL or not 8-byte aligned, the same addr twice, an
+ *     expected or desired value with a reserved bit set (see below).  The soft variant
+ *     returns KSYNC_ENOMEM if the calling thread cannot get a descriptor slot
+ *     (more than KSYNC_MWCAS_MAX_THREADS threads using it at once).  `ops` is not
+ *     modified.  On failure it does not say which word differed (read them).
+ * uint64_t ksync_mwcas_read(const uint64_t *addr)
+ *     The logical value of a word that ksync_mwcas may be changing (for the soft variant
+ *     a word can transiently hold a descriptor reference; this returns the value it
+ *     stands for).  Precondition: addr non-NULL, 8-byte aligned.
+ * int ksync_cas2(a1, o1, n1, a2, o2, n2)
+ *     Two-word convenience form (CAS2 as Massalin & Pu's 68030 had it, on two
+ *     independent words).
+ *
+ * Reserved bit: bit 0 of every value (KSYNC_MWCAS_RESERVED).  Values must be even:
+ * pointers to 2-byte-aligned objects, or integers shifted left by one
+ * (KSYNC_MWCAS_VAL(x) / KSYNC_MWCAS_UNVAL(v)).  Only the soft variant needs the bit (an
+ * odd word is a descriptor reference), but every variant rejects odd values with
+ * KSYNC_EINVAL, so a program tested with one build behaves the same with the others.
+ *
+ * Words: while shared, a word must be changed only through ksync_mwcas (never by a
+ * plain store or another CAS) and read only through ksync_mwcas_read (a plain load may
+ * see a descriptor reference).  Before a word is shared, initialise it with any store.
+ * All words given to one variant must be used with that variant only.
+ *
+ * ---- choosing the implementation -----------------------------------------------------
+ *
+ * -DKSYNC_MWCAS_IMPL=soft|irq|lock (default soft) maps ksync_mwcas/ksync_mwcas_read to
+ * one of the functions below at compile time (no indirect call, no run-time branch).
+ * The choice must be the same in every translation unit that shares words.  Every
+ * variant can also be called by its own name (ksync_mwcas_soft, ...), which is how the
+ * tests check all three in one binary.
+ *
+ *   soft  ksync_mwcas_soft / ksync_mwcas_read_soft: lock-free on SMP.  Harris-Fraser-
+ *         Pratt: phase 1 installs a reference to the operation's descriptor into each
+ *         word in address order, each by an RDCSS ("restricted double-compare single-
+ *         swap": install only while the descriptor is still UNDECIDED); one CAS on the
+ *         descriptor's status decides SUCCEEDED or FAILED (the linearization point);
+ *         phase 2 replaces the references by the new (or old) values.  A thread that
+ *         meets another operation's reference helps it to its decision first, so a
+ *         preempted thread never stops the others.  Cost uncontended: 3n+1 CAS
+ *         (per word an RDCSS install and its completion, the decision, per word a
+ *         clean-up).
+ *         mwcas: lock-free.  read: lock-free (never writes; it interprets a reference
+ *         through the descriptor, retrying only if that descriptor was reused).
+ *   irq   ksync_mwcas_irq / ksync_mwcas_read_irq: Hohmuth & Härtig §2.1, §4.2 (Fiasco):
+ *         KSYNC_IRQ_SAVE(); compare all words; write all words; KSYNC_IRQ_RESTORE(k).
+ *         Correct on ONE CPU only (or for words only one CPU touches, as Fiasco's
+ *         per-CPU ready lists).  mwcas: wait-free (n loads + n stores, no loop).
+ *         read: wait-free (one load).
+ *   lock  ksync_mwcas_lock / ksync_mwcas_read_lock: Hohmuth & Härtig §3.2 on SMP: a
+ *         spin lock around the same compare-and-write, with interrupts disabled through
+ *         KSYNC_IRQ_SAVE (a no-op hosted) so a handler on the same CPU cannot spin on a
+ *         lock its CPU holds.  Striped: KSYNC_MWCAS_STRIPES cache-line-sized locks, a word
+ *         maps to a stripe by a hash of its address; an operation takes its stripes in
+ *         ascending order (no deadlock), a read takes the word's stripe (§2.1: readers on
+ *         SMP must lock too, or a reader of two words could see half an update).
+ *         mwcas: blocking.  read: blocking.
+ *
+ * ---- interrupt hooks -----------------------------------------------------------------
+ *
+ * KSYNC_IRQ_KEY_T, KSYNC_IRQ_SAVE() (returns a key) and KSYNC_IRQ_RESTORE(key): defined
+ * before this header is included to override.  Kernel builds (KSYNC_KERNEL) default to
+ * irqkey_t / arch_irq_save() / arch_irq_restore() from kernel/include/arch_if.h.  The
+ * hosted default does nothing: the irq variant is then SINGLE-THREADED ONLY (a stand-in
+ * with the kernel's structure, for tests and single-threaded programs); a hosted
+ * program may define the hooks (e.g. to block signals) before including this header.
+ *
+ * ---- the soft variant in detail ------------------------------------------------------
+ *
+ * A word holding an odd value is a reference: bit 1 says RDCSS (1) or MWCAS (0)
+ * descriptor, bits 2..9 the owner's slot, bits 10..63 the descriptor's sequence number.
+ *
+ * Descriptor reclamation (Arbel-Raviv & Brown): there is no allocation and no garbage
+ * collection.  Each slot s (0 <= s < KSYNC_MWCAS_MAX_THREADS) owns exactly one MWCAS
+ * descriptor and one RDCSS descriptor in the type-stable arrays of lib/mwcas.c, reused
+ * for every operation of the thread holding the slot.  Each reuse increments the
+ * descriptor's sequence number before the fields are rewritten (the MWCAS descriptor's
+ * sequence number shares a word with its status).  A reference carries the sequence
+ * number it was made for, so
+ *   - a helper copies the fields, then re-reads the sequence number (seqlock order:
+ *     fields, acquire fence, sequence number); a changed number means that operation
+ *     is over and every reference to it is gone from memory, so the helper has nothing
+ *     to do;
+ *   - a late CAS that expects a stale reference fails (the references differ);
+ *   - the decision CAS expects (sequence number, UNDECIDED), so a late helper cannot
+ *     decide a reused descriptor.
+ * The owner reuses its MWCAS descriptor only after its phase 2 has removed every
+ * reference: for each word it loops until the word holds neither its reference nor an
+ * RDCSS reference that would still install it (a helper that read UNDECIDED just before
+ * the decision may complete its RDCSS after the owner's first clean-up CAS - the one
+ * change to Harris-Fraser-Pratt, which relies on a garbage collector for this case).
+ * The owner of an RDCSS descriptor reuses it only after the reference is out of the
+ * word (its own completing CAS, or a helper's, replaced it).  The interleaving explorer
+ * checks this (tests/unit/test_explore_mwcas.c): every schedule up to 2 preemptions of
+ * its scenarios is linearizable and leaves no reference, and with the original phase 2
+ * it finds the stale reference.
+ *
+ * Slots (what bounds the number of threads): at most KSYNC_MWCAS_MAX_THREADS (128)
+ * threads hold a slot at once.  Hosted: a thread gets a slot on its first soft MWCAS
+ * and gives it back when it exits (a pthread key destructor) or calls
+ * ksync_mwcas_thread_exit(); ksync_mwcas_soft returns KSYNC_ENOMEM when all are taken.
+ * Kernel: slot = CPU index (< 64 = MAX_CPUS), and the operation runs with interrupts
+ * disabled (KSYNC_IRQ_SAVE) so no other code on that CPU uses the slot meanwhile.
+ * Callers with their own thread numbering (and the interleaving explorer, whose
+ * coroutines share one OS thread) use __ksync_mwcas_soft(slot, ops, n) with a slot from
+ * ksync_mwcas_slot_claim(): the `__` says the caller guarantees that no two threads use
+ * one slot at the same time.
+ *
+ * Memory orders: every access to a user word and to a descriptor's status word is
+ * seq_cst, except the owner's store of a new sequence number (relaxed: only the owner
+ * writes it, and the seqlock fence orders it).  Phase 2 needs seq_cst: the owner's decision (a CAS) and its later load of a word,
+ * against a helper's install CAS on that word and its later load of the status, is the
+ * store-buffer pattern; seq_cst forbids both loads reading the old values.  On x86-64
+ * these are plain loads and lock cmpxchg, as acq_rel would be.  Descriptor fields are
+ * relaxed atomics in seqlock order (owner: sequence number, release fence, fields,
+ * then the publishing CAS; helper: fields, acquire fence, sequence number).
+ *
+ * Test hook: KSYNC_MWCAS_TEST_HOOK(addr) runs in the soft variant just before each
+ * install CAS (between reading a word and CASing it), empty unless defined before this
+ * header is included; tests use it to change a word at exactly that point.
+ * KSYNC_MWCAS_TEST_ORIGINAL_PHASE2 (test only, default 0) seeds the bug described
+ * under "Descriptor reclamation", for the explorer's test to find.
+ */
+#ifndef KSYNC_MWCAS_H
+#define KSYNC_MWCAS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ksync/atomic.h>
+#include <ksync/errors.h>
+#include <ksync/platform.h>
+
+/* ---- limits and the value encoding ----------------------------------------------- */
+
+#define KSYNC_MWCAS_MAX 8		/* most words per operation */
+#define KSYNC_MWCAS_MAX_THREADS 128	/* soft: descriptor slots (<= 256: 8 bits in a ref) */
+#define KSYNC_MWCAS_CPU_SLOTS 64	/* kernel: slots 0..63 are the CPUs' (MAX_CPUS) */
+#define KSYNC_MWCAS_STRIPES 64		/* lock: number of stripe locks (a power of two) */
+#define KSYNC__MWCAS_STRIPE_BITS 6	/* log2(KSYNC_MWCAS_STRIPES) */
+#define KSYNC_MWCAS_RESERVED 1ull	/* the bit every value must leave clear */
+#define KSYNC_MWCAS_VAL(x) ((uint64_t)(x) << 1)	/* integer -> storable value */
+#define KSYNC_MWCAS_UNVAL(v) ((uint64_t)(v) >> 1)	/* stored value -> integer */
+
+struct ksync_mwcas_op {
+	uint64_t *addr;		/* the word: 8-byte aligned, distinct within one call */
+	uint64_t expected;	/* compared with the word's logical value; bit 0 clear */
+	uint64_t desired;	/* written if every word matched; bit 0 clear */
+};
+
+/* ---- interrupt hooks (see the top) ----------------------------------------------- */
+
+#ifndef KSYNC_IRQ_SAVE
+#ifdef KSYNC_KERNEL
+#define KSYNC_IRQ_KEY_T irqkey_t
+#define KSYNC_IRQ_SAVE() arch_irq_save()
+#define KSYNC_IRQ_RESTORE(k) arch_irq_restore(k)
+#else
+/* Hosted stand-in: provides NO exclusion.  The irq variant is single-threaded only. */
+#define KSYNC_IRQ_KEY_T unsigned long
+#define KSYNC_IRQ_SAVE() (ksync_compiler_barrier(), 0ul)
+#define KSYNC_IRQ_RESTORE(k) ((void)(k), ksync_compiler_barrier())
+#endif
+#endif
+#ifndef KSYNC_IRQ_KEY_T
+#define KSYNC_IRQ_KEY_T unsigned long
+#endif
+
+#ifndef KSYNC_MWCAS_TEST_HOOK
+#define KSYNC_MWCAS_TEST_HOOK(addr) ((void)0)
+#endif
+/* Test only (a seeded bug): non-zero makes the owner's phase 2 Harris-Fraser-Pratt's
+ * original single CAS per word, which with reused descriptors can leave a stale
+ * reference behind (tests/unit/test_explore_mwcas.c shows the explorer finding it).
+ * May be a run-time expression in a test. */
+#ifndef KSYNC_MWCAS_TEST_ORIGINAL_PHASE2
+#define KSYNC_MWCAS_TEST_ORIGINAL_PHASE2 0
+#endif
+
+/* ---- shared state (lib/mwcas.c) -------------------------------------------------- */
+
+/* One word of an operation, as a descriptor stores it (addr as an integer so that the
+ * u64 atomics can read it). */
+struct ksync__mwcas_ent {
+	uint64_t addr, old, new_;
+};
+
+/* MWCAS descriptor of one slot.  state = (seq << 2) | status: the owner alone stores a
+ * new seq (starting an operation); anyone CASes the status from UNDECIDED with the seq
+ * it holds a reference for.  n and e[] are written by the owner after the seq, before
+ * the first reference is published, and read by helpers in seqlock order. */
+struct ksync__mwcas_desc {
+	uint64_t state;
+	uint64_t n;
+	struct ksync__mwcas_ent e[KSYNC_MWCAS_MAX];	/* sorted by addr */
+} __attribute__((aligned(64)));
+
+/* RDCSS descriptor of one slot: "if *addr == old and the MWCAS named by new_ is still
+ * UNDECIDED, *addr = new_".  seq is bumped by the owner before rewriting the fields. */
+struct ksync__rdcss_desc {
+	uint64_t seq;
+	uint64_t addr, old, new_;
+} __attribute__((aligned(64)));
+
+struct ksync__mwcas_stripe {
+	uint32_t lock;	/* 0 free, 1 held; exchange-acquire to take, store-release to drop */
+} __attribute__((aligned(64)));
+
+extern struct ksync__mwcas_desc ksync__mwcas_descs[KSYNC_MWCAS_MAX_THREADS];
+extern struct ksync__rdcss_desc ksync__rdcss_descs[KSYNC_MWCAS_MAX_THREADS];
+extern struct ksync__mwcas_stripe ksync__mwcas_stripes[KSYNC_MWCAS_STRIPES];
+
+/*
+ * Claim a free slot (returns 0..KSYNC_MWCAS_MAX_THREADS-1) or KSYNC_ENOMEM; give it
+ * back with ksync_mwcas_slot_release once the thread has finished its operations.
+ * Wait-free (one pass over the slot table).  In the kernel, slots below 64 belong to
+ * the CPUs and are never handed out.
+ */
+int ksync_mwcas_slot_claim(void);
+void ksync_mwcas_slot_release(unsigned slot);
+
+#ifndef KSYNC_KERNEL
+/* Hosted: the calling thread's slot (-1 until its first ksync_mwcas_soft). */
+extern _Thread_local int ksync__mwcas_tls_slot;
+/* Claim a slot for the calling thread, remembered in ksync__mwcas_tls_slot and given
+ * back at thread exit; returns it or KSYNC_ENOMEM. */
+int ksync__mwcas_tls_claim(void);
+/* Give the calling thread's slot back now (optional: thread exit does it). */
+void ksync_mwcas_thread_exit(void);
+#endif
+
+/* ---- input check (all variants) -------------------------------------------------- */
+
+static inline int ksync__mwcas_check(const struct ksync_mwcas_op *ops, unsigned n)
+{
+	if (ops == NULL)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "ops is NULL");
+	if (n == 0 || n > KSYNC_MWCAS_MAX)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "n must be 1..KSYNC_MWCAS_MAX");
+	for (unsigned i = 0; i < n; i++) {
+		if (ops[i].addr == NULL || ((uintptr_t)ops[i].addr & 7) != 0)
+			KSYNC_BAD_INPUT(KSYNC_EINVAL, "addr NULL or not 8-byte aligned");
+		if ((ops[i].expected | ops[i].desired) & KSYNC_MWCAS_RESERVED)
+			KSYNC_BAD_INPUT(KSYNC_EINVAL, "value has the reserved bit 0 set");
+		for (unsigned j = 0; j < i; j++)
+			if (ops[j].addr == ops[i].addr)
+				KSYNC_BAD_INPUT(KSYNC_EINVAL, "the same addr twice");
+	}
+	return KSYNC_OK;
+}
+
+/* ======================================================================================
+ * soft: Harris-Fraser-Pratt MCAS with reused descriptors
+ * ====================================================================================== */
+
+enum { KSYNC__MW_UNDECIDED = 0, KSYNC__MW_SUCCEEDED = 1, KSYNC__MW_FAILED = 2 };
+
+#define KSYNC__MW_REF 1ull		/* bit 0: a descriptor reference */
+#define KSYNC__MW_RDCSS 2ull		/* bit 1: RDCSS (else MWCAS) descriptor */
+#define KSYNC__MW_SLOT_SHIFT 2
+#define KSYNC__MW_SEQ_SHIFT 10
+#define KSYNC__MW_SEQ_MASK ((1ull << 54) - 1)
+
+static inline uint64_t ksync__mw_ref(bool rdcss, unsigned slot, uint64_t seq)
+{
+	return KSYNC__MW_REF | (rdcss ? KSYNC__MW_RDCSS : 0) |
+	       ((uint64_t)slot << KSYNC__MW_SLOT_SHIFT) | (seq << KSYNC__MW_SEQ_SHIFT);
+}
+static inline bool ksync__mw_is_mref(uint64_t v)
+{
+	return (v & (KSYNC__MW_REF | KSYNC__MW_RDCSS)) == KSYNC__MW_REF;
+}
+static inline bool ksync__mw_is_dref(uint64_t v)
+{
+	return (v & (KSYNC__MW_REF | KSYNC__MW_RDCSS)) == (KSYNC__MW_REF | KSYNC__MW_RDCSS);
+}
+static inline unsigned ksync__mw_slot(uint64_t ref)
+{
+	return (unsigned)(ref >> KSYNC__MW_SLOT_SHIFT) & 0xff;
+}
+static inline uint64_t ksync__mw_seq(uint64_t ref)
+{
+	return ref >> KSYNC__MW_SEQ_SHIFT;
+}
+/* The status word value "instance seq is undecided". */
+static inline uint64_t ksync__mw_undecided(uint64_t seq)
+{
+	return (seq << 2) | KSYNC__MW_UNDECIDED;
+}
+
+/*
+ * Copy the fields of the MWCAS instance `mref` into e[0..*n) and its status into *st.
+ * False if the instance is over (its descriptor was reused): nothing to help, and no
+ * word holds `mref` any more.  Seqlock read: fields (relaxed), acquire fence, state.
+ */
+static inline bool ksync__mw_snapshot(uint64_t mref, struct ksync__mwcas_ent *e,
+				      unsigned *n, uint64_t *st)
+{
+	unsigned slot = ksync__mw_slot(mref);
+	struct ksync__mwcas_desc *d;
+	unsigned k;
+	uint64_t s;
+
+	if (slot >= KSYNC_MWCAS_MAX_THREADS)
+		return false;	/* not a reference we made: cannot happen */
+	d = &ksync__mwcas_descs[slot];
+	k = (unsigned)ksync_load_relaxed_u64(&d->n);
+	if (k > KSYNC_MWCAS_MAX)
+		k = KSYNC_MWCAS_MAX;	/* torn by a reuse: the check below rejects it */
+	for (unsigned j = 0; j < k; j++) {
+		e[j].addr = ksync_load_relaxed_u64(&d->e[j].addr);
+		e[j].old = ksync_load_relaxed_u64(&d->e[j].old);
+		e[j].new_ = ksync_load_relaxed_u64(&d->e[j].new_);
+	}
+	/* orders the field loads before the state load: if any field came from a later
+	 * instance, the state load sees that instance's (larger) seq */
+	ksync_fence_acquire();
+	s = ksync_load_seq_cst_u64(&d->state);
+	if ((s >> 2) != ksync__mw_seq(mref))
+		return false;
+	*n = k;
+	*st = s;
+	return true;
+}
+
+/* Copy the fields of the RDCSS instance `dref`; false if it is over (reference gone). */
+static inline bool ksync__rd_snapshot(uint64_t dref, struct ksync__rdcss_desc *out)
+{
+	unsigned slot = ksync__mw_slot(dref);
+	struct ksync__rdcss_desc *r;
+
+	if (slot >= KSYNC_MWCAS_MAX_THREADS)
+		return false;
+	r = &ksync__rdcss_descs[slot];
+	out->addr = ksync_load_relaxed_u64(&r->addr);
+	out->old = ksync_load_relaxed_u64(&r->old);
+	out->new_ = ksync_load_relaxed_u64(&r->new_);
+	ksync_fence_acquire();	/* fields before the seq (seqlock read) */
+	return ksync_load_relaxed_u64(&r->seq) == ksync__mw_seq(dref);
+}
+
+/*
+ * Finish the RDCSS `dref` whose fields are `f`: replace dref in the word by the MWCAS
+ * reference f->new_ if that MWCAS is still UNDECIDED, else by the old value f->old.
+ * Returns true if it saw the MWCAS undecided.
+ */
+static inline bool ksync__rd_complete(uint64_t dref, const struct ksync__rdcss_desc *f)
+{
+	unsigned ms = ksync__mw_slot(f->new_);
+	uint64_t exp = dref, st;
+	bool undecided;
+
+	if (ms >= KSYNC_MWCAS_MAX_THREADS)
+		return false;
+	/* seq_cst: see "Memory orders" at the top (the store-buffer case of phase 2) */
+	st = ksync_load_seq_cst_u64(&ksync__mwcas_descs[ms].state);
+	undecided = st == ksync__mw_undecided(ksync__mw_seq(f->new_));
+	ksync_cas_strong_seq_cst_u64((uint64_t *)(uintptr_t)f->addr, &exp,
+				     undecided ? f->new_ : f->old);
+	return undecided;
+}
+
+/* Help the RDCSS `dref` found in a word to completion.  If `only_for` is non-zero, help
+ * only an RDCSS that installs that MWCAS reference; returns false if it did not. */
+static inline bool ksync__rd_help(uint64_t dref, uint64_t only_for)
+{
+	struct ksync__rdcss_desc f;
+
+	if (!ksync__rd_snapshot(dref, &f))
+		return true;	/* over: the word no longer holds dref; re-read it */
+	if (only_for != 0 && f.new_ != only_for)
+		return false;
+	ksync__rd_complete(dref, &f);
+	return true;
+}
+
+/*
+ * RDCSS with the slot's own RDCSS descriptor (Harris-Fraser-Pratt §3): if *addr == old
+ * and the MWCAS `mref` is UNDECIDED, *addr = mref (logically: the word keeps the value
+ * old until that MWCAS is decided).  Returns the word's value before: `old` if the
+ * install went ahead (*undecided then says whether it installed mref or put old back),
+ * anything else if it did not.  Never returns an RDCSS reference (it helps those).
+ */
+static inline uint64_t ksync__rdcss(unsigned me, uint64_t *addr, uint64_t old,
+				    uint64_t mref, bool *undecided)
+{
+	struct ksync__rdcss_desc *r = &ksync__rdcss_descs[me];
+	uint64_t dref = 0, v;
+
+	*undecided = true;
+	v = ksync_load_seq_cst_u64(addr);
+	for (;;) {
+		if (v == old) {
+			if (dref == 0) {
+				/* new instance: seq first, then the fields (seqlock write) */
+				uint64_t seq = (ksync_load_relaxed_u64(&r->seq) + 1) &
+					       KSYNC__MW_SEQ_MASK;
+
+				ksync_store_relaxed_u64(&r->seq, seq);
+				/* orders the seq store before the field stores */
+				ksync_fence_release();
+				ksync_store_relaxed_u64(&r->addr, (uint64_t)(uintptr_t)addr);
+				ksync_store_relaxed_u64(&r->old, old);
+				ksync_store_relaxed_u64(&r->new_, mref);
+				dref = ksync__mw_ref(true, me, seq);
+			}
+			KSYNC_MWCAS_TEST_HOOK(addr);
+			/* seq_cst (see the top); publishes the fields written above */
+			if (ksync_cas_strong_seq_cst_u64(addr, &v, dref)) {
+				struct ksync__rdcss_desc f = { 0, (uint64_t)(uintptr_t)addr, old,
+							       mref };
+
+				*undecided = ksync__rd_complete(dref, &f);
+				return old;
+			}
+			continue;	/* v holds the current value */
+		}
+		if (ksync__mw_is_dref(v)) {
+			ksync__rd_help(v, 0);
+			v = ksync_load_seq_cst_u64(addr);
+			continue;
+		}
+		return v;
+	}
+}
+
+static inline uint64_t ksync__mw_help_one(unsigned me, uint64_t mref);
+
+/* Help the chain of operations that starts at the blocker `b` until one is decided. */
+static inline void ksync__mw_help_chain(unsigned me, uint64_t b)
+{
+	while (b != 0)
+		b = ksync__mw_help_one(me, b);
+}
+
+/*
+ * Phase 1 and the decision for the MWCAS instance `mref` (entries e[0..n), sorted).
+ * own: the caller owns it; on meeting another operation's reference it helps that one
+ * and retries the entry.  Otherwise it returns that reference (the caller then helps
+ * it: a chain, never a recursion).  Returns 0 once the instance is decided.
+ */
+static inline uint64_t ksync__mw_phase1(unsigned me, uint64_t mref,
+					const struct ksync__mwcas_ent *e, unsigned n, bool own)
+{
+	struct ksync__mwcas_desc *d = &ksync__mwcas_descs[ksync__mw_slot(mref)];
+	uint64_t seq = ksync__mw_seq(mref);
+	uint64_t und = ksync__mw_undecided(seq);
+	uint64_t result = KSYNC__MW_SUCCEEDED;
+
+	if (ksync_load_seq_cst_u64(&d->state) != und)
+		return 0;	/* decided already, or over */
+	for (unsigned j = 0; j < n;) {
+		bool undecided;
+		uint64_t v = ksync__rdcss(me, (uint64_t *)(uintptr_t)e[j].addr, e[j].old, mref,
+					  &undecided);
+
+		if (v == e[j].old || v == mref) {
+			if (!undecided)
+				return 0;	/* someone decided it meanwhile */
+			j++;
+			continue;
+		}
+		if (ksync__mw_is_mref(v)) {
+			if (!own)
+				return v;
+			ksync__mw_help_chain(me, v);
+			continue;	/* retry entry j */
+		}
+		result = KSYNC__MW_FAILED;	/* the word holds another value */
+		break;
+	}
+	/* the linearization point: the first decision CAS wins */
+	ksync_cas_strong_seq_cst_u64(&d->state, &und, (seq << 2) | result);
+	return 0;
+}
+
+/* Help the operation `mref` found in a word: phase 1, decision, simple phase 2.
+ * Returns 0 when it is decided (or over), else the reference that blocks it. */
+static inline uint64_t ksync__mw_help_one(unsigned me, uint64_t mref)
+{
+	struct ksync__mwcas_ent e[KSYNC_MWCAS_MAX];
+	unsigned n;
+	uint64_t st, b;
+
+	if (!ksync__mw_snapshot(mref, e, &n, &st))
+		return 0;
+	b = ksync__mw_phase1(me, mref, e, n, false);
+	if (b != 0)
+		return b;
+	st = ksync_load_seq_cst_u64(&ksync__mwcas_descs[ksync__mw_slot(mref)].state);
+	if ((st >> 2) != ksync__mw_seq(mref))
+		return 0;	/* over: the owner cleaned up */
+	for (unsigned j = 0; j < n; j++) {
+		uint64_t exp = mref;
+
+		ksync_cas_strong_seq_cst_u64((uint64_t *)(uintptr_t)e[j].addr, &exp,
+					     (st & 3) == KSYNC__MW_SUCCEEDED ? e[j].new_
+									     : e[j].old);
+	}
+	return 0;
+}
+
+/*
+ * The soft MWCAS with an explicit descriptor slot.  Precondition: no other thread uses
+ * `slot` during the call (slot from ksync_mwcas_slot_claim, or otherwise exclusive).
+ * Lock-free.  Returns as ksync_mwcas; KSYNC_EINVAL also for slot out of range.
+ */
+static inline int __ksync_mwcas_soft(unsigned slot, struct ksync_mwcas_op *ops, unsigned n)
+{
+	struct ksync__mwcas_ent e[KSYNC_MWCAS_MAX];
+	struct ksync__mwcas_desc *d;
+	uint64_t seq, mref, st;
+	int r = ksync__mwcas_check(ops, n);
+
+	if (r != KSYNC_OK)
+		return r;
+	if (slot >= KSYNC_MWCAS_MAX_THREADS)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "slot out of range");
+	/* entries in address order: the order every helper installs them in, which is
+	 * what keeps helping free of cycles */
+	for (unsigned i = 0; i < n; i++) {
+		unsigned j = i;
+
+		while (j > 0 && e[j - 1].addr > (uint64_t)(uintptr_t)ops[i].addr) {
+			e[j] = e[j - 1];
+			j--;
+		}
+		e[j].addr = (uint64_t)(uintptr_t)ops[i].addr;
+		e[j].old = ops[i].expected;
+		e[j].new_ = ops[i].desired;
+	}
+
+	/* a new instance: seq first (it retires the previous instance, which left no
+	 * reference behind), then the fields; the first install CAS publishes them */
+	d = &ksync__mwcas_descs[slot];
+	seq = ((ksync_load_relaxed_u64(&d->state) >> 2) + 1) & KSYNC__MW_SEQ_MASK;
+	/* relaxed: only this thread writes a new seq; the fence orders it before the
+	 * field stores (seqlock write), and the first install CAS publishes both */
+	ksync_store_relaxed_u64(&d->state, ksync__mw_undecided(seq));
+	ksync_fence_release();
+	ksync_store_relaxed_u64(&d->n, n);
+	for (unsigned j = 0; j < n; j++) {
+		ksync_store_relaxed_u64(&d->e[j].addr, e[j].addr);
+		ksync_store_relaxed_u64(&d->e[j].old, e[j].old);
+		ksync_store_relaxed_u64(&d->e[j].new_, e[j].new_);
+	}
+	mref = ksync__mw_ref(false, slot, seq);
+
+	ksync__mw_phase1(slot, mref, e, n, true);
+
+	/* phase 2 by the owner: leave no reference to this instance behind (see the top) */
+	st = ksync_load_seq_cst_u64(&d->state);
+	for (unsigned j = 0; j < n; j++) {
+		uint64_t *a = (uint64_t *)(uintptr_t)e[j].addr;
+		uint64_t fin = (st & 3) == KSYNC__MW_SUCCEEDED ? e[j].new_ : e[j].old;
+
+		for (;;) {
+			uint64_t v = ksync_load_seq_cst_u64(a);
+
+			if (v == mref) {
+				if (ksync_cas_strong_seq_cst_u64(a, &v, fin))
+					break;
+				continue;
+			}
+			/* an RDCSS that may still install mref: finish it (it now sees the
+			 * decision and puts the old value back), then look again */
+			if (!(KSYNC_MWCAS_TEST_ORIGINAL_PHASE2) && ksync__mw_is_dref(v) &&
+			    ksync__rd_help(v, mref))
+				continue;
+			break;
+		}
+	}
+	return (st & 3) == KSYNC__MW_SUCCEEDED ? KSYNC_OK : KSYNC_EBUSY;
+}
+
+/* Logical value of a word under the soft variant.  Lock-free; writes nothing. */
+static inline uint64_t ksync_mwcas_read_soft(const uint64_t *addr)
+{
+	for (;;) {
+		uint64_t v = ksync_load_seq_cst_u64(addr);
+
+		if ((v & KSYNC__MW_REF) == 0)
+			return v;
+		if (ksync__mw_is_dref(v)) {
+			/* an RDCSS in progress: the word still stands for its old value */
+			struct ksync__rdcss_desc f;
+
+			if (ksync__rd_snapshot(v, &f) && f.addr == (uint64_t)(uintptr_t)addr)
+				return f.old;
+		} else {
+			/* an MWCAS reference: old until it is decided, then old or new */
+			struct ksync__mwcas_ent e[KSYNC_MWCAS_MAX];
+			unsigned n;
+			uint64_t st;
+
+			if (ksync__mw_snapshot(v, e, &n, &st)) {
+				for (unsigned j = 0; j < n; j++)
+					if (e[j].addr == (uint64_t)(uintptr_t)addr)
+						return (st & 3) == KSYNC__MW_SUCCEEDED ? e[j].new_
+										       : e[j].old;
+			}
+		}
+		/* the descriptor was reused: the word has changed since; read it again */
+	}
+}
+
+#ifdef KSYNC_KERNEL
+/* Kernel: the CPU's slot, interrupts disabled for the duration (see the top). */
+static inline int ksync_mwcas_soft(struct ksync_mwcas_op *ops, unsigned n)
+{
+	KSYNC_IRQ_KEY_T k;
+	unsigned cpu;
+	int r = ksync__mwcas_check(ops, n);
+
+	if (r != KSYNC_OK)
+		return r;
+	k = KSYNC_IRQ_SAVE();
+	cpu = ksync_cpu_id();
+	r = cpu < KSYNC_MWCAS_CPU_SLOTS ? __ksync_mwcas_soft(cpu, ops, n) : KSYNC_ENOMEM;
+	KSYNC_IRQ_RESTORE(k);
+	return r;
+}
+#else
+/* Hosted: the calling thread's slot, claimed on first use. */
+static inline int ksync_mwcas_soft(struct ksync_mwcas_op *ops, unsigned n)
+{
+	int slot = ksync__mwcas_tls_slot;
+	int r = ksync__mwcas_check(ops, n);
+
+	if (r != KSYNC_OK)
+		return r;
+	if (slot < 0 && (slot = ksync__mwcas_tls_claim()) < 0)
+		return KSYNC_ENOMEM;
+	return __ksync_mwcas_soft((unsigned)slot, ops, n);
+}
+#endif
+
+/* ======================================================================================
+ * irq: Hohmuth & Härtig's uniprocessor MWCAS (interrupts off around compare + write)
+ * ====================================================================================== */
+
+static inline int ksync_mwcas_irq(struct ksync_mwcas_op *ops, unsigned n)
+{
+	KSYNC_IRQ_KEY_T k;
+	int r = ksync__mwcas_check(ops, n);
+
+	if (r != KSYNC_OK)
+		return r;
+	/* with interrupts off nothing else runs on this CPU: the loads and stores need no
+	 * order beyond program order (the hooks are compiler barriers) */
+	k = KSYNC_IRQ_SAVE();
+	for (unsigned i = 0; i < n; i++) {
+		if (ksync_load_relaxed_u64(ops[i].addr) != ops[i].expected) {
+			KSYNC_IRQ_RESTORE(k);
+			return KSYNC_EBUSY;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		ksync_store_relaxed_u64(ops[i].addr, ops[i].desired);
+	KSYNC_IRQ_RESTORE(k);
+	return KSYNC_OK;
+}
+
+/* One aligned load is atomic on one CPU. */
+static inline uint64_t ksync_mwcas_read_irq(const uint64_t *addr)
+{
+	return ksync_load_relaxed_u64(addr);
+}
+
+/* ======================================================================================
+ * lock: striped spin locks (Hohmuth & Härtig §3.2 on SMP)
+ * ====================================================================================== */
+
+static inline unsigned ksync__mwcas_stripe(const void *addr)
+{
+	/* Fibonacci hashing of the word index: neighbouring words land on different
+	 * stripes */
+	uint64_t x = ((uint64_t)(uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull;
+
+	return (unsigned)(x >> (64 - KSYNC__MWCAS_STRIPE_BITS));
+}
+
+static inline void ksync__mwcas_stripe_lock(unsigned i)
+{
+	uint32_t *l = &ksync__mwcas_stripes[i].lock;
+
+	/* acquire: the words read and written under the lock stay after taking it */
+	while (ksync_exchange_acquire_u32(l, 1) != 0)
+		while (ksync_load_relaxed_u32(l) != 0)	/* spin on a shared line */
+			ksync_cpu_relax();
+}
+
+static inline void ksync__mwcas_stripe_unlock(unsigned i)
+{
+	/* release: the words written under the lock are visible to the next holder */
+	ksync_store_release_u32(&ksync__mwcas_stripes[i].lock, 0);
+}
+
+static inline int ksync_mwcas_lock(struct ksync_mwcas_op *ops, unsigned n)
+{
+	unsigned s[KSYNC_MWCAS_MAX], ns = 0;
+	KSYNC_IRQ_KEY_T k;
+	int r = ksync__mwcas_check(ops, n);
+
+	if (r != KSYNC_OK)
+		return r;
+	/* the distinct stripes, ascending: a global lock order, so no deadlock */
+	for (unsigned i = 0; i < n; i++) {
+		unsigned x = ksync__mwcas_stripe(ops[i].addr), j = ns;
+		bool dup = false;
+
+		for (unsigned q = 0; q < ns; q++)
+			dup |= s[q] == x;
+		if (dup)
+			continue;
+		while (j > 0 && s[j - 1] > x) {
+			s[j] = s[j - 1];
+			j--;
+		}
+		s[j] = x;
+		ns++;
+	}
+	k = KSYNC_IRQ_SAVE();
+	for (unsigned i = 0; i < ns; i++)
+		ksync__mwcas_stripe_lock(s[i]);
+	/* relaxed: the stripe locks order these accesses (every access to the words goes
+	 * through a stripe lock) */
+	r = KSYNC_OK;
+	for (unsigned i = 0; i < n && r == KSYNC_OK; i++)
+		if (ksync_load_relaxed_u64(ops[i].addr) != ops[i].expected)
+			r = KSYNC_EBUSY;
+	if (r == KSYNC_OK)
+		for (unsigned i = 0; i < n; i++)
+			ksync_store_relaxed_u64(ops[i].addr, ops[i].desired);
+	for (unsigned i = ns; i-- > 0;)
+		ksync__mwcas_stripe_unlock(s[i]);
+	KSYNC_IRQ_RESTORE(k);
+	return r;
+}
+
+/* Readers lock too (§2.1): a read is then atomic with respect to every operation that
+ * writes the word.  Blocking. */
+static inline uint64_t ksync_mwcas_read_lock(const uint64_t *addr)
+{
+	unsigned s = ksync__mwcas_stripe(addr);
+	KSYNC_IRQ_KEY_T k = KSYNC_IRQ_SAVE();
+	uint64_t v;
+
+	ksync__mwcas_stripe_lock(s);
+	v = ksync_load_relaxed_u64(addr);
+	ksync__mwcas_stripe_unlock(s);
+	KSYNC_IRQ_RESTORE(k);
+	return v;
+}
+
+/* ======================================================================================
+ * the build's choice
+ * ====================================================================================== */
+
+#ifndef KSYNC_MWCAS_IMPL
+#define KSYNC_MWCAS_IMPL soft
+#endif
+#define KSYNC__MWCAS_IS_soft 1
+#define KSYNC__MWCAS_IS_irq 1
+#define KSYNC__MWCAS_IS_lock 1
+#define KSYNC__MWCAS_PASTE(a, b) a##b
+#define KSYNC__MWCAS_XPASTE(a, b) KSYNC__MWCAS_PASTE(a, b)
+#define KSYNC__MWCAS_STR(x) #x
+#define KSYNC__MWCAS_XSTR(x) KSYNC__MWCAS_STR(x)
+#if !KSYNC__MWCAS_XPASTE(KSYNC__MWCAS_IS_, KSYNC_MWCAS_IMPL)
+#error "KSYNC_MWCAS_IMPL must be soft, irq or lock"
+#endif
+
+/* The implementation's name as a string ("soft", "irq", "lock"), for reports. */
+#define KSYNC_MWCAS_IMPL_NAME KSYNC__MWCAS_XSTR(KSYNC_MWCAS_IMPL)
+
+/* See the top.  Progress: that of the chosen implementation. */
+static inline int ksync_mwcas(struct ksync_mwcas_op *ops, unsigned n)
+{
+	return KSYNC__MWCAS_XPASTE(ksync_mwcas_, KSYNC_MWCAS_IMPL)(ops, n);
+}
+
+static inline uint64_t ksync_mwcas_read(const uint64_t *addr)
+{
+	return KSYNC__MWCAS_XPASTE(ksync_mwcas_read_, KSYNC_MWCAS_IMPL)(addr);
+}
+
+/* CAS2 on two independent words: ksync_mwcas of {a1, o1, n1}, {a2, o2, n2}. */
+static inline int ksync_cas2(uint64_t *a1, uint64_t o1, uint64_t n1, uint64_t *a2,
+			     uint64_t o2, uint64_t n2)
+{
+	struct ksync_mwcas_op ops[2] = { { a1, o1, n1 }, { a2, o2, n2 } };
+
+	return ksync_mwcas(ops, 2);
+}
+
+#endif /* KSYNC_MWCAS_H */

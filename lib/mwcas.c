@@ -1,0 +1,104 @@
+/*
+ * mwcas.c - the shared state of include/ksync/mwcas.h: the soft variant's type-stable
+ * descriptor arrays (one MWCAS and one RDCSS descriptor per slot, reused with sequence
+ * numbers: Arbel-Raviv & Brown, DISC 2017), the slot table, the lock variant's stripe
+ * locks, and (hosted only) the per-thread slot that ksync_mwcas_soft uses.
+ * Hohmuth & Härtig 2001 §2.1, §3.2; Harris, Fraser & Pratt, DISC 2002.
+ *
+ * Freestanding except the block marked hosted (a pthread key gives a thread's slot
+ * back when the thread exits).
+ */
+#ifndef KSYNC_KERNEL
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#endif
+
+#include <ksync/mwcas.h>
+
+_Static_assert(KSYNC_MWCAS_MAX_THREADS <= 256, "a reference has 8 bits of slot");
+_Static_assert(KSYNC_MWCAS_STRIPES == 1u << KSYNC__MWCAS_STRIPE_BITS,
+	       "KSYNC__MWCAS_STRIPE_BITS is log2(KSYNC_MWCAS_STRIPES)");
+_Static_assert(KSYNC_MWCAS_CPU_SLOTS < KSYNC_MWCAS_MAX_THREADS,
+	       "the kernel needs claimable slots above the CPUs'");
+
+/* Zero: every descriptor starts at seq 0, which no reference ever carries. */
+struct ksync__mwcas_desc ksync__mwcas_descs[KSYNC_MWCAS_MAX_THREADS];
+struct ksync__rdcss_desc ksync__rdcss_descs[KSYNC_MWCAS_MAX_THREADS];
+struct ksync__mwcas_stripe ksync__mwcas_stripes[KSYNC_MWCAS_STRIPES];
+
+/* 1 while a thread holds the slot: claimed by CAS 0 -> 1, released by a store of 0. */
+static uint32_t slot_taken[KSYNC_MWCAS_MAX_THREADS];
+
+#ifdef KSYNC_KERNEL
+#define FIRST_CLAIMABLE KSYNC_MWCAS_CPU_SLOTS
+#else
+#define FIRST_CLAIMABLE 0
+#endif
+
+int ksync_mwcas_slot_claim(void)
+{
+	for (unsigned i = FIRST_CLAIMABLE; i < KSYNC_MWCAS_MAX_THREADS; i++) {
+		uint32_t free_ = 0;
+
+		if (ksync_load_relaxed_u32(&slot_taken[i]) != 0)
+			continue;
+		/* acquire: the previous holder's descriptor writes (its release below)
+		 * happen before ours */
+		if (ksync_cas_strong_acquire_u32(&slot_taken[i], &free_, 1))
+			return (int)i;
+	}
+	return KSYNC_ENOMEM;
+}
+
+void ksync_mwcas_slot_release(unsigned slot)
+{
+	if (slot < KSYNC_MWCAS_MAX_THREADS)
+		/* release: this holder's last descriptor writes before the next holder's */
+		ksync_store_release_u32(&slot_taken[slot], 0);
+}
+
+#ifndef KSYNC_KERNEL
+
+_Thread_local int ksync__mwcas_tls_slot = -1;
+
+static pthread_key_t slot_key;
+static pthread_once_t slot_key_once = PTHREAD_ONCE_INIT;
+
+/* Thread exit: the key's value is slot + 1 (non-NULL). */
+static void slot_key_destructor(void *v)
+{
+	ksync_mwcas_slot_release((unsigned)((uintptr_t)v - 1));
+}
+
+static void slot_key_create(void)
+{
+	(void)pthread_key_create(&slot_key, slot_key_destructor);
+}
+
+int ksync__mwcas_tls_claim(void)
+{
+	int s;
+
+	if (ksync__mwcas_tls_slot >= 0)
+		return ksync__mwcas_tls_slot;
+	s = ksync_mwcas_slot_claim();
+	if (s < 0)
+		return s;
+	(void)pthread_once(&slot_key_once, slot_key_create);
+	(void)pthread_setspecific(slot_key, (void *)((uintptr_t)s + 1));
+	ksync__mwcas_tls_slot = s;
+	return s;
+}
+
+void ksync_mwcas_thread_exit(void)
+{
+	int s = ksync__mwcas_tls_slot;
+
+	if (s < 0)
+		return;
+	(void)pthread_setspecific(slot_key, NULL);
+	ksync__mwcas_tls_slot = -1;
+	ksync_mwcas_slot_release((unsigned)s);
+}
+
+#endif /* !KSYNC_KERNEL */
