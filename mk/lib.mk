@@ -57,7 +57,7 @@ HOSTED_LIB := $(HOSTED_OUT)/libksync.a
 
 LIBKSYNC_SRCS := $(sort $(wildcard $(KSYNC_T)lib/*.c))
 LIBKSYNC_HEADERS := $(sort $(wildcard $(KSYNC_T)include/ksync/*.h))
-KSYNC_HOSTED_LIB_SRCS := $(LIBKSYNC_SRCS) $(KSYNC_T)lib/hosted/platform.c
+KSYNC_HOSTED_LIB_SRCS := $(LIBKSYNC_SRCS) $(filter-out %/ktest_main.c,$(sort $(wildcard $(KSYNC_T)lib/hosted/*.c)))
 KSYNC_TEST_MAIN := $(KSYNC_T)lib/hosted/ktest_main.c
 KSYNC_TEST_SRCS := $(sort $(wildcard $(KSYNC_T)tests/unit/test_*.c))
 HOSTED_TEST_NAMES := $(patsubst $(KSYNC_T)tests/unit/%.c,%,$(KSYNC_TEST_SRCS))
@@ -107,10 +107,12 @@ $(HOSTED_OUT)/obj/$(1)/%.o: $(KSYNC_T)%.c
 	$(KSYNC_Q)$$(KSYNC_CC_$(1)) $$(KSYNC_HOSTED_COMMON) $$(KSYNC_CFLAGS_$(1)) $$(KSYNC_EXTRA_CFLAGS) \
 		$$(HOSTED_EXTRA_CFLAGS) -c $$< -o $$@
 
-$$(KSYNC_ARCHIVE_$(1)): $$(KSYNC_LIBOBJS_$(1))
+# The archive also depends on this file, so a source added to the list above (whose
+# object may be older than the archive) still gets in.
+$$(KSYNC_ARCHIVE_$(1)): $$(KSYNC_LIBOBJS_$(1)) $(KSYNC_T)mk/lib.mk
 	@mkdir -p $$(@D)
 	$$(call KSYNC_SAY,AR,$$@)
-	$(KSYNC_Q)rm -f $$@ && ar rcs $$@ $$^
+	$(KSYNC_Q)rm -f $$@ && ar rcs $$@ $$(filter %.o,$$^)
 
 $(HOSTED_OUT)/tests/$(1)/%: $(HOSTED_OUT)/obj/$(1)/tests/unit/%.o $$(KSYNC_MAINOBJ_$(1)) $$(KSYNC_ARCHIVE_$(1))
 	@mkdir -p $$(@D)

@@ -1,0 +1,71 @@
+"""Spin models (spin/*.pml): exhaustive safety verification of the lock-free algorithms.
+
+For each model: copy it into a temporary directory, generate the verifier
+(`spin -a model.pml`), compile it (`cc -O2 -DSAFETY pan.c`), run it (`./pan`) and require
+"errors: 0" and a complete search (no "max search depth too small").  A model may name
+extra flags in its header comment, one line each:
+    pan-cc-flags: -DSAFETY -DCOLLAPSE      (replaces the default -DSAFETY)
+    pan-run-flags: -m200000
+Skipped, with the reason, when spin is not installed (Debian package `spin`; `make deps`
+installs it).  See spin/README.md.
+"""
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = sorted((ROOT / "spin").glob("*.pml"))
+TIMEOUT = 900
+
+needs_spin = pytest.mark.skipif(
+    shutil.which("spin") is None,
+    reason="spin is not installed (Debian package `spin`; `make deps` installs it)")
+
+
+def _flags(text: str, key: str, default: list) -> list:
+    m = re.search(rf"{re.escape(key)}:[ \t]*(.*)", text)
+    return m.group(1).split() if m else default
+
+
+def _run(cmd: list, cwd: Path, what: str) -> str:
+    try:
+        r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{what}: `{' '.join(cmd)}` timed out after {TIMEOUT} s", pytrace=False)
+    out = r.stdout + r.stderr
+    if r.returncode != 0:
+        pytest.fail(f"{what}: `{' '.join(cmd)}` exited {r.returncode}:\n{out[-6000:]}",
+                    pytrace=False)
+    return out
+
+
+@needs_spin
+@pytest.mark.parametrize("model", MODELS, ids=[m.stem for m in MODELS])
+def test_spin_model(model: Path, tmp_path: Path):
+    text = model.read_text()
+    cc = os.environ.get("CC", "gcc")
+    cc_flags = _flags(text, "pan-cc-flags", ["-DSAFETY"])
+    run_flags = _flags(text, "pan-run-flags", [])
+    shutil.copy(model, tmp_path / model.name)
+
+    _run(["spin", "-a", model.name], tmp_path, f"{model.name}: spin -a")
+    _run([cc, "-O2", "-w", *cc_flags, "-o", "pan", "pan.c"], tmp_path,
+         f"{model.name}: compiling pan.c")
+    # pan exits 0 even when it finds errors; the verdict is in its report.
+    try:
+        r = subprocess.run(["./pan", *run_flags], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{model.name}: ./pan timed out after {TIMEOUT} s", pytrace=False)
+    out = r.stdout + r.stderr
+    shown = f"--- ./pan {' '.join(run_flags)} (exit {r.returncode})\n{out[-6000:]}"
+    if (tmp_path / f"{model.name}.trail").exists():
+        trail = subprocess.run(["spin", "-t", "-p", "-g", "-l", model.name], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=TIMEOUT)
+        shown += f"\n--- counterexample (spin -t -p -g -l)\n{trail.stdout[-8000:]}"
+    assert "max search depth too small" not in out, f"incomplete search:\n{shown}"
+    assert re.search(r"\berrors: 0\b", out), f"spin found errors:\n{shown}"
