@@ -79,3 +79,65 @@ KTEST(heap_reuses_freed_blocks)
 	/* at most one page per size class stays carved */
 	KT_EXPECT(before - pmm_free_pages() <= 8);
 }
+
+/*
+ * Every CPU allocates and frees frames at once through the lock-free freelist, holding
+ * up to HOLD frames each and stamping each with (cpu, sequence) while it holds it; a
+ * frame handed to two CPUs would have its stamp overwritten (and mark_held would panic).
+ * CPU 0 also takes contiguous runs, which drain the freelist back into the pool.
+ */
+#define HOLD 16
+#define ROUNDS 3000
+static volatile uint32_t mm_go, mm_done, mm_bad;
+
+static void mm_worker(void *arg)
+{
+	unsigned me = (unsigned)(uintptr_t)arg;
+	uint64_t held[HOLD] = { 0 };
+	while (!__atomic_load_n(&mm_go, __ATOMIC_ACQUIRE))
+		arch_cpu_relax();
+	for (uint64_t i = 0; i < ROUNDS; i++) {
+		unsigned slot = (unsigned)(i * 7 + me) % HOLD;
+		if (held[slot]) {
+			uint64_t want = ((uint64_t)me << 48) | (held[slot] & 0xffffffffull);
+			if (*(volatile uint64_t *)held[slot] != want)
+				__atomic_fetch_add(&mm_bad, 1, __ATOMIC_RELAXED);
+			pmm_free(held[slot]);
+			held[slot] = 0;
+		} else {
+			uint64_t pa = pmm_alloc();
+			if (pa) {
+				*(volatile uint64_t *)pa = ((uint64_t)me << 48) | (pa & 0xffffffffull);
+				held[slot] = pa;
+			}
+		}
+		if (me == 0 && i % 256 == 0) {
+			uint64_t run = pmm_alloc_contig(8);
+			if (run)
+				pmm_free_contig(run, 8);
+		}
+	}
+	for (unsigned s = 0; s < HOLD; s++)
+		if (held[s])
+			pmm_free(held[s]);
+	__atomic_fetch_add(&mm_done, 1, __ATOMIC_RELEASE);
+}
+
+KTEST(pmm_lockfree_freelist_all_cpus)
+{
+	unsigned n = arch_ncpus();
+	size_t before = pmm_free_pages();
+	mm_go = 0;
+	mm_done = 0;
+	mm_bad = 0;
+	for (unsigned c = 1; c < n; c++)
+		arch_call_post(c, mm_worker, (void *)(uintptr_t)c);
+	__atomic_store_n(&mm_go, 1, __ATOMIC_RELEASE);
+	mm_worker((void *)0);
+	for (unsigned c = 1; c < n; c++)
+		arch_call_wait(c);
+	KT_ASSERT_EQ(mm_done, n);
+	KT_EXPECT_EQ(mm_bad, 0);
+	KT_EXPECT_EQ(pmm_free_pages(), before);
+	kt_diag(kt, "%u CPUs x %u rounds", n, ROUNDS);
+}
