@@ -261,7 +261,7 @@ def _hosted_facts(objects) -> dict:
 
 def cmd_run(args, repo: Path) -> int:
     out_dir = Path(args.out) if args.out else repo / "results"
-    cfg = _boot_config(args, repo, "bench", "prims", args.set)
+    cfg = _boot_config(args, repo, "bench", "prims,lf_cost", args.set)
     env = qemu.precheck(cfg)
     progress = Progress()
     if env == "kvm-pvm":
@@ -338,6 +338,16 @@ def cmd_run(args, repo: Path) -> int:
         if not rows:
             raise KsyncError(f'{display_path(prims)} printed no KSYNC {{"kind":"prim"}} rows; '
                              f"see {display_path(h.log_path)}")
+        if not args.hosted_prims:
+            for prog in hosted.HOSTED_COST:
+                if not (repo / prog).exists():
+                    continue
+                c = hosted.run_program(repo / prog, args.timeout, repo / qemu.LOG_DIR)
+                if not c.passed:
+                    raise KsyncError(f"{display_path(repo / prog)} failed: {c.reason}; "
+                                     f"see {display_path(c.log_path)}")
+                rows = rows + c.objects.of_kind("prim")
+            progress(f"hosted cost tables done: {len(rows)} rows in all")
         hruns.append(rows)
     hrows = report.middle_run_rows(hruns)
     facts = _hosted_facts(h.objects)

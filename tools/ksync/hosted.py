@@ -18,6 +18,8 @@ from .util import SetupError, display_path
 
 HOSTED_PRIMS = Path("build/hosted/bench/prims")
 HOSTED_CMP = Path("build/hosted/bench/cmp_peers")
+# the Massalin & Pu cost-table programs; each prints KSYNC prim rows like prims
+HOSTED_COST = (Path("build/hosted/bench/lf_stack_cost"), Path("build/hosted/bench/lf_fifo_cost"))
 
 
 @dataclass

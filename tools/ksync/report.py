@@ -428,13 +428,18 @@ def prims_tables(data: dict) -> list[Table]:
     specs = list(PRIM_ROWS)
     known_k = {s.kernel for s in specs if s.kernel}
     known_h = {s.hosted for s in specs if s.hosted}
-    # rows nobody told the table about still get shown, at the end
+    # rows nobody told the table about still get shown, at the end (cost-table rows
+    # have a table of their own)
     for name in kidx:
+        if name.startswith(COST_PREFIXES):
+            continue
         if name not in known_k:
             specs.append(PrimRow(name, name, name, name if name in hidx else None))
             if name in hidx:
                 known_h.add(name)
     for name in hidx:
+        if name.startswith(COST_PREFIXES):
+            continue
         if name not in known_h and name not in known_k:
             specs.append(PrimRow(name, name, None, name))
 
@@ -485,10 +490,50 @@ def prims_tables(data: dict) -> list[Table]:
     spread = _spread_table(specs, kidx, hidx, sides)
     if spread:
         tables.append(spread)
+    cost = cost_table(kidx, hidx, sides)
+    if cost:
+        tables.append(cost)
     cmp_rows = data.get("cmp") or []
     if cmp_rows:
         tables.append(cmp_table(cmp_rows, (data.get("sides") or {}).get("hosted")))
     return tables
+
+
+# ---- the Massalin & Pu cost table (bench/lf_cost_rows.h, bench/lf_fifo_cost.c) --------
+
+COST_PREFIXES = ("mp_", "ref_", "fifo_", "bytes_")
+
+
+def cost_table(kidx: dict, hidx: dict, sides: dict) -> Table | None:
+    """Each libksync operation with no synchronization, lock-free uncontended and with
+    exactly one forced retry, kernel and hosted side by side (medians)."""
+    names: list[str] = []
+    for idx in (hidx, kidx):
+        for n in idx:
+            if n.startswith(COST_PREFIXES) and n not in names:
+                names.append(n)
+    if not names:
+        return None
+    rows = []
+    for n in names:
+        k, h = kidx.get(n), hidx.get(n)
+        detail = (h or k or {}).get("detail") or ""
+        rows.append([n, detail,
+                     fmt_ticks(_median(k)) if k else DASH,
+                     fmt_ticks(_median(h)) if h else DASH])
+    return Table(
+        title="Massalin & Pu cost table: no sync / lock-free / one forced retry",
+        headers=["row", "operation", _side_header("kernel", sides.get("kernel")),
+                 _side_header("hosted", sides.get("hosted"))],
+        rows=rows, align=["l", "l", "r", "r"],
+        notes_above=["Median TSC ticks per operation (200 batches of 256, empty loop "
+                     "subtracted). Suffixes: _nosync = plain loads and stores, what one CPU "
+                     "alone would do; _lf = the libksync operation, uncontended; _retry1 = "
+                     "the same with exactly one failed CAS forced between its read and its "
+                     "CAS (Massalin & Pu's retry column); _hint = stack operations that "
+                     "keep a private guess of the top. The kernel column runs the same "
+                     "source (bench/lf_cost_rows.h) on one CPU with interrupts off; under "
+                     "TCG it is the emulator's cost."])
 
 
 # ---- libksync vs today's peers (bench/cmp_peers.c) -----------------------------------
