@@ -1,0 +1,307 @@
+/*
+ * lf_fifo_spsc.h - bounded FIFO queue, one producer and one consumer, elements of a
+ * fixed size (any size >= 1 byte).
+ *
+ * Massalin & Pu 1991, "FIFO queues": the single-producer single-consumer case needs no
+ * atomic read-modify-write at all (Lamport's ring: each index has one writer).  As in
+ * FastForward/Lynx-style rings, each side keeps a private copy of the other side's
+ * index and rereads the shared one only when the copy says full (producer) or empty
+ * (consumer), and the two sides' words live on separate cache lines.
+ *
+ *   lf_fifo_enqueue_spsc   wait-free (no loop); loads and stores only - no locked
+ *                          instruction on x86-64.  Precondition: at most one thread
+ *                          enqueues at a time (the producer).
+ *   lf_fifo_dequeue_spsc   wait-free; loads and stores only.  Precondition: at most one
+ *                          thread dequeues at a time (the consumer).
+ *   __lf_fifo_enqueue_spsc / __lf_fifo_dequeue_spsc
+ *                          the same ring without any ordering: the caller provides
+ *                          exclusion between ALL users (one thread, interrupts off, a
+ *                          lock).  The "no synchronization" row of the cost table.
+ * Producer and consumer may be the same thread.  Element copies are plain memory
+ * copies (8-byte elements: one move): a cell belongs to one side at a time, handed over
+ * by the release store of an index and the other side's acquire load of it.  The fast
+ * path of each side loads its own index, its private copy of the other's, one
+ * read-only word (capacity, element size, callbacks flag) and the data pointer.
+ *
+ * Boundary callbacks (lf_fifo.h): enqueue at position t fires nonempty if the consumer
+ * index read before its store of the tail equals t, and full if the one read after
+ * it equals t + 1 - capacity; dequeue at h fires nonfull if the producer index read
+ * before its store of the head equals h + capacity, and empty if the one read after it
+ * equals h + 1.  (A cached index suffices when it already proves the boundary.)
+ *
+ *   static unsigned char buf[1024] __attribute__((aligned(64)));
+ *   struct lf_fifo_spsc q;
+ *   // lf_fifo_storage_size_spsc(64, 16) == 1024
+ *   lf_fifo_init_spsc(&q, buf, sizeof(buf), 64, 16, NULL);
+ *   lf_fifo_enqueue_spsc(&q, &elem);            // KSYNC_OK or KSYNC_EFULL
+ *   lf_fifo_dequeue_spsc(&q, &elem);            // KSYNC_OK or KSYNC_EEMPTY
+ */
+#ifndef KSYNC_LF_FIFO_SPSC_H
+#define KSYNC_LF_FIFO_SPSC_H
+
+#include <ksync/lf_fifo.h>
+
+struct lf_fifo_spsc {
+	/* The producer's cache line. */
+	struct {
+		/* Next position to write.  Written only by the producer (release store);
+		 * read by the consumer (acquire). */
+		_Alignas(LF_FIFO_CACHE_LINE) uint64_t tail;
+		uint64_t head_cache;	/* producer-private copy of c.head; <= c.head */
+		uint64_t shape;		/* read-only: see LF_FIFO__SHAPE */
+		unsigned char *data;	/* read-only: the cells */
+		const struct lf_fifo_callbacks *cb;	/* read-only; NULL: none */
+	} p;
+	/* The consumer's cache line. */
+	struct {
+		/* Next position to read.  Written only by the consumer (release store);
+		 * read by the producer (acquire). */
+		_Alignas(LF_FIFO_CACHE_LINE) uint64_t head;
+		uint64_t tail_cache;	/* consumer-private copy of p.tail; <= p.tail */
+		uint64_t shape;
+		unsigned char *data;
+		const struct lf_fifo_callbacks *cb;
+	} c;
+};
+
+/* One read-only word per side holds capacity - 1 (bits 0-31), the element size (bits
+ * 32-62) and "callbacks installed" (bit 63), so the fast path loads one word, not three:
+ * on a core with two load ports the spsc pair is bound by its load count. */
+#define LF_FIFO__SHAPE(mask, esize, has_cb)                                           \
+	((uint64_t)(mask) | ((uint64_t)(esize) << 32) | ((uint64_t)((has_cb) != 0) << 63))
+#define LF_FIFO__SHAPE_MASK(shape) ((shape) & 0xffffffffu)
+#define LF_FIFO__SHAPE_ESIZE(shape) ((size_t)(((shape) >> 32) & 0x7fffffffu))
+#define LF_FIFO__SHAPE_CB(shape) ((shape) >> 63)
+
+/* Bytes of storage a queue of `capacity` elements of `elem_size` bytes needs
+ * (capacity * elem_size); 0 if capacity is not a power of two in [1, 2^31], elem_size is
+ * not in [1, 2^31 - 1], or the product overflows. */
+static inline size_t lf_fifo_storage_size_spsc(uint64_t capacity, size_t elem_size)
+{
+	return lf_fifo__bytes(capacity, elem_size, 0);
+}
+
+/*
+ * Make *q an empty queue over `storage` (storage_bytes >= lf_fifo_storage_size_spsc(),
+ * 8-byte aligned).  `cb` may be NULL.  Not thread-safe: no other operation on q may run
+ * concurrently; publish q to the other threads afterwards (thread creation, a release).
+ * Returns KSYNC_OK, or KSYNC_EINVAL for a NULL q or storage, a bad capacity or element
+ * size, too little or misaligned storage (q is then left untouched).
+ */
+static inline int lf_fifo_init_spsc(struct lf_fifo_spsc *q, void *storage,
+				    size_t storage_bytes, uint64_t capacity, size_t elem_size,
+				    const struct lf_fifo_callbacks *cb)
+{
+	uint64_t shape;
+
+	if (!q)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue");
+	if (!lf_fifo__capacity_ok(capacity))
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "capacity not a power of two in [1, 2^31]");
+	if (elem_size == 0 || elem_size > LF_FIFO_MAX_ELEM_SIZE)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "element size 0 or above 2^31 - 1");
+	if (lf_fifo_storage_size_spsc(capacity, elem_size) == 0)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "capacity * element size overflows");
+	if (!storage)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL storage");
+	if ((uintptr_t)storage % LF_FIFO_STORAGE_ALIGN)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "storage not 8-byte aligned");
+	if (storage_bytes < lf_fifo_storage_size_spsc(capacity, elem_size))
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "storage smaller than lf_fifo_storage_size_spsc()");
+	shape = LF_FIFO__SHAPE(capacity - 1, elem_size, cb != NULL);
+	q->p.tail = 0;
+	q->p.head_cache = 0;
+	q->p.shape = shape;
+	q->p.data = storage;
+	q->p.cb = cb;
+	q->c.head = 0;
+	q->c.tail_cache = 0;
+	q->c.shape = shape;
+	q->c.data = storage;
+	q->c.cb = cb;
+	return KSYNC_OK;
+}
+
+/* lf_fifo_enqueue_spsc with callbacks installed (out of line). */
+LF_FIFO__SLOW int lf_fifo__enqueue_spsc_cb(struct lf_fifo_spsc *q, const void *elem)
+{
+	uint64_t mask = LF_FIFO__SHAPE_MASK(q->p.shape);
+	uint64_t t = ksync_load_relaxed_u64(&q->p.tail);	/* only this thread writes it */
+	unsigned ev = 0;
+
+	if (t - q->p.head_cache > mask) {
+		/* acquire: as in the fast path */
+		q->p.head_cache = ksync_load_acquire_u64(&q->c.head);
+		if (t - q->p.head_cache > mask)
+			return KSYNC_EFULL;
+	}
+	/* nonempty proof: the consumer index equals t before our store (it cannot pass
+	 * t, and cannot move while the queue is empty) */
+	if (q->p.head_cache != t)
+		q->p.head_cache = ksync_load_acquire_u64(&q->c.head);
+	if (q->p.head_cache == t)
+		ev |= LF_FIFO__EV_NONEMPTY;
+	lf_fifo__copy(q->p.data + (t & mask) * LF_FIFO__SHAPE_ESIZE(q->p.shape), elem,
+		      LF_FIFO__SHAPE_ESIZE(q->p.shape));
+	/* release: as in the fast path (linearization point) */
+	ksync_store_release_u64(&q->p.tail, t + 1);
+	/* full proof: the consumer index read after our store still makes the queue
+	 * full, so it was full right after the store */
+	q->p.head_cache = ksync_load_acquire_u64(&q->c.head);
+	if (t + 1 - q->p.head_cache == mask + 1)
+		ev |= LF_FIFO__EV_FULL;
+	if (ev)
+		lf_fifo__fire(q->p.cb, ev);
+	return KSYNC_OK;
+}
+
+/*
+ * Copy the element at `elem` (esize bytes) to the tail.  Returns KSYNC_OK, KSYNC_EFULL
+ * (queue full: nothing changed), or KSYNC_EINVAL (NULL q or elem).  Producer only.
+ * Wait-free; loads and stores only.
+ */
+LF_FIFO__HOT int lf_fifo_enqueue_spsc(struct lf_fifo_spsc *q, const void *elem)
+{
+	uint64_t t, mask, shape;
+
+	if (!q || !elem)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue or element");
+	shape = q->p.shape;
+	if (LF_FIFO__SHAPE_CB(shape))
+		return lf_fifo__enqueue_spsc_cb(q, elem);
+	mask = LF_FIFO__SHAPE_MASK(shape);
+	t = ksync_load_relaxed_u64(&q->p.tail);	/* only this thread writes it */
+	if (t - q->p.head_cache > mask) {
+		/* full by the cached head: reread.  acquire: pairs with the consumer's
+		 * release store of head, so its reads of the cell we are about to
+		 * overwrite happen before our writes */
+		q->p.head_cache = ksync_load_acquire_u64(&q->c.head);
+		if (t - q->p.head_cache > mask)
+			return KSYNC_EFULL;
+	}
+	lf_fifo__copy(q->p.data + (t & mask) * LF_FIFO__SHAPE_ESIZE(shape), elem,
+		      LF_FIFO__SHAPE_ESIZE(shape));
+	/* release: the element copy above is visible to the consumer that reads the new
+	 * tail with acquire (linearization point) */
+	ksync_store_release_u64(&q->p.tail, t + 1);
+	return KSYNC_OK;
+}
+
+/* lf_fifo_dequeue_spsc with callbacks installed (out of line). */
+LF_FIFO__SLOW int lf_fifo__dequeue_spsc_cb(struct lf_fifo_spsc *q, void *out)
+{
+	uint64_t mask = LF_FIFO__SHAPE_MASK(q->c.shape);
+	uint64_t h = ksync_load_relaxed_u64(&q->c.head);	/* only this thread writes it */
+	unsigned ev = 0;
+
+	if ((int64_t)(q->c.tail_cache - h) <= 0) {
+		/* acquire: as in the fast path */
+		q->c.tail_cache = ksync_load_acquire_u64(&q->p.tail);
+		if (h == q->c.tail_cache)
+			return KSYNC_EEMPTY;
+	}
+	/* nonfull proof: the producer index equals h + capacity before our store (the
+	 * producer cannot add to a full queue) */
+	if (q->c.tail_cache - h != mask + 1)
+		q->c.tail_cache = ksync_load_acquire_u64(&q->p.tail);
+	if (q->c.tail_cache - h == mask + 1)
+		ev |= LF_FIFO__EV_NONFULL;
+	lf_fifo__copy(out, q->c.data + (h & mask) * LF_FIFO__SHAPE_ESIZE(q->c.shape),
+		      LF_FIFO__SHAPE_ESIZE(q->c.shape));
+	/* release: as in the fast path (linearization point) */
+	ksync_store_release_u64(&q->c.head, h + 1);
+	/* empty proof: the producer index read after our store is h + 1 */
+	q->c.tail_cache = ksync_load_acquire_u64(&q->p.tail);
+	if (q->c.tail_cache == h + 1)
+		ev |= LF_FIFO__EV_EMPTY;
+	if (ev)
+		lf_fifo__fire(q->c.cb, ev);
+	return KSYNC_OK;
+}
+
+/*
+ * Copy the element at the head to `out` (esize bytes) and remove it.  Returns KSYNC_OK,
+ * KSYNC_EEMPTY (nothing changed, *out untouched), or KSYNC_EINVAL (NULL q or out).
+ * Consumer only.  Wait-free; loads and stores only.
+ */
+LF_FIFO__HOT int lf_fifo_dequeue_spsc(struct lf_fifo_spsc *q, void *out)
+{
+	uint64_t h, t, shape;
+
+	if (!q || !out)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue or output buffer");
+	shape = q->c.shape;
+	if (LF_FIFO__SHAPE_CB(shape))
+		return lf_fifo__dequeue_spsc_cb(q, out);
+	h = ksync_load_relaxed_u64(&q->c.head);	/* only this thread writes it */
+	if ((int64_t)(q->c.tail_cache - h) <= 0) {
+		/* empty by the cached tail: reread.  acquire: pairs with the producer's
+		 * release store of tail, so the element copy is visible */
+		t = ksync_load_acquire_u64(&q->p.tail);
+		if (t == h)
+			return KSYNC_EEMPTY;
+		/* Remember it only if it shows more than this element: with one element
+		 * the next dequeue rereads anyway, and the store would cost more than
+		 * it saves (the private copy may lag behind head; it is only a hint). */
+		if (t - h > 1)
+			q->c.tail_cache = t;
+	}
+	lf_fifo__copy(out,
+		      q->c.data + (h & LF_FIFO__SHAPE_MASK(shape)) * LF_FIFO__SHAPE_ESIZE(shape),
+		      LF_FIFO__SHAPE_ESIZE(shape));
+	/* release: our read of the cell completes before the producer, reading the new
+	 * head with acquire, may overwrite it (linearization point) */
+	ksync_store_release_u64(&q->c.head, h + 1);
+	return KSYNC_OK;
+}
+
+/*
+ * The same operations with no synchronization at all: plain accesses, no ordering, for
+ * a caller that provides exclusion between every user of q (e.g. one thread, or a
+ * kernel path with interrupts disabled on a uniprocessor).  Callbacks fire exactly once
+ * per transition.  Same results as above.  They may be mixed with the synchronized
+ * functions on the same queue as long as the caller's exclusion covers those calls too.
+ */
+LF_FIFO__HOT int __lf_fifo_enqueue_spsc(struct lf_fifo_spsc *q, const void *elem)
+{
+	uint64_t t, h, mask, shape;
+
+	if (!q || !elem)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue or element");
+	shape = q->p.shape;
+	mask = LF_FIFO__SHAPE_MASK(shape);
+	t = q->p.tail;
+	h = q->c.head;
+	if (t - h > mask)
+		return KSYNC_EFULL;
+	lf_fifo__copy(q->p.data + (t & mask) * LF_FIFO__SHAPE_ESIZE(shape), elem,
+		      LF_FIFO__SHAPE_ESIZE(shape));
+	q->p.tail = t + 1;
+	if (LF_FIFO__SHAPE_CB(shape))
+		lf_fifo__fire(q->p.cb, (t == h ? LF_FIFO__EV_NONEMPTY : 0) |
+					       (t + 1 - h == mask + 1 ? LF_FIFO__EV_FULL : 0));
+	return KSYNC_OK;
+}
+
+LF_FIFO__HOT int __lf_fifo_dequeue_spsc(struct lf_fifo_spsc *q, void *out)
+{
+	uint64_t t, h, mask, shape;
+
+	if (!q || !out)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue or output buffer");
+	shape = q->c.shape;
+	mask = LF_FIFO__SHAPE_MASK(shape);
+	h = q->c.head;
+	t = q->p.tail;
+	if (t == h)
+		return KSYNC_EEMPTY;
+	lf_fifo__copy(out, q->c.data + (h & mask) * LF_FIFO__SHAPE_ESIZE(shape),
+		      LF_FIFO__SHAPE_ESIZE(shape));
+	q->c.head = h + 1;
+	if (LF_FIFO__SHAPE_CB(shape))
+		lf_fifo__fire(q->c.cb, (t - h == mask + 1 ? LF_FIFO__EV_NONFULL : 0) |
+					       (t == h + 1 ? LF_FIFO__EV_EMPTY : 0));
+	return KSYNC_OK;
+}
+
+#endif /* KSYNC_LF_FIFO_SPSC_H */
