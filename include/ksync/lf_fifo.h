@@ -134,6 +134,7 @@
 #include <stdint.h>
 
 #include <ksync/atomic.h>
+#include <ksync/backoff.h>
 #include <ksync/errors.h>
 
 #define LF_FIFO_CACHE_LINE 64
@@ -362,6 +363,7 @@ static inline void lf_fifo__ncq_init_full(struct lf_fifo__ncq *r, uint64_t *slot
 LF_FIFO__HOT void lf_fifo__ncq_enq_mp(struct lf_fifo__ncq *r, uint64_t idx, bool *was_empty)
 {
 	uint64_t mask = r->mask, n = mask + 1;
+	struct ksync_backoff b = KSYNC_BACKOFF_INIT;
 
 	for (;;) {
 		/* acquire: pairs with the acq_rel CAS that advanced the tail, so the slot
@@ -392,6 +394,7 @@ LF_FIFO__HOT void lf_fifo__ncq_enq_mp(struct lf_fifo__ncq *r, uint64_t idx, bool
 			return;
 		}
 		LF_FIFO_RETRY(enq_slot);
+		ksync_backoff(&b);	/* bounded: still lock-free */
 	}
 }
 
@@ -433,6 +436,7 @@ LF_FIFO__HOT bool lf_fifo__ncq_empty_after(struct lf_fifo__ncq *r, uint64_t h)
 LF_FIFO__HOT uint64_t lf_fifo__ncq_deq_mc(struct lf_fifo__ncq *r, bool *now_empty)
 {
 	uint64_t mask = r->mask, n = mask + 1;
+	struct ksync_backoff b = KSYNC_BACKOFF_INIT;
 	/* acquire: pairs with the head CAS of earlier dequeuers */
 	uint64_t h = ksync_load_acquire_u64(&r->head);
 
@@ -452,6 +456,7 @@ LF_FIFO__HOT uint64_t lf_fifo__ncq_deq_mc(struct lf_fifo__ncq *r, bool *now_empt
 				return w & mask;
 			}
 			LF_FIFO_RETRY(deq_head);
+			ksync_backoff(&b);	/* bounded: still lock-free */
 			continue;
 		}
 		if ((w & ~mask) == cyc - n)
