@@ -59,6 +59,7 @@ static unsigned long retries;	/* LF_FIFO_RETRY: failed CASes followed by a retry
 	} while (0)
 #define LF_FIFO_RETRY(site) ((void)retries++)
 
+#include "hosted_env.h"
 #include <ksync/lf_bytes_spsc.h>
 #include <ksync/lf_fifo_mpmc.h>
 #include <ksync/lf_fifo_mpsc.h>
@@ -81,78 +82,6 @@ static struct lf_bytes_spsc q_bytes;
 static _Alignas(64) unsigned char st_spsc[CAP * 8], st_spmc[CAP * 8];
 static _Alignas(64) unsigned char st_mpsc[CAP * 24], st_mpmc[CAP * 24], st_bytes[4096];
 static unsigned char bbuf_in[256], bbuf_out[256];
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* TSC frequency: CPUID 0x15 if it names the crystal, else calibrated (best of 3 x 50 ms). */
-static uint64_t tsc_hz(const char **source)
-{
-	unsigned a, b, c, d;
-	uint64_t best = 0;
-
-	if ((unsigned)__get_cpuid_max(0, NULL) >= 0x15) {
-		__cpuid_count(0x15, 0, a, b, c, d);
-		if (a && b && c) {
-			*source = "cpuid15";
-			return (uint64_t)c * b / a;
-		}
-	}
-	*source = "calibrated";
-	for (int round = 0; round < 3; round++) {
-		uint64_t n0 = now_ns(), c0 = ksync_cycles_begin(), n1, c1, hz;
-
-		do
-			n1 = now_ns();
-		while (n1 - n0 < 50000000ull);
-		c1 = ksync_cycles_end();
-		hz = (uint64_t)((double)(c1 - c0) * 1e9 / (double)(n1 - n0));
-		if (round == 0 || hz < best)
-			best = hz;
-	}
-	return (best + 500) / 1000 * 1000;
-}
-
-static void cpu_model(char *out, size_t cap)
-{
-	unsigned r[12];
-	char raw[49], *s = raw;
-	size_t n;
-
-	if ((unsigned)__get_cpuid_max(0x80000000, NULL) < 0x80000004) {
-		snprintf(out, cap, "unknown");
-		return;
-	}
-	for (unsigned i = 0; i < 3; i++)
-		__cpuid(0x80000002 + i, r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]);
-	memcpy(raw, r, 48);
-	raw[48] = '\0';
-	while (*s == ' ')
-		s++;
-	n = strlen(s);
-	while (n && s[n - 1] == ' ')
-		s[--n] = '\0';
-	for (char *p = s; *p; p++)
-		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
-			*p = '?';
-	snprintf(out, cap, "%s", s);
-}
-
-static void pin_to_current_cpu(void)
-{
-	cpu_set_t set;
-	int cpu = sched_getcpu();
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu < 0 ? 0 : cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
-		ksync_printf("ktap: # sched_setaffinity failed; figures may include migrations\n");
-}
 
 static void init_all(void)
 {

@@ -34,67 +34,7 @@
 #include <unistd.h>
 
 #include "lf_cost_rows.h"
-
-/* ---- environment (as bench/prims.c) --------------------------------------------------- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t tsc_hz(const char **source)
-{
-	unsigned a, b, c, d;
-	uint64_t best = 0;
-
-	if ((unsigned)__get_cpuid_max(0, NULL) >= 0x15) {
-		__cpuid_count(0x15, 0, a, b, c, d);
-		if (a && b && c) {
-			*source = "cpuid15";
-			return (uint64_t)c * b / a;
-		}
-	}
-	*source = "calibrated";
-	for (int round = 0; round < 3; round++) {
-		uint64_t n0 = now_ns(), c0 = ksync_cycles_begin(), n1, hz;
-
-		do {
-			n1 = now_ns();
-		} while (n1 - n0 < 100000000ull);
-		hz = (ksync_cycles_end() - c0) * 1000000000ull / (n1 - n0);
-		if (round == 0 || hz < best)
-			best = hz;
-	}
-	return (best + 500) / 1000 * 1000;
-}
-
-static void cpu_model(char *out, size_t cap)
-{
-	unsigned r[12];
-	char raw[49], *s = raw;
-	size_t n;
-
-	if ((unsigned)__get_cpuid_max(0x80000000, NULL) < 0x80000004) {
-		snprintf(out, cap, "unknown");
-		return;
-	}
-	for (unsigned i = 0; i < 3; i++)
-		__cpuid(0x80000002 + i, r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]);
-	memcpy(raw, r, 48);
-	raw[48] = '\0';
-	while (*s == ' ')
-		s++;
-	n = strlen(s);
-	while (n && s[n - 1] == ' ')
-		s[--n] = '\0';
-	for (char *p = s; *p; p++)
-		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
-			*p = '?';
-	snprintf(out, cap, "%s", s);
-}
+#include "hosted_env.h"
 
 int main(void)
 {

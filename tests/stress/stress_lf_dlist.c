@@ -43,6 +43,7 @@ static uint64_t stress_read(const uint64_t *a)
 #include <ksync/ktest.h>
 #include <ksync/lf_dlist.h>
 #include <ksync/platform.h>
+#include "stress_common.h"
 
 #define WORKERS 3
 #define PER_WORKER 16
@@ -64,22 +65,6 @@ static uint32_t waiting;	/* start gate */
 static uint32_t stop_reader;	/* set once the workers are done */
 static uint64_t reader_walks, reader_bad;
 
-static uint64_t stress_ops(void)
-{
-	const char *s = getenv("KSYNC_STRESS_OPS");
-	uint64_t n = s ? strtoull(s, NULL, 10) : 0;
-
-	return n ? n : 400000;
-}
-
-static uint64_t xorshift(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 static int pool_index(const struct lf_dlist_node *n)
 {
 	return n >= pool && n < pool + POOL ? (int)(n - pool) : -1;
@@ -98,7 +83,7 @@ static void *worker_main(void *arg)
 
 	gate();
 	for (uint64_t k = 0; k < w->ops; k++) {
-		uint64_t r = xorshift(&w->seed);
+		uint64_t r = rnd(&w->seed);
 		int rc;
 
 		if (w->nheld > 0 && (r & 1)) {

@@ -33,6 +33,7 @@
 #include <ksync/lf_bytes_spsc.h>
 
 #include "../unit/test_lf_fifo_flavours.h"
+#include "stress_common.h"
 
 #define CAP 4
 #define MAXT 4
@@ -44,14 +45,6 @@ static void backoff(uint64_t *spins)
 	ksync_cpu_relax();
 	if ((++*spins & 63) == 0)
 		sched_yield();
-}
-
-static uint64_t stress_ops(void)
-{
-	const char *s = getenv("KSYNC_STRESS_OPS");
-	uint64_t n = s ? strtoull(s, NULL, 10) : 0;
-
-	return n >= 100 ? n : 400000;
 }
 
 struct run {

@@ -25,6 +25,7 @@ static void stress_hook(const char *op, struct lf_istack *s, uint64_t *exp);
 
 #include <ksync/ktest.h>
 #include <ksync/lf_istack.h>
+#include "stress_common.h"
 
 static _Thread_local unsigned hook_tick;
 
@@ -59,22 +60,6 @@ struct worker {
 	uint64_t ops, seed, errors, pop_alls, empties;
 	struct lf_istack_hint hint;	/* this thread's, for the _hint operations */
 };
-
-static uint64_t stress_ops(void)
-{
-	const char *s = getenv("KSYNC_STRESS_OPS");
-	uint64_t n = s ? strtoull(s, NULL, 10) : 0;
-
-	return n ? n : 400000;
-}
-
-static uint64_t rnd(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
 
 static uint64_t payload_of(uint32_t i, uint64_t p)
 {

@@ -44,6 +44,7 @@ static _Thread_local unsigned hook_tick;
 #include <ksync/ktest.h>
 #include <ksync/lf_epoch.h>
 #include <ksync/lf_list.h>
+#include "stress_common.h"
 
 #define MAX_THREADS 4
 #define KEYS 96
@@ -71,22 +72,6 @@ struct worker {
 	uint64_t ops, seed;
 	uint64_t errors, inserts, removes, pops, finds, found;
 };
-
-static uint64_t stress_ops(void)
-{
-	const char *s = getenv("KSYNC_STRESS_OPS");
-	uint64_t n = s ? strtoull(s, NULL, 10) : 0;
-
-	return n ? n : 400000;
-}
-
-static uint64_t rnd(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
 
 static struct item *item_of(const struct lf_list_node *n)
 {

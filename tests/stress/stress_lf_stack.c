@@ -37,6 +37,7 @@ static void stress_hook(const char *op, struct lf_stack *s, void *exp);
 
 #include <ksync/ktest.h>
 #include <ksync/lf_stack.h>
+#include "stress_common.h"
 
 static _Thread_local unsigned hook_tick;
 
@@ -81,22 +82,6 @@ struct worker {
 	uint64_t errors;	/* double pops, bad payloads */
 	uint64_t pop_alls, empties;
 };
-
-static uint64_t stress_ops(void)
-{
-	const char *s = getenv("KSYNC_STRESS_OPS");
-	uint64_t n = s ? strtoull(s, NULL, 10) : 0;
-
-	return n ? n : 400000;
-}
-
-static uint64_t rnd(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
 
 static uint64_t payload_of(const struct node *n, uint64_t pushes)
 {

@@ -23,6 +23,7 @@
 #include <ksync/ktest.h>
 #include <ksync/mwcas.h>
 #include <ksync/platform.h>
+#include "stress_common.h"
 
 #define MAX_COUNTERS 8
 #define MAX_THREADS 4
@@ -46,22 +47,6 @@ struct run {
 	uint64_t moved, busy, snapshots, bad_snapshots, bad_reads;
 };
 
-static uint64_t stress_ops(void)
-{
-	const char *s = getenv("KSYNC_STRESS_OPS");
-	uint64_t n = s ? strtoull(s, NULL, 10) : 0;
-
-	return n ? n : 400000;
-}
-
-static uint64_t xorshift(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 struct targ {
 	struct run *r;
 	uint64_t seed;
@@ -80,8 +65,8 @@ static void *mover(void *p)
 		ksync_cpu_relax();
 
 	for (uint64_t k = 0; k < r->ops_each; k++) {
-		unsigned i = (unsigned)(xorshift(&rng) % nc);
-		unsigned j = (i + 1 + (unsigned)(xorshift(&rng) % (nc - 1))) % nc;
+		unsigned i = (unsigned)(rnd(&rng) % nc);
+		unsigned j = (i + 1 + (unsigned)(rnd(&rng) % (nc - 1))) % nc;
 		uint64_t f, t;
 
 		if (k % 16 == 0) {

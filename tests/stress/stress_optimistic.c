@@ -20,6 +20,7 @@
 #include <ksync/atomic.h>
 #include <ksync/ktest.h>
 #include <ksync/optimistic.h>
+#include "stress_common.h"
 
 #define W 8
 #define MAX_THREADS 4
@@ -35,22 +36,6 @@ struct worker {
 	uint64_t writes, commits_refused, cancels;	/* writers */
 	uint64_t reads, retries, torn, backwards;	/* readers */
 };
-
-static uint64_t stress_ops(void)
-{
-	const char *s = getenv("KSYNC_STRESS_OPS");
-	uint64_t n = s ? strtoull(s, NULL, 10) : 0;
-
-	return n ? n : 400000;
-}
-
-static uint64_t rnd(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
 
 static void fill(uint64_t *s, uint64_t k)
 {
