@@ -530,7 +530,9 @@ def cost_table(kidx: dict, hidx: dict, sides: dict) -> Table | None:
                      "subtracted). Suffixes: _nosync = plain loads and stores, what one CPU "
                      "alone would do; _lf = the libksync operation, uncontended; _retry1 = "
                      "the same with exactly one failed CAS forced between its read and its "
-                     "CAS (Massalin & Pu's retry column); _hint = stack operations that "
+                     "CAS (Massalin & Pu's retry column; it includes the bounded backoff's "
+                     "first wait, one pause instruction, include/ksync/backoff.h); _hint = "
+                     "stack operations that "
                      "keep a private guess of the top. The kernel column runs the same "
                      "source (bench/lf_cost_rows.h) on one CPU with interrupts off; under "
                      "TCG it is the emulator's cost."])
