@@ -46,80 +46,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- forced retry: spoil the expected value once ------------------------------------ */
-static int force;		/* 1: the next CAS of the measured operation must fail */
-static unsigned long retries;	/* LF_FIFO_RETRY: failed CASes followed by a retry */
-
-#define LF_FIFO_INTERFERE(site, word, expected)                                       \
-	do {                                                                          \
-		if (__builtin_expect(force, 0)) {                                     \
-			force = 0;                                                    \
-			*(expected) ^= 1ull << 63;                                    \
-		}                                                                     \
-	} while (0)
-#define LF_FIFO_RETRY(site) ((void)retries++)
-
-#include "hosted_env.h"
-#include <ksync/lf_bytes_spsc.h>
-#include <ksync/lf_fifo_mpmc.h>
-#include <ksync/lf_fifo_mpsc.h>
-#include <ksync/lf_fifo_spmc.h>
-#include <ksync/lf_fifo_spsc.h>
-#include <ksync/measure.h>
-#include <ksync/platform.h>
-
-#define BATCHES KSYNC_PRIM_BATCHES
-#define OPS KSYNC_PRIM_OPS_PER_BATCH
-#define CAP 512
-
-static uint64_t batch_ticks[BATCHES], empty_ticks[BATCHES];
-
-static struct lf_fifo_spsc q_spsc;
-static struct lf_fifo_spmc q_spmc;
-static struct lf_fifo_mpsc q_mpsc;
-static struct lf_fifo_mpmc q_mpmc;
-static struct lf_bytes_spsc q_bytes;
-static _Alignas(64) unsigned char st_spsc[CAP * 8], st_spmc[CAP * 8];
-static _Alignas(64) unsigned char st_mpsc[CAP * 24], st_mpmc[CAP * 24], st_bytes[4096];
-static unsigned char bbuf_in[256], bbuf_out[256];
-
-static void init_all(void)
-{
-	lf_fifo_init_spsc(&q_spsc, st_spsc, sizeof(st_spsc), CAP, 8, NULL);
-	lf_fifo_init_spmc(&q_spmc, st_spmc, sizeof(st_spmc), CAP, 8, NULL);
-	lf_fifo_init_mpsc(&q_mpsc, st_mpsc, sizeof(st_mpsc), CAP, 8, NULL);
-	lf_fifo_init_mpmc(&q_mpmc, st_mpmc, sizeof(st_mpmc), CAP, 8, NULL);
-	lf_bytes_init_spsc(&q_bytes, st_bytes, sizeof(st_bytes), 4096, NULL);
-}
-
-/*
- * Each batch: SETUP (untimed), then OPS timed executions of BODY; the empty loop is
- * measured the same way (after the same SETUP).  A warm-up pass first.
- */
-#define ROW(name, detail, SETUP, BODY)                                                \
-	do {                                                                          \
-		for (int pass_ = 0; pass_ < 2; pass_++)                               \
-			for (size_t b_ = 0; b_ < BATCHES; b_++) {                     \
-				SETUP;                                                \
-				KSYNC_MEASURE(&batch_ticks[b_], 1, OPS, BODY);        \
-			}                                                             \
-		for (size_t b_ = 0; b_ < BATCHES; b_++) {                             \
-			SETUP;                                                        \
-			KSYNC_MEASURE(&empty_ticks[b_], 1, OPS, (void)0);             \
-		}                                                                     \
-		ksync_prim_emit(name, detail, batch_ticks, BATCHES, OPS, empty_ticks, \
-				BATCHES);                                             \
-	} while (0)
-
-static uint64_t sink;
 static double spsc_pair_ticks;
-static int retries_ok;
-static uint64_t chain_word;
-static uint64_t val = 1;
-
-/* drain / fill helpers (untimed) */
-#define DRAIN(deq, q) while (deq(&q, &sink) == KSYNC_OK)
-#define FILL(enq, deq, q) do { DRAIN(deq, q); for (int i_ = 0; i_ < OPS; i_++) enq(&q, &val); } while (0)
+static double median_per_op(void);
+#define LF_FIFO_ROWS_AFTER_SPSC_PAIR() (spsc_pair_ticks = median_per_op())
+#include "lf_fifo_rows.h"
+#include "hosted_env.h"
 
 /* ---- two threads: producer on another CPU, consumer here ------------------------------- */
 #define STREAM_N 20000000ull
@@ -192,11 +123,9 @@ int main(void)
 	const char *source;
 	char model[64];
 	uint64_t hz, t0;
-	unsigned long r0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	pin_to_current_cpu();
-	init_all();
 	t0 = now_ns();
 	while (now_ns() - t0 < 200000000ull)	/* leave the idle frequency */
 		KSYNC_MEASURE(empty_ticks, BATCHES, OPS, (void)0);
@@ -210,92 +139,7 @@ int main(void)
 	ksync_printf("ktap: # hosted; pinned to cpu %u; %d batches x %d ops; unit: TSC ticks per op\n",
 		     ksync_cpu_id(), BATCHES, OPS);
 
-	/* -- the floor: one index through memory ------------------------------------------ */
-	ROW("ref_index_chain", "load, add 1, store of one 64-bit word (store-to-load chain)",
-	    (void)0, {
-		    uint64_t v_ = ksync_load_relaxed_u64(&chain_word);
-
-		    ksync_store_release_u64(&chain_word, v_ + 1);
-	    });
-
-	/* -- no synchronization ------------------------------------------------------- */
-	ROW("mp_fifo_enq_deq_nosync", "__lf_fifo_enqueue_spsc + __lf_fifo_dequeue_spsc",
-	    DRAIN(__lf_fifo_dequeue_spsc, q_spsc),
-	    { __lf_fifo_enqueue_spsc(&q_spsc, &val); __lf_fifo_dequeue_spsc(&q_spsc, &sink); });
-	ROW("mp_fifo_enq_nosync", "__lf_fifo_enqueue_spsc into an empty queue",
-	    DRAIN(__lf_fifo_dequeue_spsc, q_spsc), __lf_fifo_enqueue_spsc(&q_spsc, &val));
-	ROW("mp_fifo_deq_nosync", "__lf_fifo_dequeue_spsc from a filled queue",
-	    FILL(__lf_fifo_enqueue_spsc, __lf_fifo_dequeue_spsc, q_spsc),
-	    __lf_fifo_dequeue_spsc(&q_spsc, &sink));
-
-	/* -- lock-free / wait-free, no interference ------------------------------------ */
-	ROW("mp_fifo_spsc_enq_deq_lf", "lf_fifo_enqueue_spsc + lf_fifo_dequeue_spsc (no locked instruction)",
-	    DRAIN(lf_fifo_dequeue_spsc, q_spsc),
-	    { lf_fifo_enqueue_spsc(&q_spsc, &val); lf_fifo_dequeue_spsc(&q_spsc, &sink); });
-	spsc_pair_ticks = median_per_op();
-	ROW("mp_fifo_spsc_enq_lf", "lf_fifo_enqueue_spsc into an empty queue",
-	    DRAIN(lf_fifo_dequeue_spsc, q_spsc), lf_fifo_enqueue_spsc(&q_spsc, &val));
-	ROW("mp_fifo_spsc_deq_lf", "lf_fifo_dequeue_spsc from a filled queue",
-	    FILL(lf_fifo_enqueue_spsc, lf_fifo_dequeue_spsc, q_spsc),
-	    lf_fifo_dequeue_spsc(&q_spsc, &sink));
-
-	ROW("mp_fifo_spmc_enq_deq_lf", "lf_fifo_enqueue_spmc + lf_fifo_dequeue_spmc (one lock cmpxchg)",
-	    DRAIN(lf_fifo_dequeue_spmc, q_spmc),
-	    { lf_fifo_enqueue_spmc(&q_spmc, &val); lf_fifo_dequeue_spmc(&q_spmc, &sink); });
-	ROW("mp_fifo_spmc_enq_lf", "lf_fifo_enqueue_spmc into an empty queue",
-	    DRAIN(lf_fifo_dequeue_spmc, q_spmc), lf_fifo_enqueue_spmc(&q_spmc, &val));
-	ROW("mp_fifo_spmc_deq_lf", "lf_fifo_dequeue_spmc from a filled queue",
-	    FILL(lf_fifo_enqueue_spmc, lf_fifo_dequeue_spmc, q_spmc),
-	    lf_fifo_dequeue_spmc(&q_spmc, &sink));
-
-	ROW("mp_fifo_mpsc_enq_deq_lf", "lf_fifo_enqueue_mpsc (3 lock cmpxchg) + lf_fifo_dequeue_mpsc (none)",
-	    DRAIN(lf_fifo_dequeue_mpsc, q_mpsc),
-	    { lf_fifo_enqueue_mpsc(&q_mpsc, &val); lf_fifo_dequeue_mpsc(&q_mpsc, &sink); });
-	ROW("mp_fifo_mpsc_enq_lf", "lf_fifo_enqueue_mpsc into an empty queue",
-	    DRAIN(lf_fifo_dequeue_mpsc, q_mpsc), lf_fifo_enqueue_mpsc(&q_mpsc, &val));
-	ROW("mp_fifo_mpsc_deq_lf", "lf_fifo_dequeue_mpsc from a filled queue",
-	    FILL(lf_fifo_enqueue_mpsc, lf_fifo_dequeue_mpsc, q_mpsc),
-	    lf_fifo_dequeue_mpsc(&q_mpsc, &sink));
-
-	ROW("mp_fifo_mpmc_enq_deq_lf", "lf_fifo_enqueue_mpmc + lf_fifo_dequeue_mpmc (3 + 3 lock cmpxchg)",
-	    DRAIN(lf_fifo_dequeue_mpmc, q_mpmc),
-	    { lf_fifo_enqueue_mpmc(&q_mpmc, &val); lf_fifo_dequeue_mpmc(&q_mpmc, &sink); });
-	ROW("mp_fifo_mpmc_enq_lf", "lf_fifo_enqueue_mpmc into an empty queue",
-	    DRAIN(lf_fifo_dequeue_mpmc, q_mpmc), lf_fifo_enqueue_mpmc(&q_mpmc, &val));
-	ROW("mp_fifo_mpmc_deq_lf", "lf_fifo_dequeue_mpmc from a filled queue",
-	    FILL(lf_fifo_enqueue_mpmc, lf_fifo_dequeue_mpmc, q_mpmc),
-	    lf_fifo_dequeue_mpmc(&q_mpmc, &sink));
-
-	/* -- exactly one forced retry --------------------------------------------------- */
-	r0 = retries;
-	ROW("mp_fifo_spmc_deq_retry1", "lf_fifo_dequeue_spmc, its head CAS failing once",
-	    FILL(lf_fifo_enqueue_spmc, lf_fifo_dequeue_spmc, q_spmc),
-	    { force = 1; lf_fifo_dequeue_spmc(&q_spmc, &sink); });
-	ROW("mp_fifo_mpsc_enq_retry1", "lf_fifo_enqueue_mpsc, its cell-claim CAS failing once",
-	    DRAIN(lf_fifo_dequeue_mpsc, q_mpsc),
-	    { force = 1; lf_fifo_enqueue_mpsc(&q_mpsc, &val); });
-	ROW("mp_fifo_mpmc_enq_retry1", "lf_fifo_enqueue_mpmc, its cell-claim CAS failing once",
-	    DRAIN(lf_fifo_dequeue_mpmc, q_mpmc),
-	    { force = 1; lf_fifo_enqueue_mpmc(&q_mpmc, &val); });
-	ROW("mp_fifo_mpmc_deq_retry1", "lf_fifo_dequeue_mpmc, its claiming CAS failing once",
-	    FILL(lf_fifo_enqueue_mpmc, lf_fifo_dequeue_mpmc, q_mpmc),
-	    { force = 1; lf_fifo_dequeue_mpmc(&q_mpmc, &sink); });
-	ROW("mp_fifo_mpmc_enq_deq_retry1", "lf_fifo_enqueue_mpmc + lf_fifo_dequeue_mpmc, one failed CAS each",
-	    DRAIN(lf_fifo_dequeue_mpmc, q_mpmc),
-	    { force = 1; lf_fifo_enqueue_mpmc(&q_mpmc, &val);
-	      force = 1; lf_fifo_dequeue_mpmc(&q_mpmc, &sink); });
-	/* two timed passes per row; 6 forced retries per batch position */
-	ksync_printf("ktap: # forced retries: %lu (expected %lu)\n", retries - r0,
-		     (unsigned long)(2ul * BATCHES * OPS * 6));
-	retries_ok = retries - r0 == 2ul * BATCHES * OPS * 6;
-
-	/* -- byte stream ------------------------------------------------------------------ */
-	ROW("mp_bytes_write_read_1_lf", "lf_bytes_write_spsc + lf_bytes_read_spsc of 1 byte", (void)0,
-	    { lf_bytes_write_spsc(&q_bytes, bbuf_in, 1); lf_bytes_read_spsc(&q_bytes, bbuf_out, 1); });
-	ROW("mp_bytes_write_read_64_lf", "lf_bytes_write_spsc + lf_bytes_read_spsc of 64 bytes", (void)0,
-	    { lf_bytes_write_spsc(&q_bytes, bbuf_in, 64); lf_bytes_read_spsc(&q_bytes, bbuf_out, 64); });
-	ROW("mp_bytes_write_read_256_lf", "lf_bytes_write_spsc + lf_bytes_read_spsc of 256 bytes", (void)0,
-	    { lf_bytes_write_spsc(&q_bytes, bbuf_in, 256); lf_bytes_read_spsc(&q_bytes, bbuf_out, 256); });
+	int retries_ok = lf_fifo_rows();
 
 	{
 		double st = spsc_stream_ticks();

@@ -178,7 +178,7 @@ def test_run_end_to_end(run_repo, tmp_path):
                 "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out))
     assert p.returncode == 0, p.stdout + p.stderr
     argv = json.loads(argv_file.read_text())
-    assert argv[argv.index("-append") + 1] == "mode=bench filter=prims,lf_cost set=default"
+    assert argv[argv.index("-append") + 1] == "mode=bench filter=prims,lf_cost,lf_fifo_cost set=default"
     assert argv[argv.index("-smp") + 1] == "2"
     # progress lines on stderr with elapsed time
     assert "] booting kernel: prims, smp=2, tcg" in p.stderr

@@ -261,7 +261,7 @@ def _hosted_facts(objects) -> dict:
 
 def cmd_run(args, repo: Path) -> int:
     out_dir = Path(args.out) if args.out else repo / "results"
-    cfg = _boot_config(args, repo, "bench", "prims,lf_cost", args.set)
+    cfg = _boot_config(args, repo, "bench", "prims,lf_cost,lf_fifo_cost", args.set)
     env = qemu.precheck(cfg)
     progress = Progress()
     if env == "kvm-pvm":

@@ -534,7 +534,8 @@ def cost_table(kidx: dict, hidx: dict, sides: dict) -> Table | None:
                      "first wait, one pause instruction, include/ksync/backoff.h); _hint = "
                      "stack operations that "
                      "keep a private guess of the top. The kernel column runs the same "
-                     "source (bench/lf_cost_rows.h) on one CPU with interrupts off; under "
+                     "source (bench/lf_cost_rows.h, bench/lf_fifo_rows.h) on one CPU with "
+                     "interrupts off; under "
                      "TCG it is the emulator's cost."])
 
 
