@@ -11,60 +11,11 @@
 #include <string.h>
 
 #include <ksync/ktest.h>
-#include <ksync/lf_fifo_mpmc.h>
-#include <ksync/lf_fifo_mpsc.h>
-#include <ksync/lf_fifo_spmc.h>
-#include <ksync/lf_fifo_spsc.h>
+#include "test_lf_fifo_flavours.h"
 
-/* ---- one interface over the flavours -------------------------------------------------- */
+/* ---- one interface over the flavours (test_lf_fifo_flavours.h), plus the spsc ring
+ * driven through its unsynchronized variants ---------------------------------------- */
 
-union anyq {
-	struct lf_fifo_spsc spsc;
-	struct lf_fifo_spmc spmc;
-	struct lf_fifo_mpsc mpsc;
-	struct lf_fifo_mpmc mpmc;
-};
-
-struct flavour {
-	const char *name;
-	size_t (*size)(uint64_t cap, size_t esize);
-	int (*init)(union anyq *q, void *st, size_t bytes, uint64_t cap, size_t esize,
-		    const struct lf_fifo_callbacks *cb);
-	int (*enq)(union anyq *q, const void *e);
-	int (*deq)(union anyq *q, void *o);
-	int (*enq_raw)(void *q, const void *e);	/* the real function, for NULL q */
-	int (*deq_raw)(void *q, void *o);
-	size_t qbytes;
-};
-
-#define FLAVOUR(F)                                                                    \
-	static int init_##F(union anyq *q, void *st, size_t bytes, uint64_t cap,      \
-			    size_t esize, const struct lf_fifo_callbacks *cb)         \
-	{                                                                             \
-		return lf_fifo_init_##F(q ? &q->F : NULL, st, bytes, cap, esize, cb); \
-	}                                                                             \
-	static int enq_##F(union anyq *q, const void *e)                              \
-	{                                                                             \
-		return lf_fifo_enqueue_##F(&q->F, e);                                 \
-	}                                                                             \
-	static int deq_##F(union anyq *q, void *o)                                    \
-	{                                                                             \
-		return lf_fifo_dequeue_##F(&q->F, o);                                 \
-	}                                                                             \
-	static int enq_raw_##F(void *q, const void *e)                                \
-	{                                                                             \
-		return lf_fifo_enqueue_##F(q, e);                                     \
-	}                                                                             \
-	static int deq_raw_##F(void *q, void *o)                                      \
-	{                                                                             \
-		return lf_fifo_dequeue_##F(q, o);                                     \
-	}
-FLAVOUR(spsc)
-FLAVOUR(spmc)
-FLAVOUR(mpsc)
-FLAVOUR(mpmc)
-
-/* the spsc ring driven through its unsynchronized variants */
 static int enq_nosync(union anyq *q, const void *e)
 {
 	return __lf_fifo_enqueue_spsc(&q->spsc, e);
@@ -83,16 +34,12 @@ static int deq_raw_nosync(void *q, void *o)
 }
 
 static const struct flavour flavours[] = {
-	{ "spsc", lf_fifo_storage_size_spsc, init_spsc, enq_spsc, deq_spsc, enq_raw_spsc,
-	  deq_raw_spsc, sizeof(struct lf_fifo_spsc) },
-	{ "spmc", lf_fifo_storage_size_spmc, init_spmc, enq_spmc, deq_spmc, enq_raw_spmc,
-	  deq_raw_spmc, sizeof(struct lf_fifo_spmc) },
-	{ "mpsc", lf_fifo_storage_size_mpsc, init_mpsc, enq_mpsc, deq_mpsc, enq_raw_mpsc,
-	  deq_raw_mpsc, sizeof(struct lf_fifo_mpsc) },
-	{ "mpmc", lf_fifo_storage_size_mpmc, init_mpmc, enq_mpmc, deq_mpmc, enq_raw_mpmc,
-	  deq_raw_mpmc, sizeof(struct lf_fifo_mpmc) },
-	{ "__spsc", lf_fifo_storage_size_spsc, init_spsc, enq_nosync, deq_nosync,
-	  enq_raw_nosync, deq_raw_nosync, sizeof(struct lf_fifo_spsc) },
+	TLF_ENTRY(spsc, 1, 1, 0),
+	TLF_ENTRY(spmc, 1, 0, 0),
+	TLF_ENTRY(mpsc, 0, 1, 1),
+	TLF_ENTRY(mpmc, 0, 0, 1),
+	{ "__spsc", lf_fifo_storage_size_spsc, tlf_init_spsc, enq_nosync, deq_nosync,
+	  enq_raw_nosync, deq_raw_nosync, 1, 1, 0 },
 };
 #define NFLAV (sizeof(flavours) / sizeof(flavours[0]))
 
