@@ -19,12 +19,21 @@ SHELL := /bin/bash
 SMP ?= 2
 ACCEL ?= tcg
 TIMEOUT ?= 300
-# Interrupt-synchronization scheme of the kernel build (added by the irq-schemes work).
-SCHEME ?= default
+# Interrupt-synchronization scheme of the kernel build (kernel/include/spl.h): one per
+# build, in its own directory (the default scheme in build/kernel, others in
+# build/kernel-<scheme>).
+SCHEMES := spl-pessim spl-optim cli-pessim cli-optim cli-spl-pessim tpr-pessim tpr-optim
+DEFAULT_SCHEME := spl-optim
+SCHEME ?= $(DEFAULT_SCHEME)
+ifeq ($(filter $(SCHEME),$(SCHEMES)),)
+$(error unknown SCHEME '$(SCHEME)': choose one of $(SCHEMES))
+endif
+SCHEME_ID := $(subst -,_,$(SCHEME))
+SCHEME_MACRO := KSYNC_SCHEME_$(shell echo $(SCHEME_ID) | tr a-z A-Z)
 
 Q := $(if $(V),,@)
 BUILD := build
-KBUILD := $(BUILD)/kernel
+KBUILD := $(BUILD)/kernel$(if $(filter $(SCHEME),$(DEFAULT_SCHEME)),,-$(SCHEME))
 VENV := .venv
 PY := $(VENV)/bin/python
 KSYNC := $(PY) -m ksync
@@ -36,14 +45,15 @@ OBJCOPY ?= objcopy
 KCFLAGS := -std=c11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 	-fno-omit-frame-pointer -mno-red-zone -mgeneral-regs-only -mno-sse -mno-sse2 \
 	-mno-mmx -mno-80387 -mcmodel=small -nostdlib --param=min-pagesize=0 -Wall -Wextra -Werror \
-	-DKSYNC_KERNEL -Iinclude -Ikernel/include -Iarch/x86_64/include -MMD -MP
+	-DKSYNC_KERNEL -D$(SCHEME_MACRO) -Iinclude -Ikernel/include -Iarch/x86_64/include -MMD -MP
 KASFLAGS := -g -Iarch/x86_64/include -MMD -MP
 KLDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=0x1000 --no-warn-rwx-segments \
 	-T arch/x86_64/kernel.ld
 
 include mk/lib.mk
 
-KSRCS_C := $(sort $(wildcard kernel/*.c kernel/tests/*.c arch/x86_64/*.c)) $(LIBKSYNC_SRCS)
+KSRCS_C := $(sort $(filter-out kernel/spl_%.c,$(wildcard kernel/*.c)) kernel/spl_$(SCHEME_ID).c \
+	$(wildcard kernel/tests/*.c arch/x86_64/*.c)) $(LIBKSYNC_SRCS)
 KSRCS_S := $(sort $(wildcard arch/x86_64/*.S))
 KOBJS := $(patsubst %.c,$(KBUILD)/%.o,$(KSRCS_C)) $(patsubst %.S,$(KBUILD)/%.o,$(KSRCS_S))
 KELF := $(KBUILD)/ksync.elf

@@ -125,3 +125,55 @@ void arch_send_ipi(unsigned cpu, unsigned vector)
 {
 	lapic_send(cpus[cpu].apic_id, vector);	/* fixed delivery, physical destination */
 }
+
+/* ---- the one-shot clock of the spl layer (arch_if.h) ---- */
+void arch_clock_arm(unsigned vector, uint64_t tsc_ticks)
+{
+	struct cpu *c = this_cpu();
+	uint64_t count = timer_hz && arch_tsc_hz() ? tsc_ticks * timer_hz / arch_tsc_hz() : 0;
+	if (count == 0)
+		count = 1;
+	if (count > 0xffffffffull)
+		count = 0xffffffffull;
+	c->clock_lvt = vector;				/* one-shot */
+	lapic_write(LAPIC_TIMER_DCR, 0x3);
+	lapic_write(LAPIC_LVT_TIMER, c->clock_lvt | (c->clock_masked ? 1u << 16 : 0));
+	c->clock_armed = true;
+	lapic_write(LAPIC_TIMER_ICR, (uint32_t)count);
+}
+
+void arch_clock_stop(void)
+{
+	struct cpu *c = this_cpu();
+	c->clock_armed = false;
+	lapic_write(LAPIC_TIMER_ICR, 0);
+	lapic_write(LAPIC_LVT_TIMER, 1u << 16);
+	c->clock_masked = false;
+}
+
+void arch_clock_mask(void)
+{
+	struct cpu *c = this_cpu();
+	lapic_write(LAPIC_LVT_TIMER, c->clock_lvt | (1u << 16));
+	c->clock_masked = true;
+}
+
+bool arch_clock_unmask(void)
+{
+	struct cpu *c = this_cpu();
+	/* An armed count at 0 has expired and its handler has not run yet (the handler
+	 * re-arms or stops the clock first thing). If the expiry fell in masked time the
+	 * LAPIC dropped it: raise it again. If it fell before the mask, it waits in the IRR
+	 * and the self-IPI sets the same IRR bit: one delivery either way. */
+	bool lost = c->clock_armed && lapic_read(LAPIC_TIMER_CCR) == 0;
+	/* never armed on this CPU: keep the entry masked rather than unmask vector 0 */
+	lapic_write(LAPIC_LVT_TIMER, c->clock_lvt ? c->clock_lvt : 1u << 16);
+	c->clock_masked = false;
+	if (lost)
+		lapic_send(c->apic_id, c->clock_lvt & 0xff);
+	return lost;
+}
+
+void arch_lapic_eoi(void) { lapic_eoi(); }
+
+void arch_self_ipi(unsigned vector) { lapic_send(this_cpu()->apic_id, vector); }

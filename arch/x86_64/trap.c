@@ -105,6 +105,8 @@ void arch_set_handler(unsigned vector, irq_handler_t fn, void *arg)
 	__atomic_store_n(&handlers[vector].fn, fn, __ATOMIC_RELEASE);
 }
 
+void arch_frame_irqs_off(struct trapframe *tf) { tf->rflags &= ~RFLAGS_IF; }
+
 /* Per-CPU one-shot recovery (tests). Written and read only by the owning CPU. */
 static struct { uint64_t vector, rip; } expect[MAX_CPUS];
 volatile uint64_t trap_expected_hits;

@@ -25,6 +25,10 @@ typedef uint64_t irqkey_t;
 /* void arch_irq_disable(void);         IF=0. */
 /* bool arch_irq_enabled(void);         */
 
+/* bool arch_irqkey_on(irqkey_t k);    whether the state saved in k had IRQs on. */
+/* void arch_irq_window(void);         IF on for one instruction, then off: lets the
+                                        interrupts the CPU holds pending in (by priority). */
+
 /* ---- task priority (inline) --------------------------------------------------------
  * A 4-bit priority class (x86 CR8): interrupts whose vector>>4 <= class are held in the
  * local APIC until the class drops. */
@@ -46,11 +50,39 @@ void intc_unmask(unsigned irq);
 void intc_eoi(unsigned irq);		/* end of interrupt for a source being handled. */
 unsigned intc_vector(unsigned irq);	/* CPU vector the source arrives on. */
 
+/* ---- lines for the spl layer (kernel/spl_*.c) --------------------------------------
+ * The 8259A is one device for the whole machine and delivers to the BSP only; the spl
+ * schemes that mask off-chip write it from the BSP. All with IRQs off on the caller. */
+void arch_isa_route_pic(unsigned irq);	/* ISA irq via the 8259A (vector 0x20+irq), IOAPIC pin masked;
+					   the line stays masked in the IMR until arch_pic_write_mask */
+void arch_isa_route_apic(unsigned irq, unsigned vector);	/* via the IOAPIC to the BSP at
+					   vector, unmasked there; 8259A line masked */
+void arch_isa_unroute(unsigned irq);	/* masked at both controllers */
+void arch_pic_write_mask(uint16_t imr);	/* 8259A IMR (bit n = ISA irq n); only bytes that change
+					   are written (a shadow remembers the last value) */
+uint16_t arch_pic_mask_shadow(void);
+void arch_pic_eoi(unsigned irq);	/* non-specific EOI to the 8259A(s) serving irq */
+bool arch_pic_in_service(unsigned irq);	/* ISR bit: false means a spurious IRQ7/15 */
+void arch_lapic_eoi(void);
+void arch_self_ipi(unsigned vector);
+/* This CPU's LAPIC timer as a one-shot clock: arm after tsc_ticks (rounded to the timer's
+ * resolution, at least one count); stop; mask and unmask its LVT entry. The LAPIC does not
+ * hold an expiry that falls in masked time: arch_clock_unmask re-raises an expired count
+ * whose handler has not run by self-IPI and returns true (a delivery already waiting in
+ * the IRR coalesces with it). The clock's handler must re-arm or stop the clock before
+ * anything can unmask it (intr_run does so first thing). */
+void arch_clock_arm(unsigned vector, uint64_t tsc_ticks);
+void arch_clock_stop(void);
+void arch_clock_mask(void);
+bool arch_clock_unmask(void);
+
 /* ---- interrupt handlers ------------------------------------------------------------ */
 struct trapframe;
 typedef void (*irq_handler_t)(struct trapframe *tf, void *arg);
 /* Install a handler for a CPU vector (0x20..0xfe). Before the source is unmasked. */
 void arch_set_handler(unsigned vector, irq_handler_t fn, void *arg);
+/* The interrupted context resumes with IRQs off (cli-optim's on-chip fallback). */
+void arch_frame_irqs_off(struct trapframe *tf);
 
 /* ---- CPUs, IPIs -------------------------------------------------------------------- */
 unsigned arch_ncpus(void);		/* CPUs online (BSP + started APs). */

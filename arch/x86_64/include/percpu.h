@@ -41,6 +41,10 @@ struct cpu {
 	volatile uint64_t ipi_count;	/* IPIs handled on this CPU; written only here */
 	volatile uint64_t timer_ticks;	/* LAPIC timer interrupts on this CPU; written only here */
 	volatile bool online;		/* set (release) by this CPU when it has booted */
+	/* arch_clock_*: this CPU's one-shot clock (lapic.c); written only here, IRQs off */
+	uint32_t clock_lvt;		/* LVT timer value without the mask bit */
+	bool clock_armed;		/* a one-shot count was started and not stopped */
+	bool clock_masked;
 } __attribute__((aligned(64)));
 
 #define CPU_OFF_INDEX 8

@@ -39,6 +39,7 @@ void pic_init(void);
 void pic_set_imr(uint16_t mask);	/* bit n masks IRQ n (master low byte, slave high) */
 uint16_t pic_get_imr(void);
 void pic_eoi(unsigned irq);
+extern volatile uint64_t pic_spurious;	/* spurious IRQ7/15 seen (pic.c) */
 void lapic_init_cpu(void);
 uint32_t lapic_read(uint32_t reg);
 void lapic_write(uint32_t reg, uint32_t v);

@@ -1,0 +1,504 @@
+/*
+ * test_spl.c - the interrupt-masking scheme of this build (spl.h) does what its file's top
+ * comment says (Small & Manley 1997, sections 3 and 7.1): a section at level L holds back
+ * exactly the sources the scheme's rule holds back and no other; levels and critical
+ * sections nest; what was held back runs exactly once after the section (highest level
+ * first where the scheme orders replay); a chain of interrupts that re-raises itself at
+ * ~100 kHz never loses one; interrupts injected at random points around section
+ * boundaries never run inside a section that holds them, and per-level counters shared
+ * by the sections and the handlers (updated non-atomically) prove the exclusion.
+ *
+ * Sources (real hardware under QEMU): the PIT (ISA IRQ0) at IPL_TTY, the CMOS RTC periodic
+ * interrupt (IRQ8) at IPL_NET, this CPU's LAPIC timer as the clock at IPL_CLOCK, and a
+ * soft interrupt at IPL_SOFT. The same file runs in every scheme's build (make SCHEME=...).
+ */
+#include "kernel.h"
+#include "x86.h"
+#include "spl.h"
+#include "intr.h"
+#include "trap.h"
+#include <ksync/ktest.h>
+#include <ksync/errors.h>
+
+enum { S_CLOCK, S_PIT, S_RTC, S_SOFT, S_N };
+
+/* ---- raw device programming (the tests' own; the device layer has its own) ---- */
+static void pit_oneshot_raw(uint16_t ticks)
+{
+	outb(0x43, 0x30);			/* channel 0, lo/hi, mode 0 */
+	outb(0x40, ticks & 0xff);
+	outb(0x40, ticks >> 8);
+}
+static void pit_periodic_raw(unsigned hz)
+{
+	uint32_t div = 1193182u / hz;
+	outb(0x43, 0x34);			/* mode 2 */
+	outb(0x40, div & 0xff);
+	outb(0x40, (div >> 8) & 0xff);
+}
+static void pit_stop_raw(void) { outb(0x43, 0x30); outb(0x40, 0xff); outb(0x40, 0xff); }
+static uint8_t cmos_read(uint8_t r) { outb(0x70, 0x80 | r); return inb(0x71); }
+static void cmos_write(uint8_t r, uint8_t v) { outb(0x70, 0x80 | r); outb(0x71, v); }
+static void rtc_start_raw(void)			/* periodic 1024 Hz */
+{
+	irqkey_t k = arch_irq_save();
+	cmos_write(0x0a, (cmos_read(0x0a) & 0xf0) | 6);
+	cmos_write(0x0b, cmos_read(0x0b) | 0x40);
+	(void)cmos_read(0x0c);
+	arch_irq_restore(k);
+}
+static void rtc_stop_raw(void)
+{
+	irqkey_t k = arch_irq_save();
+	cmos_write(0x0b, cmos_read(0x0b) & ~0x40);
+	(void)cmos_read(0x0c);
+	arch_irq_restore(k);
+}
+
+/* ---- the test sources: counts, entry log, invariant checks ---- */
+static struct intr_source srcs[S_N];
+static const unsigned src_level[S_N] = { IPL_CLOCK, IPL_TTY, IPL_NET, IPL_SOFT };
+static volatile uint64_t runs[INTR_MAX_CPUS][S_N];	/* per CPU, written by that CPU */
+/* Level of the section the thread of each CPU is in (IPL_NONE outside); written by the
+ * thread right after splraise and right before splx, read by that CPU's handlers. */
+static volatile unsigned section_level[INTR_MAX_CPUS];
+static volatile uint64_t bad_runs[INTR_MAX_CPUS];	/* a handler ran inside a section holding it */
+/* One counter per source level and CPU, updated non-atomically by that level's handlers
+ * and by the sections that hold that level: a lost update means a handler ran inside a
+ * section that should have excluded it. expect[][] counts the sections' updates. */
+static volatile uint64_t level_ctr[INTR_MAX_CPUS][IPL_COUNT];
+static uint64_t level_expect[INTR_MAX_CPUS][IPL_COUNT];
+static uint8_t order_log[64];
+static volatile unsigned order_n;
+static volatile bool one_shot[S_N];		/* stop the device on its first run */
+static volatile bool pit_chain;			/* PIT handler re-arms the PIT */
+static volatile uint64_t pit_raised;		/* one-shots programmed while chaining */
+static volatile uint16_t pit_chain_ticks = 12;
+
+/* Non-atomic read-modify-write with a gap: lost updates if a handler could interleave. */
+static void bump(volatile uint64_t *p)
+{
+	uint64_t v = *p;
+	for (volatile int i = 0; i < 20; i++)
+		;
+	*p = v + 1;
+}
+
+static void common(unsigned id)
+{
+	unsigned cpu = arch_cpu_id();
+	unsigned sec = section_level[cpu];
+	if (sec != IPL_NONE && spl_holds(sec, src_level[id]))
+		bad_runs[cpu]++;
+	runs[cpu][id]++;
+	bump(&level_ctr[cpu][src_level[id]]);
+	unsigned n = order_n;
+	if (cpu == 0 && n < sizeof order_log) {
+		order_log[n] = (uint8_t)id;
+		order_n = n + 1;
+	}
+}
+
+static void clock_fn(void *a) { (void)a; common(S_CLOCK); if (one_shot[S_CLOCK]) clock_stop(); }
+static void soft_fn(void *a) { (void)a; common(S_SOFT); }
+static void rtc_fn(void *a)
+{
+	(void)a;
+	(void)cmos_read(0x0c);			/* ack, or the RTC stops interrupting */
+	common(S_RTC);
+	if (one_shot[S_RTC])
+		cmos_write(0x0b, cmos_read(0x0b) & ~0x40);
+}
+static void pit_fn(void *a)
+{
+	(void)a;
+	common(S_PIT);
+	if (pit_chain) {
+		pit_raised++;
+		pit_oneshot_raw(pit_chain_ticks);
+	}
+}
+
+static bool setup(struct ktest_ctx *kt)
+{
+	static void (*const fns[S_N])(void *) = { clock_fn, pit_fn, rtc_fn, soft_fn };
+	static const enum intr_kind kinds[S_N] = { INTR_CLOCK, INTR_ISA, INTR_ISA, INTR_SOFT };
+	static const unsigned irqs[S_N] = { 0, 0, 8, 0 };
+	static const char *const names[S_N] = { "clock", "pit", "rtc", "soft" };
+	memset((void *)runs, 0, sizeof runs);
+	memset((void *)bad_runs, 0, sizeof bad_runs);
+	memset((void *)level_ctr, 0, sizeof level_ctr);
+	memset(level_expect, 0, sizeof level_expect);
+	memset((void *)one_shot, 0, sizeof one_shot);
+	order_n = 0;
+	pit_chain = false;
+	for (unsigned i = 0; i < INTR_MAX_CPUS; i++) {
+		section_level[i] = IPL_NONE;
+		spl_cpus[i].violations = 0;
+	}
+	for (unsigned i = 0; i < S_N; i++) {
+		memset(&srcs[i], 0, sizeof srcs[i]);
+		srcs[i].name = names[i];
+		srcs[i].kind = kinds[i];
+		srcs[i].level = src_level[i];
+		srcs[i].irq = irqs[i];
+		srcs[i].fn = fns[i];
+		int e = intr_establish(&srcs[i]);
+		if (e != KSYNC_OK) {
+			kt_diag(kt, "intr_establish(%s) = %d", names[i], e);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void teardown(void)
+{
+	pit_chain = false;
+	clock_stop();
+	pit_stop_raw();
+	rtc_stop_raw();
+	arch_delay_us(2000);
+	for (unsigned i = 0; i < S_N; i++)
+		intr_disestablish(&srcs[i]);
+}
+
+static bool wait_runs(unsigned cpu, unsigned id, uint64_t want)
+{
+	uint64_t deadline = arch_cycles() + 5 * arch_tsc_hz();	/* liveness bound only */
+	while (runs[cpu][id] < want && (int64_t)(arch_cycles() - deadline) < 0)
+		arch_cpu_relax();
+	return runs[cpu][id] >= want;
+}
+
+/* Inside a section at `level`: update every counter the level protects. */
+static void section_work(unsigned cpu, unsigned level)
+{
+	for (unsigned i = 0; i < S_N; i++)
+		if (spl_holds(level, src_level[i])) {
+			bump(&level_ctr[cpu][src_level[i]]);
+			level_expect[cpu][src_level[i]]++;
+		}
+}
+
+static bool counters_ok(struct ktest_ctx *kt, unsigned cpu)
+{
+	bool ok = true;
+	for (unsigned i = 0; i < S_N; i++) {
+		unsigned l = src_level[i];
+		uint64_t want = level_expect[cpu][l] + runs[cpu][i];
+		if (level_ctr[cpu][l] != want) {
+			kt_diag(kt, "cpu %u level %s: counter %lu, sections %lu + handler runs %lu",
+				cpu, ipl_name(l), level_ctr[cpu][l], level_expect[cpu][l], runs[cpu][i]);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+static void enter(unsigned cpu, unsigned level, spl_t *s)
+{
+	*s = splraise(level);
+	section_level[cpu] = level;
+}
+static void leave(unsigned cpu, spl_t s)
+{
+	section_level[cpu] = SPL_LEVEL(s);
+	splx(s);
+}
+
+KTEST(spl_scheme_reports_itself)
+{
+	kt_diag(kt, "scheme %s", spl_scheme_name());
+	KT_EXPECT(strlen(spl_scheme_name()) > 0);
+	KT_EXPECT_EQ(spl_level(), IPL_NONE);
+	KT_EXPECT(arch_irq_enabled());
+}
+
+/* intr_source holds its statistics' samples (tens of KiB): never on the stack */
+static struct intr_source bad_s, bad_c1, bad_c2;
+
+KTEST(spl_bad_sources_refused)
+{
+#define s bad_s
+#define c1 bad_c1
+#define c2 bad_c2
+	memset(&s, 0, sizeof s);
+	s.name = "bad"; s.kind = INTR_ISA; s.irq = 3; s.fn = soft_fn;
+	s.level = IPL_HIGH;
+	KT_EXPECT_EQ(intr_establish(&s), KSYNC_EINVAL);
+	s.level = IPL_NONE;
+	KT_EXPECT_EQ(intr_establish(&s), KSYNC_EINVAL);
+	s.level = IPL_TTY; s.irq = 16;
+	KT_EXPECT_EQ(intr_establish(&s), KSYNC_EINVAL);
+	s.irq = 2;
+	KT_EXPECT_EQ(intr_establish(&s), KSYNC_EBUSY);	/* the cascade line */
+	s.kind = INTR_SOFT; s.level = IPL_NET;
+	KT_EXPECT_EQ(intr_establish(&s), KSYNC_EINVAL);
+	memset(&c1, 0, sizeof c1);
+	c1.name = "c1"; c1.kind = INTR_CLOCK; c1.level = IPL_CLOCK; c1.fn = soft_fn;
+	c2 = c1;
+	KT_ASSERT_EQ(intr_establish(&c1), KSYNC_OK);
+	KT_EXPECT_EQ(intr_establish(&c2), KSYNC_EBUSY);	/* one clock */
+	KT_EXPECT_EQ(clock_start(&c1, 50), KSYNC_EINVAL);
+	KT_EXPECT_EQ(clock_start(&c1, 200000), KSYNC_EINVAL);
+	intr_disestablish(&c1);
+#undef s
+#undef c1
+#undef c2
+}
+
+/* For each level: the sources it holds do not run inside, and run (exactly as often as
+ * they were held: at least once) after splx; the others keep running inside. */
+KTEST(spl_levels_hold_exactly_the_right_sources)
+{
+	KT_ASSERT(setup(kt));
+	KT_ASSERT_EQ(clock_start(&srcs[S_CLOCK], 2000), KSYNC_OK);
+	pit_periodic_raw(2000);
+	rtc_start_raw();
+	bool started = wait_runs(0, S_CLOCK, 3) && wait_runs(0, S_PIT, 3) && wait_runs(0, S_RTC, 3);
+	if (!started)
+		kt_diag(kt, "sources not running: clock %lu pit %lu rtc %lu, level %u, imr 0x%x, IF %d",
+			runs[0][S_CLOCK], runs[0][S_PIT], runs[0][S_RTC], spl_level(),
+			arch_pic_mask_shadow(), arch_irq_enabled());
+	KT_ASSERT(started);
+	for (unsigned level = IPL_NONE; level <= IPL_HIGH; level++) {
+		uint64_t before[S_N], inside[S_N];
+		spl_t s;
+		enter(0, level, &s);
+		for (unsigned i = 0; i < S_N; i++)
+			before[i] = runs[0][i];
+		softint_schedule(&srcs[S_SOFT]);
+		arch_delay_us(8000);		/* >= 8 periods of every device */
+		for (unsigned i = 0; i < S_N; i++)
+			inside[i] = runs[0][i];
+		KT_EXPECT_EQ(spl_level(), level);
+		leave(0, s);
+		arch_delay_us(3000);
+		for (unsigned i = 0; i < S_N; i++) {
+			bool held = spl_holds(level, src_level[i]);
+			if (held) {
+				KT_EXPECT_EQ(inside[i], before[i]);
+				KT_EXPECT(runs[0][i] > inside[i]);	/* ran after: not lost */
+			} else {
+				KT_EXPECT(inside[i] > before[i]);
+			}
+			if (held ? inside[i] != before[i] || runs[0][i] == inside[i] : inside[i] == before[i])
+				kt_diag(kt, "level %s source %s: held=%d before %lu inside %lu after %lu "
+					"(clock armed %d masked %d lvt 0x%x ccr %u)",
+					ipl_name(level), srcs[i].name, held, before[i], inside[i], runs[0][i],
+					cpus[0].clock_armed, cpus[0].clock_masked,
+					lapic_read(LAPIC_LVT_TIMER), lapic_read(LAPIC_TIMER_CCR));
+		}
+	}
+	teardown();
+	KT_EXPECT_EQ(bad_runs[0], 0);
+	KT_EXPECT_EQ(spl_cpus[0].violations, 0);
+	kt_diag(kt, "deferred %lu replayed %lu clock recovered %lu, 8259A spurious so far %lu",
+		spl_cpus[0].deferred, spl_cpus[0].replayed, spl_cpus[0].clock_recovered, pic_spurious);
+}
+
+KTEST(spl_levels_and_sections_nest)
+{
+	KT_ASSERT(setup(kt));
+	pit_periodic_raw(2000);
+	rtc_start_raw();
+	KT_ASSERT(wait_runs(0, S_PIT, 2) && wait_runs(0, S_RTC, 2));
+	spl_t s1 = splraise(IPL_NET);
+	spl_t s2 = splraise(IPL_TTY);
+	spl_t s3 = splraise(IPL_BIO);		/* lower than current: no change */
+	KT_EXPECT_EQ(spl_level(), IPL_TTY);
+	section_level[0] = IPL_TTY;
+	uint64_t pit0 = runs[0][S_PIT], rtc0 = runs[0][S_RTC];
+	arch_delay_us(4000);
+	KT_EXPECT_EQ(runs[0][S_PIT], pit0);
+	KT_EXPECT_EQ(runs[0][S_RTC], rtc0);
+	splx(s3);
+	KT_EXPECT_EQ(spl_level(), IPL_TTY);
+	section_level[0] = IPL_NET;
+	splx(s2);
+	KT_EXPECT_EQ(spl_level(), IPL_NET);
+	arch_delay_us(4000);
+	bool cli = spl_holds(IPL_NET, IPL_TTY);	/* the cli schemes hold everything */
+	KT_EXPECT(cli ? runs[0][S_PIT] == pit0 : runs[0][S_PIT] > pit0);
+	KT_EXPECT_EQ(runs[0][S_RTC], rtc0);
+	section_level[0] = IPL_NONE;
+	splx(s1);
+	KT_EXPECT_EQ(spl_level(), IPL_NONE);
+	arch_delay_us(3000);
+	KT_EXPECT(runs[0][S_RTC] > rtc0);
+
+	/* crit_enter nests by depth: only the last crit_leave lets anything run */
+	crit_enter();
+	crit_enter();
+	section_level[0] = IPL_HIGH;
+	pit0 = runs[0][S_PIT];
+	crit_leave();
+	KT_EXPECT_EQ(spl_level(), IPL_HIGH);
+	arch_delay_us(3000);
+	KT_EXPECT_EQ(runs[0][S_PIT], pit0);
+	section_level[0] = IPL_NONE;
+	crit_leave();
+	KT_EXPECT_EQ(spl_level(), IPL_NONE);
+	KT_EXPECT(arch_irq_enabled());
+	arch_delay_us(3000);
+	KT_EXPECT(runs[0][S_PIT] > pit0);
+	teardown();
+	KT_EXPECT_EQ(bad_runs[0], 0);
+	KT_EXPECT_EQ(spl_cpus[0].violations, 0);
+}
+
+/* Everything held in one critical section runs exactly once afterwards; where the scheme
+ * orders replay (spl.h SPL_REPLAY_ORDERED) the order is highest level first. */
+KTEST(spl_replay_exactly_once_highest_first)
+{
+	KT_ASSERT(setup(kt));
+	for (unsigned i = 0; i < S_N; i++)
+		one_shot[i] = true;
+	KT_ASSERT_EQ(clock_start(&srcs[S_CLOCK], 1000), KSYNC_OK);	/* stops after one */
+	crit_enter();
+	section_level[0] = IPL_HIGH;
+	pit_oneshot_raw(200);
+	rtc_start_raw();
+	softint_schedule(&srcs[S_SOFT]);
+	arch_delay_us(6000);			/* every device has fired by now */
+	uint64_t inside = order_n;
+	section_level[0] = IPL_NONE;
+	crit_leave();
+	arch_delay_us(5000);
+	KT_EXPECT_EQ(inside, 0);
+	for (unsigned i = 0; i < S_N; i++)
+		KT_EXPECT_EQ(runs[0][i], 1);
+	KT_EXPECT_EQ(order_n, S_N);
+	char buf[64];
+	size_t p = 0;
+	for (unsigned i = 0; i < order_n && p < sizeof buf - 8; i++)
+		p += (size_t)ksnprintf(buf + p, sizeof buf - p, "%s%s", i ? "," : "", srcs[order_log[i]].name);
+	kt_diag(kt, "replay order: %s", buf);
+	if (SPL_REPLAY_ORDERED) {
+		/* clock (clock) > pit (tty) > rtc (net) > soft */
+		static const uint8_t want[S_N] = { S_CLOCK, S_PIT, S_RTC, S_SOFT };
+		for (unsigned i = 0; i < S_N && i < order_n; i++)
+			KT_EXPECT_EQ(order_log[i], want[i]);
+	}
+	teardown();
+	KT_EXPECT_EQ(spl_cpus[0].violations, 0);
+}
+
+/* A PIT one-shot chain re-armed by its own handler (~100 kHz asked) for one second while
+ * the thread enters and leaves critical sections: every raised interrupt ran exactly once
+ * (a lost one would stop the chain: raised == handled + 1 forever). */
+KTEST(spl_flood_loses_nothing)
+{
+	KT_ASSERT(setup(kt));
+	KT_ASSERT_EQ(clock_start(&srcs[S_CLOCK], 1000), KSYNC_OK);
+	pit_chain_ticks = 2;			/* 1.7 us: as fast as the emulator goes */
+	pit_raised = 1;
+	pit_chain = true;
+	pit_oneshot_raw(pit_chain_ticks);
+	uint64_t t0 = arch_cycles(), end = t0 + arch_tsc_hz();
+	uint64_t sections = 0, x = 88172645463325252ull;
+	while ((int64_t)(arch_cycles() - end) < 0) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		unsigned level = 1 + (unsigned)(x % IPL_HIGH);	/* soft..high */
+		spl_t s;
+		enter(0, level, &s);
+		section_work(0, level);
+		arch_delay_us((x >> 8) % 8);
+		leave(0, s);
+		sections++;
+		arch_delay_us((x >> 16) % 12);
+	}
+	pit_chain = false;
+	uint64_t secs_tsc = arch_cycles() - t0;
+	KT_EXPECT(wait_runs(0, S_CLOCK, runs[0][S_CLOCK] + 2));	/* a lost tick stops the clock */
+	arch_delay_us(5000);
+	uint64_t handled = runs[0][S_PIT];
+	KT_EXPECT_EQ(handled, pit_raised);
+	KT_EXPECT_EQ(bad_runs[0], 0);
+	KT_EXPECT(counters_ok(kt, 0));
+	KT_EXPECT_EQ(spl_cpus[0].violations, 0);
+	kt_diag(kt, "%lu PIT interrupts in %lu ms (%lu per second), %lu sections, deferred %lu "
+		"(pit %lu clock %lu)", handled, secs_tsc * 1000 / arch_tsc_hz(),
+		handled * arch_tsc_hz() / secs_tsc, sections, spl_cpus[0].deferred,
+		srcs[S_PIT].deferred, srcs[S_CLOCK].deferred);
+	teardown();
+}
+
+/* Random injection around section boundaries, on every CPU at once: the BSP arms PIT
+ * one-shots and soft interrupts at random delays; every CPU runs its clock fast and
+ * random sections. Invariants: no handler inside a section that holds it; every per-level
+ * counter equals its sections' updates + its handler runs (no lost update); every PIT
+ * arm ran once. */
+static volatile bool rnd_go;
+static volatile uint64_t rnd_sections[INTR_MAX_CPUS], rnd_pit_armed;
+static volatile bool clock_alive[INTR_MAX_CPUS];	/* the one-shot chain still ticks */
+
+static void rnd_body(unsigned cpu, uint64_t iters)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull * (cpu + 1);
+	for (uint64_t n = 0; n < iters; n++) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		if (cpu == 0 && (x & 3) == 0) {
+			uint64_t h = runs[0][S_PIT];
+			if (h == rnd_pit_armed) {	/* previous one ran: arm the next */
+				rnd_pit_armed++;
+				pit_oneshot_raw((uint16_t)(1 + (x >> 20) % 40));
+			}
+		}
+		if ((x & 7) == 1)
+			softint_schedule(&srcs[S_SOFT]);
+		unsigned level = (unsigned)((x >> 3) % IPL_COUNT);	/* none..high */
+		spl_t s;
+		enter(cpu, level, &s);
+		section_work(cpu, level);
+		for (volatile unsigned i = 0; i < (x >> 32) % 300; i++)
+			;
+		leave(cpu, s);
+		rnd_sections[cpu]++;
+		for (volatile unsigned i = 0; i < (x >> 40) % 300; i++)
+			;
+	}
+}
+
+static void rnd_ap(void *arg)
+{
+	unsigned cpu = arch_cpu_id();
+	(void)arg;
+	arch_irq_enable();			/* the call IPI was EOIed before we ran */
+	clock_start(&srcs[S_CLOCK], 5000);
+	rnd_body(cpu, 200000);
+	clock_alive[cpu] = wait_runs(cpu, S_CLOCK, runs[cpu][S_CLOCK] + 2);
+	clock_stop();
+	arch_irq_disable();
+}
+
+KTEST(spl_random_injection_keeps_invariants)
+{
+	KT_ASSERT(setup(kt));
+	memset((void *)rnd_sections, 0, sizeof rnd_sections);
+	rnd_pit_armed = 0;
+	unsigned n = arch_ncpus();
+	for (unsigned c = 1; c < n; c++)
+		arch_call_post(c, rnd_ap, NULL);
+	KT_ASSERT_EQ(clock_start(&srcs[S_CLOCK], 5000), KSYNC_OK);
+	rnd_body(0, 200000);
+	clock_alive[0] = wait_runs(0, S_CLOCK, runs[0][S_CLOCK] + 2);
+	clock_stop();
+	for (unsigned c = 1; c < n; c++)
+		arch_call_wait(c);
+	arch_delay_us(5000);
+	KT_EXPECT_EQ(runs[0][S_PIT], rnd_pit_armed);
+	for (unsigned c = 0; c < n; c++) {
+		KT_EXPECT_EQ(bad_runs[c], 0);
+		KT_EXPECT(counters_ok(kt, c));
+		KT_EXPECT(clock_alive[c]);
+		KT_EXPECT_EQ(spl_cpus[c].violations, 0);
+		kt_diag(kt, "cpu %u: %lu sections, clock %lu pit %lu soft %lu, deferred %lu replayed %lu "
+			"(pit %lu clock %lu), clock late %lu recovered %lu",
+			c, rnd_sections[c], runs[c][S_CLOCK], runs[c][S_PIT], runs[c][S_SOFT],
+			spl_cpus[c].deferred, spl_cpus[c].replayed, srcs[S_PIT].deferred,
+			srcs[S_CLOCK].deferred, spl_cpus[c].clock_late, spl_cpus[c].clock_recovered);
+	}
+	teardown();
+}
