@@ -1,7 +1,7 @@
 /*
  * printf.c - kernel formatted output.
  *
- * Supports the subset protocol.md §5 promises: %s %c %d %i %u %x %X %p %%, length l ll z,
+ * Supports the subset protocol.md §6 promises: %s %c %d %i %u %x %X %p %%, length l ll z,
  * flags 0 and -, a field width. kprintf formats into a stack buffer and hands the text to
  * the console under console_lock, so lines from different CPUs never interleave
  * mid-line. It also implements libksync's ksync_printf/ksync_vprintf hooks.

@@ -174,7 +174,7 @@ def test_run_end_to_end(run_repo, tmp_path):
     argv_file = tmp_path / "argv.json"
     fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
     out = tmp_path / "results"
-    p = run_cli("run", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+    p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
                 "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out))
     assert p.returncode == 0, p.stdout + p.stderr
     argv = json.loads(argv_file.read_text())

@@ -1,5 +1,5 @@
 /*
- * platform.h - the per-platform hooks libksync uses (docs/protocol.md section 5).
+ * platform.h - the per-platform hooks libksync uses (docs/protocol.md section 6).
  *
  * libksync itself uses only <stdint.h>, <stddef.h>, <stdbool.h>, <stdarg.h> and the
  * hooks below:

@@ -1,5 +1,5 @@
 /*
- * ksync_platform_kernel.h - libksync's platform hooks (protocol.md §5) in the kernel.
+ * ksync_platform_kernel.h - libksync's platform hooks (protocol.md §6) in the kernel.
  * Included by include/ksync/platform.h when KSYNC_KERNEL is defined.
  */
 #ifndef KSYNC_PLATFORM_KERNEL_H

@@ -1,4 +1,9 @@
-"""ksync command line: ``ksync test|boot|run|env|report`` (also ``python -m ksync``).
+"""ksync command line: ``ksync test|boot|run|env|report|mkdisk`` (also ``python -m ksync``).
+
+Issue 4 (Small & Manley 1997 interrupt-masking schemes) adds ``--scheme`` to test/boot,
+``--no-disk`` to every boot (the IDE disk build/disk.img is attached by default),
+``ksync run [all|prims|irq]`` with ``--schemes``, ``--irq-seconds``, ``--irq-quick``, and
+``ksync mkdisk``; see docs/protocol.md section 5.
 
 User errors print one line ``ksync: error: <reason>`` and exit 2; a failed verdict exits 1;
 nothing a user can cause prints a Python traceback.
@@ -6,12 +11,14 @@ nothing a user can cause prints a Python traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
+from datetime import datetime
 from pathlib import Path
 
-from . import __version__, envdetect, hosted, qemu, report
+from . import __version__, disk, envdetect, hosted, irqreport, qemu, report, schemes
 from .util import (KsyncError, Progress, SetupError, UsageError, display_path, find_repo,
                    make, utc_timestamp)
 
@@ -82,6 +89,44 @@ def words_type(text: str) -> str:
     return text
 
 
+def scheme_type(text: str) -> str:
+    try:
+        return schemes.check_scheme(text)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def schemes_type(text: str) -> list[str]:
+    try:
+        return schemes.parse_schemes(text)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def irq_seconds_type(text: str) -> str:
+    """A duration for the kernel's irq_seconds= word: 0 < S <= 600, at most 3 decimals;
+    returned in the form the kernel gets ("1", "0.5")."""
+    try:
+        t = float(text)
+    except ValueError:
+        t = float("nan")
+    if not 0 < t <= 600 or round(t, 3) != t:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of seconds > 0 and <= 600 with at most 3 decimals (got {text!r})")
+    return f"{t:.3f}".rstrip("0").rstrip(".")
+
+
+def mib_type(text: str) -> int:
+    try:
+        n = int(text, 10)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= disk.MAX_MIB:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {disk.MAX_MIB} "
+                                         f"(got {text!r})")
+    return n
+
+
 def port_type(text: str) -> int:
     try:
         n = int(text, 10)
@@ -127,8 +172,19 @@ def build_parser() -> Parser:
     vm.add_argument("--qemu-arg", action="append", default=[], metavar="ARG",
                     help="extra QEMU argument, appended last; use --qemu-arg=-machine "
                          "--qemu-arg=acpi=off (repeatable)")
+    vm.add_argument("--no-disk", action="store_true",
+                    help=f"do not attach the IDE disk {qemu.DISK_IMAGE} (attached by default, "
+                         "unless a --qemu-arg gives -drive/-hda/-blockdev; created with the "
+                         "sector-number pattern if missing)")
 
-    t = sub.add_parser("test", parents=[repo, vm], help="boot mode=test and check the verdict",
+    sch = Parser(add_help=False)
+    sch.add_argument("--scheme", type=scheme_type, metavar="NAME",
+                     help="interrupt-masking scheme of the kernel build: "
+                          + ", ".join(schemes.SCHEMES) + f" (default {schemes.DEFAULT_SCHEME}, "
+                          "in build/kernel/; others in build/kernel-NAME/, built with "
+                          "make SCHEME=NAME kernel)")
+
+    t = sub.add_parser("test", parents=[repo, vm, sch], help="boot mode=test and check the verdict",
                        description="Build the kernel, boot it in test mode and pass only if "
                                    "QEMU exits 33 and the KTAP plan is complete with no "
                                    "'not ok'.")
@@ -137,7 +193,7 @@ def build_parser() -> Parser:
     t.add_argument("--filter", type=filter_type, metavar="GLOBS",
                    help="run only tests matching these comma-separated globs")
 
-    b = sub.add_parser("boot", parents=[repo, vm], help="boot and stream the serial console",
+    b = sub.add_parser("boot", parents=[repo, vm, sch], help="boot and stream the serial console",
                        description="Boot the kernel and stream its serial console to stdout. "
                                    "Exit status is the verdict in test/bench mode.")
     b.add_argument("--mode", choices=qemu.MODES, default="test", help="kernel mode "
@@ -149,11 +205,25 @@ def build_parser() -> Parser:
     b.add_argument("--gdb", type=port_type, metavar="PORT",
                    help="start QEMU's gdb stub on localhost:PORT and wait for gdb (-S)")
 
-    r = sub.add_parser("run", parents=[repo, vm], help="measure primitive costs (kernel + "
-                       "hosted) and write the report",
-                       description="Boot mode=bench filter=prims, run the hosted prims "
-                                   "program, print the table and write <out>/prims.json, "
-                                   "report.md and report.html.")
+    r = sub.add_parser("run", parents=[repo, vm], help="measure (primitive costs, interrupt "
+                       "schemes) and write the report",
+                       description="prims: boot mode=bench filter=prims, run the hosted "
+                                   "programs, write <out>/prims.json. irq: for each scheme "
+                                   "build it, boot mode=bench filter=irq* with the IDE disk, "
+                                   "write <out>/irq.json and lossmap-<scheme>.png. all (the "
+                                   "default): both. Then print the tables and write "
+                                   "report.md and report.html from every results JSON in "
+                                   "<out>.")
+    r.add_argument("what", nargs="?", choices=("all", "prims", "irq"), default="all",
+                   help="what to measure: all (default), prims or irq")
+    r.add_argument("--schemes", type=schemes_type, metavar="LIST",
+                   help="irq: comma-separated schemes to measure (default all: "
+                        + ",".join(schemes.SCHEMES) + ")")
+    r.add_argument("--irq-seconds", type=irq_seconds_type, default=None, metavar="S",
+                   help="irq: the kernel's workload duration per case, passed as "
+                        "irq_seconds=S (default 1)")
+    r.add_argument("--irq-quick", action="store_true",
+                   help="irq: smaller loss grid (passes irq_quick=1)")
     r.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
     r.add_argument("--repeat", type=repeat_type, default=3, metavar="N",
                    help="measure each side N times (1..20, default 3); the table shows, per "
@@ -171,9 +241,21 @@ def build_parser() -> Parser:
     e.add_argument("--qemu", metavar="PATH", help="QEMU binary to ask for its version")
     e.add_argument("--json", action="store_true", help="print JSON")
 
-    rp = sub.add_parser("report", parents=[repo], help="re-render the report from prims.json")
+    rp = sub.add_parser("report", parents=[repo], help="re-render the report from "
+                        "prims.json and irq.json")
     rp.add_argument("--out", metavar="DIR",
-                    help="results directory holding prims.json (default <repo>/results)")
+                    help="results directory holding prims.json and/or irq.json (default "
+                         "<repo>/results)")
+
+    mk = sub.add_parser("mkdisk", parents=[repo], help="create the IDE disk image",
+                        description="Write a raw disk image whose sector n holds the 8-byte "
+                                    "little-endian value n repeated 64 times (the pattern the "
+                                    "kernel's ATA test checks). Left alone if it already has "
+                                    "the right size and pattern.")
+    mk.add_argument("path", nargs="?", metavar="PATH",
+                    help=f"image file (default <repo>/{qemu.DISK_IMAGE})")
+    mk.add_argument("--mib", type=mib_type, default=disk.DEFAULT_MIB, metavar="N",
+                    help=f"size in MiB (default {disk.DEFAULT_MIB})")
     return p
 
 
@@ -186,10 +268,31 @@ def _boot_config(args, repo: Path, mode: str, filt: str | None = None,
     if iso and args.append:
         raise UsageError("--append cannot be used with --iso (GRUB's menu entry fixes the "
                          "kernel command line)")
+    scheme = getattr(args, "scheme", None)
+    if iso and scheme not in (None, schemes.DEFAULT_SCHEME):
+        raise UsageError(f"--scheme {scheme} cannot be used with --iso (the ISO holds the "
+                         f"default scheme's kernel, {schemes.DEFAULT_SCHEME})")
     return qemu.BootConfig(repo=repo, mode=mode, smp=args.smp, accel=args.accel,
                            timeout=args.timeout, iso=iso, filter=filt, set=set_,
                            qemu=args.qemu, allow_pvm=args.allow_pvm,
-                           append=list(args.append), qemu_args=list(args.qemu_arg))
+                           append=list(args.append), qemu_args=list(args.qemu_arg),
+                           scheme=scheme,
+                           disk=None if args.no_disk or qemu.user_gives_disk(args.qemu_arg)
+                           else repo / qemu.DISK_IMAGE)
+
+
+def _build_kernel(args, repo: Path, progress, iso: bool = False) -> None:
+    scheme = getattr(args, "scheme", None)
+    if iso:
+        make(repo, "iso", progress, what="kernel ISO")
+    else:
+        make(repo, "kernel", progress,
+             what="kernel" + (f", scheme {scheme}" if scheme else ""),
+             variables=schemes.make_vars(scheme))
+
+
+def _scheme_words(cfg: qemu.BootConfig) -> str:
+    return f", scheme {cfg.scheme}" if cfg.scheme else ""
 
 
 def _echo_stdout(line: str) -> None:
@@ -218,9 +321,8 @@ def cmd_test(args, repo: Path) -> int:
     env = qemu.precheck(cfg)
     progress = Progress()
     if not args.no_build:
-        target = "iso" if args.iso else "kernel"
-        make(repo, target, progress, what="kernel ISO" if args.iso else "kernel")
-    progress(f"booting kernel: test, smp={cfg.smp}, {env}"
+        _build_kernel(args, repo, progress, iso=args.iso)
+    progress(f"booting kernel: test{_scheme_words(cfg)}, smp={cfg.smp}, {env}"
              + (f", filter={cfg.filter}" if cfg.filter else "") + (", iso" if cfg.iso else ""))
     res = qemu.boot(cfg, echo=_echo_stdout if args.verbose else None)
     if not res.passed:
@@ -238,9 +340,8 @@ def cmd_boot(args, repo: Path) -> int:
     env = qemu.precheck(cfg)
     progress = Progress()
     if not args.no_build:
-        make(repo, "iso" if args.iso else "kernel", progress,
-             what="kernel ISO" if args.iso else "kernel")
-    progress(f"booting kernel: {cfg.mode}, smp={cfg.smp}, {env}"
+        _build_kernel(args, repo, progress, iso=args.iso)
+    progress(f"booting kernel: {cfg.mode}{_scheme_words(cfg)}, smp={cfg.smp}, {env}"
              + (f", cmdline '{qemu.kernel_cmdline(cfg)}'" if not cfg.iso else ", iso")
              + f", timeout {cfg.timeout:g}s")
     if cfg.gdb_port:
@@ -261,13 +362,11 @@ def _hosted_facts(objects) -> dict:
 
 def cmd_run(args, repo: Path) -> int:
     out_dir = Path(args.out) if args.out else repo / "results"
-    cfg = _boot_config(args, repo, "bench", "prims,lf_cost,lf_fifo_cost", args.set)
-    env = qemu.precheck(cfg)
+    if args.what == "prims" and (args.schemes or args.irq_seconds or args.irq_quick):
+        raise UsageError("--schemes, --irq-seconds and --irq-quick are for `ksync run irq` "
+                         "(or `ksync run`, which runs both)")
+    env = qemu.precheck(_boot_config(args, repo, "bench"))
     progress = Progress()
-    if env == "kvm-pvm":
-        # kvm_pvm stops the guest at a ring-0 cmpxchg16b (QEMU then pauses): leave it out
-        cfg.append = [*cfg.append, "skip=cmpxchg16b"]
-        progress("kvm-pvm: the kernel leaves the cmpxchg16b row out (it stops the guest)")
     host_model = envdetect.cpu_model()
     meta = {
         "timestamp": utc_timestamp(),
@@ -276,6 +375,45 @@ def cmd_run(args, repo: Path) -> int:
         "host_cpus": envdetect.cpu_count(),
         "qemu_version": envdetect.qemu_version(envdetect.find_qemu(args.qemu)),
     }
+    prims_data = irq_data = None
+    failed: list[dict] = []
+    if args.what in ("all", "prims"):
+        prims_data = _run_prims(args, repo, env, progress, meta, host_model)
+    if args.what in ("all", "irq"):
+        irq_data = _run_irq(args, repo, env, progress, meta)
+        failed = [r for r in irq_data["schemes"] if r.get("status") != "ok"]
+
+    # (c) report: the JSON of what ran, then report.md/.html from every JSON in out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name, data in ((irqreport.PRIMS_JSON, prims_data), (irqreport.IRQ_JSON, irq_data)):
+        if data is not None:
+            path = out_dir / name
+            path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n",
+                            encoding="utf-8")
+            written.append(path)
+    written += irqreport.render_results(out_dir, prims=prims_data, irq=irq_data,
+                                        warn=progress)
+    print(report.render_text(irqreport.results_document(prims_data, irq_data)), end="",
+          flush=True)
+    progress("wrote " + ", ".join(display_path(p) for p in written))
+    if failed:
+        n = len(irq_data["schemes"])
+        print(f"ksync: run irq: {len(failed)} of {n} scheme(s) failed: "
+              + ", ".join(r["scheme"] for r in failed) + " (reasons above and in the table "
+              f"'Interrupt-scheme runs' of {display_path(out_dir / 'report.md')})",
+              file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str) -> dict:
+    """Primitive costs (issue 2): kernel boots, hosted programs, peers -> prims.json data."""
+    cfg = _boot_config(args, repo, "bench", "prims,lf_cost,lf_fifo_cost", args.set)
+    if env == "kvm-pvm":
+        # kvm_pvm stops the guest at a ring-0 cmpxchg16b (QEMU then pauses): leave it out
+        cfg.append = [*cfg.append, "skip=cmpxchg16b"]
+        progress("kvm-pvm: the kernel leaves the cmpxchg16b row out (it stops the guest)")
 
     # (a) kernel
     if not args.no_build:
@@ -387,12 +525,89 @@ def cmd_run(args, repo: Path) -> int:
             progress(f"peer comparison done in {c.elapsed:.1f}s: {len(cmp_rows)} rows, "
                      f"log {display_path(c.log_path)}")
 
-    # (c) report
-    data = report.make_prims_data(krows, hrows, kernel_side, hosted_side, meta, cmp_rows)
-    written = report.write_reports(data, out_dir)
-    print(report.render_text(report.prims_document(data)), end="", flush=True)
-    progress("wrote " + ", ".join(display_path(p) for p in written))
-    return 0
+    return report.make_prims_data(krows, hrows, kernel_side, hosted_side, meta, cmp_rows)
+
+
+def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:
+    """Interrupt schemes (issue 4): per scheme build, boot mode=bench filter=irq*, collect
+    the irq_* rows.  A scheme that fails is recorded with its reason and log; the others
+    still run.  Returns the irq.json data."""
+    names = args.schemes or list(schemes.SCHEMES)
+    seconds = args.irq_seconds or "1"
+    cfg = _boot_config(args, repo, "bench", "irq*")
+    words = [f"irq_seconds={seconds}"] + (["irq_quick=1"] if args.irq_quick else [])
+    if env == "kvm-pvm":
+        words.append("skip=cmpxchg16b")
+    cfg.append = words + cfg.append   # the user's --append comes last, so it wins
+    runs = [_run_irq_scheme(args, repo, cfg, s, env, progress, i + 1, len(names))
+            for i, s in enumerate(names)]
+    options = {"smp": cfg.smp, "accel": args.accel, "irq_seconds": float(seconds),
+               "irq_quick": bool(args.irq_quick), "disk": cfg.disk is not None,
+               "timeout": cfg.timeout, "schemes": names}
+    return irqreport.make_irq_data(runs, meta, options)
+
+
+def _run_irq_scheme(args, repo: Path, cfg: qemu.BootConfig, scheme: str, env: str, progress,
+                    i: int, n: int) -> dict:
+    rec: dict = {"scheme": scheme, "status": "failed", "reason": None, "note": None,
+                 "log": None, "env": env, "cpus": None, "tsc_hz": None, "tsc_source": None,
+                 "guest_cpu_model": None, "hypervisor": None, "cmdline": None,
+                 "elapsed": None, "boot": None, "rows": []}
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    build_log = repo / qemu.LOG_DIR / f"{stamp}-build-{scheme}.log"
+    try:
+        if not args.no_build:
+            make(repo, "kernel", progress, what=f"kernel, scheme {scheme} ({i} of {n})",
+                 variables={"SCHEME": scheme}, log_path=build_log)
+        c = dataclasses.replace(cfg, scheme=scheme, append=list(cfg.append))
+        progress(f"booting kernel: irq, scheme {scheme} ({i} of {n}), smp={c.smp}, {env}, "
+                 f"timeout {c.timeout:g}s")
+        res = qemu.boot(c, echo=_echo_stdout if args.verbose else None)
+    except KsyncError as e:
+        rec["reason"] = str(e)
+        if build_log.exists():
+            rec["log"] = display_path(build_log)
+        if e.details:
+            tail = e.details.splitlines()[-30:]
+            print("\n".join(tail), file=sys.stderr, flush=True)
+        progress(f"scheme {scheme}: FAILED: {e}")
+        return rec
+    boot = res.boot or {}
+    rows = [dict(o) for o in res.objects
+            if isinstance(o.get("kind"), str) and o["kind"].startswith("irq_")]
+    reported = {str(r.get("scheme")) for r in rows if r.get("scheme") is not None}
+    for r in rows:
+        r.setdefault("scheme", scheme)
+        r["env"] = res.env
+        r["tsc_hz"] = boot.get("tsc_hz")
+    rec.update(log=display_path(res.log_path), env=res.env,
+               cpus=boot.get("cpus_online") or boot.get("cpus") or c.smp,
+               tsc_hz=boot.get("tsc_hz"), tsc_source=boot.get("tsc_source") or "unknown",
+               guest_cpu_model=boot.get("cpu_model"), hypervisor=boot.get("hypervisor"),
+               cmdline=res.cmdline, elapsed=round(res.elapsed, 2), boot=boot or None,
+               rows=rows)
+    if not res.passed:
+        rec["reason"] = res.reason
+        print(qemu.failure_report(res), file=sys.stderr, flush=True)
+    elif not rows:
+        rec["reason"] = ('kernel printed no KSYNC {"kind":"irq_*"} rows in mode=bench '
+                         "filter=irq*")
+    elif reported - {scheme}:
+        rec["reason"] = (f"kernel rows name scheme {', '.join(sorted(reported))}, "
+                         f"expected {scheme} (was it built with make SCHEME={scheme} kernel?)")
+    else:
+        rec["status"] = "ok"
+        if not any(r.get("kind") == "irq_scheme" for r in rows):
+            rec["note"] = 'no {"kind":"irq_scheme"} row: scheme not confirmed by the kernel'
+        if not boot.get("tsc_hz"):
+            rec["note"] = ((rec["note"] + "; ") if rec["note"] else "") + \
+                "no boot record: TSC frequency unknown (µs/ns cells are —)"
+    if rec["status"] == "ok":
+        progress(f"scheme {scheme}: {len(rows)} irq rows in {res.elapsed:.1f}s, "
+                 f"log {display_path(res.log_path)}")
+    else:
+        progress(f"scheme {scheme}: FAILED: {rec['reason']}")
+    return rec
 
 
 def cmd_env(args, repo: Path) -> int:
@@ -422,15 +637,32 @@ def cmd_env(args, repo: Path) -> int:
 
 def cmd_report(args, repo: Path) -> int:
     out_dir = Path(args.out) if args.out else repo / "results"
-    data = report.load_prims(out_dir / "prims.json")
-    written = report.write_reports(data, out_dir, write_json=False)
-    print(report.render_text(report.prims_document(data)), end="", flush=True)
+    prims = irq = None
+    if (out_dir / irqreport.PRIMS_JSON).exists() or not (out_dir / irqreport.IRQ_JSON).exists():
+        prims = report.load_prims(out_dir / irqreport.PRIMS_JSON)
+    if (out_dir / irqreport.IRQ_JSON).exists():
+        irq = irqreport.load_irq(out_dir / irqreport.IRQ_JSON)
+    written = irqreport.render_results(out_dir, prims=prims, irq=irq, strict=True)
+    print(report.render_text(irqreport.results_document(prims, irq)), end="", flush=True)
     print("wrote " + ", ".join(display_path(p) for p in written), file=sys.stderr)
     return 0
 
 
+def cmd_mkdisk(args, repo: Path) -> int:
+    path = Path(args.path) if args.path else repo / qemu.DISK_IMAGE
+    wrote = disk.ensure_disk(path, args.mib, full_check=True)
+    sectors = args.mib * 1024 * 1024 // disk.SECTOR
+    if wrote:
+        print(f"wrote {display_path(path)}: {args.mib} MiB, {sectors} sectors, sector n = "
+              "the 8-byte little-endian n repeated 64 times")
+    else:
+        print(f"{display_path(path)} already holds the pattern ({args.mib} MiB, {sectors} "
+              "sectors); left alone")
+    return 0
+
+
 COMMANDS = {"test": cmd_test, "boot": cmd_boot, "run": cmd_run, "env": cmd_env,
-            "report": cmd_report}
+            "report": cmd_report, "mkdisk": cmd_mkdisk}
 
 
 def _main(argv) -> int:

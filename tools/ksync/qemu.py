@@ -4,9 +4,15 @@ docs/protocol.md is the contract: serial lines (section 1), kernel command line
 (section 2), isa-debug-exit codes (section 3: 33 pass, 35 fail, 0 triple fault).
 A run passes only if QEMU exits 33 *and* the KTAP plan is complete with no ``not ok``.
 
+Issue 4 adds two things to every boot (docs/protocol.md section 5): the kernel image of an
+interrupt-masking scheme (``BootConfig.scheme``, see schemes.py; None = the default build in
+build/kernel/) and the IDE disk (``BootConfig.disk``, see disk.py; the CLI attaches
+<repo>/build/disk.img unless --no-disk or the user's --qemu-arg already names a disk).
+
 Public API: ``BootConfig``, ``BootResult``, ``boot(cfg, echo=None)``, ``precheck(cfg)``,
-``require_qemu``, ``resolve_accel``, ``kernel_cmdline``, ``qemu_command``, ``verdict``,
-``failure_report``, ``Symbolizer``, ``EXIT_PASS``, ``EXIT_FAIL``.
+``require_qemu``, ``resolve_accel``, ``kernel_cmdline``, ``qemu_command``, ``drive_arg``,
+``kernel_image``, ``user_gives_disk``, ``verdict``, ``failure_report``, ``Symbolizer``,
+``EXIT_PASS``, ``EXIT_FAIL``, ``DISK_IMAGE``.
 """
 from __future__ import annotations
 
@@ -23,8 +29,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
+from . import disk as diskmod
 from . import envdetect
 from . import ktap as ktapmod
+from . import schemes
 from .ktap import KsyncObjects, KtapResult
 from .util import SetupError, UsageError, display_path
 
@@ -35,6 +43,10 @@ KTAP_MODES = ("test", "bench")
 KERNEL_ELF32 = Path("build/kernel/ksync.elf32")
 KERNEL_ELF = Path("build/kernel/ksync.elf")
 ISO_IMAGE = Path("build/ksync.iso")
+DISK_IMAGE = Path("build/disk.img")   # attached by the CLI on every boot unless --no-disk
+# QEMU options that attach a disk: when the user's --qemu-arg has one, the default disk is
+# left out (two drives at IDE index 0, or the same image opened twice, make QEMU fail)
+DISK_OPTIONS = ("-drive", "-hda", "-blockdev")
 LOG_DIR = Path("build/logs")
 TAIL_LINES = 30
 
@@ -63,6 +75,9 @@ class BootConfig:
     gdb_port: int | None = None   # QEMU gdb stub on localhost:<port>, guest starts halted
     append: list[str] = field(default_factory=list)     # extra kernel command-line words
     qemu_args: list[str] = field(default_factory=list)  # extra QEMU arguments, appended last
+    scheme: str | None = None     # interrupt-masking scheme's kernel (None: default build)
+    disk: Path | None = None      # raw image attached as the IDE primary master (None: no disk)
+    disk_mib: int = diskmod.DEFAULT_MIB   # size ensure_disk() gives a missing/wrong image
 
 
 @dataclass
@@ -84,6 +99,7 @@ class BootResult:
     timed_out: bool = False
     panic: str | None = None       # the PANIC line, if the kernel panicked
     symbolizer: "Symbolizer | None" = None
+    scheme: str | None = None      # the BootConfig's scheme (None: default build)
 
     @property
     def boot(self) -> dict | None:
@@ -134,6 +150,30 @@ def kernel_cmdline(cfg: BootConfig) -> str:
     return " ".join(words)
 
 
+def kernel_image(cfg: BootConfig) -> Path:
+    """What QEMU boots: the ISO, or the ELF32 of the configured scheme."""
+    if cfg.iso:
+        return cfg.repo / ISO_IMAGE
+    return schemes.scheme_image(cfg.repo, cfg.scheme)
+
+
+def drive_arg(disk: Path) -> str:
+    """``-drive`` value for the IDE disk (commas in the path doubled, as QEMU wants).
+
+    ``snapshot=on``: QEMU opens the image read-only (guest writes go to a throw-away
+    overlay), so the sector pattern can never be damaged and several boots (make test while
+    make run, two users) can share build/disk.img; without it the second QEMU fails with
+    'Failed to get "write" lock'."""
+    return (f"if=ide,file={str(disk).replace(',', ',,')},format=raw,index=0,media=disk,"
+            "snapshot=on")
+
+
+def user_gives_disk(qemu_args: list[str]) -> bool:
+    """True if the extra QEMU arguments attach a disk themselves (``-drive``, ``-hda``,
+    ``-blockdev``, also in the ``-drive=...`` spelling)."""
+    return any(a.split("=", 1)[0] in DISK_OPTIONS for a in qemu_args)
+
+
 def qemu_command(cfg: BootConfig, qemu: str, accel: str) -> list[str]:
     cmd = [qemu, "-machine", "pc", "-m", cfg.memory, "-smp", str(cfg.smp)]
     if accel == "kvm":
@@ -147,7 +187,9 @@ def qemu_command(cfg: BootConfig, qemu: str, accel: str) -> list[str]:
     if cfg.iso:
         cmd += ["-cdrom", str(cfg.repo / ISO_IMAGE), "-boot", "d"]
     else:
-        cmd += ["-kernel", str(cfg.repo / KERNEL_ELF32), "-append", kernel_cmdline(cfg)]
+        cmd += ["-kernel", str(kernel_image(cfg)), "-append", kernel_cmdline(cfg)]
+    if cfg.disk is not None:
+        cmd += ["-drive", drive_arg(cfg.disk)]
     cmd += list(cfg.qemu_args)
     return cmd
 
@@ -278,10 +320,10 @@ def verdict(mode: str, exit_code: int | None, kt: KtapResult, *, timed_out: bool
 # running
 
 
-def _open_log(log_dir: Path, mode: str, smp: int, env: str):
+def _open_log(log_dir: Path, mode: str, smp: int, env: str, scheme: str | None = None):
     log_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = f"{stamp}-{mode}-smp{smp}-{env}"
+    base = f"{stamp}-{mode}-" + (f"{scheme}-" if scheme else "") + f"smp{smp}-{env}"
     for i in range(1000):
         path = log_dir / (f"{base}.log" if i == 0 else f"{base}-{i}.log")
         try:
@@ -322,25 +364,42 @@ def require_qemu(explicit: str | None = None) -> str:
     return qemu
 
 
-def precheck(cfg: BootConfig) -> str:
-    """Fail early (before a build) on QEMU/KVM problems; return the environment label."""
+def _check_config(cfg: BootConfig) -> None:
     if cfg.mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)} (got {cfg.mode!r})")
+    if cfg.scheme is not None:
+        schemes.check_scheme(cfg.scheme)
+        if cfg.iso and cfg.scheme != schemes.DEFAULT_SCHEME:
+            raise UsageError(f"--scheme {cfg.scheme} cannot be used with --iso (the ISO holds "
+                             f"the default scheme's kernel, {schemes.DEFAULT_SCHEME})")
+
+
+def precheck(cfg: BootConfig) -> str:
+    """Fail early (before a build) on QEMU/KVM problems; return the environment label."""
+    _check_config(cfg)
     require_qemu(cfg.qemu)
     return resolve_accel(cfg.accel, cfg.allow_pvm)[1]
 
 
 def prepare(cfg: BootConfig) -> tuple[str, str, str, list[str]]:
-    """Check everything before starting QEMU: (qemu path, accel, env label, command)."""
-    if cfg.mode not in MODES:
-        raise UsageError(f"--mode must be one of {', '.join(MODES)} (got {cfg.mode!r})")
+    """Check everything before starting QEMU: (qemu path, accel, env label, command).
+
+    Creates (or repairs) the disk image when one is configured."""
+    _check_config(cfg)
     qemu = require_qemu(cfg.qemu)
     accel, env = resolve_accel(cfg.accel, cfg.allow_pvm)
-    image = cfg.repo / (ISO_IMAGE if cfg.iso else KERNEL_ELF32)
+    image = kernel_image(cfg)
     if not image.is_file():
-        target = "iso" if cfg.iso else "kernel"
-        raise SetupError(f"{display_path(image)} not found; build it with `make {target}` "
+        if cfg.iso:
+            target = "make iso"
+        elif cfg.scheme is not None:
+            target = f"make SCHEME={cfg.scheme} kernel"
+        else:
+            target = "make kernel"
+        raise SetupError(f"{display_path(image)} not found; build it with `{target}` "
                          "(or drop --no-build)")
+    if cfg.disk is not None:
+        diskmod.ensure_disk(cfg.disk, cfg.disk_mib)
     return qemu, accel, env, qemu_command(cfg, qemu, accel)
 
 
@@ -352,8 +411,10 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     """
     qemu, accel, env, cmd = prepare(cfg)
     repo = cfg.repo
-    symbolizer = Symbolizer(repo / KERNEL_ELF, repo=repo)
-    log_path, log = _open_log(cfg.log_dir or repo / LOG_DIR, cfg.mode, cfg.smp, env)
+    elf = repo / KERNEL_ELF if cfg.iso else schemes.scheme_elf(repo, cfg.scheme)
+    symbolizer = Symbolizer(elf, repo=repo)
+    log_path, log = _open_log(cfg.log_dir or repo / LOG_DIR, cfg.mode, cfg.smp, env,
+                              cfg.scheme)
     cmdline = None if cfg.iso else kernel_cmdline(cfg)
 
     def logw(text: str) -> None:
@@ -361,6 +422,8 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
         log.flush()
 
     logw(f"# ksync boot log: mode={cfg.mode} smp={cfg.smp} accel={env}"
+         + (f" scheme={cfg.scheme}" if cfg.scheme else "")
+         + (f" disk={display_path(cfg.disk)}" if cfg.disk is not None else " no-disk")
          + (" iso" if cfg.iso else f" cmdline={cmdline!r}"))
     logw("# command: " + " ".join(_shquote(c) for c in cmd))
     logw(f"# started: {datetime.now().isoformat(timespec='seconds')}  timeout: {cfg.timeout:g}s")
@@ -485,7 +548,8 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
                       mode=cfg.mode, smp=cfg.smp, cmdline=cmdline, command=cmd,
                       log_path=log_path, elapsed=elapsed, lines=lines,
                       stderr_lines=stderr_lines, ktap=kt, objects=objects,
-                      timed_out=timed_out, panic=panic, symbolizer=symbolizer)
+                      timed_out=timed_out, panic=panic, symbolizer=symbolizer,
+                      scheme=cfg.scheme)
 
 
 def _shquote(s: str) -> str:

@@ -5,7 +5,13 @@ General part (reuse it for later tables):
 
 * ``ColumnSpec(header, cell, align)`` -- ``cell(item) -> str``
 * ``build_table(title, items, columns, notes_above=(), notes_below=()) -> Table``
-* ``Document(title, meta, tables)``; ``render_text``, ``render_markdown``, ``render_html``
+* ``Table.images``: ``Figure(src, caption)`` list shown under the table (an ``<img>`` in
+  HTML, ``![caption](src)`` in Markdown, a ``figure:`` line in text); ``src`` is relative
+  to the report's directory
+* ``Document(title, meta, tables)``; ``render_text``, ``render_markdown``, ``render_html``;
+  ``write_document(doc, out_dir)`` writes report.md and report.html
+
+The interrupt-scheme tables of issue 4 live in irqreport.py and use this renderer.
 
 Primitive costs:
 
@@ -41,6 +47,12 @@ class ColumnSpec:
 
 
 @dataclass
+class Figure:
+    src: str        # file name relative to the report (e.g. "lossmap-spl-optim.png")
+    caption: str
+
+
+@dataclass
 class Table:
     title: str
     headers: list[str]
@@ -48,6 +60,7 @@ class Table:
     align: list[str]
     notes_above: list[str] = field(default_factory=list)
     notes_below: list[str] = field(default_factory=list)
+    images: list[Figure] = field(default_factory=list)
 
 
 @dataclass
@@ -93,6 +106,10 @@ def render_table_text(t: Table) -> str:
         out.append("")
         for n in t.notes_below:
             out += _wrap(n)
+    if t.images:
+        out.append("")
+        for f in t.images:
+            out += _wrap(f"figure: {f.src} - {f.caption}")
     return "\n".join(out)
 
 
@@ -121,6 +138,8 @@ def render_markdown(doc: Document) -> str:
         out.append("")
         for n in t.notes_below:
             out += [n, ""]
+        for f in t.images:
+            out += [f"![{f.caption.replace(']', ')')}]({f.src})", "", f"*{f.caption}*", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -136,6 +155,9 @@ tr:nth-child(even) td { background: #f7f7f7; }
 dl.meta { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
 dl.meta dt { font-weight: bold; } dl.meta dd { margin: 0; }
 p.note { margin: 0.3em 0; } p.below { color: #444; }
+figure { display: inline-block; margin: 0.5em 1.5em 0.5em 0; vertical-align: top; }
+figure img { image-rendering: pixelated; border: 1px solid #bbb; }
+figcaption { font-size: 0.9em; color: #444; max-width: 24em; }
 """.strip()
 
 
@@ -163,6 +185,10 @@ def render_html(doc: Document) -> str:
         out.append("</tbody></table>")
         for n in t.notes_below:
             out.append(f'<p class="note below">{e(n)}</p>')
+        for f in t.images:
+            out.append(f'<figure><a href="{e(f.src)}"><img src="{e(f.src)}" '
+                       f'alt="{e(f.caption)}"></a><figcaption>{e(f.caption)}</figcaption>'
+                       "</figure>")
     out += ["</body>", "</html>", ""]
     return "\n".join(out)
 
@@ -649,6 +675,20 @@ def prims_document(data: dict) -> Document:
             if info.get("log"):
                 meta.append((f"{side} log", str(info["log"])))
     return Document(title="ksync primitive costs", meta=meta, tables=prims_tables(data))
+
+
+def write_document(doc: Document, out_dir: Path) -> list[Path]:
+    """report.md and report.html of ``doc`` in ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    p = out_dir / "report.md"
+    p.write_text(render_markdown(doc), encoding="utf-8")
+    written.append(p)
+    p = out_dir / "report.html"
+    p.write_text(render_html(doc), encoding="utf-8")
+    written.append(p)
+    return written
 
 
 def write_reports(data: dict, out_dir: Path, write_json: bool = True) -> list[Path]:

@@ -83,21 +83,33 @@ class Progress:
         print(f"[{self.elapsed():5.1f}s] {message}", file=self.stream, flush=True)
 
 
-def make(repo: Path, target: str, progress=None, what: str | None = None) -> None:
-    """Run ``make -s -C <repo> <target>``; on failure raise with make's output attached."""
+def make(repo: Path, target: str, progress=None, what: str | None = None,
+         variables: dict[str, str] | None = None, log_path: Path | None = None) -> None:
+    """Run ``make -s -C <repo> [VAR=value ...] <target>``; on failure raise with make's
+    output attached (and, with ``log_path``, written there too)."""
     if shutil.which("make") is None:
         raise SetupError("make not found; install it: apt-get install make")
+    assigns = [f"{k}={v}" for k, v in (variables or {}).items()]
+    shown = " ".join([*assigns, target])
     if progress:
-        progress(f"building {what or target} (make {target})")
+        progress(f"building {what or target} (make {shown})")
     try:
-        p = subprocess.run(["make", "-s", "-C", str(repo), target], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        p = subprocess.run(["make", "-s", "-C", str(repo), *assigns, target],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
     except OSError as e:
         raise SetupError(f"cannot run make: {e}") from None
     if p.returncode != 0:
         out = p.stdout.decode("utf-8", errors="replace").rstrip()
+        if log_path is not None:
+            try:
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                log_path.write_text(f"# make {shown} exited with code {p.returncode}\n"
+                                    + out + "\n", encoding="utf-8")
+            except OSError:
+                pass
         lines = out.splitlines()
         if len(lines) > 200:
             lines = [f"... ({len(lines) - 200} earlier lines of make output omitted)"] + lines[-200:]
-        raise KsyncError(f"build failed: make {target} exited with code {p.returncode}",
+        raise KsyncError(f"build failed: make {shown} exited with code {p.returncode}",
                          details="\n".join(lines))

@@ -1,0 +1,959 @@
+"""The interrupt-scheme report of issue 4: Small & Manley 1997 Tables 3-7, the Table 2 cost
+model and the data-loss map, each beside the paper's 1997 figures.
+
+What is real and what is modelled:
+
+* Measured (by the kernel, one boot per scheme, rows defined in docs/protocol.md
+  section 5): critical sections per second and their durations, interrupted sections,
+  time spent in crit_enter/crit_leave (``sync_pct``), primitive costs, per-source handler
+  times and latencies, serial characters lost and network packets dropped.  Under QEMU TCG
+  the costs are the emulator's, not hardware costs; every table says which environment
+  its figures come from.
+* Workloads are models: the kernel replays the paper's workload mixes (Andrew local / NFS,
+  WebStone, serial 115.2) as synthetic critical-section and interrupt schedules; the
+  serial port and the network ring are models (the disk is a real QEMU IDE disk).
+* Modelled here: ``model_pct`` evaluates the paper's Table 2 (section 3) with today's inputs
+  from the same scheme's boot, and again with the 1997 primitive costs (Table 5), so the
+  model can be compared with the directly measured synchronization time.
+
+Paper sections served: 5.1 (Table 3), 5.2 (Table 4), 5.3 (Table 5), 5.4 (Tables 2 and 6),
+6.1-6.4 (Table 7 and data loss), 7.1 (cli-spl-pessim).
+
+Tolerance rule: a missing scheme, row or key gives a "—" cell, never an exception; rows of a
+scheme whose run failed are not used (they stay in irq.json).
+
+Public API: ``SCHEMA``, ``WORKLOADS``, ``MODEL``, ``COSTS_1997``, ``model_pct``,
+``make_irq_data``, ``load_irq``, ``IrqIndex``, ``irq_tables``, ``irq_document``,
+``results_document``, ``lossmap_figures``, ``write_lossmaps``, ``render_results``.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import png, schemes
+from .report import DASH, Document, Figure, Table, fmt_hz
+from . import report
+from .util import KsyncError, display_path
+
+SCHEMA = "ksync-irq/1"
+IRQ_JSON = "irq.json"
+PRIMS_JSON = "prims.json"
+
+WORKLOADS = ("andrew-local", "andrew-nfs", "webstone", "serial-115.2")
+WORKLOAD_LABELS = {"andrew-local": "Andrew local", "andrew-nfs": "Andrew NFS",
+                   "webstone": "WebStone", "serial-115.2": "Serial 115.2"}
+SOURCES = ("clock", "disk", "serial", "net")
+PRIMS = ("offchip", "onchip", "flag", "cr8")
+PRIM_LABELS = {"offchip": "off-chip (8259A IMR write + restore)",
+               "onchip": "on-chip (cli; sti)",
+               "flag": "flag (per-CPU flag set + clear)",
+               "cr8": "CR8 (raise + restore)"}
+
+# --- Table 2: the cost model ----------------------------------------------------------
+# scheme -> (cost paid per critical section entered, cost paid per interrupted section)
+MODEL: dict[str, tuple[str, str | None]] = {
+    "spl-pessim": ("offchip", None),
+    "spl-optim": ("flag", "offchip"),
+    "cli-pessim": ("onchip", None),
+    "cli-optim": ("flag", "onchip"),
+    "cli-spl-pessim": ("onchip", None),   # paper 7.1: identical to cli-pessim in the model
+    "tpr-pessim": ("cr8", None),
+    "tpr-optim": ("flag", "cr8"),
+}
+MODEL_TEXT = {
+    "spl-pessim": "E x off", "spl-optim": "E x flag + I x off", "cli-pessim": "E x on",
+    "cli-optim": "E x flag + I x on", "cli-spl-pessim": "E x on", "tpr-pessim": "E x cr8",
+    "tpr-optim": "E x flag + I x cr8",
+}
+
+# --- the paper's figures (Small & Manley 1997; "ms" in the paper's text means µs) -------
+MHZ_1997 = 120.0
+CYCLES_1997 = {"offchip": 304, "onchip": 21, "flag": 6}        # Table 5, cycles per pair
+US_1997 = {"offchip": 2.5, "onchip": 0.18, "flag": 0.05}       # Table 5, as printed
+COSTS_1997 = {k: v / (MHZ_1997 * 1e6) for k, v in CYCLES_1997.items()}  # seconds
+# Table 3 (cli-pessim): mean crit/s, std %, max crit/s, mean duration µs
+T3_1997 = {"andrew-local": (36048, 60, 72521, 3.1), "andrew-nfs": (25867, 68, 72940, 4.6),
+           "webstone": (34468, 31, 82653, 3.3), "serial-115.2": (47762, 0.05, 47807, 0.6)}
+# Table 4 (spl-optim): mean crit/s, std %, interrupted/s, interrupted %
+T4_1997 = {"andrew-local": (31904, 69, 15, 0.05), "andrew-nfs": (25172, 67, 50, 0.2),
+           "webstone": (33890, 33, 300, 0.9), "serial-115.2": (45269, 8, 140, 0.3)}
+# Table 6: synchronization overhead %, columns as WORKLOADS
+T6_1997 = {"spl-pessim": (9.0, 6.5, 8.6, 11.9), "spl-optim": (0.2, 0.1, 0.3, 0.3),
+           "cli-pessim": (0.7, 0.5, 0.6, 0.9), "cli-optim": (0.2, 0.1, 0.2, 0.2)}
+# Table 7 (spl-optim): test, seconds, irqs, irqs/s, mean µs, std %, min, median, max µs
+T7_1997 = [
+    ("ide disk", 3.2, 1027, 321, 1519, 7, 15, 1545, 2003),
+    ("scsi disk", 8.8, 553, 61, 65, 15, 16, 64, 86),
+    ("scsi cd-rom", 13.4, 3931, 293, 27, 7, 20, 26, 40),
+    ("floppy", 64.2, 506, 8, 169, 57, 4, 200, 271),
+    ("serial-300 (8K)", 274, 8221, 30, 9, 5, 9, 9, 12),
+    ("serial-38.4 (64K)", 17.4, 8195, 471, 27, 2, 19, 27, 42),
+    ("serial-115 (64K)", 5.8, 8176, 1410, 27, 4, 11, 27, 54),
+    ("ethernet-small", 2.4, 1003, 418, 78, 25, 44, 78, 370),
+    ("ethernet-large", 3.4, 1703, 501, 487, 8, 45, 491, 1194),
+]
+OPTIM_BAR_TICKS = 2.0      # issue 4: optimistic crit_enter_leave within 2 ticks of the flag
+TPR_CLI_BAR = 2.0          # issue 4: tpr-pessim within 2x of cli-pessim where CR8 is virtualized
+
+ENV_WHAT = {"tcg": "QEMU TCG (software emulation)",
+            "kvm": "QEMU/KVM (hardware virtualization)",
+            "kvm-pvm": "QEMU/KVM-PVM (guest ring-0 code interpreted)",
+            "bare-metal": "bare metal"}
+
+
+# ---------------------------------------------------------------------------------------
+# numbers
+
+
+def num(x: Any) -> float | None:
+    """A finite float, or None for anything else (missing, text, bool, NaN, inf)."""
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def dig(d: Any, *keys: str) -> Any:
+    for k in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
+
+
+def obj(x: Any) -> dict:
+    """``x`` if it is a dict, else an empty one (a malformed nested object reads as missing)."""
+    return x if isinstance(x, dict) else {}
+
+
+def fmt_sig(v: float | None, sig: int = 3) -> str:
+    """About ``sig`` significant digits, no exponent for ordinary values."""
+    if v is None:
+        return DASH
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 10 ** sig:
+        return f"{v:.0f}"
+    if a < 1e-4:
+        return f"{v:.1e}"
+    return f"{v:.{sig}g}"
+
+
+def fmt_pct(v: float | None) -> str:
+    return DASH if v is None else fmt_sig(v) + "%"
+
+
+def ticks_to_us(ticks: float | None, hz: float | None) -> float | None:
+    if ticks is None or not hz:
+        return None
+    return ticks / hz * 1e6
+
+
+def model_pct(scheme: str, entered_per_s: float | None, interrupted_per_s: float | None,
+              costs_s: dict[str, float | None]) -> float | None:
+    """Table 2: percent of each second spent synchronizing, for ``scheme``.
+
+    ``costs_s`` maps offchip / onchip / flag / cr8 to seconds per set+unset pair.
+    None when an input the scheme's formula needs is missing."""
+    if scheme not in MODEL:
+        return None
+    per_entered, per_interrupted = MODEL[scheme]
+    c1 = num(costs_s.get(per_entered))
+    e = num(entered_per_s)
+    if c1 is None or e is None:
+        return None
+    total = e * c1
+    if per_interrupted is not None:
+        c2 = num(costs_s.get(per_interrupted))
+        i = num(interrupted_per_s)
+        if c2 is None or i is None:
+            return None
+        total += i * c2
+    return 100.0 * total
+
+
+# ---------------------------------------------------------------------------------------
+# the data: irq.json
+
+
+def make_irq_data(runs: list[dict], meta: dict, options: dict) -> dict:
+    """The ``irq.json`` document: ``meta`` (timestamp, commit, host_cpu_model, host_cpus,
+    qemu_version), run ``options`` (smp, irq_seconds, irq_quick, accel) and one record per
+    scheme (``scheme``, ``status`` ok|failed, ``reason``, ``log``, ``env``, ``cpus``,
+    ``tsc_hz``, ``tsc_source``, ``boot``, ``rows``)."""
+    return {"schema": SCHEMA, **meta, "options": dict(options), "schemes": list(runs)}
+
+
+def load_irq(path: Path) -> dict:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise KsyncError(f"{path} not found; run `ksync run irq` first (or pass --out DIR)",
+                         exit_code=2) from None
+    except (OSError, ValueError) as e:
+        raise KsyncError(f"cannot read {path}: {e}", exit_code=2) from None
+    if not isinstance(data, dict) or not isinstance(data.get("schemes"), list):
+        raise KsyncError(f"{path}: not a ksync irq.json (no \"schemes\" list)", exit_code=2)
+    return data
+
+
+class IrqIndex:
+    """Lookup over irq.json: only schemes whose run succeeded contribute rows."""
+
+    def __init__(self, data: dict | None):
+        self.data = data or {}
+        self.runs: dict[str, dict] = {}
+        self.order: list[str] = []
+        for rec in self.data.get("schemes") or []:
+            if not isinstance(rec, dict) or not isinstance(rec.get("scheme"), str):
+                continue
+            name = rec["scheme"]
+            if name not in self.runs:
+                self.order.append(name)
+            self.runs[name] = rec
+        known = [s for s in schemes.SCHEMES if s in self.runs]
+        self.order = known + [s for s in self.order if s not in known]
+
+    def ok(self, scheme: str) -> bool:
+        return (self.runs.get(scheme) or {}).get("status") == "ok"
+
+    def run(self, scheme: str) -> dict:
+        return self.runs.get(scheme) or {}
+
+    def rows(self, scheme: str, kind: str) -> list[dict]:
+        if not self.ok(scheme):
+            return []
+        return [r for r in self.run(scheme).get("rows") or []
+                if isinstance(r, dict) and r.get("kind") == kind]
+
+    def tsc_hz(self, scheme: str) -> float | None:
+        rec = self.run(scheme)
+        hz = num(rec.get("tsc_hz")) or num(dig(rec, "boot", "tsc_hz"))
+        return hz if hz and hz > 0 else None
+
+    def prim(self, scheme: str, name: str) -> dict | None:
+        return next((r for r in self.rows(scheme, "irq_prim") if r.get("name") == name), None)
+
+    def prim_median(self, scheme: str, name: str) -> float | None:
+        return num((self.prim(scheme, name) or {}).get("median"))
+
+    def costs_s(self, scheme: str) -> dict[str, float | None]:
+        """Primitive medians of this scheme's boot, in seconds."""
+        hz = self.tsc_hz(scheme)
+        out: dict[str, float | None] = {}
+        for p in PRIMS:
+            m = self.prim_median(scheme, p)
+            out[p] = m / hz if m is not None and hz else None
+        return out
+
+    def load(self, scheme: str, workload: str) -> dict | None:
+        return next((r for r in self.rows(scheme, "irq_load") if r.get("workload") == workload),
+                    None)
+
+    def sources(self, scheme: str) -> list[dict]:
+        return self.rows(scheme, "irq_source")
+
+    def losses(self, scheme: str) -> list[dict]:
+        return self.rows(scheme, "irq_loss")
+
+    def workloads(self) -> list[str]:
+        seen = list(WORKLOADS)
+        for s in self.order:
+            for r in self.rows(s, "irq_load") + self.rows(s, "irq_source"):
+                w = r.get("workload")
+                if isinstance(w, str) and w not in seen:
+                    seen.append(w)
+        return seen
+
+    def schemes_shown(self) -> list[str]:
+        """Every scheme in the paper's order plus any unknown ones the data names."""
+        return list(schemes.SCHEMES) + [s for s in self.order if s not in schemes.SCHEMES]
+
+    # ---- environment labels
+    def env_label(self, scheme: str) -> str | None:
+        rec = self.run(scheme)
+        if not rec:
+            return None
+        return f"{rec.get('env') or '?'}, {rec.get('cpus') or '?'} CPUs"
+
+    def env_of(self, names: Iterable[str]) -> str:
+        labels = []
+        for s in names:
+            lab = self.env_label(s) if self.ok(s) else None
+            if lab and lab not in labels:
+                labels.append(lab)
+        return " / ".join(labels) if labels else "no data"
+
+    def env_note(self, names: Iterable[str]) -> str:
+        asked = [s for s in names if s]
+        names = [s for s in asked if self.ok(s)]
+        if not names:
+            return ("Environment: no successful run of " + (", ".join(asked) or "any scheme")
+                    + f" ({DASH} cells).")
+        groups: dict[tuple, list[str]] = {}
+        envs = set()
+        for s in names:
+            rec = self.run(s)
+            env = rec.get("env") or "?"
+            envs.add(env)
+            key = (ENV_WHAT.get(env, env), rec.get("cpus") or "?", fmt_hz(self.tsc_hz(s)),
+                   rec.get("tsc_source") or "unknown")
+            groups.setdefault(key, []).append(s)
+        parts = []
+        for (what, cpus, hz, src), members in groups.items():
+            who = (f"all {len(members)} schemes" if len(members) == len(names) > 2
+                   else ", ".join(members))
+            parts.append(f"{who}: {what}, {cpus} CPUs, TSC {hz} ({src})")
+        qv = self.data.get("qemu_version")
+        text = "Environment: " + "; ".join(parts) + (f"; QEMU {qv}." if qv else ".")
+        if "tcg" in envs:
+            text += (" Note: under tcg the absolute costs are the emulator's (QEMU TCG), not "
+                     "hardware costs; compare ratios and rankings, not absolute figures.")
+        if "kvm-pvm" in envs:
+            text += (" Note: under kvm-pvm guest ring-0 code is interpreted; costs are the "
+                     "interpreter's.")
+        return text
+
+
+def _title(base: str, ix: IrqIndex, names: Iterable[str]) -> str:
+    return f"{base} [{ix.env_of(names)}]"
+
+
+def _g(x: Any) -> str:
+    v = num(x)
+    return f"{v:g}" if v is not None else "?"
+
+
+def _wl(w: str) -> str:
+    return WORKLOAD_LABELS.get(w, w)
+
+
+def _mean_std(mean: float | None, std: float | None, count: bool = True) -> str:
+    if mean is None:
+        return DASH
+    m = f"{mean:.0f}" if count and abs(mean) >= 100 else fmt_sig(mean)
+    if std is None or mean == 0:
+        return m
+    return f"{m} ({fmt_sig(100.0 * std / mean)}%)"
+
+
+def _count(v: float | None) -> str:
+    if v is None:
+        return DASH
+    return f"{v:.0f}" if abs(v) >= 100 or float(v).is_integer() else fmt_sig(v)
+
+
+# ---------------------------------------------------------------------------------------
+# tables
+
+
+def status_table(ix: IrqIndex) -> Table:
+    rows = []
+    for s in ix.order:
+        rec = ix.run(s)
+        allrows = [r for r in rec.get("rows") or [] if isinstance(r, dict)]
+        errs = [num(r.get("check_errors")) for r in allrows if r.get("kind") == "irq_load"]
+        errs = [e for e in errs if e is not None]
+        status = rec.get("status") or "?"
+        where = rec.get("reason") or rec.get("note") or ""
+        if rec.get("log"):
+            where = (where + "; " if where else "") + f"log {rec['log']}"
+        rows.append([s, status, str(len(allrows)) + ("" if status == "ok" else " (not used)"),
+                     _count(sum(errs)) if errs else DASH, ix.env_label(s) or DASH,
+                     fmt_hz(ix.tsc_hz(s)),
+                     fmt_sig(num(rec.get("elapsed"))) + " s" if num(rec.get("elapsed")) is not None
+                     else DASH, where])
+    opts = ix.data.get("options") or {}
+    note = (f"One kernel build and one boot per scheme: mode=bench filter=irq*, "
+            f"irq_seconds={_g(opts.get('irq_seconds'))}"
+            + (", irq_quick=1" if opts.get("irq_quick") else "")
+            + f", -smp {opts.get('smp', '?')}, IDE disk "
+            + ("attached" if opts.get("disk", True) else "not attached") + ". Rows of a failed "
+            "run are kept in irq.json but not used in the tables below. check errors = sum of "
+            "the kernel's own consistency-check failures over the workload rows (0 expected).")
+    return Table(title="Interrupt-scheme runs",
+                 headers=["scheme", "status", "rows", "check errors", "env", "TSC", "boot",
+                          "log / reason"],
+                 rows=rows, align=["l", "l", "r", "r", "l", "r", "r", "l"],
+                 notes_above=[note])
+
+
+def table3(ix: IrqIndex, scheme: str = "cli-pessim") -> Table:
+    hz = ix.tsc_hz(scheme)
+    rows = []
+    windows = set()
+    for w in ix.workloads():
+        ld = ix.load(scheme, w)
+        crit = obj(dig(ld, "crit"))
+        if ld and num(ld.get("window_s")) is not None:
+            windows.add(num(ld.get("window_s")))
+        ref = T3_1997.get(w)
+        rows.append([
+            _wl(w),
+            _mean_std(num(crit.get("per_s_mean")), num(crit.get("per_s_std"))),
+            _count(num(crit.get("per_s_max"))),
+            fmt_sig(ticks_to_us(num(crit.get("dur_mean")), hz)),
+            f"{ref[0]} ({ref[1]}%)" if ref else "",
+            str(ref[2]) if ref else "",
+            str(ref[3]) if ref else "",
+        ])
+    win = ", ".join(f"{w:g} s" for w in sorted(windows)) or "window_s (not reported)"
+    return Table(
+        title=_title("Table 3: critical sections per second", ix, [scheme]),
+        headers=["workload", "mean/s (std)", "max/s", "mean duration µs",
+                 "1997 mean/s (std)", "1997 max/s", "1997 duration µs"],
+        rows=rows, align=["l", "r", "r", "r", "r", "r", "r"],
+        notes_above=[
+            f"Measured on the {scheme} kernel, as the paper did (Small & Manley 1997 section "
+            "5.1, Table 3). Per-second figures over windows of " + win + "; std is the "
+            "standard deviation of the per-window rate as % of the mean. Duration = mean time "
+            "from crit_enter to crit_leave (TSC ticks / TSC frequency). Today's workloads are "
+            "synthetic replays of the paper's loads; 1997 = NetBSD 1.2 on a 120 MHz Pentium.",
+            ix.env_note([scheme])])
+
+
+def table4(ix: IrqIndex, scheme: str = "spl-optim") -> Table:
+    rows = []
+    for w in ix.workloads():
+        ld = ix.load(scheme, w)
+        crit = obj(dig(ld, "crit"))
+        ref = T4_1997.get(w)
+        rows.append([
+            _wl(w),
+            _mean_std(num(crit.get("per_s_mean")), num(crit.get("per_s_std"))),
+            _interrupted(ld),
+            f"{ref[0]} ({ref[1]}%)" if ref else "",
+            f"{ref[2]} ({ref[3]}%)" if ref else "",
+        ])
+    return Table(
+        title=_title("Table 4: interrupted critical sections", ix, [scheme]),
+        headers=["workload", "mean crit/s (std)", "interrupted/s (% of sections)",
+                 "1997 mean crit/s (std)", "1997 interrupted/s (%)"],
+        rows=rows, align=["l", "r", "r", "r", "r"],
+        notes_above=[
+            f"Measured on the {scheme} kernel (paper section 5.2, Table 4): an interrupted "
+            "section is one during which an interrupt arrived; the optimistic schemes then "
+            "fall back to masking.", ix.env_note([scheme])])
+
+
+def _interrupted_pct(ld: dict | None) -> float | None:
+    if not ld:
+        return None
+    pct = num(ld.get("interrupted_pct"))
+    if pct is None:
+        i, n = num(ld.get("interrupted")), num(dig(ld, "crit", "n"))
+        if i is not None and n:
+            pct = 100.0 * i / n
+    return pct
+
+
+def _interrupted(ld: dict | None) -> str:
+    if not ld:
+        return DASH
+    per_s = num(ld.get("interrupted_per_s"))
+    pct = _interrupted_pct(ld)
+    if per_s is None:
+        return DASH
+    return _count(per_s) + (f" ({fmt_pct(pct)})" if pct is not None else "")
+
+
+def table4_schemes(ix: IrqIndex) -> Table:
+    wls = ix.workloads()
+    rows = []
+    for s in ix.schemes_shown():
+        cells = []
+        for w in wls:
+            ld = ix.load(s, w)
+            pct = _interrupted_pct(ld)
+            per_s = num((ld or {}).get("interrupted_per_s"))
+            if pct is None and per_s is None:
+                cells.append(DASH)
+            else:
+                cells.append(f"{fmt_pct(pct)} ({_count(per_s)}/s)")
+        rows.append([s, *cells])
+    return Table(
+        title=_title("Table 4b: interrupted critical sections, every scheme", ix,
+                     ix.schemes_shown()),
+        headers=["scheme", *[_wl(w) for w in wls]], rows=rows,
+        align=["l"] + ["r"] * len(wls),
+        notes_above=["Cell: interrupted sections as % of sections entered (interrupted per "
+                     "second). For the pessimistic schemes an interrupt that arrives inside a "
+                     "section is held off by the mask; for the optimistic ones it is taken, "
+                     "deferred and replayed at crit_leave.",
+                     ix.env_note(ix.schemes_shown())])
+
+
+def _prim_source(ix: IrqIndex) -> str | None:
+    """The scheme whose boot supplies the hardware-primitive rows of Table 5."""
+    for s in [schemes.DEFAULT_SCHEME, *ix.schemes_shown()]:
+        if any(ix.prim(s, p) for p in PRIMS):
+            return s
+    return None
+
+
+def table5(ix: IrqIndex) -> Table:
+    src = _prim_source(ix)
+    hz = ix.tsc_hz(src) if src else None
+    rows = []
+    for p in PRIMS:
+        row = ix.prim(src, p) if src else None
+        med = num((row or {}).get("median"))
+        us = ticks_to_us(med, hz)
+        cyc = CYCLES_1997.get(p)
+        rows.append([PRIM_LABELS[p], report.fmt_ticks(med) if med is not None else DASH,
+                     (f"{report.fmt_ticks(num(row.get('min')))} / "
+                      f"{report.fmt_ticks(num(row.get('p99')))}") if row else DASH,
+                     fmt_sig(us * 1000) if us is not None else DASH,
+                     str(cyc) if cyc else DASH,
+                     f"{US_1997[p]}" if p in US_1997 else DASH])
+    return Table(
+        title=_title("Table 5: synchronization primitive cost", ix, [src] if src else []),
+        headers=["primitive", "median TSC ticks", "min / p99 ticks", "median ns",
+                 "1997 cycles", "1997 µs"],
+        rows=rows, align=["l", "r", "r", "r", "r", "r"],
+        notes_above=[
+            "One set + unset pair, empty loop subtracted"
+            + (f", from the {src} kernel's boot" if src else "") + "; ns = ticks / TSC "
+            "frequency. 1997 = Small & Manley Table 5, 120 MHz Pentium core cycles (not TSC "
+            "ticks); the paper had no CR8.", ix.env_note([src] if src else [])])
+
+
+def table5_schemes(ix: IrqIndex) -> Table:
+    rows = []
+    for s in ix.schemes_shown():
+        hz = ix.tsc_hz(s)
+        crit = ix.prim_median(s, "crit_enter_leave")
+        spl = ix.prim_median(s, "splraise_splx")
+        flag = ix.prim_median(s, "flag")
+        diff, bar = DASH, ""
+        if s in schemes.OPTIMISTIC:
+            if crit is not None and flag is not None:
+                d = crit - flag
+                diff = report.fmt_ticks(d)
+                if s in ("spl-optim", "cli-optim"):
+                    bar = "met" if d <= OPTIM_BAR_TICKS else "not met"
+            elif s in ("spl-optim", "cli-optim"):
+                bar = DASH
+        else:
+            diff = "n/a (pessimistic)"
+        us = ticks_to_us(crit, hz)
+        rows.append([s, report.fmt_ticks(crit) if crit is not None else DASH,
+                     fmt_sig(us * 1000) if us is not None else DASH,
+                     report.fmt_ticks(spl) if spl is not None else DASH,
+                     report.fmt_ticks(flag) if flag is not None else DASH, diff, bar])
+    return Table(
+        title=_title("Table 5b: each scheme's critical-section cost", ix, ix.schemes_shown()),
+        headers=["scheme", "crit_enter_leave ticks", "ns", "splraise_splx ticks",
+                 "flag ticks (same boot)", "crit - flag ticks",
+                 f"bar: within {OPTIM_BAR_TICKS:g} ticks of flag"],
+        rows=rows, align=["l", "r", "r", "r", "r", "r", "l"],
+        notes_above=[
+            "Medians in TSC ticks of the scheme's crit_enter + crit_leave with no interrupt "
+            "arriving, and of splraise(IPL_BIO) + splx. Issue 4's bar: for spl-optim and "
+            f"cli-optim the section costs at most {OPTIM_BAR_TICKS:g} ticks more than the "
+            "bare flag primitive measured in the same boot.",
+            ix.env_note(ix.schemes_shown())],
+        notes_below=[tpr_cli_verdict(ix)])
+
+
+def tpr_cli_verdict(ix: IrqIndex) -> str:
+    tpr = ix.prim_median("tpr-pessim", "crit_enter_leave")
+    cli = ix.prim_median("cli-pessim", "crit_enter_leave")
+    if tpr is None or cli is None:
+        return (f"tpr-pessim / cli-pessim crit_enter_leave: {DASH} (no measurement of "
+                + ("tpr-pessim" if tpr is None else "cli-pessim") + ").")
+    if cli == 0:
+        return (f"tpr-pessim / cli-pessim crit_enter_leave: {DASH} (the cli-pessim median is "
+                "0 ticks).")
+    ratio = tpr / cli
+    envs = {ix.run(s).get("env") for s in ("tpr-pessim", "cli-pessim")}
+    env = envs.pop() if len(envs) == 1 else "mixed"
+    head = (f"tpr-pessim / cli-pessim crit_enter_leave = {report.fmt_ratio(ratio)} "
+            f"(bar: within {TPR_CLI_BAR:g}x on hardware that virtualizes CR8). This env is "
+            f"{env}: ")
+    if env == "tcg":
+        return head + ("QEMU TCG emulates CR8 in software, so the bar does not apply here "
+                       "(not judged).")
+    if env == "kvm-pvm":
+        return head + "guest ring-0 code is interpreted, so the bar does not apply (not judged)."
+    if env in ("kvm", "bare-metal"):
+        verdict = "met" if ratio <= TPR_CLI_BAR else "not met"
+        where = ("KVM: CR8 accesses stay in the guest when the CPU has a TPR shadow "
+                 "(VMX) or V_TPR (SVM)" if env == "kvm" else "real CR8")
+        return head + f"{where}; bar {verdict}."
+    return head + "unknown environment (not judged)."
+
+
+def _overheads(ix: IrqIndex, costs: str) -> dict[tuple[str, str], float | None]:
+    out = {}
+    for s in ix.schemes_shown():
+        c = ix.costs_s(s) if costs == "today" else dict(COSTS_1997)
+        for w in ix.workloads():
+            ld = ix.load(s, w)
+            out[(s, w)] = model_pct(s, num(dig(ld, "crit", "per_s_mean")),
+                                    num((ld or {}).get("interrupted_per_s")), c) if ld else None
+    return out
+
+
+def table6(ix: IrqIndex) -> Table:
+    wls = ix.workloads()
+    model = _overheads(ix, "today")
+    rows = []
+    for s in ix.schemes_shown():
+        cells = [s, MODEL_TEXT.get(s, "?")]
+        for i, w in enumerate(wls):
+            m = model.get((s, w))
+            ld = ix.load(s, w)
+            meas = num((ld or {}).get("sync_pct"))
+            dev = DASH
+            if m is not None and meas is not None and m > 0:
+                d = 100.0 * (meas - m) / m
+                dev = ("+" if d >= 0 else "") + fmt_sig(d) + "%"
+            cells.append(f"{fmt_pct(m)} / {fmt_pct(meas)} ({dev})")
+            ref = T6_1997.get(s)
+            cells.append(f"{ref[i]}%" if ref and i < len(ref) else DASH)
+        rows.append(cells)
+    headers = ["scheme", "Table 2 model"]
+    for w in wls:
+        headers += [_wl(w), "1997"]
+    return Table(
+        title=_title("Table 6: synchronization overhead, model / measured", ix,
+                     ix.schemes_shown()),
+        headers=headers, rows=rows, align=["l", "l"] + ["r"] * (2 * len(wls)),
+        notes_above=[
+            "Cell: model / measured (deviation), as % of each second. Model = the paper's "
+            "Table 2 with today's inputs from the same scheme's boot: E = critical sections "
+            "entered per second (crit.per_s_mean), I = interrupted sections per second, "
+            "off / on / flag / cr8 = the irq_prim medians (offchip, onchip, flag, cr8) / TSC "
+            "frequency. Measured = time spent inside crit_enter/crit_leave, read directly "
+            "(sync_pct). Deviation = (measured - model) / model. cli-spl-pessim has the "
+            "cli-pessim formula (paper section 7.1: the model ignores handler-side costs). "
+            "1997 = the paper's Table 6 (its model with its Tables 3-5); this model "
+            "reproduces it from those inputs to within 0.1 percentage point, and spl-pessim "
+            "to within 2 % (the paper rounded 304 cycles at 120 MHz to 2.5 µs).",
+            ix.env_note(ix.schemes_shown())])
+
+
+def _ranking(values: dict[str, float | None]) -> str:
+    known = [(v, i, s) for i, (s, v) in enumerate(values.items()) if v is not None]
+    if not known:
+        return DASH
+    return " < ".join(s for _, _, s in sorted(known))
+
+
+def table6_1997(ix: IrqIndex) -> list[Table]:
+    wls = ix.workloads()
+    old = _overheads(ix, "1997")
+    rows = []
+    for s in ix.schemes_shown():
+        rows.append([s, *[fmt_pct(old.get((s, w))) for w in wls]])
+    t_old = Table(
+        title=_title("Table 6b: the model with 1997 primitive costs and today's E and I", ix,
+                     ix.schemes_shown()),
+        headers=["scheme", *[_wl(w) for w in wls]], rows=rows,
+        align=["l"] + ["r"] * len(wls),
+        notes_above=["Table 2 evaluated with the 1997 costs (off-chip 304, on-chip 21, flag 6 "
+                     "cycles at 120 MHz: 2.53, 0.175, 0.05 µs) and each scheme's measured E "
+                     f"and I. The paper had no CR8 cost, so tpr-* are {DASH}.",
+                     ix.env_note(ix.schemes_shown())])
+    today = _overheads(ix, "today")
+    rank_rows = []
+    for i, w in enumerate(wls):
+        meas = {s: num((ix.load(s, w) or {}).get("sync_pct")) for s in ix.schemes_shown()}
+        paper = {s: (T6_1997[s][i] if s in T6_1997 and i < len(T6_1997[s]) else None)
+                 for s in ix.schemes_shown()}
+        rank_rows.append([_wl(w),
+                          _ranking({s: today.get((s, w)) for s in ix.schemes_shown()}),
+                          _ranking({s: old.get((s, w)) for s in ix.schemes_shown()}),
+                          _ranking(meas), _ranking(paper)])
+    t_rank = Table(
+        title=_title("Table 6c: ranking of the schemes (cheapest first)", ix,
+                     ix.schemes_shown()),
+        headers=["workload", "model, today's costs", "model, 1997 costs", "measured",
+                 "1997 paper"],
+        rows=rank_rows, align=["l", "l", "l", "l", "l"],
+        notes_above=["Schemes ordered by synchronization overhead, lowest first; a scheme "
+                     "without the needed figures is left out."])
+    return [t_old, t_rank]
+
+
+def _src_order(r: dict) -> tuple:
+    s = r.get("source")
+    return (SOURCES.index(s) if s in SOURCES else len(SOURCES), str(s))
+
+
+def table7(ix: IrqIndex, scheme: str = "spl-optim") -> Table:
+    hz = ix.tsc_hz(scheme)
+    wls = ix.workloads()
+    srcs = sorted(ix.sources(scheme),
+                  key=lambda r: (wls.index(r.get("workload")) if r.get("workload") in wls
+                                 else len(wls), _src_order(r)))
+    rows = []
+    for r in srcs:
+        ld = ix.load(scheme, r.get("workload"))
+        secs = num((ld or {}).get("seconds"))
+        irqs, per_s = num(r.get("irqs")), num(r.get("per_s"))
+        if secs is None and irqs is not None and per_s:
+            secs = irqs / per_s
+        h = r.get("handler") if isinstance(r.get("handler"), dict) else {}
+        def us(key, d=h):
+            return fmt_sig(ticks_to_us(num(d.get(key)), hz))
+        mean = ticks_to_us(num(h.get("mean")), hz)
+        std = ticks_to_us(num(h.get("std")), hz)
+        rows.append([f"{_wl(str(r.get('workload')))}: {r.get('source')}"
+                     + (f" ({r.get('level')})" if r.get("level") else ""),
+                     fmt_sig(secs), _count(irqs), _count(per_s),
+                     _mean_std(mean, std, count=False), us("min"), us("median"), us("max"),
+                     fmt_sig(ticks_to_us(num(dig(r, "latency", "max")), hz))])
+    if not rows:
+        rows.append([f"({scheme}: no irq_source rows)", DASH, DASH, DASH, DASH, DASH, DASH,
+                     DASH, DASH])
+    for name, secs, n, per_s, mean, std, mn, med, mx in T7_1997:
+        rows.append([f"1997: {name}", f"{secs:g}", str(n), str(per_s), f"{mean} ({std}%)",
+                     str(mn), str(med), str(mx), DASH])
+    return Table(
+        title=_title("Table 7: interrupt sources", ix, [scheme]),
+        headers=["workload: source (level)", "seconds", "irqs", "irqs/s", "mean µs (std)",
+                 "min µs", "median µs", "max µs", "latency max µs"],
+        rows=rows, align=["l", "r", "r", "r", "r", "r", "r", "r", "r"],
+        notes_above=[
+            f"Measured on the {scheme} kernel, like the paper's Table 7 (section 6). Handler "
+            "time = from the handler's entry to its return; latency = from the interrupt "
+            "being raised (device model's timestamp) to its handler starting. The disk is a "
+            "real QEMU IDE disk moved by PIO; the serial port and the network are models "
+            "(docs/protocol.md section 5). 1997 rows: NetBSD 1.2 spl-optim on a 120 MHz "
+            "Pentium, per device test.", ix.env_note([scheme])])
+
+
+def table7_schemes(ix: IrqIndex) -> Table:
+    shown = ix.schemes_shown()
+    keys: list[tuple[str, str]] = []
+    for s in shown:
+        for r in ix.sources(s):
+            k = (str(r.get("workload")), str(r.get("source")))
+            if k not in keys:
+                keys.append(k)
+    wls = ix.workloads()
+    keys.sort(key=lambda k: (wls.index(k[0]) if k[0] in wls else len(wls),
+                             _src_order({"source": k[1]})))
+    rows = []
+    for w, src in keys:
+        cells = [f"{_wl(w)}: {src}"]
+        for s in shown:
+            r = next((x for x in ix.sources(s) if str(x.get("workload")) == w
+                      and str(x.get("source")) == src), None)
+            cells.append(fmt_sig(ticks_to_us(num(dig(r, "handler", "mean")), ix.tsc_hz(s))))
+        rows.append(cells)
+    return Table(
+        title=_title("Table 7b: mean handler time (µs), every scheme", ix, shown),
+        headers=["workload: source", *shown], rows=rows,
+        align=["l"] + ["r"] * len(shown),
+        notes_above=["Mean time from handler entry to return, per source and scheme.",
+                     ix.env_note(shown)])
+
+
+# ---- data loss ----------------------------------------------------------------------
+
+
+def _lost_frac(r: dict) -> float | None:
+    chars, lost = num(r.get("chars")), num(r.get("lost"))
+    if chars is None or lost is None:
+        return None
+    if chars <= 0:
+        return 0.0 if lost == 0 else None
+    return lost / chars
+
+
+def worst_case(rows: list[dict]) -> dict | None:
+    """The highest baud with the largest PIO handler (most sectors per interrupt, then the
+    largest measured handler time)."""
+    cand = [r for r in rows if num(r.get("baud")) is not None]
+    if not cand:
+        return None
+    return max(cand, key=lambda r: (num(r.get("baud")), num(r.get("pio_sectors")) or 0,
+                                    num(r.get("pio_handler_mean")) or 0))
+
+
+def loss_table(ix: IrqIndex) -> Table:
+    rows = []
+    for s in ix.schemes_shown():
+        r = worst_case(ix.losses(s))
+        if r is None:
+            rows.append([s] + [DASH] * 10)
+            continue
+        hz = ix.tsc_hz(s)
+        frac = _lost_frac(r)
+        packets, dropped = num(r.get("packets")), num(r.get("dropped"))
+        rows.append([s, _count(num(r.get("baud"))), _count(num(r.get("pio_sectors"))),
+                     fmt_sig(ticks_to_us(num(r.get("pio_handler_mean")), hz)),
+                     _count(num(r.get("chars"))), _count(num(r.get("lost"))),
+                     fmt_pct(100 * frac if frac is not None else None),
+                     _count(packets), _count(dropped),
+                     fmt_pct(100 * dropped / packets if packets and dropped is not None
+                             else None),
+                     fmt_sig(num(r.get("seconds")))])
+    return Table(
+        title=_title("Data loss at the worst case", ix, ix.schemes_shown()),
+        headers=["scheme", "baud", "PIO sectors", "PIO handler µs", "chars", "lost",
+                 "lost %", "packets", "dropped", "dropped %", "seconds"],
+        rows=rows, align=["l"] + ["r"] * 10,
+        notes_above=[
+            "Paper section 6.4: a long PIO disk handler can hold off a fast serial port until "
+            "its 16-byte FIFO overruns. Worst case = the highest baud with the largest PIO "
+            "handler (most sectors moved per disk interrupt). The serial port is a model of a "
+            "16550 (16-byte FIFO, interrupt at the trigger level) fed on a TSC schedule; lost "
+            "= characters overwritten before the handler read them (counted by sequence "
+            "gaps); dropped = packets the network model's receive ring had no room for.",
+            ix.env_note(ix.schemes_shown())])
+
+
+def loss_grid(rows: list[dict]) -> tuple[list[float], list[float], list[list[float | None]]]:
+    """(bauds ascending, pio_sectors ascending, grid[baud][sectors] of lost fractions)."""
+    bauds = sorted({num(r.get("baud")) for r in rows if num(r.get("baud")) is not None})
+    secs = sorted({num(r.get("pio_sectors")) for r in rows
+                   if num(r.get("pio_sectors")) is not None})
+    grid: list[list[float | None]] = [[None] * len(secs) for _ in bauds]
+    for r in rows:
+        b, k = num(r.get("baud")), num(r.get("pio_sectors"))
+        if b is None or k is None:
+            continue
+        grid[bauds.index(b)][secs.index(k)] = _lost_frac(r)
+    return bauds, secs, grid
+
+
+def lossmap_figures(ix: IrqIndex) -> dict[str, tuple[str, list[list[float | None]], str]]:
+    """scheme -> (file name, grid, caption) for every scheme with loss rows."""
+    out = {}
+    for s in ix.schemes_shown():
+        bauds, secs, grid = loss_grid(ix.losses(s))
+        if not bauds or not secs:
+            continue
+        cap = (f"{s}: serial characters lost, white = none, red = all; rows = baud "
+               f"{', '.join(_count(b) for b in bauds)} (top to bottom), columns = PIO sectors "
+               f"per disk interrupt {', '.join(_count(k) for k in secs)} (left to right); "
+               "grey = not measured.")
+        out[s] = (f"lossmap-{s}.png", grid, cap)
+    return out
+
+
+def lossmap_table(ix: IrqIndex) -> Table:
+    allsecs = sorted({k for s in ix.schemes_shown() for k in loss_grid(ix.losses(s))[1]})
+    rows = []
+    for s in ix.schemes_shown():
+        bauds, secs, grid = loss_grid(ix.losses(s))
+        if not bauds:
+            rows.append([s, DASH] + [DASH] * len(allsecs))
+            continue
+        for bi, b in enumerate(bauds):
+            cells = []
+            for k in allsecs:
+                v = grid[bi][secs.index(k)] if k in secs else None
+                cells.append(fmt_pct(100 * v) if v is not None else DASH)
+            rows.append([s, _count(b), *cells])
+    figs = lossmap_figures(ix)
+    return Table(
+        title=_title("Loss map: serial characters lost (%) by baud and PIO sectors", ix,
+                     ix.schemes_shown()),
+        headers=["scheme", "baud", *[f"PIO {_count(k)}" for k in allsecs]],
+        rows=rows, align=["l", "r"] + ["r"] * len(allsecs),
+        notes_above=["Each cell: lost / chars for one run of the serial model at that baud "
+                     "while the disk moves that many sectors per interrupt by PIO (0 = no disk "
+                     "load).", ix.env_note(ix.schemes_shown())],
+        images=[Figure(src, cap) for src, _, cap in figs.values()])
+
+
+def irq_tables(data: dict) -> list[Table]:
+    ix = IrqIndex(data)
+    return [status_table(ix), table3(ix), table4(ix), table4_schemes(ix), table5(ix),
+            table5_schemes(ix), table6(ix), *table6_1997(ix), table7(ix),
+            table7_schemes(ix), loss_table(ix), lossmap_table(ix)]
+
+
+def irq_meta(data: dict) -> list[tuple[str, str]]:
+    opts = data.get("options") or {}
+    ix = IrqIndex(data)
+    ok = [s for s in ix.order if ix.ok(s)]
+    bad = [s for s in ix.order if not ix.ok(s)]
+    return [
+        ("interrupt schemes: commit", str(data.get("commit", "unknown"))),
+        ("interrupt schemes: timestamp", str(data.get("timestamp", "unknown"))),
+        ("interrupt schemes: QEMU", str(data.get("qemu_version", "unknown"))),
+        ("interrupt schemes: run", f"-smp {opts.get('smp', '?')}, irq_seconds="
+                                   f"{_g(opts.get('irq_seconds'))}"
+                                   + (", irq_quick=1" if opts.get("irq_quick") else "")),
+        ("interrupt schemes: ok", ", ".join(ok) or "none"),
+        ("interrupt schemes: failed", ", ".join(bad) or "none"),
+    ]
+
+
+def irq_document(data: dict) -> Document:
+    return Document(title="ksync interrupt-masking schemes (Small & Manley 1997)",
+                    meta=[(k.replace("interrupt schemes: ", ""), v) for k, v in irq_meta(data)],
+                    tables=irq_tables(data))
+
+
+def results_document(prims: dict | None, irq: dict | None) -> Document:
+    """The report of whatever results exist: prims only keeps the issue-2 document as it
+    was; irq only is the interrupt-scheme document; both are concatenated."""
+    if prims is None and irq is None:
+        raise KsyncError("no results to report (neither prims.json nor irq.json)", exit_code=2)
+    if irq is None:
+        return report.prims_document(prims)
+    if prims is None:
+        return irq_document(irq)
+    pdoc = report.prims_document(prims)
+    return Document(title="ksync results: primitive costs and interrupt-masking schemes",
+                    meta=[(f"primitive costs: {k}", v) for k, v in pdoc.meta] + irq_meta(irq),
+                    tables=pdoc.tables + irq_tables(irq))
+
+
+def write_lossmaps(data: dict, out_dir: Path) -> list[Path]:
+    """lossmap-<scheme>.png for every scheme with loss rows; returns the files written."""
+    written = []
+    for src, grid, _ in lossmap_figures(IrqIndex(data)).values():
+        written.append(png.write_png(Path(out_dir) / src, png.heatmap_png(grid)))
+    return written
+
+
+def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = None,
+                   strict: bool = False, warn=None) -> list[Path]:
+    """Write report.md / report.html (and the loss-map PNGs) from ``prims`` / ``irq`` or,
+    for the ones not given, from prims.json / irq.json in ``out_dir`` when they exist.
+
+    ``strict``: a JSON file that exists but cannot be read is an error (``ksync report``);
+    otherwise it is skipped with a ``warn`` message (after ``ksync run``).
+    """
+    out_dir = Path(out_dir)
+
+    def load(name, loader):
+        path = out_dir / name
+        if not path.exists():
+            return None
+        try:
+            return loader(path)
+        except KsyncError as e:
+            if strict:
+                raise
+            if warn:
+                warn(f"{display_path(path)} left out of the report: {e}")
+            return None
+
+    if prims is None:
+        prims = load(PRIMS_JSON, report.load_prims)
+    if irq is None:
+        irq = load(IRQ_JSON, load_irq)
+    if prims is None and irq is None:
+        raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}); run `ksync run` "
+                         "first (or pass --out DIR)", exit_code=2)
+    written = report.write_document(results_document(prims, irq), out_dir)
+    if irq is not None:
+        written += write_lossmaps(irq, out_dir)
+    return written
