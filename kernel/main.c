@@ -8,6 +8,7 @@
 #include "boot.h"
 #include "mm.h"
 #include "experiment.h"
+#include "spl.h"
 #include <ksync/ktest.h>
 
 void cmdline_set(const char *s);
@@ -59,12 +60,19 @@ static void crash(const char *how)
 	else if (!strcmp(how, "triple")) {
 		struct { uint16_t lim; uint64_t base; } __attribute__((packed)) z = { 0, 0 };
 		__asm__ volatile("lidt %0; int3" :: "m"(z));
+	} else if (!strcmp(how, "splx")) {	/* splx to a level above the current one */
+		spl_t s = splraise(IPL_BIO);
+		splx(s);
+		splx(IPL_TTY);
+	} else if (!strcmp(how, "spl-level")) {	/* a level out of range */
+		volatile unsigned bad = IPL_COUNT + 2;
+		(void)splraise(bad);
 	} else if (!strcmp(how, "hang")) {
 		arch_irq_disable();
 		for (;;)
 			__asm__ volatile("hlt");
 	}
-	kprintf("ksync: unknown crash kind '%s' (pf, ud, assert, triple, hang)\n", how);
+	kprintf("ksync: unknown crash kind '%s' (pf, ud, assert, triple, hang, splx, spl-level)\n", how);
 	arch_exit(false);
 }
 

@@ -161,14 +161,16 @@ void arch_clock_mask(void)
 bool arch_clock_unmask(void)
 {
 	struct cpu *c = this_cpu();
-	/* An armed count at 0 has expired and its handler has not run yet (the handler
-	 * re-arms or stops the clock first thing). If the expiry fell in masked time the
-	 * LAPIC dropped it: raise it again. If it fell before the mask, it waits in the IRR
-	 * and the self-IPI sets the same IRR bit: one delivery either way. */
-	bool lost = c->clock_armed && lapic_read(LAPIC_TIMER_CCR) == 0;
 	/* never armed on this CPU: keep the entry masked rather than unmask vector 0 */
 	lapic_write(LAPIC_LVT_TIMER, c->clock_lvt ? c->clock_lvt : 1u << 16);
 	c->clock_masked = false;
+	/* Unmask first, then look (the caller has IF off). An armed count at 0 has expired
+	 * and its handler has not run yet (the handler re-arms or stops the clock first
+	 * thing). If it expired while masked, the LAPIC dropped it: raise it again. If it
+	 * expired after the unmask, it waits in the IRR and the self-IPI sets the same IRR
+	 * bit: one delivery either way. (Looking before the unmask leaves a window in which
+	 * an expiry is dropped and not seen.) */
+	bool lost = c->clock_armed && lapic_read(LAPIC_TIMER_CCR) == 0;
 	if (lost)
 		lapic_send(c->apic_id, c->clock_lvt & 0xff);
 	return lost;

@@ -433,6 +433,7 @@ KTEST(spl_flood_loses_nothing)
 static volatile bool rnd_go;
 static volatile uint64_t rnd_sections[INTR_MAX_CPUS], rnd_pit_armed;
 static volatile bool clock_alive[INTR_MAX_CPUS];	/* the one-shot chain still ticks */
+static volatile uint32_t dead_lvt[INTR_MAX_CPUS], dead_ccr[INTR_MAX_CPUS], dead_irr[INTR_MAX_CPUS], dead_isr[INTR_MAX_CPUS];
 
 static void rnd_body(unsigned cpu, uint64_t iters)
 {
@@ -469,6 +470,8 @@ static void rnd_ap(void *arg)
 	clock_start(&srcs[S_CLOCK], 5000);
 	rnd_body(cpu, 200000);
 	clock_alive[cpu] = wait_runs(cpu, S_CLOCK, runs[cpu][S_CLOCK] + 2);
+	dead_lvt[cpu] = lapic_read(LAPIC_LVT_TIMER); dead_ccr[cpu] = lapic_read(LAPIC_TIMER_CCR);
+	dead_irr[cpu] = lapic_read(0x200 + 0x80); dead_isr[cpu] = lapic_read(0x100 + 0x80);
 	clock_stop();
 	arch_irq_disable();
 }
@@ -493,6 +496,10 @@ KTEST(spl_random_injection_keeps_invariants)
 		KT_EXPECT_EQ(bad_runs[c], 0);
 		KT_EXPECT(counters_ok(kt, c));
 		KT_EXPECT(clock_alive[c]);
+		if (!clock_alive[c])
+			kt_diag(kt, "cpu %u clock dead: armed %d masked %d lvt 0x%x ccr %u irr80 0x%x isr80 0x%x ipl %u pending 0x%x depth %u",
+				c, cpus[c].clock_armed, cpus[c].clock_masked, dead_lvt[c], dead_ccr[c],
+				dead_irr[c], dead_isr[c], spl_cpus[c].ipl, spl_cpus[c].pending, spl_cpus[c].intr_depth);
 		KT_EXPECT_EQ(spl_cpus[c].violations, 0);
 		kt_diag(kt, "cpu %u: %lu sections, clock %lu pit %lu soft %lu, deferred %lu replayed %lu "
 			"(pit %lu clock %lu), clock late %lu recovered %lu",
