@@ -1,0 +1,643 @@
+/*
+ * exp_irq.c - the interrupt-scheme experiments of this build's scheme (protocol.md §5):
+ * Small & Manley 1997, Tables 3-7 and the data loss of section 6.4.
+ *
+ *   irq_prims  the scheme's crit_enter+crit_leave and splraise+splx with no interrupt,
+ *              and the Table 5 primitives (off-chip, on-chip, flag, CR8) in the same boot.
+ *   irq_load   a synthetic kernel load per workload of the paper (Andrew local, Andrew NFS,
+ *              WebStone, Serial 115.2): critical sections entered at the paper's rate with
+ *              exponentially distributed durations of the paper's mean (list insert/remove,
+ *              counters, a buffer-cache-like hash lookup, then busy work to the drawn
+ *              duration), Poisson arrivals, non-critical work in between; the devices of
+ *              the workload interrupt meanwhile (clock 100 Hz; real IDE PIO reads; the
+ *              serial and network models). Measured per section, with the TSC: time in
+ *              crit_enter/crit_leave (minus handler time that ran inside them and the
+ *              rdtsc cost), duration, whether an interrupt arrived inside, masked time.
+ *   irq_loss   the loss grid: the serial model at 38.4k..921.6k baud while the disk moves
+ *              0/1/4/16 sectors per interrupt by PIO, with the NIC model and the load.
+ *
+ * What is real: the critical sections, the scheme, the interrupts (LAPIC timer, PIT,
+ * RTC, IDE), the PIO transfers. What is modelled: the load's mix (synthetic, at the
+ * paper's measured rates), the UART and the NIC (dev.h). Everything runs on the BSP (the
+ * paper's uniprocessor); other CPUs idle. Instrumentation lives in this file and in the
+ * scheme's slow paths only - the inline fast paths of spl.h carry none, so irq_prims
+ * measures them as they are.
+ */
+#include "kernel.h"
+#include "experiment.h"
+#include "x86.h"
+#include "spl.h"
+#include "intr.h"
+#include "dev.h"
+#include "kstat.h"
+#include <ksync/measure.h>
+#include <ksync/errors.h>
+
+/* ---- sources ---------------------------------------------------------------------- */
+static struct intr_source s_clock, s_disk, s_serial, s_net, s_softnet;
+static struct serial_model sm;
+static struct net_model nm;
+static struct ata_req areq;
+static uint16_t abuf[ATA_MAX_PER_IRQ * 16 * 256];	/* 256 sectors */
+static bool have_disk;
+static uint64_t disk_lba;
+
+/* Data the load's sections protect, touched by handlers too (exclusion checks). */
+struct node { struct node *prev, *next; uint32_t key; };
+static struct node list_head = { &list_head, &list_head, 0 };
+static struct node pool[64];
+static volatile uint64_t list_len, list_ops;	/* sections + clock handler */
+static volatile uint64_t softnet_work, net_pkts_seen;	/* net handler and softnet */
+#define NBUCKET 64
+static struct node bufhash[NBUCKET];		/* "buffer cache" headers, key = block */
+static volatile uint64_t check_errors;
+
+static void list_insert(struct node *n)
+{
+	n->next = list_head.next;
+	n->prev = &list_head;
+	list_head.next->prev = n;
+	list_head.next = n;
+	list_len++;
+}
+static struct node *list_remove_last(void)
+{
+	struct node *n = list_head.prev;
+	if (n == &list_head)
+		return NULL;
+	n->prev->next = &list_head;
+	list_head.prev = n->prev;
+	list_len--;
+	return n;
+}
+static uint64_t list_count(void)
+{
+	uint64_t k = 0;
+	for (struct node *n = list_head.next; n != &list_head && k < 1000; n = n->next)
+		k++;
+	return k;
+}
+
+static uint64_t clock_ticks;
+static void clock_h(void *a)
+{
+	(void)a;
+	clock_ticks++;
+	/* hardclock-like: move one element on the shared list (IPL_CLOCK; sections exclude it) */
+	struct node *n = list_remove_last();
+	if (n)
+		list_insert(n);
+	list_ops++;
+}
+static void disk_h(void *a) { (void)a; ata_intr(NULL); }
+static void serial_h(void *a)
+{
+	serial_model_intr(a);
+	s_serial.arrival = sm.running ? sm.armed_for : 0;	/* for the next latency */
+}
+static void net_h(void *a)
+{
+	uint64_t before = nm.packets;
+	net_model_intr(a);
+	if (nm.packets != before) {
+		net_pkts_seen += nm.packets - before;
+		softint_schedule(&s_softnet);	/* protocol processing later (paper §6.3) */
+	}
+}
+static void softnet_h(void *a)
+{
+	(void)a;
+	for (volatile unsigned i = 0; i < 200; i++)
+		;
+	softnet_work++;
+}
+
+static int establish(struct intr_source *s, const char *name, enum intr_kind kind,
+		     unsigned irq, unsigned level, void (*fn)(void *), void *arg)
+{
+	memset(s, 0, sizeof *s);
+	s->name = name;
+	s->kind = kind;
+	s->irq = irq;
+	s->level = level;
+	s->fn = fn;
+	s->arg = arg;
+	s->stats_on = true;
+	int e = intr_establish(s);
+	if (e != KSYNC_OK)
+		kprintf("ksync: irq experiment: intr_establish(%s) failed: %d\n", name, e);
+	return e;
+}
+
+static bool sources_up(struct ktest_ctx *kt)
+{
+	struct ata_info ai;
+	have_disk = ata_probe(&ai) == KSYNC_OK;
+	if (!have_disk)
+		kt_diag(kt, "no ATA disk: the disk source is left out (attach build/disk.img)");
+	bool ok = establish(&s_clock, "clock", INTR_CLOCK, 0, IPL_CLOCK, clock_h, NULL) == KSYNC_OK &&
+		  establish(&s_serial, "serial", INTR_ISA, DEV_IRQ_PIT, IPL_TTY, serial_h, &sm) == KSYNC_OK &&
+		  establish(&s_net, "net", INTR_ISA, DEV_IRQ_RTC, IPL_NET, net_h, &nm) == KSYNC_OK &&
+		  establish(&s_softnet, "softnet", INTR_SOFT, 0, IPL_SOFT, softnet_h, NULL) == KSYNC_OK;
+	if (ok && have_disk)
+		ok = establish(&s_disk, "disk", INTR_ISA, DEV_IRQ_ATA, IPL_BIO, disk_h, NULL) == KSYNC_OK;
+	for (unsigned i = 0; i < ARRAY_SIZE(pool); i++)
+		if (i % 2 == 0)
+			list_insert(&pool[i]);
+	return ok;
+}
+
+static void sources_down(void)
+{
+	clock_stop();
+	intr_disestablish(&s_clock);
+	intr_disestablish(&s_serial);
+	intr_disestablish(&s_net);
+	intr_disestablish(&s_softnet);
+	if (have_disk)
+		intr_disestablish(&s_disk);
+	while (list_remove_last())
+		;
+}
+
+/* ---- helpers ---------------------------------------------------------------------- */
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+/* -ln((i + 0.5) / 64) * 1024: an exponential variate with mean ~1018/1024 per entry */
+static const uint16_t exp_tab[64] = {
+	4968, 3844, 3320, 2976, 2719, 2513, 2342, 2195, 2067, 1953, 1851, 1758, 1672, 1594,
+	1520, 1452, 1388, 1328, 1271, 1217, 1166, 1117, 1070, 1026, 983, 942, 903, 865, 828,
+	793, 759, 726, 694, 663, 633, 603, 575, 547, 520, 494, 469, 444, 419, 395, 372, 349,
+	327, 305, 284, 263, 243, 223, 203, 184, 165, 146, 128, 110, 92, 75, 58, 41, 24, 8,
+};
+static uint64_t exp_sample(uint64_t mean)
+{
+	uint64_t r = rnd();
+	/* 64 table points, linearly spread within each by 8 more random bits */
+	unsigned i = r & 63, f = (r >> 6) & 255;
+	uint64_t a = exp_tab[i], b = i < 63 ? exp_tab[i + 1] : 0;
+	uint64_t v = (a * (256 - f) + b * f) / 256;
+	return mean * v / 1018;
+}
+
+static uint64_t ns_to_ticks(uint64_t ns) { return ns * arch_tsc_hz() / 1000000000ull; }
+
+/* x1000 fixed point as "int.fff" */
+static const char *fx3(char *b, uint64_t x1000)
+{
+	ksnprintf(b, 32, "%lu.%03lu", x1000 / 1000, x1000 % 1000);
+	return b;
+}
+
+static uint64_t rdtsc_pair_cost(void)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 1000; i++) {
+		uint64_t a = arch_cycles(), b = arch_cycles();
+		if (b - a < best)
+			best = b - a;
+	}
+	return best;
+}
+
+static uint64_t run_ms = 1000;		/* irq_seconds */
+static bool quick;
+
+static void parse_options(void)
+{
+	char buf[24];
+	quick = cmdline_get("irq_quick", buf, sizeof buf) && buf[0] == '1';
+	if (!cmdline_get("irq_seconds", buf, sizeof buf))
+		return;
+	uint64_t ms = 0, frac = 0, scale = 1000;
+	const char *p = buf;
+	while (*p >= '0' && *p <= '9')
+		ms = ms * 10 + (uint64_t)(*p++ - '0');
+	ms *= 1000;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9' && scale > 1; p++) {
+			scale /= 10;
+			frac += (uint64_t)(*p - '0') * scale;
+		}
+	if (*p || ms + frac == 0 || ms + frac > 600000) {
+		kprintf("ksync: irq_seconds=%s is not a duration in (0, 600] seconds; using 1\n", buf);
+		return;
+	}
+	run_ms = ms + frac;
+}
+
+/* ---- irq_prims -------------------------------------------------------------------- */
+#define NB KSYNC_PRIM_BATCHES
+#define OPS KSYNC_PRIM_OPS_PER_BATCH
+static uint64_t pt[NB], pe[NB];
+
+static void emit_prim(const char *name, const char *detail)
+{
+	struct ksync_prim_result r = ksync_prim_compute(pt, NB, OPS, pe, NB);
+	char a[24], b[24], c[24], d[24], e[24];
+	ksync_fixed2_format(a, sizeof a, r.min_x100);
+	ksync_fixed2_format(b, sizeof b, r.median_x100);
+	ksync_fixed2_format(c, sizeof c, r.p99_x100);
+	ksync_fixed2_format(d, sizeof d, r.max_x100);
+	ksync_fixed2_format(e, sizeof e, r.empty_x100);
+	kprintf("KSYNC {\"kind\":\"irq_prim\",\"scheme\":\"%s\",\"name\":\"%s\",\"detail\":\"%s\","
+		"\"unit\":\"tsc_ticks\",\"batches\":%u,\"ops_per_batch\":%u,\"min\":%s,\"median\":%s,"
+		"\"p99\":%s,\"max\":%s,\"empty\":%s}\n", KSYNC_SCHEME, name, detail, NB, OPS,
+		a, b, c, d, e);
+}
+
+#define PRIM(name, detail, BODY)                                                      \
+	do {                                                                          \
+		KSYNC_MEASURE(pe, 16, OPS, BODY);                                     \
+		KSYNC_MEASURE(pe, NB, OPS, (void)0);                                  \
+		KSYNC_MEASURE(pt, NB, OPS, BODY);                                     \
+		emit_prim(name, detail);                                              \
+	} while (0)
+
+KEXPERIMENT(irq_prims, "default")
+{
+	kprintf("KSYNC {\"kind\":\"irq_scheme\",\"scheme\":\"%s\",\"cpus\":%u}\n", KSYNC_SCHEME,
+		arch_ncpus());
+	/* the sources are established (their lines registered, so spl-pessim has real masks
+	 * to write) but every device is quiet: no interrupt arrives during the rows */
+	KT_ASSERT(sources_up(kt));
+	KT_ASSERT(arch_irq_enabled());
+	PRIM("crit_enter_leave", KSYNC_SCHEME " crit_enter(); crit_leave(), IF on, no interrupt",
+	     ({ crit_enter(); crit_leave(); }));
+	PRIM("splraise_splx", KSYNC_SCHEME " splx(splraise(IPL_BIO))",
+	     ({ spl_t s = splraise(IPL_BIO); splx(s); }));
+	irqkey_t k = arch_irq_save();
+	uint8_t imr = inb(0x21);
+	uint64_t cr8 = read_cr8();
+	PRIM("offchip", "8259A master OCW1: outb 0x21 all-masked, restore",
+	     ({ outb(0x21, 0xff); outb(0x21, imr); }));
+	PRIM("onchip", "cli; sti", ({ __asm__ volatile("cli; sti" ::: "memory"); }));
+	arch_irq_disable();
+	PRIM("flag", "movb $1,%gs:flag; movb $0,%gs:flag",
+	     ({ __asm__ volatile("movb $1, %%gs:16; movb $0, %%gs:16" ::: "memory"); }));
+	PRIM("cr8", "mov cr8<-15; mov cr8<-old", ({ write_cr8(15); write_cr8(cr8); }));
+	arch_irq_restore(k);
+	KT_EXPECT_EQ(spl_level(), IPL_NONE);
+	sources_down();
+}
+
+/* ---- the load ------------------------------------------------------------------- */
+struct workload {
+	const char *name;
+	unsigned rate;		/* critical sections per second (paper Table 3 mean) */
+	unsigned mean_ns;	/* mean duration (paper Table 3) */
+	unsigned disk_per_irq;	/* 0: no disk load */
+	bool net, serial;
+};
+static const struct workload workloads[] = {
+	{ "andrew-local", 36048, 3100, 4, false, false },
+	{ "andrew-nfs", 25867, 4600, 1, true, false },
+	{ "webstone", 34468, 3300, 1, true, false },
+	{ "serial-115.2", 47762, 600, 0, false, true },
+};
+
+struct load_result {
+	uint64_t n, sync, busy, interrupted, deferred, replayed, windows;
+	uint64_t win_sum, win_sumsq, win_max;	/* sections per window */
+	struct kstat dur, masked;
+};
+static struct load_result lr;
+
+static void disk_kick(unsigned per_irq)
+{
+	if (!have_disk || !per_irq)
+		return;
+	if (areq.count && !areq.done)
+		return;				/* one request at a time */
+	memset(&areq, 0, sizeof areq);
+	areq.count = 64;
+	areq.per_irq = per_irq;
+	areq.lba = disk_lba;
+	areq.buf = abuf;
+	disk_lba = (disk_lba + 64) % 8192;
+	if (ata_read_start(&areq) != KSYNC_OK)
+		check_errors++;
+}
+
+static void disk_quiesce(void)
+{
+	if (!have_disk || !areq.count)
+		return;
+	uint64_t dl = arch_cycles() + 2 * arch_tsc_hz();
+	while (!areq.done && (int64_t)(arch_cycles() - dl) < 0)
+		arch_cpu_relax();
+	if (!areq.done) {
+		check_errors++;
+		ata_reset();
+	}
+	areq.count = 0;
+}
+
+static bool pessimistic(void)
+{
+#if defined(KSYNC_SCHEME_SPL_OPTIM) || defined(KSYNC_SCHEME_CLI_OPTIM) || defined(KSYNC_SCHEME_TPR_OPTIM)
+	return false;
+#else
+	return true;
+#endif
+}
+
+/* Run sections at `rate` with mean duration `mean_ns` for `ms`, kicking the disk. */
+static void run_load(unsigned rate, unsigned mean_ns, unsigned disk_per_irq, uint64_t ms)
+{
+	struct spl_cpu *c = spl_self();
+	memset(&lr, 0, sizeof lr);
+	kstat_reset(&lr.dur);
+	kstat_reset(&lr.masked);
+	uint64_t pair = rdtsc_pair_cost();
+	uint64_t mean_ticks = ns_to_ticks(mean_ns), gap_mean = arch_tsc_hz() / rate;
+	uint64_t window = arch_tsc_hz() / 10, t0 = arch_cycles(), end = t0 + ms * arch_tsc_hz() / 1000;
+	uint64_t win_end = t0 + window, win_n = 0, next = t0;
+	uint64_t def0 = c->deferred, rep0 = c->replayed;
+	bool pess = pessimistic();
+	for (;;) {
+		uint64_t now = arch_cycles();
+		if ((int64_t)(now - end) >= 0)
+			break;
+		if ((int64_t)(now - win_end) >= 0) {
+			lr.win_sum += win_n;
+			lr.win_sumsq += win_n * win_n;
+			if (win_n > lr.win_max)
+				lr.win_max = win_n;
+			lr.windows++;
+			win_n = 0;
+			win_end += window;
+		}
+		disk_kick(disk_per_irq);
+		/* non-critical work until the next arrival */
+		while ((int64_t)(arch_cycles() - next) < 0)
+			for (volatile unsigned i = 0; i < 20; i++)
+				;
+		next += exp_sample(gap_mean);
+		if ((int64_t)(arch_cycles() - next) > (int64_t)(100 * gap_mean))
+			next = arch_cycles();	/* far behind (a long handler): do not burst */
+		uint64_t d = exp_sample(mean_ticks), op = rnd();
+		uint64_t h0 = c->handler_ticks, n0 = c->handlers, f0 = c->deferred;
+		uint64_t ta = arch_cycles();
+		crit_enter();
+		uint64_t tb = arch_cycles();
+		uint64_t h1 = c->handler_ticks, n1 = c->handlers;
+		/* the protected operation */
+		switch (op & 3) {
+		case 0: {				/* list insert or remove */
+			struct node *n = list_remove_last();
+			if (n)
+				list_insert(n);
+			list_ops++;
+			break;
+		}
+		case 1:					/* counters */
+			list_ops++;
+			break;
+		default: {				/* buffer-cache-like hash lookup */
+			unsigned key = (unsigned)(op >> 8) % 4096;
+			struct node *b = &bufhash[key % NBUCKET];
+			if (b->key != key)
+				b->key = key;
+			break;
+		}
+		}
+		while (arch_cycles() - tb < d)
+			;
+		uint64_t tc = arch_cycles();
+		uint64_t h2 = c->handler_ticks;
+		crit_leave();
+		uint64_t td = arch_cycles();
+		uint64_t h3 = c->handler_ticks, n3 = c->handlers, f3 = c->deferred;
+		int64_t s_enter = (int64_t)(tb - ta) - (int64_t)(h1 - h0) - (int64_t)pair;
+		int64_t s_leave = (int64_t)(td - tc) - (int64_t)(h3 - h2) - (int64_t)pair;
+		lr.sync += (uint64_t)(s_enter > 0 ? s_enter : 0) + (uint64_t)(s_leave > 0 ? s_leave : 0);
+		bool interrupted = pess ? n3 != n1 : f3 != f0;
+		(void)n0;
+		lr.interrupted += interrupted;
+		lr.n++;
+		win_n++;
+		kstat_add(&lr.dur, tc - tb);
+		kstat_add(&lr.masked, pess ? td - ta : interrupted ? td - tb : 0);
+	}
+	lr.busy = arch_cycles() - t0;
+	lr.deferred = c->deferred - def0;
+	lr.replayed = c->replayed - rep0;
+	disk_quiesce();
+}
+
+#define PUTJ(...) do { if (pos < sizeof out) pos += (size_t)ksnprintf(out + pos, sizeof out - pos, __VA_ARGS__); } while (0)
+static char out[4096];
+
+static void emit_load(const char *wl, const struct workload *w)
+{
+	size_t pos = 0;
+	char a[32], b[32], e[32], f[32], g[32], h[32];
+	uint64_t hz = arch_tsc_hz();
+	uint64_t nw = lr.windows ? lr.windows : 1;
+	uint64_t mean_w = lr.win_sum / nw;		/* per 0.1 s */
+	uint64_t var = lr.win_sumsq / nw > mean_w * mean_w ? lr.win_sumsq / nw - mean_w * mean_w : 0;
+	uint64_t secs1000 = lr.busy * 1000 / hz;
+	uint64_t intr_ps1000 = secs1000 ? lr.interrupted * 1000000 / secs1000 : 0;
+	uint64_t intr_pct1000 = lr.n ? lr.interrupted * 100000 / lr.n : 0;
+	uint64_t sync_pct1000 = lr.busy ? lr.sync * 100000 / lr.busy : 0;
+	PUTJ("KSYNC {\"kind\":\"irq_load\",\"scheme\":\"%s\",\"workload\":\"%s\",\"seconds\":%s,"
+	     "\"window_s\":0.1,\"target_per_s\":%u,\"target_mean_us\":%s,\"crit\":{\"n\":%lu,"
+	     "\"per_s_mean\":%lu,\"per_s_std\":%lu,\"per_s_max\":%lu,",
+	     KSYNC_SCHEME, wl, fx3(a, secs1000), w->rate, fx3(b, w->mean_ns), lr.n,
+	     mean_w * 10, isqrt64(var) * 10, lr.win_max * 10);
+	PUTJ("\"dur_mean\":%lu,\"dur_median\":%lu,\"dur_max\":%lu,",
+	     kstat_mean(&lr.dur), kstat_median(&lr.dur), lr.dur.max);
+	/* histogram of the durations, from kstat's log2 bins */
+	{
+		size_t p0 = pos;
+		kstat_json(&lr.dur, "d", true, out, sizeof out, &pos);
+		/* keep only the hist_edges/hist part: rewrite "d":{...} into the crit object */
+		char *hs = NULL;
+		for (size_t i = p0; i + 12 < pos; i++)
+			if (!memcmp(out + i, "\"hist_edges\"", 12)) {
+				hs = out + i;
+				break;
+			}
+		if (hs) {
+			size_t len = (size_t)(out + pos - hs) - 1;	/* drop the closing brace */
+			memmove(out + p0, hs, len);
+			pos = p0 + len;
+		} else {
+			pos = p0;
+			PUTJ("\"hist_edges\":[],\"hist\":[]");
+		}
+	}
+	PUTJ("},\"interrupted\":%lu,\"interrupted_per_s\":%s,\"interrupted_pct\":%s,"
+	     "\"sync_ticks\":%lu,\"busy_ticks\":%lu,\"sync_pct\":%s,\"deferred\":%lu,\"replayed\":%lu,",
+	     lr.interrupted, fx3(e, intr_ps1000), fx3(f, intr_pct1000), lr.sync, lr.busy,
+	     fx3(g, sync_pct1000), lr.deferred, lr.replayed);
+	kstat_json(&lr.masked, "masked", true, out, sizeof out, &pos);
+	PUTJ(",\"check_errors\":%lu}\n", check_errors);
+	(void)h;
+	kprintf("%s", out);
+}
+
+static void emit_source(const char *wl, struct intr_source *s, const char *src_name, uint64_t busy)
+{
+	if (!s->established)
+		return;
+	size_t pos = 0;
+	char a[32];
+	uint64_t secs1000 = busy * 1000 / arch_tsc_hz();
+	uint64_t ps1000 = secs1000 ? s->count * 1000000 / secs1000 : 0;
+	PUTJ("KSYNC {\"kind\":\"irq_source\",\"scheme\":\"%s\",\"workload\":\"%s\",\"source\":\"%s\","
+	     "\"level\":\"%s\",\"irqs\":%lu,\"per_s\":%s,", KSYNC_SCHEME, wl, src_name,
+	     ipl_name(s->level), s->count, fx3(a, ps1000));
+	kstat_json(&s->handler, "handler", false, out, sizeof out, &pos);
+	PUTJ(",");
+	kstat_json(&s->latency, "latency", true, out, sizeof out, &pos);
+	PUTJ(",\"deferred\":%lu}\n", s->deferred);
+	kprintf("%s", out);
+}
+
+static void stats_reset_all(void)
+{
+	intr_stats_reset(&s_clock);
+	intr_stats_reset(&s_serial);
+	intr_stats_reset(&s_net);
+	intr_stats_reset(&s_softnet);
+	if (have_disk)
+		intr_stats_reset(&s_disk);
+}
+
+/* Start the devices of a case; false (with a diagnostic) if a model refused. */
+static bool devices_start(struct ktest_ctx *kt, bool serial, unsigned baud, bool net, uint64_t ms)
+{
+	if (serial) {
+		uint64_t nchars = (uint64_t)baud / 10 * ms / 1000 + 1;
+		int e = serial_model_start(&sm, baud, 8, nchars);
+		if (e != KSYNC_OK) {
+			kt_diag(kt, "serial_model_start(%u baud) = %d", baud, e);
+			return false;
+		}
+		s_serial.arrival = sm.armed_for;
+	}
+	if (net) {
+		/* 8 packets of 1024 bytes every 2 ms (32 Mbit/s in bursts), ring 32, 1024 Hz */
+		uint64_t npk = 8 * (ms / 2 + 1);
+		int e = net_model_start(&nm, 8, 1024, 2000, 32, 1024, npk);
+		if (e != KSYNC_OK) {
+			kt_diag(kt, "net_model_start = %d", e);
+			if (serial)
+				serial_model_stop(&sm);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void devices_stop(bool serial, bool net)
+{
+	/* let the streams finish (their own schedule), bounded */
+	uint64_t dl = arch_cycles() + 3 * arch_tsc_hz();
+	while (((serial && !sm.done) || (net && !nm.done)) && (int64_t)(arch_cycles() - dl) < 0)
+		arch_cpu_relax();
+	if (serial) {
+		if (!sm.done)
+			check_errors++;
+		if (sm.gaps_seen != sm.lost || sm.seq_errors)
+			check_errors++;
+		serial_model_stop(&sm);
+	}
+	if (net) {
+		if (!nm.done)
+			check_errors++;
+		if (nm.gaps_seen != nm.dropped || nm.seq_errors || nm.data_errors)
+			check_errors++;
+		net_model_stop(&nm);
+	}
+}
+
+static bool list_consistent(void)
+{
+	crit_enter();
+	bool ok = list_count() == list_len;
+	crit_leave();
+	return ok;
+}
+
+KEXPERIMENT(irq_load, "default")
+{
+	parse_options();
+	KT_ASSERT(sources_up(kt));
+	check_errors = 0;
+	KT_ASSERT_EQ(clock_start(&s_clock, 100), KSYNC_OK);
+	for (unsigned i = 0; i < ARRAY_SIZE(workloads); i++) {
+		const struct workload *w = &workloads[i];
+		stats_reset_all();
+		if (!devices_start(kt, w->serial, 115200, w->net, run_ms)) {
+			KT_EXPECT(false);
+			continue;
+		}
+		run_load(w->rate, w->mean_ns, w->disk_per_irq, run_ms);
+		devices_stop(w->serial, w->net);
+		if (!list_consistent())
+			check_errors++;
+		emit_load(w->name, w);
+		emit_source(w->name, &s_clock, "clock", lr.busy);
+		if (w->disk_per_irq)
+			emit_source(w->name, &s_disk, "disk", lr.busy);
+		if (w->serial)
+			emit_source(w->name, &s_serial, "serial", lr.busy);
+		if (w->net)
+			emit_source(w->name, &s_net, "net", lr.busy);
+		kt_diag(kt, "%s: %lu sections, %lu interrupted, deferred %lu, sync %lu of %lu ticks",
+			w->name, lr.n, lr.interrupted, lr.deferred, lr.sync, lr.busy);
+	}
+	KT_EXPECT_EQ(check_errors, 0);
+	KT_EXPECT_EQ(spl_self()->violations, 0);
+	sources_down();
+}
+
+/* ---- data loss: fast serial during long PIO handlers (paper §6.4) ----------------- */
+KEXPERIMENT(irq_loss, "default")
+{
+	parse_options();
+	static const unsigned bauds_full[] = { 38400, 115200, 230400, 460800, 921600 };
+	static const unsigned bauds_quick[] = { 115200, 921600 };
+	static const unsigned pio_full[] = { 0, 1, 4, 16 };
+	static const unsigned pio_quick[] = { 0, 16 };
+	const unsigned *bauds = quick ? bauds_quick : bauds_full;
+	const unsigned *pios = quick ? pio_quick : pio_full;
+	unsigned nb = quick ? ARRAY_SIZE(bauds_quick) : ARRAY_SIZE(bauds_full);
+	unsigned np = quick ? ARRAY_SIZE(pio_quick) : ARRAY_SIZE(pio_full);
+	uint64_t ms = run_ms / 4 < 100 ? 100 : run_ms / 4;
+	KT_ASSERT(sources_up(kt));
+	check_errors = 0;
+	KT_ASSERT_EQ(clock_start(&s_clock, 100), KSYNC_OK);
+	for (unsigned b = 0; b < nb; b++)
+		for (unsigned p = 0; p < np; p++) {
+			unsigned pio = have_disk ? pios[p] : 0;
+			if (!have_disk && pios[p])
+				continue;
+			stats_reset_all();
+			if (!devices_start(kt, true, bauds[b], true, ms)) {
+				KT_EXPECT(false);
+				continue;
+			}
+			run_load(36048, 3100, pio, ms);
+			devices_stop(true, true);
+			char a[32];
+			kprintf("KSYNC {\"kind\":\"irq_loss\",\"scheme\":\"%s\",\"baud\":%u,\"trigger\":8,"
+				"\"pio_sectors\":%u,\"pio_handler_mean\":%lu,\"chars\":%lu,\"lost\":%lu,"
+				"\"packets\":%lu,\"dropped\":%lu,\"seconds\":%s}\n", KSYNC_SCHEME,
+				bauds[b], pio, have_disk ? kstat_mean(&s_disk.handler) : 0,
+				sm.chars, sm.lost, nm.packets, nm.dropped,
+				fx3(a, lr.busy * 1000 / arch_tsc_hz()));
+		}
+	KT_EXPECT_EQ(check_errors, 0);
+	KT_EXPECT_EQ(spl_self()->violations, 0);
+	sources_down();
+}
