@@ -764,12 +764,13 @@ def table7_schemes(ix: IrqIndex) -> Table:
 
 
 def _lost_frac(r: dict) -> float | None:
+    # "chars" counts the characters read, "lost" the overrun ones: the stream is their sum
     chars, lost = num(r.get("chars")), num(r.get("lost"))
     if chars is None or lost is None:
         return None
-    if chars <= 0:
-        return 0.0 if lost == 0 else None
-    return lost / chars
+    if chars + lost <= 0:
+        return None
+    return lost / (chars + lost)
 
 
 def worst_case(rows: list[dict]) -> dict | None:
@@ -797,7 +798,7 @@ def loss_table(ix: IrqIndex) -> Table:
                      _count(num(r.get("chars"))), _count(num(r.get("lost"))),
                      fmt_pct(100 * frac if frac is not None else None),
                      _count(packets), _count(dropped),
-                     fmt_pct(100 * dropped / packets if packets and dropped is not None
+                     fmt_pct(100 * dropped / (packets + dropped) if packets is not None and dropped is not None and packets + dropped > 0
                              else None),
                      fmt_sig(num(r.get("seconds")))])
     return Table(
@@ -864,7 +865,7 @@ def lossmap_table(ix: IrqIndex) -> Table:
                      ix.schemes_shown()),
         headers=["scheme", "baud", *[f"PIO {_count(k)}" for k in allsecs]],
         rows=rows, align=["l", "r"] + ["r"] * len(allsecs),
-        notes_above=["Each cell: lost / chars for one run of the serial model at that baud "
+        notes_above=["Each cell: lost / (chars read + lost) for one run of the serial model at that baud "
                      "while the disk moves that many sectors per interrupt by PIO (0 = no disk "
                      "load).", ix.env_note(ix.schemes_shown())],
         images=[Figure(src, cap) for src, _, cap in figs.values()])
