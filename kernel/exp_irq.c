@@ -281,6 +281,8 @@ KEXPERIMENT(irq_prims, "default")
 	arch_irq_disable();
 	PRIM("flag", "movb $1,%gs:flag; movb $0,%gs:flag",
 	     ({ __asm__ volatile("movb $1, %%gs:16; movb $0, %%gs:16" ::: "memory"); }));
+	PRIM("flag_incdec", "incb %gs:flag; decb %gs:flag (the floor of a nestable flag)",
+	     ({ __asm__ volatile("incb %%gs:16; decb %%gs:16" ::: "memory", "cc"); }));
 	PRIM("cr8", "mov cr8<-15; mov cr8<-old", ({ write_cr8(15); write_cr8(cr8); }));
 	arch_irq_restore(k);
 	KT_EXPECT_EQ(spl_level(), IPL_NONE);

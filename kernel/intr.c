@@ -182,7 +182,7 @@ void softint_schedule(struct intr_source *src)
 	irqkey_t k = arch_irq_save();
 	c->pending |= 1u << src->bit;
 	arch_irq_restore(k);
-	if (c->intr_depth == 0 && c->ipl < IPL_SOFT) {
+	if (c->intr_depth == 0 && spl_effective(c) < IPL_SOFT) {
 		spl_t s = splraise(IPL_SOFT);	/* the lowering finds it pending and runs it */
 		splx(s);
 	}

@@ -40,7 +40,7 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
-	if (s != IPL_NONE) {
+	if (spl_effective(c) != IPL_NONE) {
 		intr_src_eoi(src);
 		c->pending |= 1u << src->bit;
 		c->deferred++;
@@ -78,3 +78,6 @@ void spl_scheme_detach(struct intr_source *src)
 	if (src->kind == INTR_ISA)
 		arch_isa_unroute(src->irq);
 }
+
+/* crit_leave found something runnable at the current level. */
+void spl_crit_slow(struct spl_cpu *c) { spl_lower_slow(c, c->ipl); }

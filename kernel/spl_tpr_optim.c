@@ -63,9 +63,9 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 	(void)tf;
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
-	unsigned s = c->ipl;
-	if (src->level <= s) {
-		unsigned cls = spl_tpr_class[s];
+	unsigned s = c->ipl, eff = spl_effective(c);
+	if (src->level <= eff) {
+		unsigned cls = spl_tpr_class[eff];
 		if (arch_tpr_get() < cls)
 			arch_tpr_set(cls);	/* before the EOI: priority never drops below */
 		intr_src_eoi(src);
@@ -103,3 +103,6 @@ void spl_scheme_detach(struct intr_source *src)
 	if (src->kind == INTR_ISA)
 		arch_isa_unroute(src->irq);
 }
+
+/* crit_leave found something runnable at the current level. */
+void spl_crit_slow(struct spl_cpu *c) { spl_lower_slow(c, c->ipl); }

@@ -89,6 +89,12 @@ KSYNC_ARCHIVE_tsan := $(HOSTED_OUT)/obj/tsan/libksync.a
 # Extra compile flags for single bench sources (by name).  prims pushes onto the stack
 # from inline asm (pushfq/popfq), which would clobber the red zone.
 KSYNC_BENCH_CFLAGS_prims := -mno-red-zone
+# The spl fast-path benchmarks compile the kernel's spl.h against a user-mode arch shim
+# (bench/spl_shim/arch_impl.h is found before any port's arch_impl.h).
+KSYNC_SPL_FAST_CFLAGS := -I$(KSYNC_T)bench -I$(KSYNC_T)bench/spl_shim -I$(KSYNC_T)kernel/include
+KSYNC_BENCH_CFLAGS_spl_fast_spl_optim := $(KSYNC_SPL_FAST_CFLAGS)
+KSYNC_BENCH_CFLAGS_spl_fast_cli_optim := $(KSYNC_SPL_FAST_CFLAGS)
+KSYNC_BENCH_CFLAGS_spl_fast_tpr_optim := $(KSYNC_SPL_FAST_CFLAGS)
 
 KSYNC_ALL_OBJS :=
 

@@ -64,7 +64,7 @@ struct spl_cpu {
 	};
 	uint32_t hwlevel;	/* level the controller mask implements (spl-pessim,
 				   cli-spl-pessim, spl-optim's deferral masks: see each file) */
-	uint32_t crit_depth;	/* crit_enter nesting */
+	volatile uint32_t crit_depth;	/* crit_enter nesting (the optimistic schemes' flag) */
 	spl_t crit_saved;	/* cookie of the outermost crit_enter */
 	uint32_t intr_depth;	/* handlers running on this CPU (nested ones count) */
 	uint16_t deferral_mask;	/* spl-optim: 8259A lines masked by a deferral */
@@ -84,7 +84,7 @@ struct spl_cpu {
 extern struct spl_cpu spl_cpus[];
 
 static inline struct spl_cpu *spl_self(void) { return &spl_cpus[arch_cpu_id()]; }
-static inline unsigned spl_level(void) { return spl_self()->ipl; }
+
 
 /* Slow paths and checks (kernel/intr.c and kernel/spl_<scheme>.c). */
 __attribute__((noreturn)) void spl_bad_level(unsigned level);
@@ -145,6 +145,24 @@ static inline void splx(spl_t s)
 #else
 #define KSYNC_SCHEME "cli-optim"
 #endif
+#if defined(KSYNC_SCHEME_SPL_OPTIM)
+/* Raise: one xor of the level field, 8 bytes wide like the splx below that reads the
+ * whole word (a 4-byte store followed by an 8-byte load would miss store forwarding and
+ * stall). A single instruction, so this CPU's interrupts see the word before or after;
+ * a handler leaves the level as it found it, so the field is still s at the xor, and
+ * pending bits a deferral set meanwhile are kept. */
+static inline spl_t splraise(unsigned level)
+{
+	SPL_CHECK_RAISE(level);
+	struct spl_cpu *c = spl_self();
+	spl_t s = c->ipl;
+	if (level > s) {
+		uint64_t x = (uint64_t)(s ^ level) << 32;
+		__asm__ volatile("xorq %1, %0" : "+m"(c->istate) : "r"(x) : "memory", "cc");
+	}
+	return s;
+}
+#else
 /* Raise: one store of the logical level. */
 static inline spl_t splraise(unsigned level)
 {
@@ -155,6 +173,7 @@ static inline spl_t splraise(unsigned level)
 		c->ipl = level;
 	return s;
 }
+#endif
 #if defined(KSYNC_SCHEME_SPL_OPTIM)
 /* Lower only if nothing pending above the new level, in one step (NetBSD's cmpxchg8b on
  * ci_istate): an unlocked cmpxchg is atomic with respect to this CPU's interrupts, so a
@@ -287,6 +306,38 @@ static inline void splx(spl_t s)
 
 static inline spl_t splhigh(void) { return splraise(IPL_HIGH); }
 
+#if defined(KSYNC_SCHEME_SPL_OPTIM) || defined(KSYNC_SCHEME_TPR_OPTIM) || defined(KSYNC_SCHEME_CLI_OPTIM)
+#define SPL_OPTIMISTIC 1
+/* The paper's crit_sec_enter/leave in the optimistic schemes: the flag itself (its
+ * in_crit_sec), a depth count beside the level - every source is held while it is
+ * non-zero (the interrupt entries defer as if the level were IPL_HIGH). Leave: the
+ * decrement, then the check of the pending bits. No deferral can fall between the two:
+ * what the count held is already pending (and held by the fallback - spl-optim masked
+ * its line, cli-optim cleared IF, tpr-optim raised CR8 - so it cannot arrive again), and
+ * anything arriving after the decrement sees the count at 0. (Unlike splx in spl-optim,
+ * a new interrupt of a level between the current one and a pending one may run first in
+ * that one-instruction window; splx keeps the atomic lowering.) */
+void spl_crit_slow(struct spl_cpu *c);	/* run what became runnable at the current level */
+static inline void crit_enter(void)
+{
+	spl_self()->crit_depth++;
+	__asm__ volatile("" ::: "memory");	/* the section's accesses stay after the count */
+}
+static inline void crit_leave(void)
+{
+	struct spl_cpu *c = spl_self();
+	__asm__ volatile("" ::: "memory");	/* ... and before the decrement */
+	uint32_t d = c->crit_depth;
+	KASSERT(d > 0);
+	c->crit_depth = d - 1;
+	__asm__ volatile("" ::: "memory");	/* the check reads pending after the store */
+	if (d == 1 && (c->pending & SPL_RUNNABLE(c->ipl)))
+		spl_crit_slow(c);
+}
+/* The level that holds sources back now: IPL_HIGH inside crit_enter. */
+static inline unsigned spl_effective(struct spl_cpu *c) { return c->crit_depth ? IPL_HIGH : c->ipl; }
+#else
+#define SPL_OPTIMISTIC 0
 /* The paper's crit_sec_enter/leave: splhigh, nestable by a depth count. */
 static inline void crit_enter(void)
 {
@@ -302,6 +353,11 @@ static inline void crit_leave(void)
 	if (--c->crit_depth == 0)
 		splx(c->crit_saved);
 }
+static inline unsigned spl_effective(struct spl_cpu *c) { return c->ipl; }
+#endif
+
+/* The level in force on this CPU (IPL_HIGH inside crit_enter). */
+static inline unsigned spl_level(void) { return spl_effective(spl_self()); }
 
 /* Whether what a section held back runs highest level first when it ends. The soft-level
  * schemes replay in software from the pending bits (highest bit first) and the tpr

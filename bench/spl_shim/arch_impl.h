@@ -1,0 +1,30 @@
+/*
+ * bench/spl_shim/arch_impl.h - a user-mode stand-in for the x86-64 port's arch_impl.h, so
+ * the kernel's own spl.h (optimistic schemes only) compiles into a hosted benchmark
+ * (bench/spl_fast.h). The optimistic fast paths touch no privileged state: a store of
+ * the level, a check of the pending word (spl-optim: an unlocked cmpxchg). The CPU index
+ * is a thread-local load through %fs, the user-mode twin of the kernel's %gs:8 load.
+ * Privileged hooks exist only so the header compiles; the benchmark never reaches them
+ * (nothing is ever pending), and they abort if it does.
+ */
+#ifndef KSYNC_ARCH_IMPL_H
+#define KSYNC_ARCH_IMPL_H
+#include <stdint.h>
+#include <stdbool.h>
+
+extern _Thread_local unsigned shim_cpu_index __attribute__((tls_model("local-exec")));
+void shim_unreachable(const char *what) __attribute__((noreturn));
+
+static inline irqkey_t arch_irq_save(void) { shim_unreachable("arch_irq_save"); }
+static inline void arch_irq_restore(irqkey_t k) { (void)k; shim_unreachable("arch_irq_restore"); }
+static inline void arch_irq_enable(void) { shim_unreachable("arch_irq_enable"); }
+static inline void arch_irq_disable(void) { shim_unreachable("arch_irq_disable"); }
+static inline bool arch_irq_enabled(void) { return true; }
+static inline bool arch_irqkey_on(irqkey_t k) { return k != 0; }
+static inline void arch_irq_window(void) { shim_unreachable("arch_irq_window"); }
+static inline unsigned arch_tpr_get(void) { return 0; }
+static inline void arch_tpr_set(unsigned cls) { (void)cls; shim_unreachable("arch_tpr_set"); }
+static inline uint64_t arch_cycles(void) { uint32_t lo, hi; __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)); return ((uint64_t)hi << 32) | lo; }
+static inline void arch_cpu_relax(void) { __asm__ volatile("pause"); }
+static inline unsigned arch_cpu_id(void) { return shim_cpu_index; }
+#endif
