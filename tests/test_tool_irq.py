@@ -646,3 +646,27 @@ def test_png_no_gap_and_shade():
     assert png.shade(2.0) == (255, 0, 0) and png.shade(-1) == (255, 255, 255)
     with pytest.raises(ValueError):
         png.heatmap_png([])
+
+
+def test_hosted_fast_path_table_judges_the_bar():
+    """Table 5c: the optimistic schemes' hosted crit cost against the flag and the
+    nestable-flag floor; a failed program is shown, not dropped."""
+    from ksync import irqreport
+
+    def prim(scheme, name, med):
+        return {"kind": "irq_prim", "scheme": scheme, "name": name, "median": med,
+                "env": "hosted"}
+    data = {"schemes": [], "hosted": {
+        "facts": {"tsc_hz": 2_000_000_000, "cpu_model": "Test CPU"},
+        "rows": [prim("spl-optim", "crit_enter_leave", 10.0), prim("spl-optim", "flag", 0.5),
+                 prim("spl-optim", "flag_incdec", 9.0),
+                 prim("cli-optim", "crit_enter_leave", 2.0), prim("cli-optim", "flag", 0.5),
+                 prim("cli-optim", "flag_incdec", 9.0)],
+        "failed": [{"scheme": "tpr-optim", "reason": "exit 1"}]}}
+    t = irqreport.table5_hosted(irqreport.IrqIndex(data))
+    rows = {r[0]: r for r in t.rows}
+    assert rows["spl-optim"][-1] == "not met (against the nestable-flag floor: met)"
+    assert rows["cli-optim"][-1].startswith("met")
+    assert rows["tpr-optim"][-1] == "failed: exit 1"
+    assert "Test CPU" in " ".join(t.notes_above)
+    assert irqreport.table5_hosted(irqreport.IrqIndex({"schemes": []})) is None

@@ -544,7 +544,39 @@ def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:
     options = {"smp": cfg.smp, "accel": args.accel, "irq_seconds": float(seconds),
                "irq_quick": bool(args.irq_quick), "disk": cfg.disk is not None,
                "timeout": cfg.timeout, "schemes": names}
-    return irqreport.make_irq_data(runs, meta, options)
+    data = irqreport.make_irq_data(runs, meta, options)
+    data["hosted"] = _run_spl_fast(args, repo, progress, names)
+    return data
+
+
+def _run_spl_fast(args, repo: Path, progress, names: list[str]) -> dict:
+    """The optimistic schemes' crit_enter+crit_leave on the real CPU (the kernel's spl.h
+    in user mode, bench/spl_fast.h): hosted irq_prim rows beside the flag, for the bar."""
+    out: dict = {"env": "hosted", "facts": None, "rows": [], "failed": []}
+    progs = {s: p for s, p in hosted.HOSTED_SPL_FAST.items() if s in names}
+    if not progs:
+        return out
+    if not args.no_build:
+        make(repo, "bench-hosted", progress, what="hosted benchmarks")
+    for s, prog in progs.items():
+        progress(f"running hosted spl fast path ({display_path(prog)})")
+        try:
+            h = hosted.run_program(repo / prog, args.timeout, repo / qemu.LOG_DIR)
+        except KsyncError as e:		# not built (--no-build), not runnable
+            out["failed"].append({"scheme": s, "reason": str(e)})
+            progress(f"hosted spl fast path {s}: FAILED: {e}")
+            continue
+        if not h.passed:
+            out["failed"].append({"scheme": s, "reason": h.reason})
+            progress(f"hosted spl fast path {s}: FAILED: {h.reason}")
+            continue
+        out["facts"] = out["facts"] or _hosted_facts(h.objects)
+        for o in h.objects:
+            if o.get("kind") == "irq_prim":
+                r = dict(o)
+                r["env"] = "hosted"
+                out["rows"].append(r)
+    return out
 
 
 def _run_irq_scheme(args, repo: Path, cfg: qemu.BootConfig, scheme: str, env: str, progress,
