@@ -64,7 +64,10 @@ struct spl_cpu {
 	};
 	uint32_t hwlevel;	/* level the controller mask implements (spl-pessim,
 				   cli-spl-pessim, spl-optim's deferral masks: see each file) */
-	volatile uint32_t crit_depth;	/* crit_enter nesting (the optimistic schemes' flag) */
+	volatile uint32_t crit_depth;	/* crit_enter nesting (pessimistic schemes) */
+	volatile uint32_t crit_flag;	/* optimistic schemes: in a crit_enter section (the paper's
+					   in_crit_sec); crit_nest counts the nested ones inside */
+	volatile uint32_t crit_nest;
 	spl_t crit_saved;	/* cookie of the outermost crit_enter */
 	uint32_t intr_depth;	/* handlers running on this CPU (nested ones count) */
 	uint16_t deferral_mask;	/* spl-optim: 8259A lines masked by a deferral */
@@ -309,33 +312,43 @@ static inline spl_t splhigh(void) { return splraise(IPL_HIGH); }
 #if defined(KSYNC_SCHEME_SPL_OPTIM) || defined(KSYNC_SCHEME_TPR_OPTIM) || defined(KSYNC_SCHEME_CLI_OPTIM)
 #define SPL_OPTIMISTIC 1
 /* The paper's crit_sec_enter/leave in the optimistic schemes: the flag itself (its
- * in_crit_sec), a depth count beside the level - every source is held while it is
- * non-zero (the interrupt entries defer as if the level were IPL_HIGH). Leave: the
- * decrement, then the check of the pending bits. No deferral can fall between the two:
+ * in_crit_sec) beside the level - every source is held while it is set (the interrupt
+ * entries defer as if the level were IPL_HIGH). Leave: clear the flag, then check the
+ * pending bits. No deferral can fall between the two:
  * what the count held is already pending (and held by the fallback - spl-optim masked
  * its line, cli-optim cleared IF, tpr-optim raised CR8 - so it cannot arrive again), and
- * anything arriving after the decrement sees the count at 0. (Unlike splx in spl-optim,
+ * anything arriving after the clearing sees the flag clear. (Unlike splx in spl-optim,
  * a new interrupt of a level between the current one and a pending one may run first in
  * that one-instruction window; splx keeps the atomic lowering.) */
 void spl_crit_slow(struct spl_cpu *c);	/* run what became runnable at the current level */
+/* The flag is only stored and the nesting count only touched when sections nest: the
+ * loads feed predicted branches, not the stores, so no read-modify-write chain runs
+ * through memory on the common path (two stores and three loads). */
 static inline void crit_enter(void)
 {
-	spl_self()->crit_depth++;
-	__asm__ volatile("" ::: "memory");	/* the section's accesses stay after the count */
+	struct spl_cpu *c = spl_self();
+	if (__builtin_expect(c->crit_flag != 0, 0))
+		c->crit_nest++;
+	else
+		c->crit_flag = 1;
+	__asm__ volatile("" ::: "memory");	/* the section's accesses stay after the flag */
 }
 static inline void crit_leave(void)
 {
 	struct spl_cpu *c = spl_self();
-	__asm__ volatile("" ::: "memory");	/* ... and before the decrement */
-	uint32_t d = c->crit_depth;
-	KASSERT(d > 0);
-	c->crit_depth = d - 1;
+	__asm__ volatile("" ::: "memory");	/* ... and before its clearing */
+	if (__builtin_expect(c->crit_nest != 0, 0)) {
+		c->crit_nest--;
+		return;
+	}
+	KASSERT(c->crit_flag);
+	c->crit_flag = 0;
 	__asm__ volatile("" ::: "memory");	/* the check reads pending after the store */
-	if (d == 1 && (c->pending & SPL_RUNNABLE(c->ipl)))
+	if (c->pending & SPL_RUNNABLE(c->ipl))
 		spl_crit_slow(c);
 }
 /* The level that holds sources back now: IPL_HIGH inside crit_enter. */
-static inline unsigned spl_effective(struct spl_cpu *c) { return c->crit_depth ? IPL_HIGH : c->ipl; }
+static inline unsigned spl_effective(struct spl_cpu *c) { return c->crit_flag ? IPL_HIGH : c->ipl; }
 #else
 #define SPL_OPTIMISTIC 0
 /* The paper's crit_sec_enter/leave: splhigh, nestable by a depth count. */
