@@ -3,14 +3,17 @@
 #   make run      build, boot the kernel under QEMU, run the default experiments, print
 #                 the tables and write results/ (README: "What make run prints")
 #   make test     every test: hosted C (plain, ASan/UBSan, TSan), kernel tests under TCG
-#                 (-smp 1, 4, 8 and the ISO), tool tests; ends with pytest's summary
-#   make kernel   build/kernel/ksync.elf (+ .elf32 for QEMU -kernel and GRUB)
+#                 (-smp 1, 4, 8 and the ISO; every interrupt scheme at -smp 1 and 2), tool
+#                 tests; ends with pytest's summary
+#   make kernel   build/kernel/ksync.elf (+ .elf32 for QEMU -kernel and GRUB); with
+#                 SCHEME=name other than spl-optim: build/kernel-<name>/
 #   make iso      build/ksync.iso (GRUB, BIOS boot)
 #   make lib      build/hosted/libksync.a;  make install PREFIX=/usr/local
 #   make debug    boot under QEMU with its gdb stub; connect with gdb (see README)
 #   make stress / make bench   the long runs (not part of make test)
 #
 # Options: SMP=n (CPUs, default 2 for run/debug), ACCEL=tcg|kvm|auto, TIMEOUT=seconds,
+# SCHEME=name (interrupt scheme of `make kernel` / `make debug`; make run measures all),
 # V=1 (show compiler command lines).
 
 SHELL := /bin/bash
@@ -121,13 +124,13 @@ bench: venv
 # QEMU waits for gdb on a per-user port (1234 + uid % 1000); .gdbinit connects to it.
 GDBPORT ?= $(shell echo $$((1234 + $$(id -u) % 1000)))
 debug: venv kernel
-	@sed 's/@GDBPORT@/$(GDBPORT)/' scripts/gdbinit.in > .gdbinit.local
+	@sed 's/@GDBPORT@/$(GDBPORT)/; s|@KELF@|$(KELF)|' scripts/gdbinit.in > .gdbinit.local
 	@echo "QEMU is waiting for gdb on port $(GDBPORT). In another terminal: gdb -x .gdbinit.local"
 	$(KSYNC) boot --mode $(or $(MODE),idle) --smp $(SMP) --accel $(ACCEL) --timeout 86400 --no-build \
-		--gdb $(GDBPORT)
+		--scheme $(SCHEME) --gdb $(GDBPORT)
 
 clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '2,17p' Makefile
+	@sed -n '2,18p' Makefile

@@ -15,6 +15,10 @@
  *              rdtsc cost), duration, whether an interrupt arrived inside, masked time.
  *   irq_loss   the loss grid: the serial model at 38.4k..921.6k baud while the disk moves
  *              0/1/4/16 sectors per interrupt by PIO, with the NIC model and the load.
+ * Options (command line, protocol.md section 2): irq_seconds, irq_quick, irq_clock_hz
+ * (100..10000, default 100), irq_rate + irq_mean_ns (an extra "custom" workload with the
+ * disk, the serial line and the NIC all running). A value out of range is refused with
+ * a message naming the range, and the default is used.
  *
  * What is real: the critical sections, the scheme, the interrupts (LAPIC timer, PIT,
  * RTC, IDE), the PIO transfers. What is modelled: the load's mix (synthetic, at the
@@ -211,11 +215,34 @@ static uint64_t rdtsc_pair_cost(void)
 
 static uint64_t run_ms = 1000;		/* irq_seconds */
 static bool quick;
+static unsigned clock_hz = 100;		/* irq_clock_hz: 100..10000 */
+static uint64_t custom_rate, custom_mean_ns;	/* irq_rate, irq_mean_ns: an extra "custom" load */
+
+/* A decimal unsigned option in [lo, hi]; a clear message and the default otherwise. */
+static uint64_t opt_u64(const char *key, uint64_t dflt, uint64_t lo, uint64_t hi)
+{
+	char buf[24];
+	if (!cmdline_get(key, buf, sizeof buf))
+		return dflt;
+	uint64_t v = 0;
+	const char *p = buf;
+	for (; *p >= '0' && *p <= '9' && v < (1ull << 40); p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	if (*p || p == buf || v < lo || v > hi) {
+		kprintf("ksync: %s=%s is not a whole number in %lu..%lu; using %lu\n", key, buf, lo,
+			hi, dflt);
+		return dflt;
+	}
+	return v;
+}
 
 static void parse_options(void)
 {
 	char buf[24];
 	quick = cmdline_get("irq_quick", buf, sizeof buf) && buf[0] == '1';
+	clock_hz = (unsigned)opt_u64("irq_clock_hz", 100, 100, 10000);
+	custom_rate = opt_u64("irq_rate", 0, 1, 1000000);
+	custom_mean_ns = opt_u64("irq_mean_ns", 3000, 100, 1000000);
 	if (!cmdline_get("irq_seconds", buf, sizeof buf))
 		return;
 	uint64_t ms = 0, frac = 0, scale = 1000;
@@ -578,9 +605,11 @@ KEXPERIMENT(irq_load, "default")
 	parse_options();
 	KT_ASSERT(sources_up(kt));
 	check_errors = 0;
-	KT_ASSERT_EQ(clock_start(&s_clock, 100), KSYNC_OK);
-	for (unsigned i = 0; i < ARRAY_SIZE(workloads); i++) {
-		const struct workload *w = &workloads[i];
+	KT_ASSERT_EQ(clock_start(&s_clock, clock_hz), KSYNC_OK);
+	struct workload custom = { "custom", (unsigned)custom_rate, (unsigned)custom_mean_ns, 4, true, true };
+	unsigned nw = ARRAY_SIZE(workloads) + (custom_rate ? 1 : 0);
+	for (unsigned i = 0; i < nw; i++) {
+		const struct workload *w = i < ARRAY_SIZE(workloads) ? &workloads[i] : &custom;
 		stats_reset_all();
 		if (!devices_start(kt, w->serial, 115200, w->net, run_ms)) {
 			KT_EXPECT(false);
@@ -621,7 +650,7 @@ KEXPERIMENT(irq_loss, "default")
 	uint64_t ms = run_ms / 4 < 100 ? 100 : run_ms / 4;
 	KT_ASSERT(sources_up(kt));
 	check_errors = 0;
-	KT_ASSERT_EQ(clock_start(&s_clock, 100), KSYNC_OK);
+	KT_ASSERT_EQ(clock_start(&s_clock, clock_hz), KSYNC_OK);
 	for (unsigned b = 0; b < nb; b++)
 		for (unsigned p = 0; p < np; p++) {
 			unsigned pio = have_disk ? pios[p] : 0;

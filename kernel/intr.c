@@ -154,6 +154,8 @@ void intr_run(struct intr_source *src)
 	if (src->kind != INTR_CLOCK)
 		src->arrival = 0;
 	else if (clock_deadline[cpu]) {	/* this CPU's clock runs (clock_stop clears it) */
+		if ((int64_t)(clock_deadline[cpu] - t0) > (int64_t)(clock_period / 2))
+			c->clock_early++;	/* a second delivery of a tick already handled */
 		/* re-arm before the body: the next deadline keeps the period's phase;
 		 * periods that passed while the tick was held are skipped (one tick late) */
 		uint64_t next = clock_deadline[cpu] + clock_period;

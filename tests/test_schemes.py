@@ -5,6 +5,7 @@ an unknown scheme name is refused by make and by the tool.
 
 Each boot goes through the ksync tool with --scheme, the path users take.
 """
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,7 +41,8 @@ def test_scheme_passes_spl_tests(built, scheme, smp):
                     "--timeout", "240", "--filter", "spl_*")
     assert rc == 0, out
     assert f"# scheme {scheme}" in out or "PASS" in out, out
-    assert "7/7 ok" in out, out
+    m = re.search(r"(\d+)/(\d+) ok", out)
+    assert m and m.group(1) == m.group(2) and int(m.group(2)) >= 9, out
 
 
 @pytest.mark.parametrize("scheme", ["spl-pessim", "cli-optim", "tpr-pessim"])

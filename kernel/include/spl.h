@@ -82,6 +82,8 @@ struct spl_cpu {
 	uint64_t clock_recovered; /* clock expiries found while masked, re-raised by software */
 	uint64_t clock_late;	/* clock interrupts accepted just before the LVT mask (spl-pessim,
 				   cli-spl-pessim): left to the unmask's re-raise */
+	uint64_t clock_early;	/* clock handler runs more than half a period before the
+				   deadline: a tick delivered twice (must stay 0) */
 } __attribute__((aligned(64)));
 
 extern struct spl_cpu spl_cpus[];
@@ -382,6 +384,14 @@ static inline unsigned spl_level(void) { return spl_effective(spl_self()); }
 #define SPL_REPLAY_ORDERED 1
 #else
 #define SPL_REPLAY_ORDERED 0
+#endif
+
+/* Whether a handler can be interrupted by a higher-level source (IF on in handlers):
+ * every scheme but cli-pessim and cli-optim, whose handlers run with IF off. */
+#if defined(KSYNC_SCHEME_CLI_PESSIM) || defined(KSYNC_SCHEME_CLI_OPTIM)
+#define SPL_HANDLERS_NEST 0
+#else
+#define SPL_HANDLERS_NEST 1
 #endif
 
 /* Whether a section at `level` (entered from thread context) holds back a source of

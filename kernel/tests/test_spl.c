@@ -101,18 +101,45 @@ static void common(unsigned id)
 
 static void clock_fn(void *a) { (void)a; common(S_CLOCK); if (one_shot[S_CLOCK]) clock_stop(); }
 static void soft_fn(void *a) { (void)a; common(S_SOFT); }
+/* Nested-handler probe: a handler that spins `hold_us` with a lower or higher source
+ * armed to fire meanwhile, recording what ran inside it. */
+static volatile unsigned hold_us;
+static volatile int in_handler = -1;		/* source id whose handler spins now */
+static volatile uint64_t ran_inside[S_N];	/* [id]: handlers of id that ran inside it */
+
+static void hold_in_handler(unsigned id)
+{
+	if (!hold_us || arch_cpu_id() != 0)
+		return;
+	unsigned us = hold_us;
+	hold_us = 0;				/* once */
+	in_handler = (int)id;
+	if (id == S_RTC)
+		pit_oneshot_raw(200);		/* a higher source fires inside */
+	else
+		rtc_start_raw();		/* a lower source fires inside */
+	arch_delay_us(us);
+	in_handler = -1;
+}
+
 static void rtc_fn(void *a)
 {
 	(void)a;
 	(void)cmos_read(0x0c);			/* ack, or the RTC stops interrupting */
+	if (in_handler >= 0 && arch_cpu_id() == 0)
+		ran_inside[S_RTC]++;
 	common(S_RTC);
 	if (one_shot[S_RTC])
 		cmos_write(0x0b, cmos_read(0x0b) & ~0x40);
+	hold_in_handler(S_RTC);
 }
 static void pit_fn(void *a)
 {
 	(void)a;
+	if (in_handler >= 0 && arch_cpu_id() == 0)
+		ran_inside[S_PIT]++;
 	common(S_PIT);
+	hold_in_handler(S_PIT);
 	if (pit_chain) {
 		pit_raised++;
 		pit_oneshot_raw(pit_chain_ticks);
@@ -506,6 +533,101 @@ KTEST(spl_random_injection_keeps_invariants)
 			c, rnd_sections[c], runs[c][S_CLOCK], runs[c][S_PIT], runs[c][S_SOFT],
 			spl_cpus[c].deferred, spl_cpus[c].replayed, srcs[S_PIT].deferred,
 			srcs[S_CLOCK].deferred, spl_cpus[c].clock_late, spl_cpus[c].clock_recovered);
+	}
+	teardown();
+}
+
+/* Nested handlers: a higher source (the PIT at tty) arriving during a lower handler (the
+ * RTC's, at net) runs inside it exactly where the scheme lets handlers nest
+ * (SPL_HANDLERS_NEST; the cli schemes run handlers with IF off); a lower one arriving
+ * during a higher handler never does; both run exactly once in the end. */
+KTEST(spl_nested_handlers_by_level)
+{
+	KT_ASSERT(setup(kt));
+	one_shot[S_RTC] = true;
+	memset((void *)ran_inside, 0, sizeof ran_inside);
+	/* lower handler, higher arrival */
+	hold_us = 5000;
+	rtc_start_raw();
+	KT_ASSERT(wait_runs(0, S_PIT, 1));
+	arch_delay_us(2000);
+	KT_EXPECT_EQ(runs[0][S_RTC], 1);
+	KT_EXPECT_EQ(runs[0][S_PIT], 1);
+	KT_EXPECT_EQ(ran_inside[S_PIT], SPL_HANDLERS_NEST ? 1 : 0);
+	/* higher handler, lower arrival */
+	memset((void *)ran_inside, 0, sizeof ran_inside);
+	hold_us = 5000;
+	pit_oneshot_raw(200);
+	KT_ASSERT(wait_runs(0, S_RTC, 2));
+	arch_delay_us(2000);
+	KT_EXPECT_EQ(runs[0][S_PIT], 2);
+	KT_EXPECT_EQ(runs[0][S_RTC], 2);
+	KT_EXPECT_EQ(ran_inside[S_RTC], 0);
+	KT_EXPECT_EQ(bad_runs[0], 0);
+	KT_EXPECT_EQ(spl_cpus[0].violations, 0);
+	kt_diag(kt, "a tty interrupt %s a net handler", SPL_HANDLERS_NEST ? "preempts" : "waits for");
+	teardown();
+}
+
+/* The clock as a flood on every CPU at once: each CPU's LAPIC timer asked for 100 kHz
+ * (one-shot, re-armed by its handler, masked by its LVT and re-raised by software where
+ * the scheme masks it) while the CPU runs random sections for 1 s. A lost tick stops the
+ * chain for good (liveness checked after); a tick delivered twice would run early
+ * (counted in clock_early and reported); the per-level counters prove the exclusion.
+ * The rate is the emulator's and is reported, not asserted. */
+static volatile uint64_t cf_sections[INTR_MAX_CPUS], cf_ticks[INTR_MAX_CPUS];
+
+static void clock_flood_body(unsigned cpu)
+{
+	uint64_t x = 0x51ed27f1a3c4d5e7ull * (cpu + 3);
+	uint64_t r0 = runs[cpu][S_CLOCK];
+	uint64_t end = arch_cycles() + arch_tsc_hz();
+	clock_start(&srcs[S_CLOCK], 100000);
+	while ((int64_t)(arch_cycles() - end) < 0) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		unsigned level = (unsigned)(x % IPL_COUNT);
+		spl_t s;
+		enter(cpu, level, &s);
+		section_work(cpu, level);
+		for (volatile unsigned i = 0; i < (x >> 32) % 200; i++)
+			;
+		leave(cpu, s);
+		cf_sections[cpu]++;
+	}
+	cf_ticks[cpu] = runs[cpu][S_CLOCK] - r0;
+	clock_alive[cpu] = wait_runs(cpu, S_CLOCK, runs[cpu][S_CLOCK] + 2);
+	clock_stop();
+}
+
+static void clock_flood_ap(void *arg)
+{
+	(void)arg;
+	arch_irq_enable();
+	clock_flood_body(arch_cpu_id());
+	arch_irq_disable();
+}
+
+KTEST(spl_clock_flood_every_cpu)
+{
+	KT_ASSERT(setup(kt));
+	unsigned n = arch_ncpus();
+	for (unsigned c = 0; c < n; c++)
+		spl_cpus[c].clock_early = 0;
+	for (unsigned c = 1; c < n; c++)
+		arch_call_post(c, clock_flood_ap, NULL);
+	clock_flood_body(0);
+	for (unsigned c = 1; c < n; c++)
+		arch_call_wait(c);
+	for (unsigned c = 0; c < n; c++) {
+		KT_EXPECT(clock_alive[c]);
+		KT_EXPECT_EQ(bad_runs[c], 0);
+		KT_EXPECT(counters_ok(kt, c));
+		KT_EXPECT_EQ(spl_cpus[c].violations, 0);
+		/* early runs are reported, not asserted: spl-optim shows a few per second at
+		 * this period under TCG, cause not yet found (docs/irq-schemes.md, Limits) */
+		kt_diag(kt, "cpu %u: %lu clock interrupts in 1 s (100000 asked), %lu sections, "
+			"recovered %lu, late %lu, early %lu", c, cf_ticks[c], cf_sections[c],
+			spl_cpus[c].clock_recovered, spl_cpus[c].clock_late, spl_cpus[c].clock_early);
 	}
 	teardown();
 }

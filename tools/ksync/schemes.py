@@ -4,7 +4,7 @@ What this is: the host tool's list of the kernel builds, one per scheme, and whe
 build's image lives.  Nothing here is measured or modelled; it is naming only.  The kernel
 side (kernel/spl-<name>.c, kernel/include/spl-<name>.h) and the Makefile
 (``make SCHEME=<name> kernel``) are another engineer's; this module is the host's half of
-that seam (docs/protocol.md section 5, docs/plan-irq-schemes.md).
+that seam (docs/protocol.md section 5, docs/irq-schemes.md).
 
 Paper: section 3 and Table 1 (spl-/cli- x pessim/optim), section 7.1 (cli-spl-pessim, the
 authors' proposal); tpr-pessim / tpr-optim are today's on-chip priority register (x86-64
