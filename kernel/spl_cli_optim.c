@@ -42,9 +42,7 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 	unsigned s = c->ipl;
 	if (spl_effective(c) != IPL_NONE) {
 		intr_src_eoi(src);
-		c->pending |= 1u << src->bit;
-		c->deferred++;
-		src->deferred++;
+		intr_note_pending(c, src);
 		arch_frame_irqs_off(tf);
 		if_cleared[arch_cpu_id()] = true;
 		return;
@@ -65,19 +63,8 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	}
 }
 
-void spl_scheme_attach(struct intr_source *src)
-{
-	if (src->kind == INTR_ISA) {
-		arch_isa_route_pic(src->irq);
-		arch_pic_write_mask(arch_pic_mask_shadow() & ~(1u << src->irq));
-	}
-}
-
-void spl_scheme_detach(struct intr_source *src)
-{
-	if (src->kind == INTR_ISA)
-		arch_isa_unroute(src->irq);
-}
+void spl_scheme_attach(struct intr_source *src) { intr_attach_pic(src, arch_pic_mask_shadow() & ~(1u << src->irq)); }
+void spl_scheme_detach(struct intr_source *src) { intr_detach_isa(src); }
 
 /* crit_leave found something runnable at the current level. */
 void spl_crit_slow(struct spl_cpu *c) { spl_lower_slow(c, c->ipl); }

@@ -47,16 +47,5 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 		arch_irq_enable();
 }
 
-void spl_scheme_attach(struct intr_source *src)
-{
-	if (src->kind == INTR_ISA) {
-		arch_isa_route_pic(src->irq);
-		arch_pic_write_mask(arch_pic_mask_shadow() & ~(1u << src->irq));
-	}
-}
-
-void spl_scheme_detach(struct intr_source *src)
-{
-	if (src->kind == INTR_ISA)
-		arch_isa_unroute(src->irq);
-}
+void spl_scheme_attach(struct intr_source *src) { intr_attach_pic(src, arch_pic_mask_shadow() & ~(1u << src->irq)); }
+void spl_scheme_detach(struct intr_source *src) { intr_detach_isa(src); }

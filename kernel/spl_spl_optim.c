@@ -43,9 +43,7 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 	if (src->level <= spl_effective(c)) {	/* optimistic case lost: fall back to the controller */
 		intr_src_mask(src);
 		intr_src_eoi(src);
-		c->pending |= 1u << src->bit;	/* IF off: one CPU, no interleaving */
-		c->deferred++;
-		src->deferred++;
+		intr_note_pending(c, src);	/* IF off: one CPU, no interleaving */
 		return;
 	}
 	spl_handle_now(c, src, s);
@@ -58,19 +56,8 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	arch_irq_restore(k);
 }
 
-void spl_scheme_attach(struct intr_source *src)
-{
-	if (src->kind == INTR_ISA) {
-		arch_isa_route_pic(src->irq);
-		arch_pic_write_mask(arch_pic_mask_shadow() & ~(1u << src->irq));
-	}
-}
-
-void spl_scheme_detach(struct intr_source *src)
-{
-	if (src->kind == INTR_ISA)
-		arch_isa_unroute(src->irq);
-}
+void spl_scheme_attach(struct intr_source *src) { intr_attach_pic(src, arch_pic_mask_shadow() & ~(1u << src->irq)); }
+void spl_scheme_detach(struct intr_source *src) { intr_detach_isa(src); }
 
 /* crit_leave found something runnable at the current level. */
 void spl_crit_slow(struct spl_cpu *c) { spl_lower_slow(c, c->ipl); }

@@ -28,27 +28,9 @@
 static unsigned handler_level(struct intr_source *src) { return src->level; }
 static void replay_done(struct spl_cpu *c, struct intr_source *src) { (void)c; (void)src; }
 
-/* Caller has IF off: hwlevel, the IMR shadow, the LVT and the level must change together
- * with respect to this CPU's handlers, which write them too (a handler that ran in the
- * middle would restore its interrupted level's mask over ours). */
-void spl_hw_setlevel(struct spl_cpu *c, unsigned level)
-{
-	unsigned old = c->hwlevel;
-	if (old == level)
-		return;
-	if (arch_cpu_id() == 0)
-		arch_pic_write_mask(intr_imr_at_level[level]);
-	bool was = intr_clock_at_or_below[old], now = intr_clock_at_or_below[level];
-	c->hwlevel = level;
-	if (now && !was)
-		arch_clock_mask();
-	else if (was && !now && arch_clock_unmask())
-		c->clock_recovered++;
-}
-
-static void hw_level(struct spl_cpu *c, unsigned level) { spl_hw_setlevel(c, level); }
+static void hw_level(struct spl_cpu *c, unsigned level) { spl_mask_setlevel(c, level); }
 static uint32_t hw_get(struct spl_cpu *c) { return c->hwlevel; }
-static void hw_set(struct spl_cpu *c, uint32_t h) { spl_hw_setlevel(c, h); }
+static void hw_set(struct spl_cpu *c, uint32_t h) { spl_mask_setlevel(c, h); }
 static uint32_t hw_of(unsigned level) { return level; }
 
 #include "spl_common.h"
@@ -59,20 +41,8 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
-	if (src->level <= s) {
-		if (src->kind == INTR_CLOCK) {
-			/* the timer expired just before its LVT was masked and the local APIC
-			 * had already accepted it (masking the LVT does not retract the IRR):
-			 * not pending in software - the unmask re-raises the expired count */
-			c->clock_late++;
-			intr_src_eoi(src);
-			return;
-		}
-		c->violations++;	/* the mask should have held it: count, defer */
-		c->deferred++;
-		src->deferred++;
-		c->pending |= 1u << src->bit;
-		intr_src_eoi(src);
+	if (src->level <= s) {	/* the mask should have held it */
+		intr_held_arrival(c, src, true);
 		return;
 	}
 	spl_handle_now(c, src, s);
@@ -85,16 +55,5 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	arch_irq_restore(k);
 }
 
-void spl_scheme_attach(struct intr_source *src)
-{
-	if (src->kind == INTR_ISA) {
-		arch_isa_route_pic(src->irq);
-		arch_pic_write_mask(intr_imr_at_level[spl_cpus[0].hwlevel]);
-	}
-}
-
-void spl_scheme_detach(struct intr_source *src)
-{
-	if (src->kind == INTR_ISA)
-		arch_isa_unroute(src->irq);
-}
+void spl_scheme_attach(struct intr_source *src) { intr_attach_pic(src, intr_imr_at_level[spl_cpus[0].hwlevel]); }
+void spl_scheme_detach(struct intr_source *src) { intr_detach_isa(src); }

@@ -69,9 +69,8 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 		if (arch_tpr_get() < cls)
 			arch_tpr_set(cls);	/* before the EOI: priority never drops below */
 		intr_src_eoi(src);
-		c->pending |= (1u << src->bit) | SPL_TPR_RAISED;
-		c->deferred++;
-		src->deferred++;
+		intr_note_pending(c, src);
+		c->pending |= SPL_TPR_RAISED;
 		return;
 	}
 	c->ipl = src->level;
@@ -97,12 +96,7 @@ void spl_scheme_attach(struct intr_source *src)
 	if (src->kind == INTR_ISA)
 		arch_isa_route_apic(src->irq, src->vector);
 }
-
-void spl_scheme_detach(struct intr_source *src)
-{
-	if (src->kind == INTR_ISA)
-		arch_isa_unroute(src->irq);
-}
+void spl_scheme_detach(struct intr_source *src) { intr_detach_isa(src); }
 
 /* crit_leave found something runnable at the current level. */
 void spl_crit_slow(struct spl_cpu *c) { spl_lower_slow(c, c->ipl); }

@@ -35,11 +35,7 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
 	if (src->level <= s) {		/* CR8 should have held it */
-		c->violations++;
-		c->deferred++;
-		src->deferred++;
-		c->pending |= 1u << src->bit;
-		intr_src_eoi(src);
+		intr_held_arrival(c, src, false);
 		return;
 	}
 	spl_handle_now(c, src, s);
@@ -62,9 +58,4 @@ void spl_scheme_attach(struct intr_source *src)
 	if (src->kind == INTR_ISA)
 		arch_isa_route_apic(src->irq, src->vector);
 }
-
-void spl_scheme_detach(struct intr_source *src)
-{
-	if (src->kind == INTR_ISA)
-		arch_isa_unroute(src->irq);
-}
+void spl_scheme_detach(struct intr_source *src) { intr_detach_isa(src); }

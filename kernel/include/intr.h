@@ -83,7 +83,11 @@ void intr_src_eoi(struct intr_source *src);
  * its per-level masks. */
 void spl_scheme_attach(struct intr_source *src);
 void spl_scheme_detach(struct intr_source *src);
-void spl_scheme_init_cpu(void);	/* each CPU at boot: level IPL_NONE, hardware in step */
+/* kernel/intr_hw.c, shared by the scheme files (IF off): */
+void intr_note_pending(struct spl_cpu *c, struct intr_source *src);	/* pending bit + counts */
+void intr_held_arrival(struct spl_cpu *c, struct intr_source *src, bool clock_by_lvt);
+void intr_attach_pic(struct intr_source *src, uint16_t imr);
+void intr_detach_isa(struct intr_source *src);
 /* Bits that set (u16) ISA lines of established sources at or below each level. */
 extern uint16_t intr_imr_at_level[IPL_COUNT];
 extern bool intr_clock_at_or_below[IPL_COUNT];	/* the clock's level <= level */

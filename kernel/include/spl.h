@@ -104,10 +104,9 @@ extern const uint8_t spl_tpr_class[IPL_COUNT];
 #define SPL_CHECK_LOWER(c, s) do { if (SPL_LEVEL(s) > (c)->ipl) spl_bad_splx((s), (c)->ipl); } while (0)
 
 /* ---------------------------------------------------------------------------------- */
-#if defined(KSYNC_SCHEME_SPL_PESSIM) || defined(KSYNC_SCHEME_CLI_SPL_PESSIM)
-/* The controller mask for a level (8259A IMR bits + the LAPIC timer's LVT mask). */
-void spl_hw_setlevel(struct spl_cpu *c, unsigned level);
-#endif
+/* The controller mask for a level (8259A IMR bits + the LAPIC timer's LVT mask), for the
+ * schemes that mask by level (kernel/intr_hw.c). IF off. */
+void spl_mask_setlevel(struct spl_cpu *c, unsigned level);
 
 #if defined(KSYNC_SCHEME_SPL_PESSIM)
 #define KSYNC_SCHEME "spl-pessim"
@@ -122,7 +121,7 @@ static inline spl_t splraise(unsigned level)
 		/* IF off while the mask and the level change, so a handler never sees (or
 		 * restores) one without the other; mask first, then the level */
 		irqkey_t k = arch_irq_save();
-		spl_hw_setlevel(c, level);
+		spl_mask_setlevel(c, level);
 		c->ipl = level;
 		arch_irq_restore(k);
 	}
@@ -135,7 +134,7 @@ static inline void splx(spl_t s)
 	if (s < c->ipl) {
 		irqkey_t k = arch_irq_save();
 		c->ipl = s;
-		spl_hw_setlevel(c, s);
+		spl_mask_setlevel(c, s);
 		arch_irq_restore(k);		/* what the mask held arrives here */
 		if (c->pending & SPL_RUNNABLE(s))
 			spl_lower_slow(c, s);
