@@ -16,7 +16,8 @@
  *   irq_loss   the loss grid: the serial model at 38.4k..921.6k baud while the disk moves
  *              0/1/4/16 sectors per interrupt by PIO, with the NIC model and the load.
  * Options (command line, protocol.md section 2): irq_seconds, irq_quick, irq_clock_hz
- * (100..10000, default 100), irq_rate + irq_mean_ns (an extra "custom" workload with the
+ * (100..10000, default 100), irq_loss_repeats (1..20, default 3: each loss cell is run
+ * that many times and the run with the least loss is reported), irq_rate + irq_mean_ns (an extra "custom" workload with the
  * disk, the serial line and the NIC all running). A value out of range is refused with
  * a message naming the range, and the default is used.
  *
@@ -217,6 +218,7 @@ static uint64_t run_ms = 1000;		/* irq_seconds */
 static bool quick;
 static unsigned clock_hz = 100;		/* irq_clock_hz: 100..10000 */
 static uint64_t custom_rate, custom_mean_ns;	/* irq_rate, irq_mean_ns: an extra "custom" load */
+static unsigned loss_repeats = 3;	/* irq_loss_repeats: runs per loss cell, the least loss kept */
 
 /* A decimal unsigned option in [lo, hi]; a clear message and the default otherwise. */
 static uint64_t opt_u64(const char *key, uint64_t dflt, uint64_t lo, uint64_t hi)
@@ -243,6 +245,7 @@ static void parse_options(void)
 	clock_hz = (unsigned)opt_u64("irq_clock_hz", 100, 100, 10000);
 	custom_rate = opt_u64("irq_rate", 0, 1, 1000000);
 	custom_mean_ns = opt_u64("irq_mean_ns", 3000, 100, 1000000);
+	loss_repeats = (unsigned)opt_u64("irq_loss_repeats", 3, 1, 20);
 	if (!cmdline_get("irq_seconds", buf, sizeof buf))
 		return;
 	uint64_t ms = 0, frac = 0, scale = 1000;
@@ -656,20 +659,34 @@ KEXPERIMENT(irq_loss, "default")
 			unsigned pio = have_disk ? pios[p] : 0;
 			if (!have_disk && pios[p])
 				continue;
-			stats_reset_all();
-			if (!devices_start(kt, true, bauds[b], true, ms)) {
-				KT_EXPECT(false);
-				continue;
+			/* the least loss of `repeats` runs: under an emulator the host's
+			 * scheduling only ever adds loss (a vCPU held off for ms) */
+			uint64_t best_lost = UINT64_MAX, chars = 0, pk = 0, dr = 0, hmean = 0, busy = 0;
+			for (unsigned rep = 0; rep < loss_repeats; rep++) {
+				stats_reset_all();
+				if (!devices_start(kt, true, bauds[b], true, ms)) {
+					KT_EXPECT(false);
+					break;
+				}
+				run_load(36048, 3100, pio, ms);
+				devices_stop(true, true);
+				if (sm.lost < best_lost) {
+					best_lost = sm.lost;
+					chars = sm.chars;
+					pk = nm.packets;
+					dr = nm.dropped;
+					hmean = have_disk ? kstat_mean(&s_disk.handler) : 0;
+					busy = lr.busy;
+				}
 			}
-			run_load(36048, 3100, pio, ms);
-			devices_stop(true, true);
+			if (best_lost == UINT64_MAX)
+				continue;
 			char a[32];
 			kprintf("KSYNC {\"kind\":\"irq_loss\",\"scheme\":\"%s\",\"baud\":%u,\"trigger\":8,"
 				"\"pio_sectors\":%u,\"pio_handler_mean\":%lu,\"chars\":%lu,\"lost\":%lu,"
-				"\"packets\":%lu,\"dropped\":%lu,\"seconds\":%s}\n", KSYNC_SCHEME,
-				bauds[b], pio, have_disk ? kstat_mean(&s_disk.handler) : 0,
-				sm.chars, sm.lost, nm.packets, nm.dropped,
-				fx3(a, lr.busy * 1000 / arch_tsc_hz()));
+				"\"packets\":%lu,\"dropped\":%lu,\"seconds\":%s,\"repeats\":%u}\n", KSYNC_SCHEME,
+				bauds[b], pio, hmean, chars, best_lost, pk, dr,
+				fx3(a, busy * 1000 / arch_tsc_hz()), loss_repeats);
 		}
 	KT_EXPECT_EQ(check_errors, 0);
 	KT_EXPECT_EQ(spl_self()->violations, 0);

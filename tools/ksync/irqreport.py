@@ -761,7 +761,9 @@ def table7(ix: IrqIndex, scheme: str = "spl-optim") -> Table:
                      + (f" ({r.get('level')})" if r.get("level") else ""),
                      fmt_sig(secs), _count(irqs), _count(per_s),
                      _mean_std(mean, std, count=False), us("min"), us("median"), us("max"),
-                     fmt_sig(ticks_to_us(num(dig(r, "latency", "max")), hz))])
+                     # no arrival time known (disk, net): no latency, not 0
+                     fmt_sig(ticks_to_us(num(dig(r, "latency", "max")), hz))
+                     if num(dig(r, "latency", "n")) != 0 else DASH])
     if not rows:
         rows.append([f"({scheme}: no irq_source rows)", DASH, DASH, DASH, DASH, DASH, DASH,
                      DASH, DASH])
@@ -914,9 +916,13 @@ def lossmap_table(ix: IrqIndex) -> Table:
                      ix.schemes_shown()),
         headers=["scheme", "baud", *[f"PIO {_count(k)}" for k in allsecs]],
         rows=rows, align=["l", "r"] + ["r"] * len(allsecs),
-        notes_above=["Each cell: lost / (chars read + lost) for one run of the serial model at that baud "
+        notes_above=["Each cell: lost / (chars read + lost) for the serial model at that baud "
                      "while the disk moves that many sectors per interrupt by PIO (0 = no disk "
-                     "load).", ix.env_note(ix.schemes_shown())],
+                     "load), with the critical-section load running; the least loss of the "
+                     "cell's repeated runs (the kernel's irq_loss_repeats, default 3), because "
+                     "under an emulator the host's scheduling only adds loss. Under tcg even "
+                     "that minimum carries emulator noise: compare schemes, not cells.",
+                     ix.env_note(ix.schemes_shown())],
         images=[Figure(src, cap) for src, _, cap in figs.values()])
 
 
