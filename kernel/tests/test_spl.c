@@ -107,6 +107,21 @@ static volatile unsigned hold_us;
 static volatile int in_handler = -1;		/* source id whose handler spins now */
 static volatile uint64_t ran_inside[S_N];	/* [id]: handlers of id that ran inside it */
 
+static bool lapic_irr_has(unsigned vec);
+static bool pic_irr_has(unsigned irq);
+/* PIT read-back: OUT is high once a mode-0 count has reached zero. */
+static bool pit_out_high(void)
+{
+	outb(0x43, 0xe2);			/* read-back: status of channel 0 */
+	return (inb(0x40) >> 7) & 1;
+}
+static bool pit_fired_or_ran(unsigned id)
+{
+	if (id == S_PIT)
+		return pit_out_high() || ran_inside[S_PIT];
+	return pic_irr_has(srcs[id].irq) || lapic_irr_has(srcs[id].vector) || srcs[id].deferred;
+}
+
 static void hold_in_handler(unsigned id)
 {
 	if (!hold_us || arch_cpu_id() != 0)
@@ -118,6 +133,12 @@ static void hold_in_handler(unsigned id)
 		pit_oneshot_raw(200);		/* a higher source fires inside */
 	else
 		rtc_start_raw();		/* a lower source fires inside */
+	/* until the other source has fired in hardware (bounded), then a little more so a
+	 * nesting scheme has taken it */
+	unsigned other = id == S_RTC ? S_PIT : S_RTC;
+	uint64_t deadline = arch_cycles() + 5 * arch_tsc_hz();
+	while (!pit_fired_or_ran(other) && (int64_t)(arch_cycles() - deadline) < 0)
+		arch_cpu_relax();
 	arch_delay_us(us);
 	in_handler = -1;
 }
@@ -223,6 +244,53 @@ static bool counters_ok(struct ktest_ctx *kt, unsigned cpu)
 	return ok;
 }
 
+/* ---- waiting on events, not on time: under an emulator on a busy host the device
+ * timers can stall for many ms, so every "it has happened" is a bounded wait for it ---- */
+static bool lapic_irr_has(unsigned vec)
+{
+	return vec && ((lapic_read(0x200 + (vec / 32) * 0x10) >> (vec % 32)) & 1);
+}
+static bool pic_irr_has(unsigned irq)
+{
+	uint16_t port = irq >= 8 ? 0xa0 : 0x20;
+	irqkey_t k = arch_irq_save();
+	outb(port, 0x0a);			/* OCW3: read the IRR */
+	bool on = (inb(port) >> (irq & 7)) & 1;
+	arch_irq_restore(k);
+	return on;
+}
+/* The device has raised its interrupt (it ran, was deferred, or waits in a controller). */
+static bool fired(unsigned id)
+{
+	struct intr_source *s = &srcs[id];
+	if (runs[0][id] || s->deferred)
+		return true;
+	if (s->kind == INTR_CLOCK)
+		return lapic_read(LAPIC_TIMER_CCR) == 0 || lapic_irr_has(s->vector);
+	if (s->kind == INTR_ISA)
+		return pic_irr_has(s->irq) || lapic_irr_has(s->vector);
+	return true;
+}
+/* At least min_us, then until every source in `want` has run more than base[] (or, with
+ * by_fire, has fired), for at most 5 s (a liveness bound). */
+static bool wait_sources(const uint64_t *base, const bool *want, bool by_fire, uint64_t min_us)
+{
+	uint64_t t0 = arch_cycles(), hz = arch_tsc_hz();
+	uint64_t min_t = t0 + min_us * hz / 1000000, deadline = t0 + 5 * hz;
+	for (;;) {
+		uint64_t now = arch_cycles();
+		bool all = (int64_t)(now - min_t) >= 0;
+		for (unsigned i = 0; all && i < S_N; i++)
+			if (want[i] && !(by_fire ? fired(i) : runs[0][i] > base[i]))
+				all = false;
+		if (all)
+			return true;
+		if ((int64_t)(now - deadline) >= 0)
+			return false;
+		arch_cpu_relax();
+	}
+}
+
 static void enter(unsigned cpu, unsigned level, spl_t *s)
 {
 	*s = splraise(level);
@@ -296,12 +364,18 @@ KTEST(spl_levels_hold_exactly_the_right_sources)
 		for (unsigned i = 0; i < S_N; i++)
 			before[i] = runs[0][i];
 		softint_schedule(&srcs[S_SOFT]);
-		arch_delay_us(8000);		/* >= 8 periods of every device */
+		bool free_[S_N], held_[S_N];
+		for (unsigned i = 0; i < S_N; i++) {
+			held_[i] = spl_holds(level, src_level[i]);
+			free_[i] = !held_[i];
+		}
+		/* >= 8 periods of every device, and until each source not held ran */
+		wait_sources(before, free_, false, 8000);
 		for (unsigned i = 0; i < S_N; i++)
 			inside[i] = runs[0][i];
 		KT_EXPECT_EQ(spl_level(), level);
 		leave(0, s);
-		arch_delay_us(3000);
+		wait_sources(inside, held_, false, 0);	/* until each held source ran */
 		for (unsigned i = 0; i < S_N; i++) {
 			bool held = spl_holds(level, src_level[i]);
 			if (held) {
@@ -337,6 +411,9 @@ KTEST(spl_levels_and_sections_nest)
 	KT_EXPECT_EQ(spl_level(), IPL_TTY);
 	section_level[0] = IPL_TTY;
 	uint64_t pit0 = runs[0][S_PIT], rtc0 = runs[0][S_RTC];
+	uint64_t base[S_N];
+	memcpy(base, (const void *)runs[0], sizeof base);
+	static const bool want_pit[S_N] = { [S_PIT] = true }, want_rtc[S_N] = { [S_RTC] = true };
 	arch_delay_us(4000);
 	KT_EXPECT_EQ(runs[0][S_PIT], pit0);
 	KT_EXPECT_EQ(runs[0][S_RTC], rtc0);
@@ -345,14 +422,17 @@ KTEST(spl_levels_and_sections_nest)
 	section_level[0] = IPL_NET;
 	splx(s2);
 	KT_EXPECT_EQ(spl_level(), IPL_NET);
-	arch_delay_us(4000);
 	bool cli = spl_holds(IPL_NET, IPL_TTY);	/* the cli schemes hold everything */
+	if (cli)
+		arch_delay_us(4000);
+	else
+		wait_sources(base, want_pit, false, 0);
 	KT_EXPECT(cli ? runs[0][S_PIT] == pit0 : runs[0][S_PIT] > pit0);
 	KT_EXPECT_EQ(runs[0][S_RTC], rtc0);
 	section_level[0] = IPL_NONE;
 	splx(s1);
 	KT_EXPECT_EQ(spl_level(), IPL_NONE);
-	arch_delay_us(3000);
+	wait_sources(base, want_rtc, false, 0);
 	KT_EXPECT(runs[0][S_RTC] > rtc0);
 
 	/* crit_enter nests by depth: only the last crit_leave lets anything run */
@@ -368,7 +448,8 @@ KTEST(spl_levels_and_sections_nest)
 	crit_leave();
 	KT_EXPECT_EQ(spl_level(), IPL_NONE);
 	KT_EXPECT(arch_irq_enabled());
-	arch_delay_us(3000);
+	base[S_PIT] = pit0;
+	wait_sources(base, want_pit, false, 0);
 	KT_EXPECT(runs[0][S_PIT] > pit0);
 	teardown();
 	KT_EXPECT_EQ(bad_runs[0], 0);
@@ -388,11 +469,14 @@ KTEST(spl_replay_exactly_once_highest_first)
 	pit_oneshot_raw(200);
 	rtc_start_raw();
 	softint_schedule(&srcs[S_SOFT]);
-	arch_delay_us(6000);			/* every device has fired by now */
+	static const bool all[S_N] = { true, true, true, true };
+	static const uint64_t zero[S_N];
+	KT_EXPECT(wait_sources(zero, all, true, 2000));	/* every device has fired */
 	uint64_t inside = order_n;
 	section_level[0] = IPL_NONE;
 	crit_leave();
-	arch_delay_us(5000);
+	wait_sources(zero, all, false, 0);		/* each ran (at least) once */
+	arch_delay_us(5000);				/* ... and nothing twice */
 	KT_EXPECT_EQ(inside, 0);
 	for (unsigned i = 0; i < S_N; i++)
 		KT_EXPECT_EQ(runs[0][i], 1);
@@ -546,8 +630,8 @@ KTEST(spl_nested_handlers_by_level)
 	KT_ASSERT(setup(kt));
 	one_shot[S_RTC] = true;
 	memset((void *)ran_inside, 0, sizeof ran_inside);
-	/* lower handler, higher arrival */
-	hold_us = 5000;
+	/* lower handler, higher arrival (held until the PIT fired, then 1 ms) */
+	hold_us = 1000;
 	rtc_start_raw();
 	KT_ASSERT(wait_runs(0, S_PIT, 1));
 	arch_delay_us(2000);
