@@ -179,3 +179,24 @@ bool arch_clock_unmask(void)
 void arch_lapic_eoi(void) { lapic_eoi(); }
 
 void arch_self_ipi(unsigned vector) { lapic_send(this_cpu()->apic_id, vector); }
+
+/* arch_if.h: arch_irq_window. On hardware one instruction after sti would do; under an
+ * emulator the interrupt may be taken a few instructions later (QEMU ends its block on
+ * sti), so wait - bounded - until no IRR vector is above the processor priority. */
+void arch_irq_window(void)
+{
+	__asm__ volatile("sti" ::: "memory");
+	for (int tries = 0; tries < 1000; tries++) {
+		unsigned ppr_class = (lapic_read(0x0a0) >> 4) & 0xf;	/* PPR */
+		bool pending = false;
+		for (int r = 7; r >= 0 && !pending; r--) {
+			uint32_t irr = lapic_read(0x200 + r * 0x10);
+			if (irr && (unsigned)(r * 32 + 31 - __builtin_clz(irr)) >> 4 > ppr_class)
+				pending = true;
+		}
+		if (!pending)
+			break;
+		cpu_pause();
+	}
+	__asm__ volatile("cli" ::: "memory");
+}

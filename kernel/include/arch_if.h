@@ -26,8 +26,9 @@ typedef uint64_t irqkey_t;
 /* bool arch_irq_enabled(void);         */
 
 /* bool arch_irqkey_on(irqkey_t k);    whether the state saved in k had IRQs on. */
-/* void arch_irq_window(void);         IF on for one instruction, then off: lets the
-                                        interrupts the CPU holds pending in (by priority). */
+/* void arch_irq_window(void);         IF on until nothing deliverable is pending (bounded),
+                                        then off: lets the interrupts the CPU holds in, by
+                                        priority. Not inline (arch/x86_64/lapic.c). */
 
 /* ---- task priority (inline) --------------------------------------------------------
  * A 4-bit priority class (x86 CR8): interrupts whose vector>>4 <= class are held in the

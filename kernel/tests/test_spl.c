@@ -265,8 +265,9 @@ static bool fired(unsigned id)
 	struct intr_source *s = &srcs[id];
 	if (runs[0][id] || s->deferred)
 		return true;
-	if (s->kind == INTR_CLOCK)
-		return lapic_read(LAPIC_TIMER_CCR) == 0 || lapic_irr_has(s->vector);
+	if (s->kind == INTR_CLOCK)	/* held in the IRR, or dropped under a masked LVT */
+		return lapic_irr_has(s->vector) ||
+		       (cpus[0].clock_masked && lapic_read(LAPIC_TIMER_CCR) == 0);
 	if (s->kind == INTR_ISA)
 		return pic_irr_has(s->irq) || lapic_irr_has(s->vector);
 	return true;

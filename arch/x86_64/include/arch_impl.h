@@ -24,9 +24,9 @@ static inline void arch_irq_enable(void) { __asm__ volatile("sti" ::: "memory");
 static inline void arch_irq_disable(void) { __asm__ volatile("cli" ::: "memory"); }
 static inline bool arch_irq_enabled(void) { return (read_rflags() & RFLAGS_IF) != 0; }
 static inline bool arch_irqkey_on(irqkey_t k) { return (k & RFLAGS_IF) != 0; }
-/* sti's one-instruction shadow ends before the nop: pending interrupts are taken there,
- * each returning to the nop with IF on until none is left. */
-static inline void arch_irq_window(void) { __asm__ volatile("sti; nop; cli" ::: "memory"); }
+/* IF on until the local APIC holds nothing deliverable (bounded), then off: the
+ * interrupts the CPU holds pending come in, by priority. lapic.c. */
+void arch_irq_window(void);
 
 static inline unsigned arch_tpr_get(void) { return (unsigned)read_cr8(); }
 static inline void arch_tpr_set(unsigned cls) { write_cr8(cls); }
