@@ -374,15 +374,6 @@ static void disk_quiesce(void)
 	areq.count = 0;
 }
 
-static bool pessimistic(void)
-{
-#if defined(KSYNC_SCHEME_SPL_OPTIM) || defined(KSYNC_SCHEME_CLI_OPTIM) || defined(KSYNC_SCHEME_TPR_OPTIM)
-	return false;
-#else
-	return true;
-#endif
-}
-
 /* Run sections at `rate` with mean duration `mean_ns` for `ms`, kicking the disk. */
 static void run_load(unsigned rate, unsigned mean_ns, unsigned disk_per_irq, uint64_t ms)
 {
@@ -395,7 +386,7 @@ static void run_load(unsigned rate, unsigned mean_ns, unsigned disk_per_irq, uin
 	uint64_t window = arch_tsc_hz() / 10, t0 = arch_cycles(), end = t0 + ms * arch_tsc_hz() / 1000;
 	uint64_t win_end = t0 + window, win_n = 0, next = t0;
 	uint64_t def0 = c->deferred, rep0 = c->replayed;
-	bool pess = pessimistic();
+	bool pess = !SPL_OPTIMISTIC;	/* spl.h */
 	for (;;) {
 		uint64_t now = arch_cycles();
 		if ((int64_t)(now - end) >= 0)

@@ -13,7 +13,7 @@
  *     the UART, RTC on IRQ8 for the NIC's moderation timer), so a handler that runs late
  *     because interrupts were masked loses exactly what the device would have lost.
  *
- * Handlers (`xxx_intr(void *arg)`) do the device work and return. They never EOI the
+ * Handlers (`<device>_intr(void *arg)`) do the device work and return. They never EOI the
  * interrupt controller and never enable interrupts; the caller (the scheme layer's
  * intr_establish, or a test's raw wrapper) does the EOI. The short port sequences inside
  * (PIT reload, CMOS index/data) are protected by a ticket lock taken with IRQs saved and
