@@ -150,12 +150,12 @@ static void hold_in_handler(unsigned id)
 static void rtc_fn(void *a)
 {
 	(void)a;
+	if (one_shot[S_RTC])			/* stop first: a period between the ack and the */
+		cmos_write(0x0b, cmos_read(0x0b) & ~0x40);	/* stop would raise again */
 	(void)cmos_read(0x0c);			/* ack, or the RTC stops interrupting */
 	if (in_handler >= 0 && arch_cpu_id() == 0)
 		ran_inside[S_RTC]++;
 	common(S_RTC);
-	if (one_shot[S_RTC])
-		cmos_write(0x0b, cmos_read(0x0b) & ~0x40);
 	hold_in_handler(S_RTC);
 }
 static void pit_fn(void *a)
