@@ -22,6 +22,15 @@ def tool_env() -> dict:
     return env
 
 
+def run_ksync(*args, timeout=600) -> tuple[int, str]:
+    """Run the ksync tool (`python -m ksync ARGS`) from the repository root, as a user
+    would; returns (exit code, stdout + stderr)."""
+    import subprocess
+    r = subprocess.run([sys.executable, "-m", "ksync", *args], cwd=ROOT, env=tool_env(),
+                       capture_output=True, text=True, timeout=timeout)
+    return r.returncode, r.stdout + r.stderr
+
+
 def pytest_addoption(parser):
     parser.addoption("--run-stress", action="store_true", default=False,
                      help="run the long stress sizes (make stress)")

@@ -8,20 +8,16 @@ with no `not ok`.
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import tool_env
+from conftest import run_ksync
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def ksync(*args, timeout=600):
-    r = subprocess.run([sys.executable, "-m", "ksync", *args], cwd=ROOT, env=tool_env(),
-                       capture_output=True, text=True, timeout=timeout)
-    return r.returncode, r.stdout + r.stderr
+ksync = run_ksync
 
 
 @pytest.fixture(scope="module")
