@@ -480,26 +480,7 @@ static void emit_load(const char *wl, const struct workload *w)
 	     mean_w * 10, isqrt64(var) * 10, lr.win_max * 10);
 	PUTJ("\"dur_mean\":%lu,\"dur_median\":%lu,\"dur_max\":%lu,",
 	     kstat_mean(&lr.dur), kstat_median(&lr.dur), lr.dur.max);
-	/* histogram of the durations, from kstat's log2 bins */
-	{
-		size_t p0 = pos;
-		kstat_json(&lr.dur, "d", true, out, sizeof out, &pos);
-		/* keep only the hist_edges/hist part: rewrite "d":{...} into the crit object */
-		char *hs = NULL;
-		for (size_t i = p0; i + 12 < pos; i++)
-			if (!memcmp(out + i, "\"hist_edges\"", 12)) {
-				hs = out + i;
-				break;
-			}
-		if (hs) {
-			size_t len = (size_t)(out + pos - hs) - 1;	/* drop the closing brace */
-			memmove(out + p0, hs, len);
-			pos = p0 + len;
-		} else {
-			pos = p0;
-			PUTJ("\"hist_edges\":[],\"hist\":[]");
-		}
-	}
+	kstat_json_hist(&lr.dur, out, sizeof out, &pos);	/* the durations' log2 bins */
 	PUTJ("},\"interrupted\":%lu,\"interrupted_per_s\":%s,\"interrupted_pct\":%s,"
 	     "\"sync_ticks\":%lu,\"busy_ticks\":%lu,\"sync_pct\":%s,\"deferred\":%lu,\"replayed\":%lu,",
 	     lr.interrupted, fx3(e, intr_ps1000), fx3(f, intr_pct1000), lr.sync, lr.busy,

@@ -83,22 +83,28 @@ uint64_t kstat_median(struct kstat *k)
 
 #define PUT(...) do { if (*pos < n) *pos += (size_t)ksnprintf(buf + *pos, n - *pos, __VA_ARGS__); } while (0)
 
+void kstat_json_hist(const struct kstat *k, char *buf, size_t n, size_t *pos)
+{
+	unsigned last = 0;
+	for (unsigned i = 0; i < KSTAT_BINS; i++)
+		if (k->hist[i])
+			last = i;
+	PUT("\"hist_edges\":[");
+	for (unsigned i = 0; i <= last + 1; i++)
+		PUT("%s%lu", i ? "," : "", i ? (uint64_t)1 << i : (uint64_t)0);
+	PUT("],\"hist\":[");
+	for (unsigned i = 0; i <= last; i++)
+		PUT("%s%u", i ? "," : "", k->hist[i]);
+	PUT("]");
+}
+
 void kstat_json(struct kstat *k, const char *name, bool hist, char *buf, size_t n, size_t *pos)
 {
 	PUT("\"%s\":{\"n\":%lu,\"min\":%lu,\"mean\":%lu,\"median\":%lu,\"max\":%lu,\"std\":%lu",
 	    name, k->n, k->n ? k->min : 0, kstat_mean(k), kstat_median(k), k->max, kstat_std(k));
 	if (hist) {
-		unsigned last = 0;
-		for (unsigned i = 0; i < KSTAT_BINS; i++)
-			if (k->hist[i])
-				last = i;
-		PUT(",\"hist_edges\":[");
-		for (unsigned i = 0; i <= last + 1; i++)
-			PUT("%s%lu", i ? "," : "", i ? (uint64_t)1 << i : (uint64_t)0);
-		PUT("],\"hist\":[");
-		for (unsigned i = 0; i <= last; i++)
-			PUT("%s%u", i ? "," : "", k->hist[i]);
-		PUT("]");
+		PUT(",");
+		kstat_json_hist(k, buf, n, pos);
 	}
 	PUT("}");
 }

@@ -28,6 +28,8 @@ uint64_t kstat_median(struct kstat *k);	/* sorts the kept samples in place */
 /* Append  "name":{"n":..,"min":..,"mean":..,"median":..,"max":..,"std":..[,"hist_edges":[..],"hist":[..]]}
  * to buf at *pos (bounded by n). */
 void kstat_json(struct kstat *k, const char *name, bool hist, char *buf, size_t n, size_t *pos);
+/* Append only  "hist_edges":[..],"hist":[..]  (hist[i] counts edges[i] <= v < edges[i+1]). */
+void kstat_json_hist(const struct kstat *k, char *buf, size_t n, size_t *pos);
 uint64_t isqrt64(uint64_t v);
 
 #endif
