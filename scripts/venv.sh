@@ -11,3 +11,6 @@ fi
 "$dir/bin/python" -c 'import pytest' 2>/dev/null || \
 	"$dir/bin/python" -m pip install -q --disable-pip-version-check 'pytest>=7' >>/tmp/ksync-pip.log 2>&1 || {
 	echo "ksync: pip install pytest failed; see /tmp/ksync-pip.log" >&2; exit 1; }
+"$dir/bin/python" -c 'import matplotlib' 2>/dev/null || \
+	"$dir/bin/python" -m pip install -q --disable-pip-version-check 'matplotlib>=3.6' >>/tmp/ksync-pip.log 2>&1 || {
+	echo "ksync: pip install matplotlib failed; see /tmp/ksync-pip.log" >&2; exit 1; }

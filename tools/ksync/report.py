@@ -63,11 +63,32 @@ class Table:
     images: list[Figure] = field(default_factory=list)
 
 
+# A finding (DESIGN.md, "The report"): one claim of a paper that a run measured, the
+# 1990s figure, today's figure with its environment, and a verdict computed from the data.
+VERDICTS = ("holds", "reversed", "within noise", "not measurable here")
+
+
+@dataclass
+class Finding:
+    paper: str          # e.g. "Small & Manley 1997"
+    claim: str          # the paper's claim, one phrase
+    then: str           # the 1990s figure as the paper prints it
+    today: str          # today's figure (with its spread where there is one)
+    env: str            # environment of today's figure: "tcg, 2 CPUs", "hosted, 1 core"
+    verdict: str        # one of VERDICTS, computed from the data, never hard-coded
+    note: str = ""      # optional: how the verdict was computed / why not measurable
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
+
+
 @dataclass
 class Document:
     title: str
     meta: list[tuple[str, str]] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)   # rendered before the tables
 
 
 def build_table(title: str, items: Iterable[Any], columns: Sequence[ColumnSpec],
