@@ -48,8 +48,9 @@ class ColumnSpec:
 
 @dataclass
 class Figure:
-    src: str        # file name relative to the report (e.g. "lossmap-spl-optim.png")
+    src: str        # file name relative to the report (e.g. "lossmap.png")
     caption: str
+    svg: str = ""   # the same figure as SVG (relative to the report), linked beside it
 
 
 @dataclass
@@ -99,43 +100,137 @@ def build_table(title: str, items: Iterable[Any], columns: Sequence[ColumnSpec],
                  notes_below=list(notes_below))
 
 
+TEXT_WIDTH = 120   # terminal tables and notes fit in this many columns (DESIGN.md)
+_SEP = "  "
+
+
 def _pad(text: str, width: int, align: str) -> str:
     return text.rjust(width) if align == "r" else text.ljust(width)
 
 
-def _wrap(note: str, width: int = 100) -> list[str]:
-    return textwrap.wrap(note, width=width, subsequent_indent="  ", break_long_words=False,
+def _wrap(note: str, width: int = TEXT_WIDTH, indent: str = "  ") -> list[str]:
+    """``note`` wrapped at ``width`` columns; a word longer than a line (a path) is broken
+    rather than overflowing."""
+    return textwrap.wrap(note, width=width, subsequent_indent=indent, break_long_words=True,
                          break_on_hyphens=False) or [""]
 
 
-def render_table_text(t: Table) -> str:
-    widths = [len(h) for h in t.headers]
-    for row in t.rows:
+def _grid_lines(headers: list[str], rows: list[list[str]], align: list[str]) -> list[str]:
+    widths = [len(h) for h in headers]
+    for row in rows:
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], len(cell))
-    sep = "  "
-    out = [t.title, "=" * len(t.title)]
+    out = [_SEP.join(_pad(h, widths[i], align[i]) for i, h in enumerate(headers)).rstrip(),
+           _SEP.join("-" * w for w in widths)]
+    for row in rows:
+        out.append(_SEP.join(_pad(c, widths[i], align[i]) for i, c in enumerate(row)).rstrip())
+    return out
+
+
+def _col_widths(t: Table) -> list[int]:
+    widths = [len(h) for h in t.headers]
+    for row in t.rows:
+        for i, cell in enumerate(row[:len(widths)]):
+            widths[i] = max(widths[i], len(cell))
+    return widths
+
+
+def column_groups(t: Table, width: int = TEXT_WIDTH) -> list[list[int]] | None:
+    """How a table wider than ``width`` is split for the terminal: lists of column indices,
+    each starting with the key column 0 and fitting in ``width``; None when some column
+    does not fit beside the key even alone (the table is then shown as records)."""
+    widths = _col_widths(t)
+    if sum(widths) + len(_SEP) * (len(widths) - 1) <= width:
+        return [list(range(len(widths)))]
+    groups: list[list[int]] = []
+    cur, used = [0], widths[0]
+    for i in range(1, len(widths)):
+        need = len(_SEP) + widths[i]
+        if widths[0] + need > width:
+            return None
+        if used + need > width:
+            groups.append(cur)
+            cur, used = [0], widths[0]
+        cur.append(i)
+        used += need
+    groups.append(cur)
+    return groups
+
+
+def _record_lines(t: Table, width: int) -> list[str]:
+    """A table too wide even for column groups: one block per row, ``header: value``."""
+    out = []
+    for row in t.rows:
+        out += _wrap(f"{t.headers[0]}: {row[0]}", width, indent="    ")
+        for h, c in zip(t.headers[1:], row[1:]):
+            out += _wrap(f"  {h}: {c}", width, indent="      ")
+    return out
+
+
+def render_table_text(t: Table, width: int = TEXT_WIDTH) -> str:
+    """The table as terminal text no wider than ``width`` columns: a wider table is split
+    into column groups that repeat the first (key) column, or shown as one record per row
+    when a single column is too wide; the Markdown and HTML reports keep the full width."""
+    out = _wrap(t.title, width, indent="")
+    out.append("=" * min(len(t.title), width))
     for n in t.notes_above:
-        out += _wrap(n)
+        out += _wrap(n, width)
     if t.notes_above:
         out.append("")
-    out.append(sep.join(_pad(h, widths[i], t.align[i]) for i, h in enumerate(t.headers)).rstrip())
-    out.append(sep.join("-" * w for w in widths))
-    for row in t.rows:
-        out.append(sep.join(_pad(c, widths[i], t.align[i]) for i, c in enumerate(row)).rstrip())
+    groups = column_groups(t, width)
+    if groups is None:
+        out.append(f"(shown as one record per row: too wide for {width} columns)")
+        out += _record_lines(t, width)
+    elif len(groups) == 1:
+        out += _grid_lines(t.headers, t.rows, t.align)
+    else:
+        for gi, g in enumerate(groups):
+            if gi:
+                out.append("")
+            out.append(f"({t.headers[0]} and columns {g[1] + 1}-{g[-1] + 1} of "
+                       f"{len(t.headers)}; part {gi + 1} of {len(groups)})")
+            out += _grid_lines([t.headers[i] for i in g], [[r[i] for i in g] for r in t.rows],
+                               [t.align[i] for i in g])
     if t.notes_below:
         out.append("")
         for n in t.notes_below:
-            out += _wrap(n)
+            out += _wrap(n, width)
     if t.images:
         out.append("")
         for f in t.images:
-            out += _wrap(f"figure: {f.src} - {f.caption}")
+            out += _wrap(f"figure: {f.src}" + (f" (and {f.svg})" if f.svg else "")
+                         + f" - {f.caption}", width)
     return "\n".join(out)
 
 
-def render_text(doc: Document) -> str:
-    return "\n\n".join(render_table_text(t) for t in doc.tables) + "\n"
+FINDINGS_TITLE = "Findings"
+FINDINGS_INTRO = ("One line per claim of a paper that this run measured: the 1990s figure, "
+                  "today's figure with its environment, and a verdict computed from the data "
+                  "(holds / reversed / within noise / not measurable here).")
+
+
+def _finding_sentence(f: Finding) -> str:
+    return (f"{f.paper}: {f.claim}. Then: {f.then}. Today: {f.today} [{f.env}]."
+            + (f" {f.note}" if f.note else ""))
+
+
+def render_findings_text(findings: Sequence[Finding], width: int = TEXT_WIDTH) -> str:
+    out = [FINDINGS_TITLE, "=" * len(FINDINGS_TITLE)]
+    out += _wrap(FINDINGS_INTRO, width)
+    out.append("")
+    if not findings:
+        out.append("(no claim of a paper was measured by this run)")
+    for f in findings:
+        out += _wrap(f"* [{f.verdict}] {_finding_sentence(f)}", width, indent="    ")
+    return "\n".join(out)
+
+
+def render_text(doc: Document, width: int = TEXT_WIDTH) -> str:
+    parts = []
+    if doc.findings:
+        parts.append(render_findings_text(doc.findings, width))
+    parts += [render_table_text(t, width) for t in doc.tables]
+    return "\n\n".join(parts) + "\n"
 
 
 def _md_cell(text: str) -> str:
@@ -147,6 +242,14 @@ def render_markdown(doc: Document) -> str:
     for k, v in doc.meta:
         out.append(f"- **{k}**: {v}")
     if doc.meta:
+        out.append("")
+    if doc.findings:
+        out += [f"## {FINDINGS_TITLE}", "", FINDINGS_INTRO, "",
+                "| verdict | paper | claim | 1990s | today | environment | note |",
+                "|:---|:---|:---|:---|:---|:---|:---|"]
+        for f in doc.findings:
+            out.append("| " + " | ".join(_md_cell(c) for c in (
+                f"**{f.verdict}**", f.paper, f.claim, f.then, f.today, f.env, f.note)) + " |")
         out.append("")
     for t in doc.tables:
         out += [f"## {t.title}", ""]
@@ -160,31 +263,45 @@ def render_markdown(doc: Document) -> str:
         for n in t.notes_below:
             out += [n, ""]
         for f in t.images:
-            out += [f"![{f.caption.replace(']', ')')}]({f.src})", "", f"*{f.caption}*", ""]
+            out += [f"![{f.caption.replace(']', ')')}]({f.src})", "",
+                    f"*{f.caption}*" + (f" ([SVG]({f.svg}))" if f.svg else ""), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
-       max-width: 72em; color: #222; line-height: 1.4; padding: 0 1em; }
+       max-width: 80em; color: #222; line-height: 1.4; padding: 0 1em; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; }
+div.scroll { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #bbb; padding: 0.3em 0.7em; }
 th { background: #eee; } td.r { text-align: right; font-variant-numeric: tabular-nums;
      white-space: nowrap; } td.l { text-align: left; }
 tr:nth-child(even) td { background: #f7f7f7; }
 dl.meta { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
-dl.meta dt { font-weight: bold; } dl.meta dd { margin: 0; }
-p.note { margin: 0.3em 0; } p.below { color: #444; }
-figure { display: inline-block; margin: 0.5em 1.5em 0.5em 0; vertical-align: top; }
-figure img { image-rendering: pixelated; border: 1px solid #bbb; }
-figcaption { font-size: 0.9em; color: #444; max-width: 24em; }
+dl.meta dt { font-weight: bold; } dl.meta dd { margin: 0; overflow-wrap: anywhere; }
+p.note { margin: 0.3em 0; overflow-wrap: anywhere; } p.below { color: #444; }
+nav.toc ol { columns: 2; } nav.toc li { overflow-wrap: anywhere; }
+figure { margin: 1em 0; max-width: 100%; }
+figure img { max-width: 100%; height: auto; border: 1px solid #bbb; }
+figcaption { font-size: 0.9em; color: #444; }
+table.findings td { vertical-align: top; }
+td.v-holds { background: #e3f4e3 !important; } td.v-reversed { background: #f8e0e0 !important; }
+td.v-noise { background: #f4f0d8 !important; } td.v-na { background: #eee !important; }
 """.strip()
+
+_VERDICT_CLASS = {"holds": "v-holds", "reversed": "v-reversed", "within noise": "v-noise",
+                  "not measurable here": "v-na"}
+
+
+def _anchor(i: int) -> str:
+    return f"t{i + 1}"
 
 
 def render_html(doc: Document) -> str:
     e = html.escape
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f"<title>{e(doc.title)}</title>", f"<style>\n{_CSS}\n</style>", "</head>", "<body>",
            f"<h1>{e(doc.title)}</h1>"]
     if doc.meta:
@@ -192,24 +309,43 @@ def render_html(doc: Document) -> str:
         for k, v in doc.meta:
             out.append(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>")
         out.append("</dl>")
-    for t in doc.tables:
-        out.append(f"<h2>{e(t.title)}</h2>")
+    out.append('<nav class="toc"><h2 id="contents">Contents</h2><ol>')
+    if doc.findings:
+        out.append(f'<li><a href="#findings">{FINDINGS_TITLE}</a></li>')
+    for i, t in enumerate(doc.tables):
+        out.append(f'<li><a href="#{_anchor(i)}">{e(t.title)}</a></li>')
+    out.append("</ol></nav>")
+    if doc.findings:
+        out.append(f'<h2 id="findings">{FINDINGS_TITLE}</h2>')
+        out.append(f'<p class="note">{e(FINDINGS_INTRO)}</p>')
+        out.append('<div class="scroll"><table class="findings">')
+        out.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in (
+            "verdict", "paper", "claim", "1990s", "today", "environment", "note"))
+            + "</tr></thead><tbody>")
+        for f in doc.findings:
+            out.append(f'<tr><td class="l {_VERDICT_CLASS[f.verdict]}"><b>{e(f.verdict)}</b>'
+                       "</td>" + "".join(f'<td class="l">{e(c)}</td>' for c in (
+                           f.paper, f.claim, f.then, f.today, f.env, f.note)) + "</tr>")
+        out.append("</tbody></table></div>")
+    for i, t in enumerate(doc.tables):
+        out.append(f'<h2 id="{_anchor(i)}">{e(t.title)}</h2>')
         for n in t.notes_above:
             out.append(f'<p class="note">{e(n)}</p>')
-        out.append("<table>")
+        out.append('<div class="scroll"><table>')
         out.append("<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in t.headers)
                    + "</tr></thead>")
         out.append("<tbody>")
         for row in t.rows:
             out.append("<tr>" + "".join(f'<td class="{t.align[i]}">{e(c)}</td>'
                                         for i, c in enumerate(row)) + "</tr>")
-        out.append("</tbody></table>")
+        out.append("</tbody></table></div>")
         for n in t.notes_below:
             out.append(f'<p class="note below">{e(n)}</p>')
         for f in t.images:
+            svg = f' (<a href="{e(f.svg)}">SVG</a>)' if f.svg else ""
             out.append(f'<figure><a href="{e(f.src)}"><img src="{e(f.src)}" '
-                       f'alt="{e(f.caption)}"></a><figcaption>{e(f.caption)}</figcaption>'
-                       "</figure>")
+                       f'alt="{e(f.caption)}"></a><figcaption>{e(f.caption)}{svg}'
+                       "</figcaption></figure>")
     out += ["</body>", "</html>", ""]
     return "\n".join(out)
 
