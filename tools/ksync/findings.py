@@ -1,0 +1,377 @@
+"""Findings: one line per claim of a paper that a run measured (DESIGN.md, "The report";
+issue 8 item 4), rendered before the tables.
+
+Each ``report.Finding`` carries the 1990s figure, today's figure with its environment, and a
+verdict COMPUTED from the data:
+
+* ``holds`` / ``reversed``: the claim's direction (A costs more than B, A loses more than B)
+  with the two spreads apart;
+* ``within noise``: the spreads overlap (or the repeats disagree);
+* ``not measurable here``: the data is missing, or the claim is about hardware costs and the
+  only figures are an emulator's (tcg, kvm-pvm): the note says why.
+
+The spread of one measured row is the range of its run medians when the run was repeated
+(``run_medians``), else min .. p99 over its batches (``spread_of``).
+
+Claims:
+
+* Small & Manley 1997 §5.3, Table 5: off-chip masking costs more than on-chip (304 vs 21
+  cycles, 14.5x), on-chip more than a flag (21 vs 6, 3.5x);
+* Small & Manley 1997 §5.4, Table 6: the optimistic schemes spend less time in
+  synchronization than their pessimistic counterparts (one finding per pair);
+* Small & Manley 1997 §6.4: the cli schemes lose serial data during long PIO handlers, the
+  prioritized schemes do not;
+* Massalin & Pu 1991, "Lock-free synchronization overhead": a lock-free operation costs
+  little over the unsynchronized one - less than adding a lock acquire + release to it
+  (bench/lf_cost_rows.h, bench/lf_fifo_rows.h rows ``*_nosync`` / ``*_lf`` and
+  ``ref_2x_lock_cmpxchg``).
+
+Public API: ``Spread``, ``spread_of``, ``compare_greater``, ``all_findings(prims, irq)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import irqreport
+from .irqreport import IrqIndex, num
+from .report import DASH, Finding, fmt_ratio, fmt_ticks
+
+SM = "Small & Manley 1997"
+MP = "Massalin & Pu 1991"
+
+# environments whose figures are hardware costs for a claim about on-chip / off-chip costs:
+# under tcg every instruction is emulated, under kvm-pvm ring-0 code is interpreted, and
+# under kvm a controller access traps to the hypervisor (cli/sti stay on the CPU)
+HW_ENVS_ONCHIP = ("bare-metal", "kvm", "hosted")
+HW_ENVS_OFFCHIP = ("bare-metal",)
+WHY_NOT_HW = {
+    "tcg": "under tcg (QEMU software emulation) the kernel's costs are the emulator's, not "
+           "hardware costs",
+    "kvm-pvm": "under kvm-pvm guest ring-0 code is interpreted: the costs are the "
+               "interpreter's",
+    "kvm": "under kvm an interrupt-controller access traps to the hypervisor",
+}
+
+
+@dataclass(frozen=True)
+class Spread:
+    lo: float
+    mid: float
+    hi: float
+    how: str            # "3 runs" / "min..p99"
+
+    def __add__(self, other: "Spread") -> "Spread":
+        how = self.how if self.how == other.how else f"{self.how} + {other.how}"
+        return Spread(self.lo + other.lo, self.mid + other.mid, self.hi + other.hi, how)
+
+
+def spread_of(row: dict | None) -> Spread | None:
+    """The spread of one measured row (a prims or irq_prim row): the range of its run
+    medians when it carries two or more, else min .. p99 of its batches; None without a
+    median."""
+    if not isinstance(row, dict):
+        return None
+    mid = num(row.get("median"))
+    if mid is None:
+        return None
+    runs = [m for m in (num(x) for x in row.get("run_medians") or []) if m is not None]
+    if len(runs) >= 2:
+        return Spread(min(runs), mid, max(runs), f"{len(runs)} runs")
+    lo, hi = num(row.get("min")), num(row.get("p99"))
+    return Spread(min(lo, mid) if lo is not None else mid,
+                  mid, max(hi, mid) if hi is not None else mid, "min..p99")
+
+
+def compare_greater(a: Spread, b: Spread) -> str:
+    """Verdict on the claim "a is greater than b": holds when a's whole spread lies above
+    b's, reversed when below, within noise when they overlap."""
+    if a.lo > b.hi:
+        return "holds"
+    if a.hi < b.lo:
+        return "reversed"
+    return "within noise"
+
+
+def _fs(s: Spread) -> str:
+    return f"{fmt_ticks(s.mid)} ({fmt_ticks(s.lo)}..{fmt_ticks(s.hi)})"
+
+
+def _ratio(a: Spread, b: Spread) -> str:
+    return f"{fmt_ratio(a.mid / b.mid)}x" if b.mid > 0 else f"{DASH} (divisor 0)"
+
+
+# ---------------------------------------------------------------------------------------
+# where a primitive's rows come from
+
+
+@dataclass
+class Source:
+    rows: dict[str, dict]    # name -> row
+    env: str                 # "tcg", "hosted", ...
+    label: str               # "tcg, 2 CPUs" (the Finding's env)
+
+
+def _prims_side(prims: dict | None, side: str) -> Source | None:
+    if not isinstance(prims, dict):
+        return None
+    info = (prims.get("sides") or {}).get(side)
+    if not isinstance(info, dict):
+        return None
+    rows: dict[str, dict] = {}
+    for r in prims.get("rows") or []:
+        if isinstance(r, dict) and r.get("side") == side and r.get("kind", "prim") == "prim":
+            rows.setdefault(str(r.get("name")), r)
+    env = str(info.get("env") or ("hosted" if side == "hosted" else "?"))
+    label = f"{env}, {info.get('cpus', '?')} CPUs"
+    if side == "hosted" and (info.get("cpu_model") or prims.get("host_cpu_model")):
+        label += f", {info.get('cpu_model') or prims.get('host_cpu_model')}"
+    return Source(rows, env, label)
+
+
+_IRQ_PRIM_NAMES = {"offchip": "pic_imr_write_restore", "onchip": "cli_sti",
+                   "flag": "flag_set_clear"}
+
+
+def _irq_side(ix: IrqIndex) -> Source | None:
+    """The irq_prim rows of the boot that supplies Table 5, under the prims row names."""
+    src = irqreport._prim_source(ix)
+    if src is None:
+        return None
+    rows = {}
+    for p, name in _IRQ_PRIM_NAMES.items():
+        r = ix.prim(src, p)
+        if r is not None:
+            rows[name] = r
+    rec = ix.run(src)
+    env = str(rec.get("env") or "?")
+    return Source(rows, env, f"{env}, {rec.get('cpus') or '?'} CPUs ({src} boot)")
+
+
+# ---------------------------------------------------------------------------------------
+# Small & Manley 1997, Table 5
+
+
+def _t5_finding(claim: str, then: str, sources: list[Source], pairs: list[tuple[str, str]],
+                hw_envs: tuple[str, ...], stand_in: str = "") -> Finding:
+    """The first source that measured one of ``pairs`` (num, den) in a hardware
+    environment decides; else the first source that measured it at all is shown, not
+    judged."""
+    measured = []
+    for s in sources:
+        for n, d in pairs:
+            a, b = spread_of(s.rows.get(n)), spread_of(s.rows.get(d))
+            if a is not None and b is not None:
+                measured.append((s, n, d, a, b))
+                break
+    for s, n, d, a, b in measured:
+        if s.env in hw_envs:
+            note = (f"{n} {_fs(a)} vs {d} {_fs(b)} TSC ticks, medians with their spread "
+                    f"({a.how}); holds when the spreads are apart.")
+            if stand_in and n != pairs[0][0]:
+                note += " " + stand_in
+            return Finding(SM, claim, then, f"{_ratio(a, b)} ({n} / {d})", s.label,
+                           compare_greater(a, b), note)
+    if measured:
+        s, n, d, a, b = measured[0]
+        why = WHY_NOT_HW.get(s.env, f"{s.env} is not a hardware environment for this claim")
+        return Finding(SM, claim, then, f"{_ratio(a, b)} ({n} / {d})", s.label,
+                       "not measurable here", f"{why}; the claim is about hardware costs.")
+    return Finding(SM, claim, then, DASH, "no data", "not measurable here",
+                   "this run measured neither " + " nor ".join(f"{n}/{d}" for n, d in pairs)
+                   + ".")
+
+
+def table5_findings(prims: dict | None, ix: IrqIndex) -> list[Finding]:
+    kernel, hosted, irq = _prims_side(prims, "kernel"), _prims_side(prims, "hosted"), \
+        _irq_side(ix)
+    ks = [s for s in (kernel, irq) if s is not None]
+    c = irqreport.CYCLES_1997
+    off_on = _t5_finding(
+        "off-chip masking (interrupt-controller write) costs more than on-chip (cli; sti)",
+        f"Table 5, Pentium 120 MHz: {c['offchip']} vs {c['onchip']} cycles "
+        f"({fmt_ratio(c['offchip'] / c['onchip'])}x)",
+        ks, [("pic_imr_write_restore", "cli_sti")], HW_ENVS_OFFCHIP)
+    on_flag = _t5_finding(
+        "on-chip masking (cli; sti) costs more than setting a flag",
+        f"Table 5, Pentium 120 MHz: {c['onchip']} vs {c['flag']} cycles "
+        f"({fmt_ratio(c['onchip'] / c['flag'])}x)",
+        ks + ([hosted] if hosted else []),
+        [("cli_sti", "flag_set_clear"), ("pushf_popf", "flag_set_clear")], HW_ENVS_ONCHIP,
+        stand_in="Hosted: pushf; popf stands in for cli; sti, which user mode cannot run.")
+    return [off_on, on_flag]
+
+
+# ---------------------------------------------------------------------------------------
+# Small & Manley 1997, Table 6
+
+
+PAIRS = (("spl-optim", "spl-pessim"), ("cli-optim", "cli-pessim"),
+         ("tpr-optim", "tpr-pessim"))
+
+
+def _pct_range(vals: list[float]) -> str:
+    return (f"{irqreport.fmt_pct(min(vals))}" if min(vals) == max(vals)
+            else f"{irqreport.fmt_sig(min(vals))}-{irqreport.fmt_pct(max(vals))}")
+
+
+def table6_findings(ix: IrqIndex) -> list[Finding]:
+    out = []
+    for opt, pess in PAIRS:
+        if opt not in irqreport.T6_1997 and not (ix.ok(opt) or ix.ok(pess)):
+            continue    # tpr: no paper figure and not run: nothing to say
+        ref_o, ref_p = irqreport.T6_1997.get(opt), irqreport.T6_1997.get(pess)
+        then = (f"Table 6: {pess} {_pct_range(list(ref_p))} vs {opt} {_pct_range(list(ref_o))} "
+                "of each second" if ref_o and ref_p else f"{DASH} (the paper had no CR8 scheme)")
+        claim = f"the optimistic {opt} spends less time synchronizing than {pess}"
+        po, pp, wls = [], [], []
+        for w in ix.workloads():
+            a = num((ix.load(opt, w) or {}).get("sync_pct"))
+            b = num((ix.load(pess, w) or {}).get("sync_pct"))
+            if a is not None and b is not None:
+                po.append(a)
+                pp.append(b)
+                wls.append(w)
+        if not wls:
+            missing = [s for s in (opt, pess) if not ix.ok(s)] or [opt, pess]
+            out.append(Finding(SM, claim, then, DASH, "no data", "not measurable here",
+                               "no measured time in synchronization (sync_pct) for "
+                               + " and ".join(missing) + "."))
+            continue
+        less = sum(1 for a, b in zip(po, pp) if a < b)
+        more = sum(1 for a, b in zip(po, pp) if a > b)
+        n = len(wls)
+        verdict = "holds" if less == n else "reversed" if more == n else "within noise"
+        today = (f"{pess} {_pct_range(pp)} vs {opt} {_pct_range(po)} measured; {opt} lower "
+                 f"in {less} of {n} workloads")
+        env = ix.env_of([opt, pess])
+        note = ("Each workload is one measurement (no repeats): holds / reversed when every "
+                "workload agrees, within noise when they disagree.")
+        if "tcg" in env or "kvm-pvm" in env:
+            note += (" Costs are the emulator's: the verdict is the ordering of the schemes "
+                     "as run here, not hardware costs.")
+        out.append(Finding(SM, claim, then, today, env, verdict, note))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Small & Manley 1997, §6.4 data loss
+
+
+CLI_SCHEMES = ("cli-pessim", "cli-optim")
+PRIORITIZED = ("spl-pessim", "spl-optim", "cli-spl-pessim", "tpr-pessim", "tpr-optim")
+
+
+def loss_finding(ix: IrqIndex) -> Finding:
+    claim = ("the cli schemes lose serial characters during long PIO disk handlers; the "
+             "prioritized schemes (spl, tpr, cli-spl) do not")
+    then = ("§6.4: a 2 ms IDE PIO handler holds off 115.2 kbit/s serial for up to 28 "
+            "characters, the FIFO holds 16: the cli schemes would lose data (argued, not "
+            "measured)")
+
+    def worst(s: str) -> tuple[float, dict] | None:
+        r = irqreport.worst_case(ix.losses(s))
+        f = irqreport._lost_frac(r) if r else None
+        return (100.0 * f, r) if f is not None else None
+
+    cli = {s: worst(s) for s in CLI_SCHEMES}
+    pri = {s: worst(s) for s in PRIORITIZED}
+    cli = {s: v for s, v in cli.items() if v is not None}
+    pri = {s: v for s, v in pri.items() if v is not None}
+    if not cli or not pri:
+        return Finding(SM, claim, then, DASH, "no data", "not measurable here",
+                       "the loss grid needs at least one cli scheme and one prioritized "
+                       "scheme; this run has " + (", ".join(sorted(cli) + sorted(pri))
+                                                  or "neither") + ".")
+    cli_min, pri_max = min(v for v, _ in cli.values()), max(v for v, _ in pri.values())
+    cli_max, pri_min = max(v for v, _ in cli.values()), min(v for v, _ in pri.values())
+    if cli_min > pri_max:
+        verdict = "holds"
+    elif cli_max < pri_min:
+        verdict = "reversed"
+    else:
+        verdict = "within noise"
+    cells = {num(r.get("baud")) for _, r in list(cli.values()) + list(pri.values())}
+    secs = {num(r.get("pio_sectors")) for _, r in list(cli.values()) + list(pri.values())}
+    where = ("at " + "/".join(irqreport._count(b) for b in sorted(x for x in cells if x))
+             + " baud, " + "/".join(irqreport._count(k) for k in sorted(x for x in secs
+                                                                       if x is not None))
+             + " sectors per PIO interrupt")
+    today = ("lost: " + ", ".join(f"{s} {irqreport.fmt_pct(v)}" for s, (v, _) in cli.items())
+             + " vs " + ", ".join(f"{s} {irqreport.fmt_pct(v)}" for s, (v, _) in pri.items())
+             + f" ({where})")
+    note = ("Worst case of each scheme's loss grid; each cell is the least loss of its "
+            "repeated runs. Holds when every cli scheme lost more than every prioritized "
+            "one, within noise when the ranges overlap.")
+    return Finding(SM, claim, then, today, ix.env_of(list(cli) + list(pri)), verdict, note)
+
+
+# ---------------------------------------------------------------------------------------
+# Massalin & Pu 1991, lock-free cost next to no synchronization
+
+
+MP_PAIRS = (
+    ("stack push + pop", "mp_stack_push_pop_nosync", "mp_stack_push_pop_lf"),
+    ("counter increment", "mp_counter_inc_nosync", "mp_counter_inc_lf"),
+    ("list insert + delete", "mp_list_insert_delete_nosync", "mp_list_insert_delete_lf"),
+    ("spsc queue enqueue + dequeue", "mp_fifo_enq_deq_nosync", "mp_fifo_spsc_enq_deq_lf"),
+)
+LOCK_PAIR = "ref_2x_lock_cmpxchg"
+
+
+def mp_findings(prims: dict | None) -> list[Finding]:
+    claim_of = ("{op}: a lock-free operation costs little over the unsynchronized one, less "
+                "than adding a lock acquire + release to it")
+    then = ("cost table (Sony NEWS, 68030): lock-free overhead small next to locking "
+            "(the stored text lost the figures)")
+    sources = [s for s in (_prims_side(prims, "hosted"), _prims_side(prims, "kernel"))
+               if s is not None]
+    out = []
+    for op, nosync, lf in MP_PAIRS:
+        claim = claim_of.format(op=op)
+        got = None
+        for s in sources:
+            a, b, lock = (spread_of(s.rows.get(n)) for n in (lf, nosync, LOCK_PAIR))
+            if a is not None and b is not None and lock is not None:
+                got = (s, a, b, lock)
+                if s.env in HW_ENVS_ONCHIP:
+                    break
+        if got is None:
+            if any(spread_of(s.rows.get(lf)) for s in sources):
+                out.append(Finding(MP, claim, then, DASH, "no data", "not measurable here",
+                                   f"{lf} was measured but not {nosync} and {LOCK_PAIR} "
+                                   "on the same side."))
+            continue    # the cost table did not run: no line
+        s, a, b, lock = got
+        today = (f"{lf} {_fs(a)} vs {nosync} {_fs(b)} TSC ticks ({_ratio(a, b)}); a lock "
+                 f"pair {_fs(lock)}")
+        if s.env not in HW_ENVS_ONCHIP:
+            out.append(Finding(MP, claim, then, today, s.label, "not measurable here",
+                               WHY_NOT_HW.get(s.env, s.env) + "; the claim is about "
+                               "hardware costs and no hosted row measured it."))
+            continue
+        verdict = compare_greater(b + lock, a)
+        out.append(Finding(MP, claim, then, today, s.label, verdict,
+                           f"Holds when the lock-free spread lies below nosync + lock "
+                           f"pair ({_fs(b + lock)}); spreads: {a.how}."))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def all_findings(prims: dict | None, irq: dict | None) -> list[Finding]:
+    """Every finding the results support, in the papers' order."""
+    ix = IrqIndex(irq if isinstance(irq, dict) else None)
+    out: list[Finding] = []
+    out += table5_findings(prims, ix)
+    if irq is not None:
+        out += table6_findings(ix)
+        out.append(loss_finding(ix))
+    out += mp_findings(prims)
+    # INTEGRATOR: the libksync-vs-peers findings go here, e.g.
+    #   out += peers.peer_findings(prims.get("cmp") or [], (prims.get("sides") or {}).get("hosted"))
+    return out
+
+
+__all__ = ["Spread", "spread_of", "compare_greater", "all_findings", "table5_findings",
+           "table6_findings", "loss_finding", "mp_findings"]
