@@ -5,20 +5,19 @@ image (disk.py) and its -drive on the QEMU command line, the `--scheme` / `--no-
 `ksync run irq` / `ksync mkdisk` command line (cli.py, with a fake QEMU that prints
 synthetic irq_* rows, docs/protocol.md section 5), the Table 2 cost model on hand-computed
 inputs, the report tables (Tables 3-7, data loss) next to the 1997 figures, tolerance of
-missing rows, and the PNG heatmap (png.py) decoded back with zlib.  All kernel figures here
-are synthetic: they test arithmetic and rendering, not the kernel.
+missing rows, and the loss-map figure (plots.py, matplotlib).  All kernel figures here are
+synthetic: they test arithmetic and rendering, not the kernel.
 """
 import json
 import struct
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
 
 from conftest import tool_env
-from ksync import disk, irqreport, png, qemu, report, schemes
+from ksync import disk, irqreport, qemu, report, schemes
 from ksync.util import UsageError
 
 DASH = report.DASH
@@ -370,21 +369,21 @@ def test_run_irq_end_to_end(irq_repo, tmp_path):
     assert data["options"]["irq_seconds"] == 0.5 and data["options"]["irq_quick"] is True
     row = data["schemes"][0]["rows"][1]
     assert row["env"] == "tcg" and row["scheme"] == "spl-pessim"
-    for s in schemes.SCHEMES:
-        assert (out / f"lossmap-{s}.png").read_bytes().startswith(png.SIGNATURE)
-    assert "Table 3: critical sections per second [tcg, 2 CPUs]" in p.stdout
+    assert (out / "lossmap.png").read_bytes().startswith(PNG_SIGNATURE)
+    assert (out / "lossmap.svg").read_text().lstrip().startswith("<?xml")
+    assert "Table 3: critical sections per second [tcg, 2 CPUs]" in " ".join(p.stdout.split())
     html = (out / "report.html").read_text()
-    assert '<img src="lossmap-cli-pessim.png"' in html
+    assert '<img src="lossmap.png"' in html
     assert not (out / "prims.json").exists()
     # ksync report re-renders the irq tables from irq.json
     md = (out / "report.md").read_text()
     (out / "report.md").unlink()
-    (out / "lossmap-spl-optim.png").unlink()
+    (out / "lossmap.png").unlink()
     r = run_cli("report", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert (out / "report.md").read_text() == md
-    assert (out / "lossmap-spl-optim.png").exists()
-    assert "Table 6: synchronization overhead" in r.stdout
+    assert (out / "lossmap.png").exists()
+    assert "Table 6: synchronization overhead" in " ".join(r.stdout.split())
 
 
 def test_run_irq_keeps_going_after_a_failure(irq_repo, tmp_path):
@@ -421,10 +420,11 @@ def test_report_with_prims_and_irq(tmp_path):
     (tmp_path / "irq.json").write_text(json.dumps(irq_data()))
     p = run_cli("report", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr
-    assert "Primitive costs" in p.stdout and "Table 7: interrupt sources" in p.stdout
+    out = " ".join(p.stdout.split())
+    assert "Primitive costs" in out and "Table 7: interrupt sources" in out
     md = (tmp_path / "report.md").read_text()
     assert md.startswith("# ksync results: primitive costs and interrupt-masking schemes")
-    assert "![cli-pessim: serial characters lost" in md
+    assert "](lossmap.png)" in md and "(lossmap.svg)" in md
     # only irq.json: still renders; a broken irq.json is an error for `ksync report`
     (tmp_path / "prims.json").unlink()
     assert run_cli("report", "--out", str(tmp_path)).returncode == 0
@@ -486,7 +486,7 @@ def test_model_reproduces_1997_table6():
 
 def test_tables_have_1997_numbers_and_env():
     tables = irqreport.irq_tables(irq_data())
-    text = report.render_text(report.Document("t", tables=tables))
+    text = " ".join(report.render_text(report.Document("t", tables=tables)).split())
     for n in ("36048 (60%)", "72521", "47762 (0.05%)", "31904 (69%)", "300 (0.9%)",
               "1997: ide disk", "1519 (7%)", "2003", "1997: serial-115 (64K)", "1410",
               "1997: ethernet-large", "487 (8%)", "1194", "304", "0.18", "11.9%"):
@@ -569,7 +569,6 @@ def test_table7_and_loss():
     lm = table(tables, "Loss map")
     rows = [r for r in lm.rows if r[0] == "cli-pessim"]
     assert rows == [["cli-pessim", "115200", "0%", "0%"], ["cli-pessim", "921600", "0%", "20%"]]
-    assert [f.src for f in lm.images] == [f"lossmap-{s}.png" for s in schemes.SCHEMES]
 
 
 def test_missing_rows_give_dashes():
@@ -600,52 +599,27 @@ def test_missing_rows_give_dashes():
 
 
 # ---------------------------------------------------------------------------------------
-# PNG
+# the loss-map figure (matplotlib)
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def decode_png(data: bytes):
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, chunks = 8, []
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind = data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + length]
-        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
-        assert crc == zlib.crc32(kind + body) & 0xFFFFFFFF
-        chunks.append((kind, body))
-        pos += 12 + length
-    assert chunks[0][0] == b"IHDR" and chunks[-1][0] == b"IEND"
-    w, h, depth, ctype, comp, filt, interlace = struct.unpack(">IIBBBBB", chunks[0][1])
-    assert (depth, ctype, comp, filt, interlace) == (8, 2, 0, 0, 0)
-    raw = zlib.decompress(b"".join(b for k, b in chunks if k == b"IDAT"))
-    assert len(raw) == h * (1 + 3 * w)
-    rows = []
-    for y in range(h):
-        line = raw[y * (1 + 3 * w):(y + 1) * (1 + 3 * w)]
-        assert line[0] == 0
-        rows.append([tuple(line[1 + 3 * x:4 + 3 * x]) for x in range(w)])
-    return w, h, rows
-
-
-def test_png_2x2_heatmap_colours():
-    data = png.heatmap_png([[0.0, 1.0], [0.5, None]], cell=3, gap=1)
-    w, h, px = decode_png(data)
-    assert (w, h) == (2 * 3 + 3, 2 * 3 + 3)
-    assert struct.unpack(">II", data[16:24]) == (9, 9)     # IHDR width, height
-    assert px[0][0] == png.GAP
-    assert px[1][1] == (255, 255, 255)                      # 0 lost: white
-    assert px[2][6] == (255, 0, 0)                          # all lost: red
-    assert px[6][2] == (255, 128, 128)                      # half: pink (round(127.5) = 128)
-    assert px[6][6] == png.MISSING                          # no measurement: grey
-    assert px[4][2] == png.GAP                              # line between the rows
-
-
-def test_png_no_gap_and_shade():
-    w, h, px = decode_png(png.heatmap_png([[0.25]], cell=2, gap=0))
-    assert (w, h) == (2, 2) and px == [[(255, 191, 191)] * 2] * 2
-    assert png.shade(2.0) == (255, 0, 0) and png.shade(-1) == (255, 255, 255)
-    with pytest.raises(ValueError):
-        png.heatmap_png([])
+def test_lossmap_figure_one_panel_per_scheme(tmp_path):
+    from ksync import plots
+    figs = plots.lossmap_figure(irqreport.IrqIndex(irq_data()), tmp_path)
+    assert [(f.src, f.svg) for f in figs] == [("lossmap.png", "lossmap.svg")]
+    assert (tmp_path / "lossmap.png").read_bytes().startswith(PNG_SIGNATURE)
+    svg = (tmp_path / "lossmap.svg").read_text()
+    # one panel per scheme, titled with its name; the axes and the colour bar labelled
+    for s in schemes.SCHEMES:
+        assert f"<!-- {s} -->" in svg, s
+    for label in ("serial line rate (kbit/s)", "sectors per PIO interrupt",
+                  "characters lost (%)"):
+        assert f"<!-- {label} -->" in svg, label
+    # cli-pessim's worst cell (921.6 kbit/s, 16 sectors) lost 250 of 1250: 20 % written in it
+    assert "<!-- 20 -->" in svg
+    # no data: no figure
+    assert plots.lossmap_figure(irqreport.IrqIndex(irq_data([])), tmp_path / "x") == []
 
 
 def test_hosted_fast_path_table_judges_the_bar():

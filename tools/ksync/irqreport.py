@@ -24,7 +24,7 @@ scheme whose run failed are not used (they stay in irq.json).
 
 Public API: ``SCHEMA``, ``WORKLOADS``, ``MODEL``, ``COSTS_1997``, ``model_pct``,
 ``make_irq_data``, ``load_irq``, ``IrqIndex``, ``irq_tables``, ``irq_document``,
-``results_document``, ``lossmap_figures``, ``write_lossmaps``, ``render_results``.
+``results_document``, ``render_results`` (figures: plots.py; findings: findings.py).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ import math
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import png, schemes
+from . import schemes
 from .report import DASH, Document, Figure, Table, fmt_hz
 from . import report
 from .util import KsyncError, display_path
@@ -881,21 +881,6 @@ def loss_grid(rows: list[dict]) -> tuple[list[float], list[float], list[list[flo
     return bauds, secs, grid
 
 
-def lossmap_figures(ix: IrqIndex) -> dict[str, tuple[str, list[list[float | None]], str]]:
-    """scheme -> (file name, grid, caption) for every scheme with loss rows."""
-    out = {}
-    for s in ix.schemes_shown():
-        bauds, secs, grid = loss_grid(ix.losses(s))
-        if not bauds or not secs:
-            continue
-        cap = (f"{s}: serial characters lost, white = none, red = all; rows = baud "
-               f"{', '.join(_count(b) for b in bauds)} (top to bottom), columns = PIO sectors "
-               f"per disk interrupt {', '.join(_count(k) for k in secs)} (left to right); "
-               "grey = not measured.")
-        out[s] = (f"lossmap-{s}.png", grid, cap)
-    return out
-
-
 def lossmap_table(ix: IrqIndex) -> Table:
     allsecs = sorted({k for s in ix.schemes_shown() for k in loss_grid(ix.losses(s))[1]})
     rows = []
@@ -910,7 +895,6 @@ def lossmap_table(ix: IrqIndex) -> Table:
                 v = grid[bi][secs.index(k)] if k in secs else None
                 cells.append(fmt_pct(100 * v) if v is not None else DASH)
             rows.append([s, _count(b), *cells])
-    figs = lossmap_figures(ix)
     return Table(
         title=_title("Loss map: serial characters lost (%) by baud and PIO sectors", ix,
                      ix.schemes_shown()),
@@ -922,8 +906,7 @@ def lossmap_table(ix: IrqIndex) -> Table:
                      "cell's repeated runs (the kernel's irq_loss_repeats, default 3), because "
                      "under an emulator the host's scheduling only adds loss. Under tcg even "
                      "that minimum carries emulator noise: compare schemes, not cells.",
-                     ix.env_note(ix.schemes_shown())],
-        images=[Figure(src, cap) for src, _, cap in figs.values()])
+                     ix.env_note(ix.schemes_shown())])
 
 
 def irq_tables(data: dict) -> list[Table]:
@@ -957,32 +940,42 @@ def irq_document(data: dict) -> Document:
                     tables=irq_tables(data))
 
 
-def results_document(prims: dict | None, irq: dict | None) -> Document:
-    """The report of whatever results exist: prims only keeps the issue-2 document as it
-    was; irq only is the interrupt-scheme document; both are concatenated."""
+def attach_figures(doc: Document, figures: dict[str, list[Figure]] | None) -> Document:
+    """Put each figure under the first table whose title starts with its key; figures no
+    table claims go under the last table."""
+    for key, figs in (figures or {}).items():
+        t = next((t for t in doc.tables if t.title.startswith(key)), None)
+        if t is None and doc.tables:
+            t = doc.tables[-1]
+        if t is not None:
+            t.images.extend(f for f in figs if f not in t.images)
+    return doc
+
+
+def results_document(prims: dict | None, irq: dict | None,
+                     figures: dict[str, list[Figure]] | None = None) -> Document:
+    """The report of whatever results exist, the findings first: prims only keeps the
+    issue-2 tables; irq only is the interrupt-scheme document; both are concatenated.
+    ``figures`` (plots.write_figures) are attached under their tables."""
+    from .findings import all_findings    # findings.py imports this module
     if prims is None and irq is None:
         raise KsyncError("no results to report (neither prims.json nor irq.json)", exit_code=2)
     if irq is None:
-        return report.prims_document(prims)
-    if prims is None:
-        return irq_document(irq)
-    pdoc = report.prims_document(prims)
-    return Document(title="ksync results: primitive costs and interrupt-masking schemes",
-                    meta=[(f"primitive costs: {k}", v) for k, v in pdoc.meta] + irq_meta(irq),
-                    tables=pdoc.tables + irq_tables(irq))
-
-
-def write_lossmaps(data: dict, out_dir: Path) -> list[Path]:
-    """lossmap-<scheme>.png for every scheme with loss rows; returns the files written."""
-    written = []
-    for src, grid, _ in lossmap_figures(IrqIndex(data)).values():
-        written.append(png.write_png(Path(out_dir) / src, png.heatmap_png(grid)))
-    return written
+        doc = report.prims_document(prims)
+    elif prims is None:
+        doc = irq_document(irq)
+    else:
+        pdoc = report.prims_document(prims)
+        doc = Document(title="ksync results: primitive costs and interrupt-masking schemes",
+                       meta=[(f"primitive costs: {k}", v) for k, v in pdoc.meta]
+                       + irq_meta(irq), tables=pdoc.tables + irq_tables(irq))
+    doc.findings = all_findings(prims, irq)
+    return attach_figures(doc, figures)
 
 
 def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = None,
                    strict: bool = False, warn=None) -> list[Path]:
-    """Write report.md / report.html (and the loss-map PNGs) from ``prims`` / ``irq`` or,
+    """Write report.md / report.html and the figures (PNG + SVG) from ``prims`` / ``irq`` or,
     for the ones not given, from prims.json / irq.json in ``out_dir`` when they exist.
 
     ``strict``: a JSON file that exists but cannot be read is an error (``ksync report``);
@@ -1010,7 +1003,10 @@ def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = 
     if prims is None and irq is None:
         raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}); run `ksync run` "
                          "first (or pass --out DIR)", exit_code=2)
-    written = report.write_document(results_document(prims, irq), out_dir)
-    if irq is not None:
-        written += write_lossmaps(irq, out_dir)
+    from . import plots                   # matplotlib: imported only to draw
+    figures = plots.write_figures(prims, irq, out_dir)
+    written = report.write_document(results_document(prims, irq, figures), out_dir)
+    for figs in figures.values():
+        for f in figs:
+            written += [out_dir / f.src] + ([out_dir / f.svg] if f.svg else [])
     return written

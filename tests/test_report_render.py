@@ -1,0 +1,338 @@
+"""The report's renderers and findings (issue 8 items 1a, 4, 6), without QEMU.
+
+* The same results rendered with a short and a long host CPU name and under two terminal
+  widths (COLUMNS=80 and 200) give the same content modulo wrapping, and no terminal line
+  is wider than 120 columns.
+* A table wider than 120 columns is split into column groups that repeat the key column
+  (or shown as records); Markdown and HTML keep it whole.
+* Every verdict branch of the findings, on constructed data: holds, reversed, within noise,
+  not measurable here (missing data, and emulator-only figures for a hardware claim).
+"""
+import copy
+import re
+
+import pytest
+
+import report_fixtures as fx
+from ksync import findings, irqreport, report
+
+WIDTH = 120
+
+
+def words(text: str) -> list[str]:
+    """The text's words, independent of wrapping, padding and table splitting."""
+    return text.split()
+
+
+def html_text(page: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", page).split())
+
+
+# ---------------------------------------------------------------------------------------
+# CPU names and terminal widths
+
+
+@pytest.mark.parametrize("columns", ["80", "200"])
+@pytest.mark.parametrize("cpu", [fx.SHORT_CPU, fx.LONG_CPU])
+def test_text_fits_and_keeps_its_content(monkeypatch, cpu, columns):
+    monkeypatch.setenv("COLUMNS", columns)
+    doc = irqreport.results_document(fx.prims_data(cpu), fx.irq_data(cpu))
+    text = report.render_text(doc)
+    too_wide = [l for l in text.splitlines() if len(l) > WIDTH]
+    assert not too_wide, too_wide[:3]
+    flat = " ".join(words(text))
+    # every cell, header and note of every table is there (modulo wrapping)
+    for t in doc.tables:
+        assert " ".join(words(t.title)) in flat
+        for n in t.notes_above + t.notes_below:
+            assert " ".join(words(n)) in flat, n[:60]
+        for h in t.headers:
+            assert " ".join(words(h)) in flat, h
+        for row in t.rows:
+            for c in row:
+                assert " ".join(words(c)) in flat, c
+    for f in doc.findings:
+        assert " ".join(words(f.claim)) in flat and f"[{f.verdict}]" in flat
+    assert "kernel figures are QEMU TCG emulator costs, not hardware costs" in flat
+    assert cpu in flat
+
+
+SPLIT_MARKER = re.compile(r"^\(.* and columns \d+-\d+ of \d+; part \d+ of \d+\)$")
+
+
+def text_words(text: str, cpu: str) -> set[str]:
+    """The words of the terminal text without the column-group markers and rules (where a
+    table splits depends on its widths, hence on the CPU name)."""
+    keep = [l for l in text.splitlines()
+            if not SPLIT_MARKER.match(l) and not re.fullmatch(r"[-= ]*", l)]
+    return set(" ".join(" ".join(keep).split()).replace(cpu, "<CPU>").split())
+
+
+def test_content_same_for_both_cpu_names_and_widths(monkeypatch):
+    """COLUMNS does not change the output; swapping the CPU name changes only the name."""
+    out = {}
+    for cpu in (fx.SHORT_CPU, fx.LONG_CPU):
+        for columns in ("80", "200"):
+            monkeypatch.setenv("COLUMNS", columns)
+            doc = irqreport.results_document(fx.prims_data(cpu), fx.irq_data(cpu))
+            out[(cpu, columns)] = (report.render_text(doc), report.render_markdown(doc),
+                                   report.render_html(doc))
+    for cpu in (fx.SHORT_CPU, fx.LONG_CPU):
+        assert out[(cpu, "80")] == out[(cpu, "200")]
+    short, long_ = out[(fx.SHORT_CPU, "80")], out[(fx.LONG_CPU, "80")]
+
+    def norm(s, cpu):
+        return " ".join(s.split()).replace(cpu, "<CPU>")
+    assert norm(short[1], fx.SHORT_CPU) == norm(long_[1], fx.LONG_CPU)          # Markdown
+    assert norm(html_text(short[2]), fx.SHORT_CPU) == \
+        norm(html_text(long_[2]), fx.LONG_CPU)                                    # HTML
+    assert text_words(short[0], fx.SHORT_CPU) == text_words(long_[0], fx.LONG_CPU)  # text
+
+
+def test_markdown_and_html_keep_full_width():
+    doc = irqreport.results_document(fx.prims_data(), fx.irq_data())
+    md = report.render_markdown(doc)
+    t6 = next(t for t in doc.tables if t.title.startswith("Table 6:"))
+    header = "| " + " | ".join(t6.headers) + " |"
+    assert header in md                   # one Markdown table, every column
+    page = report.render_html(doc)
+    assert page.count('<div class="scroll"><table') == len(doc.tables) + 1   # + findings
+    assert 'id="findings"' in page and 'href="#findings"' in page
+    # the findings come before the first table, in every output
+    assert page.index('id="findings"') < page.index('id="t1"')
+    assert md.index("## Findings") < md.index("## " + doc.tables[0].title)
+    text = report.render_text(doc)
+    assert text.index("Findings") < text.index(doc.tables[0].title)
+
+
+# ---------------------------------------------------------------------------------------
+# splitting wide tables
+
+
+def wide_table(ncols=12, cell="x" * 14):
+    headers = ["key"] + [f"column {i}" for i in range(1, ncols)]
+    rows = [[f"row{r}"] + [f"{cell}{r}{i}" for i in range(1, ncols)] for r in range(3)]
+    return report.Table("Wide", headers, rows, ["l"] + ["r"] * (ncols - 1))
+
+
+def test_wide_table_split_into_column_groups():
+    t = wide_table()
+    groups = report.column_groups(t)
+    assert groups is not None and len(groups) > 1
+    assert all(g[0] == 0 for g in groups)                          # key column repeated
+    assert sorted(i for g in groups for i in g[1:]) == list(range(1, 12))   # each once
+    text = report.render_table_text(t)
+    assert max(len(l) for l in text.splitlines()) <= WIDTH
+    assert text.count("key ") >= len(groups)
+    for row in t.rows:
+        for c in row:
+            assert c in text
+
+
+def test_narrow_table_is_one_grid():
+    t = wide_table(ncols=3)
+    assert report.column_groups(t) == [[0, 1, 2]]
+    assert "part 1 of" not in report.render_table_text(t)
+
+
+def test_too_wide_column_becomes_records():
+    t = wide_table(ncols=3, cell="y" * 130)
+    assert report.column_groups(t) is None
+    text = report.render_table_text(t)
+    assert max(len(l) for l in text.splitlines()) <= WIDTH
+    assert "column 1:" in text and "key: row0" in text
+    assert "".join(text.split()).count("y" * 130) == 6      # every cell, broken but whole
+
+
+def test_long_note_and_path_wrap():
+    t = report.Table("T", ["a"], [["1"]], ["r"],
+                     notes_above=["word " * 60, "/a/very/long/path/" * 12])
+    text = report.render_table_text(t)
+    assert max(len(l) for l in text.splitlines()) <= WIDTH
+    assert "".join(text.split()).count("/a/very/long/path/" * 12) == 1
+
+
+# ---------------------------------------------------------------------------------------
+# findings: the verdict branches
+
+
+def S(lo, mid, hi):
+    return findings.Spread(lo, mid, hi, "t")
+
+
+def test_compare_greater_branches():
+    assert findings.compare_greater(S(10, 11, 12), S(1, 2, 3)) == "holds"
+    assert findings.compare_greater(S(1, 2, 3), S(10, 11, 12)) == "reversed"
+    assert findings.compare_greater(S(1, 5, 10), S(8, 9, 12)) == "within noise"
+
+
+def test_spread_of_prefers_run_medians():
+    s = findings.spread_of({"median": 5, "min": 1, "p99": 9, "run_medians": [4, 6, 5]})
+    assert (s.lo, s.mid, s.hi) == (4, 5, 6) and s.how == "3 runs"
+    s = findings.spread_of({"median": 5, "min": 1, "p99": 9})
+    assert (s.lo, s.mid, s.hi) == (1, 5, 9) and s.how == "min..p99"
+    assert findings.spread_of({"median": None}) is None
+    assert findings.spread_of(None) is None
+
+
+def by_claim(fs, text):
+    return next(f for f in fs if text in f.claim)
+
+
+def hosted_prims(pushf, flag):
+    d = fx.prims_data()
+    for r in d["rows"]:
+        if r["side"] == "hosted" and r["name"] == "pushf_popf":
+            r.update(pushf)
+        if r["side"] == "hosted" and r["name"] == "flag_set_clear":
+            r.update(flag)
+    return d
+
+
+@pytest.mark.parametrize("pushf, flag, verdict", [
+    ({"median": 12.0, "run_medians": [11, 12, 13]}, {"median": 1.0, "run_medians": [1, 1, 2]},
+     "holds"),
+    ({"median": 1.0, "run_medians": [1, 1, 2]}, {"median": 12.0, "run_medians": [11, 12, 13]},
+     "reversed"),
+    ({"median": 5.0, "run_medians": [3, 5, 8]}, {"median": 6.0, "run_medians": [4, 6, 7]},
+     "within noise"),
+])
+def test_table5_on_chip_flag_verdict_from_hosted(pushf, flag, verdict):
+    fs = findings.all_findings(hosted_prims(pushf, flag), None)
+    f = by_claim(fs, "on-chip masking (cli; sti) costs more than setting a flag")
+    assert f.verdict == verdict
+    assert f.env.startswith("hosted")
+
+
+def test_table5_tcg_only_is_not_measurable():
+    d = fx.prims_data()
+    del d["sides"]["hosted"]
+    d["rows"] = [r for r in d["rows"] if r["side"] == "kernel"]
+    fs = findings.all_findings(d, None)
+    for claim in ("off-chip masking", "on-chip masking"):
+        f = by_claim(fs, claim)
+        assert f.verdict == "not measurable here"
+        assert "tcg" in f.note and f.env.startswith("tcg")
+        assert f.today != report.DASH            # the figure is still shown
+
+
+def test_table5_bare_metal_is_judged():
+    d = fx.prims_data(kernel_env="bare-metal")
+    f = by_claim(findings.all_findings(d, None), "off-chip masking")
+    assert f.verdict == "holds"                   # 580 (522..754) vs 40 (36..52)
+
+
+def test_missing_data_is_not_measurable():
+    fs = findings.all_findings({"rows": [], "sides": {}}, None)
+    assert {f.verdict for f in fs} == {"not measurable here"}
+    irq_fs = findings.all_findings(None, fx.irq_data() | {"schemes": []})
+    assert all(f.verdict == "not measurable here" for f in irq_fs)
+    assert any("loss grid" in f.note for f in irq_fs)
+
+
+def irq_with(sync=None, lost=None):
+    d = copy.deepcopy(fx.irq_data())
+    for rec in d["schemes"]:
+        s = rec["scheme"]
+        for r in rec["rows"]:
+            if r["kind"] == "irq_load" and sync and s in sync:
+                r["sync_pct"] = sync[s][list(fx.LOAD).index(r["workload"])]
+            if r["kind"] == "irq_loss" and lost is not None:
+                total = r["chars"] + r["lost"]
+                r["lost"] = int(total * lost.get(s, 0.0))
+                r["chars"] = total - r["lost"]
+    return d
+
+
+@pytest.mark.parametrize("opt, pess, verdict", [
+    ([0.1] * 4, [2.0] * 4, "holds"),
+    ([3.0] * 4, [2.0] * 4, "reversed"),
+    ([0.1, 3.0, 0.1, 3.0], [2.0] * 4, "within noise"),
+])
+def test_table6_verdicts(opt, pess, verdict):
+    fs = findings.all_findings(None, irq_with(sync={"spl-optim": opt, "spl-pessim": pess}))
+    f = by_claim(fs, "spl-optim spends less time")
+    assert f.verdict == verdict
+    assert "Table 6" in f.then and "tcg" in f.env
+
+
+def test_table6_missing_scheme():
+    d = fx.irq_data()
+    d["schemes"] = [r for r in d["schemes"] if r["scheme"] != "cli-pessim"]
+    f = by_claim(findings.all_findings(None, d), "cli-optim spends less time")
+    assert f.verdict == "not measurable here" and "cli-pessim" in f.note
+
+
+@pytest.mark.parametrize("lost, verdict", [
+    ({"cli-pessim": 0.4, "cli-optim": 0.3}, "holds"),
+    ({"spl-pessim": 0.4, "spl-optim": 0.4, "cli-spl-pessim": 0.4, "tpr-pessim": 0.4,
+      "tpr-optim": 0.4}, "reversed"),
+    ({"cli-pessim": 0.4, "spl-optim": 0.5}, "within noise"),
+    ({}, "within noise"),                  # nobody loses: no difference
+])
+def test_loss_verdicts(lost, verdict):
+    f = by_claim(findings.all_findings(None, irq_with(lost=lost)), "cli schemes lose")
+    assert f.verdict == verdict
+
+
+def mp_prims(lf, nosync, lock, side_env="hosted"):
+    d = fx.prims_data()
+    for r in d["rows"]:
+        if r["side"] != "hosted":
+            continue
+        for name, vals in (("mp_stack_push_pop_lf", lf), ("mp_stack_push_pop_nosync", nosync),
+                           ("ref_2x_lock_cmpxchg", lock)):
+            if r["name"] == name:
+                r.update(median=vals[1], run_medians=list(vals))
+    return d
+
+
+@pytest.mark.parametrize("lf, verdict", [
+    ((10.0, 11.0, 12.0), "holds"),            # below nosync 5 + lock 38
+    ((60.0, 61.0, 62.0), "reversed"),
+    ((40.0, 43.0, 50.0), "within noise"),
+])
+def test_massalin_pu_verdicts(lf, verdict):
+    fs = findings.all_findings(mp_prims(lf, (5.0, 5.0, 5.0), (38.0, 38.0, 38.0)), None)
+    f = by_claim(fs, "stack push + pop")
+    assert f.verdict == verdict and f.paper == "Massalin & Pu 1991"
+
+
+def test_massalin_pu_kernel_tcg_only_not_measurable():
+    d = fx.prims_data()
+    del d["sides"]["hosted"]
+    d["rows"] = [r for r in d["rows"] if r["side"] == "kernel"]
+    f = by_claim(findings.all_findings(d, None), "stack push + pop")
+    assert f.verdict == "not measurable here" and "tcg" in f.note
+
+
+def test_every_verdict_is_one_of_the_four():
+    fs = findings.all_findings(fx.prims_data(), fx.irq_data())
+    assert len(fs) >= 7
+    assert all(f.verdict in report.VERDICTS for f in fs)
+    papers = {f.paper for f in fs}
+    assert papers == {"Small & Manley 1997", "Massalin & Pu 1991"}
+
+
+# ---------------------------------------------------------------------------------------
+# figures: written, deterministic, embedded
+
+
+def test_figures_written_embedded_and_deterministic(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        irqreport.render_results(out, prims=fx.prims_data(), irq=fx.irq_data())
+    stems = ["lossmap", "table5-ratios", "table6-model", "table7-latency"]
+    for stem in stems:
+        for ext in ("png", "svg"):
+            assert (a / f"{stem}.{ext}").stat().st_size > 1000, stem
+        assert (a / f"{stem}.svg").read_bytes() == (b / f"{stem}.svg").read_bytes(), stem
+        assert (a / f"{stem}.png").read_bytes() == (b / f"{stem}.png").read_bytes(), stem
+    page = (a / "report.html").read_text()
+    md = (a / "report.md").read_text()
+    for stem in stems:
+        assert f'<img src="{stem}.png"' in page and f'href="{stem}.svg"' in page
+        assert f"]({stem}.png)" in md
+    for stem in stems:       # the environment in every figure's subtitle
+        svg = (a / f"{stem}.svg").read_text()
+        assert re.search(r"<!-- environment: [^>]*tcg, 2 CPUs[^>]*host CPU AMD EPYC", svg), stem
