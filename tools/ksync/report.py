@@ -204,6 +204,7 @@ def render_table_text(t: Table, width: int = TEXT_WIDTH) -> str:
 
 
 FINDINGS_TITLE = "Findings"
+RUN_TITLE = "The run"
 FINDINGS_INTRO = ("One line per claim of a paper that this run measured: the 1990s figure, "
                   "today's figure with its environment, and a verdict computed from the data "
                   "(holds / reversed / within noise / not measurable here).")
@@ -239,10 +240,6 @@ def _md_cell(text: str) -> str:
 
 def render_markdown(doc: Document) -> str:
     out = [f"# {doc.title}", ""]
-    for k, v in doc.meta:
-        out.append(f"- **{k}**: {v}")
-    if doc.meta:
-        out.append("")
     if doc.findings:
         out += [f"## {FINDINGS_TITLE}", "", FINDINGS_INTRO, "",
                 "| verdict | paper | claim | 1990s | today | environment | note |",
@@ -250,6 +247,11 @@ def render_markdown(doc: Document) -> str:
         for f in doc.findings:
             out.append("| " + " | ".join(_md_cell(c) for c in (
                 f"**{f.verdict}**", f.paper, f.claim, f.then, f.today, f.env, f.note)) + " |")
+        out.append("")
+    if doc.meta:
+        out += [f"## {RUN_TITLE}", ""] if doc.findings else []
+        for k, v in doc.meta:
+            out.append(f"- **{k}**: {v}")
         out.append("")
     for t in doc.tables:
         out += [f"## {t.title}", ""]
@@ -304,14 +306,11 @@ def render_html(doc: Document) -> str:
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f"<title>{e(doc.title)}</title>", f"<style>\n{_CSS}\n</style>", "</head>", "<body>",
            f"<h1>{e(doc.title)}</h1>"]
-    if doc.meta:
-        out.append('<dl class="meta">')
-        for k, v in doc.meta:
-            out.append(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>")
-        out.append("</dl>")
     out.append('<nav class="toc"><h2 id="contents">Contents</h2><ol>')
     if doc.findings:
         out.append(f'<li><a href="#findings">{FINDINGS_TITLE}</a></li>')
+    if doc.meta:
+        out.append(f'<li><a href="#run">{RUN_TITLE}</a></li>')
     for i, t in enumerate(doc.tables):
         out.append(f'<li><a href="#{_anchor(i)}">{e(t.title)}</a></li>')
     out.append("</ol></nav>")
@@ -327,6 +326,12 @@ def render_html(doc: Document) -> str:
                        "</td>" + "".join(f'<td class="l">{e(c)}</td>' for c in (
                            f.paper, f.claim, f.then, f.today, f.env, f.note)) + "</tr>")
         out.append("</tbody></table></div>")
+    if doc.meta:
+        out.append(f'<h2 id="run">{RUN_TITLE}</h2>')
+        out.append('<dl class="meta">')
+        for k, v in doc.meta:
+            out.append(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>")
+        out.append("</dl>")
     for i, t in enumerate(doc.tables):
         out.append(f'<h2 id="{_anchor(i)}">{e(t.title)}</h2>')
         for n in t.notes_above:
