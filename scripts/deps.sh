@@ -17,6 +17,7 @@ declare -A pkg_of=(
 	[python3]=python3
 	[spin]=spin
 	[gdb]=gdb
+	[chromium]=chromium
 )
 missing=()
 for tool in "${!pkg_of[@]}"; do
