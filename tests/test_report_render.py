@@ -57,7 +57,7 @@ def test_text_fits_and_keeps_its_content(monkeypatch, cpu, columns):
     assert cpu in flat
 
 
-SPLIT_MARKER = re.compile(r"^\(.* and columns \d+-\d+ of \d+; part \d+ of \d+\)$")
+SPLIT_MARKER = re.compile(r"^\(.* and columns? \d+(-\d+)? of \d+; part \d+ of \d+\)$")
 
 
 def text_words(text: str, cpu: str) -> set[str]:

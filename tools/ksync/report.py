@@ -187,8 +187,9 @@ def render_table_text(t: Table, width: int = TEXT_WIDTH) -> str:
         for gi, g in enumerate(groups):
             if gi:
                 out.append("")
-            out.append(f"({t.headers[0]} and columns {g[1] + 1}-{g[-1] + 1} of "
-                       f"{len(t.headers)}; part {gi + 1} of {len(groups)})")
+            cols = f"column {g[1] + 1}" if len(g) == 2 else f"columns {g[1] + 1}-{g[-1] + 1}"
+            out.append(f"({t.headers[0]} and {cols} of {len(t.headers)}; "
+                       f"part {gi + 1} of {len(groups)})")
             out += _grid_lines([t.headers[i] for i in g], [[r[i] for i in g] for r in t.rows],
                                [t.align[i] for i in g])
     if t.notes_below:
