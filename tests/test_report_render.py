@@ -336,3 +336,20 @@ def test_figures_written_embedded_and_deterministic(tmp_path):
     for stem in stems:       # the environment in every figure's subtitle
         svg = (a / f"{stem}.svg").read_text()
         assert re.search(r"<!-- environment: [^>]*tcg, 2 CPUs[^>]*host CPU AMD EPYC", svg), stem
+
+
+def test_latency_histograms_merge_cut_bins():
+    """The kernel cuts each row's log2 bins after the last count: rows of one source are
+    summed over the workloads on the longest list of bins, leading empty bins dropped."""
+    from ksync import plots
+    d = fx.irq_data()
+    rec = next(r for r in d["schemes"] if r["scheme"] == "spl-optim")
+    serial = [r for r in rec["rows"] if r.get("kind") == "irq_source"
+              and r["source"] == "serial"]
+    serial[0]["latency"].update(hist_edges=[0, 2, 4, 8, 16], hist=[0, 0, 3, 1])
+    serial[1]["latency"].update(hist_edges=[0, 2, 4, 8], hist=[0, 1, 2])
+    for r in serial[2:]:
+        r["latency"].update(hist_edges=[0, 2, 4, 8, 16, 32], hist=[0, 0, 0, 0, 5])
+    edges, counts = plots._latency_hists(irqreport.IrqIndex(d), "spl-optim")["serial"]
+    assert counts == [1, 5, 1, 2 * 5]          # bins from [2, 4) on
+    assert edges == [t / fx.HZ * 1e6 for t in (2, 4, 8, 16, 32)]

@@ -247,8 +247,9 @@ def table6_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
 
 
 def _latency_hists(ix: IrqIndex, scheme: str) -> dict[str, tuple[list[float], list[float]]]:
-    """source -> (edges in µs, counts) summed over the workloads (rows whose edges differ
-    from the first one's are left out)."""
+    """source -> (edges in µs, counts) summed over the workloads (the kernel cuts each
+    row's log2 bins after its last count; rows whose bins are not a prefix of the others'
+    are left out)."""
     hz = ix.tsc_hz(scheme)
     out: dict[str, tuple[list[float], list[float]]] = {}
     if not hz:
@@ -267,10 +268,17 @@ def _latency_hists(ix: IrqIndex, scheme: str) -> dict[str, tuple[list[float], li
         src = str(r.get("source"))
         if src in out:
             old_e, old_h = out[src]
-            if old_e == eu:
-                out[src] = (old_e, [a + b for a, b in zip(old_h, h)])
+            long_e, short_e = (old_e, eu) if len(old_e) >= len(eu) else (eu, old_e)
+            if long_e[:len(short_e)] == short_e:     # the same bins, one list cut shorter
+                n = len(long_e) - 1
+                pad = lambda c: list(c) + [0.0] * (n - len(c))  # noqa: E731
+                out[src] = (long_e, [a + b for a, b in zip(pad(old_h), pad(h))])
         else:
             out[src] = (eu, h)
+    # the kernel's bins are log2 of ticks from 0: drop the empty ones below the first count
+    for src, (e, h) in list(out.items()):
+        first = next(i for i, c in enumerate(h) if c > 0)
+        out[src] = (e[first:], h[first:])
     return out
 
 
