@@ -53,6 +53,7 @@ def test_text_fits_and_keeps_its_content(monkeypatch, cpu, columns):
                 assert " ".join(words(c)) in flat, c
     for f in doc.findings:
         assert " ".join(words(f.claim)) in flat and f"[{f.verdict}]" in flat
+        assert " ".join(words(f.today)) in flat and " ".join(words(f.then)) in flat
     assert "kernel figures are QEMU TCG emulator costs, not hardware costs" in flat
     assert cpu in flat
 
@@ -294,7 +295,7 @@ def mp_prims(lf, nosync, lock, side_env="hosted"):
 ])
 def test_massalin_pu_verdicts(lf, verdict):
     fs = findings.all_findings(mp_prims(lf, (5.0, 5.0, 5.0), (38.0, 38.0, 38.0)), None)
-    f = by_claim(fs, "stack push + pop")
+    f = by_claim(fs, "lock-free stack push + pop")
     assert f.verdict == verdict and f.paper == "Massalin & Pu 1991"
 
 
@@ -302,7 +303,7 @@ def test_massalin_pu_kernel_tcg_only_not_measurable():
     d = fx.prims_data()
     del d["sides"]["hosted"]
     d["rows"] = [r for r in d["rows"] if r["side"] == "kernel"]
-    f = by_claim(findings.all_findings(d, None), "stack push + pop")
+    f = by_claim(findings.all_findings(d, None), "lock-free stack push + pop")
     assert f.verdict == "not measurable here" and "tcg" in f.note
 
 

@@ -92,6 +92,10 @@ def compare_greater(a: Spread, b: Spread) -> str:
     return "within noise"
 
 
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _fs(s: Spread) -> str:
     return f"{fmt_ticks(s.mid)} ({fmt_ticks(s.lo)}..{fmt_ticks(s.hi)})"
 
@@ -175,7 +179,7 @@ def _t5_finding(claim: str, then: str, sources: list[Source], pairs: list[tuple[
         s, n, d, a, b = measured[0]
         why = WHY_NOT_HW.get(s.env, f"{s.env} is not a hardware environment for this claim")
         return Finding(SM, claim, then, f"{_ratio(a, b)} ({n} / {d})", s.label,
-                       "not measurable here", f"{why}; the claim is about hardware costs.")
+                       "not measurable here", _cap(f"{why}; the claim is about hardware costs."))
     return Finding(SM, claim, then, DASH, "no data", "not measurable here",
                    "this run measured neither " + " nor ".join(f"{n}/{d}" for n, d in pairs)
                    + ".")
@@ -319,10 +323,9 @@ LOCK_PAIR = "ref_2x_lock_cmpxchg"
 
 
 def mp_findings(prims: dict | None) -> list[Finding]:
-    claim_of = ("{op}: a lock-free operation costs little over the unsynchronized one, less "
-                "than adding a lock acquire + release to it")
-    then = ("cost table (Sony NEWS, 68030): lock-free overhead small next to locking "
-            "(the stored text lost the figures)")
+    claim_of = "lock-free {op} costs less than unsynchronized + a lock acquire/release"
+    then = ("cost table: lock-free overhead small next to locking (the figures are lost "
+            "in the stored text)")
     sources = [s for s in (_prims_side(prims, "hosted"), _prims_side(prims, "kernel"))
                if s is not None]
     out = []
@@ -346,8 +349,8 @@ def mp_findings(prims: dict | None) -> list[Finding]:
                  f"pair {_fs(lock)}")
         if s.env not in HW_ENVS_ONCHIP:
             out.append(Finding(MP, claim, then, today, s.label, "not measurable here",
-                               WHY_NOT_HW.get(s.env, s.env) + "; the claim is about "
-                               "hardware costs and no hosted row measured it."))
+                               _cap(WHY_NOT_HW.get(s.env, s.env) + "; the claim is about "
+                                    "hardware costs and no hosted row measured it.")))
             continue
         verdict = compare_greater(b + lock, a)
         out.append(Finding(MP, claim, then, today, s.label, verdict,

@@ -211,9 +211,9 @@ FINDINGS_INTRO = ("One line per claim of a paper that this run measured: the 199
                   "(holds / reversed / within noise / not measurable here).")
 
 
-def _finding_sentence(f: Finding) -> str:
+def _finding_sentence(f: Finding, note: bool = True) -> str:
     return (f"{f.paper}: {f.claim}. Then: {f.then}. Today: {f.today} [{f.env}]."
-            + (f" {f.note}" if f.note else ""))
+            + (f" {f.note}" if f.note and note else ""))
 
 
 def render_findings_text(findings: Sequence[Finding], width: int = TEXT_WIDTH) -> str:
@@ -223,7 +223,14 @@ def render_findings_text(findings: Sequence[Finding], width: int = TEXT_WIDTH) -
     if not findings:
         out.append("(no claim of a paper was measured by this run)")
     for f in findings:
-        out += _wrap(f"* [{f.verdict}] {_finding_sentence(f)}", width, indent="    ")
+        # the terminal keeps it short: the note (how the verdict was computed) is in
+        # report.md / report.html, except why a claim is not measurable here
+        out += _wrap(f"* [{f.verdict}] "
+                     f"{_finding_sentence(f, note=f.verdict == 'not measurable here')}",
+                     width, indent="    ")
+    if findings:
+        out += [""] + _wrap("How each verdict was computed: the notes in report.md / "
+                            "report.html.", width)
     return "\n".join(out)
 
 
