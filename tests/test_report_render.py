@@ -354,3 +354,12 @@ def test_latency_histograms_merge_cut_bins():
     edges, counts = plots._latency_hists(irqreport.IrqIndex(d), "spl-optim")["serial"]
     assert counts == [1, 5, 1, 2 * 5]          # bins from [2, 4) on
     assert edges == [t / fx.HZ * 1e6 for t in (2, 4, 8, 16, 32)]
+
+
+def test_none_and_short_rows_render_as_empty_cells():
+    t = report.Table("T", ["a", "b", "c"], [[None, "x"], ["1", "2", "3", "extra"]], ["l"])
+    assert t.rows == [["", "x", ""], ["1", "2", "3"]] and t.align == ["l", "l", "l"]
+    doc = report.Document("d", tables=[t])
+    assert "<td class=\"l\">x</td>" in report.render_html(doc)
+    assert "| 1 | 2 | 3 |" in report.render_markdown(doc)
+    assert "1  2  3" in report.render_text(doc)

@@ -373,6 +373,8 @@ def all_findings(prims: dict | None, irq: dict | None) -> list[Finding]:
     out += mp_findings(prims)
     # INTEGRATOR: the libksync-vs-peers findings go here, e.g.
     #   out += peers.peer_findings(prims.get("cmp") or [], (prims.get("sides") or {}).get("hosted"))
+    for f in out:
+        f.note = _cap(f.note)
     return out
 
 

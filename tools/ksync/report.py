@@ -63,6 +63,14 @@ class Table:
     notes_below: list[str] = field(default_factory=list)
     images: list[Figure] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # every cell a string and every row as wide as the header: a None or a short row
+        # from a table builder renders as an empty cell instead of failing the report
+        n = len(self.headers)
+        self.rows = [[("" if c is None else str(c)) for c in row][:n]
+                     + [""] * (n - len(row)) for row in self.rows]
+        self.align = (list(self.align) + ["l"] * n)[:n]
+
 
 # A finding (DESIGN.md, "The report"): one claim of a paper that a run measured, the
 # 1990s figure, today's figure with its environment, and a verdict computed from the data.
