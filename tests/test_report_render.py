@@ -363,3 +363,9 @@ def test_none_and_short_rows_render_as_empty_cells():
     assert "<td class=\"l\">x</td>" in report.render_html(doc)
     assert "| 1 | 2 | 3 |" in report.render_markdown(doc)
     assert "1  2  3" in report.render_text(doc)
+
+
+def test_loss_cell_text():
+    from ksync import plots
+    assert [plots._pct_cell(v) for v in (None, 0.0, 0.0004, 0.05, 0.2, 1.0)] == \
+        ["n/a", "0", "<0.1", "5.0", "20", "100"]

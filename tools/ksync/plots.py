@@ -77,6 +77,18 @@ def _grid(n: int) -> tuple[int, int]:
 # the loss map (§6.4)
 
 
+def _pct_cell(v: float | None) -> str:
+    """A loss fraction as the percentage written in its cell."""
+    if v is None:
+        return "n/a"
+    p = 100.0 * v
+    if p == 0:
+        return "0"
+    if p < 0.1:
+        return "<0.1"
+    return f"{p:.1f}" if p < 10 else f"{p:.0f}"
+
+
 def lossmap_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
     panels = []
     for s in ix.schemes_shown():
@@ -99,8 +111,7 @@ def lossmap_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
             for bi in range(len(bauds)):
                 for ki in range(len(secs)):
                     v = grid[bi][ki]
-                    text = "n/a" if v is None else f"{100 * v:.0f}" if v >= 0.1 or v == 0 \
-                        else f"{100 * v:.1f}"
+                    text = _pct_cell(v)
                     dark = v is not None and v > 0.55
                     ax.text(ki, bi, text, ha="center", va="center", fontsize=8,
                             color="white" if dark else "black")
@@ -213,7 +224,7 @@ def table6_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
     rows, cols = _grid(len(wls))
     with plt.rc_context(RC):
         fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.8 * rows + 1.0),
-                                 squeeze=False, constrained_layout=True)
+                                 squeeze=False, constrained_layout=True, sharey=True)
         x = np.arange(len(shown))
         for n, (ax, w) in enumerate(zip(axes.flat, wls)):
             wi = list(irqreport.WORKLOADS).index(w) if w in irqreport.WORKLOADS else None
@@ -229,6 +240,7 @@ def table6_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
             ax.set_yscale("log")
             ax.set_xticks(x, shown, rotation=40, ha="right")
             ax.set_title(irqreport.WORKLOAD_LABELS.get(w, w))
+            ax.tick_params(labelleft=True)
             if n % cols == 0:
                 ax.set_ylabel("time in synchronization (% of each second)")
         for ax in list(axes.flat)[len(wls):]:
@@ -238,7 +250,7 @@ def table6_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
                        "(Small & Manley 1997 §5.4)", irq_env(ix, shown))
         cap = ("Time in synchronization (% of each second, log scale): the Table 2 model with "
                "today's inputs, the measured time, and the paper's Table 6; a missing bar = "
-               "no figure.")
+               "no figure, or 0 (a log scale has no 0).")
         return [_save(fig, out_dir, "table6-model", cap)]
 
 
@@ -290,7 +302,8 @@ def latency_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
     rows, cols = _grid(len(panels))
     with plt.rc_context(RC):
         fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols, 3.2 * rows + 1.0),
-                                 squeeze=False, constrained_layout=True)
+                                 squeeze=False, constrained_layout=True, sharex=True,
+                                 sharey=True)
         colours = {"clock": "#1b9e77", "disk": "#d95f02", "serial": "#7570b3", "net": "#e7298a"}
         for n, (ax, (s, hists)) in enumerate(zip(axes.flat, panels)):
             logx = False
@@ -306,6 +319,7 @@ def latency_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
                 ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_title(s)
+            ax.tick_params(labelbottom=True, labelleft=True)
             ax.set_xlabel("latency, raised to handler start (µs)")
             if n % cols == 0:
                 ax.set_ylabel("interrupts (count)")
