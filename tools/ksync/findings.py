@@ -306,6 +306,17 @@ def loss_finding(ix: IrqIndex) -> Finding:
     note = ("Worst case of each scheme's loss grid; each cell is the least loss of its "
             "repeated runs. Holds when every cli scheme lost more than every prioritized "
             "one, within noise when the ranges overlap.")
+    base = []
+    for s, (_, r) in list(cli.items()) + list(pri.items()):
+        r0 = next((x for x in ix.losses(s) if num(x.get("baud")) == num(r.get("baud"))
+                   and num(x.get("pio_sectors")) == 0), None)
+        f0 = irqreport._lost_frac(r0) if r0 else None
+        if f0 is not None:
+            base.append(100.0 * f0)
+    if base:
+        note += (f" With no disk load (0 sectors) at the same rate the schemes lost "
+                 f"{irqreport.fmt_sig(min(base))}-{irqreport.fmt_pct(max(base))}: loss "
+                 "without PIO handlers is the emulator's and the host's noise.")
     return Finding(SM, claim, then, today, ix.env_of(list(cli) + list(pri)), verdict, note)
 
 
