@@ -369,3 +369,11 @@ def test_loss_cell_text():
     from ksync import plots
     assert [plots._pct_cell(v) for v in (None, 0.0, 0.0004, 0.05, 0.2, 1.0)] == \
         ["n/a", "0", "<0.1", "5.0", "20", "100"]
+
+
+def test_notes_capitalised_but_not_identifiers():
+    fs = findings.all_findings(fx.prims_data(), fx.irq_data())
+    on_flag = by_claim(fs, "on-chip masking (cli; sti) costs more than setting a flag")
+    assert on_flag.note.startswith("pushf_popf ")
+    off_on = by_claim(fs, "off-chip masking")
+    assert off_on.note.startswith("Under tcg")

@@ -93,6 +93,10 @@ def compare_greater(a: Spread, b: Spread) -> str:
 
 
 def _cap(text: str) -> str:
+    """A sentence's first letter capitalised, unless it starts with an identifier."""
+    first = text.split(" ", 1)[0]
+    if "_" in first or any(c.isupper() for c in first[1:]):
+        return text
     return text[:1].upper() + text[1:]
 
 
