@@ -86,11 +86,11 @@ def _rows(s):
     return rows
 
 
-def irq_data(cpu=SHORT_CPU):
+def irq_data(cpu=SHORT_CPU, only=schemes.SCHEMES):
     recs = [{"scheme": s, "status": "ok", "reason": None, "note": None,
              "log": f"build/logs/run-{s}.log", "env": "tcg", "cpus": 2, "tsc_hz": HZ,
              "tsc_source": "pit", "elapsed": 30.0, "boot": {"kind": "boot", "tsc_hz": HZ},
-             "rows": _rows(s)} for s in schemes.SCHEMES]
+             "rows": _rows(s)} for s in only]
     meta = {"timestamp": "2026-01-01T00:00:00Z", "commit": "abc123def456",
             "host_cpu_model": cpu, "host_cpus": 2, "qemu_version": "7.2.22"}
     return irqreport.make_irq_data(recs, meta, {"smp": 2, "irq_seconds": 1.0,
