@@ -346,11 +346,13 @@ static const struct workload workloads[] = {
  * guessed. handlers_enter / handlers_leave = handler runs (device and soft) dispatched
  * inside crit_enter / crit_leave, whose bodies are subtracted but whose entry, exit and
  * replay are not. clamped = what clamping a negative s_enter / s_leave to 0 added. */
+#define NSRC_MAX 5	/* clock, disk, serial, net, soft (the calibration's order) */
 struct sync_parts {
 	uint64_t pair, pair_load_sum, pair_load_n;
 	struct kstat pair_load;		/* for its median: the mean carries host preemptions */
 	uint64_t quiet_n, quiet_ticks, intr_n, intr_enter, intr_leave;
 	uint64_t handlers_enter, handlers_leave, clamped;
+	uint64_t by_src[NSRC_MAX];	/* handlers in crit_enter/crit_leave, per source */
 };
 
 struct load_result {
@@ -362,75 +364,130 @@ struct load_result {
 static struct load_result lr;
 
 /* Calibration of the parts, before the loads (same boot, same timing code as a load
- * section): cal_quiet = median crit_enter + crit_leave with nothing pending, in a tight
- * loop; cal_dispatch = median extra cost of a crit_leave that replays one held soft
- * interrupt (s_softnet), its body subtracted: the software path; cal_hw = median extra
- * cost of a section (2 µs long) during which one serial-model interrupt (the PIT line, at
- * 115.2 kbaud) arrived and was dispatched by its crit_leave, its body subtracted: the
- * hardware path the load's device interrupts take (spl-pessim: taken at the unmask, two
- * mask writes and an EOI around it; optimistic schemes: deferral in the body, replay and
- * unmask in crit_leave). A sample during which anything else ran is dropped. */
-static uint64_t cal_quiet, cal_dispatch, cal_n, cal_hw, cal_hw_n;
-static struct kstat cal_q, cal_d;
-
+ * section, sections 2 µs long):
+ *   cal_quiet (cal_enter, cal_leave) = median crit_enter + crit_leave (and each half)
+ *	with nothing pending, in a tight loop;
+ *   cal[src] = median extra cost of a section during which one interrupt of src arrived
+ *	and was dispatched by its crit_leave, the handler body subtracted: what a held
+ *	interrupt of that source costs there (spl-pessim: taken at the unmask, with its
+ *	mask writes and EOIs; optimistic schemes: replayed, its line unmasked). Sources:
+ *	soft (s_softnet scheduled inside the section: the software path), serial (the
+ *	PIT, IRQ 0), net (the RTC, IRQ 8 behind the slave 8259A; its softnet run is charged
+ *	at the soft cost and taken out), disk (IDE, IRQ 14, one sector per interrupt).
+ *	The clock has no calibration of its own (100 Hz: too few in 0.3 s); Table 6d charges
+ *	it at the serial cost. A sample during which anything else ran is dropped. */
 static void stats_reset_all(void);
+static void disk_kick(unsigned per_irq);
+static void disk_quiesce(void);
 static bool devices_start(struct ktest_ctx *kt, bool serial, unsigned baud, bool net, uint64_t ms);
 static void devices_stop(bool serial, bool net);
 
-static int64_t timed_section(struct spl_cpu *c, uint64_t pair, uint64_t body, bool soft,
-			     uint64_t *handlers, uint64_t *deferred)
+enum { SRC_CLOCK, SRC_DISK, SRC_SERIAL, SRC_NET, SRC_SOFT, NSRC };
+static const char *const src_names[NSRC] = { "clock", "disk", "serial", "net", "soft" };
+static struct intr_source *const src_of[NSRC] = { &s_clock, &s_disk, &s_serial, &s_net, &s_softnet };
+_Static_assert(NSRC == NSRC_MAX, "struct sync_parts counts every calibrated source");
+static uint64_t cal_quiet, cal_enter, cal_leave, cal[NSRC], cal_n[NSRC];
+static struct kstat cal_k, cal_ke, cal_kl;
+
+static void src_counts(uint64_t *out)
+{
+	for (unsigned i = 0; i < NSRC; i++)
+		out[i] = src_of[i]->count;
+}
+
+struct timed { int64_t enter, leave; uint64_t handlers, deferred; };
+
+static struct timed timed_section(struct spl_cpu *c, uint64_t pair, uint64_t body, bool soft)
 {
 	uint64_t h0 = c->handler_ticks, n0 = c->handlers, f0 = c->deferred;
 	uint64_t ta = arch_cycles();
 	crit_enter();
 	uint64_t tb = arch_cycles();
+	uint64_t h1 = c->handler_ticks;
 	if (soft)
 		softint_schedule(&s_softnet);	/* held: the section is at IPL_HIGH */
 	while (arch_cycles() - tb < body)
 		;
 	uint64_t tc = arch_cycles();
+	uint64_t h2 = c->handler_ticks;
 	crit_leave();
 	uint64_t td = arch_cycles();
-	*handlers = c->handlers - n0;
-	*deferred = c->deferred - f0;
-	return (int64_t)(tb - ta) + (int64_t)(td - tc) - (int64_t)(c->handler_ticks - h0)
-	       - 2 * (int64_t)pair;
+	struct timed t = {
+		.enter = (int64_t)(tb - ta) - (int64_t)(h1 - h0) - (int64_t)pair,
+		.leave = (int64_t)(td - tc) - (int64_t)(c->handler_ticks - h2) - (int64_t)pair,
+		.handlers = c->handlers - n0, .deferred = c->deferred - f0,
+	};
+	return t;
+}
+
+static uint64_t pos_or_0(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
+
+/* Sections while one device runs; the median extra cost of a section that had exactly
+ * one handler of `src` (plus, for the net, its softnet runs) and nothing else. */
+static void cal_device(struct ktest_ctx *kt, unsigned src, uint64_t pair)
+{
+	struct spl_cpu *c = spl_self();
+	uint64_t ms = 300, body = ns_to_ticks(2000), before[NSRC], after[NSRC];
+	if (src == SRC_DISK && !have_disk)
+		return;
+	if (src != SRC_DISK && !devices_start(kt, src == SRC_SERIAL, 115200, src == SRC_NET, ms))
+		return;
+	kstat_reset(&cal_k);
+	uint64_t end = arch_cycles() + ms * arch_tsc_hz() / 1000;
+	while ((int64_t)(arch_cycles() - end) < 0) {
+		if (src == SRC_DISK)
+			disk_kick(1);
+		src_counts(before);
+		struct timed t = timed_section(c, pair, body, false);
+		src_counts(after);
+		uint64_t soft = after[SRC_SOFT] - before[SRC_SOFT];
+		bool one = after[src] - before[src] == 1 && t.handlers == 1 + (src == SRC_NET ? soft : 0);
+		if (one && t.deferred <= 1) {
+			int64_t v = t.enter + t.leave - (int64_t)cal_quiet - (int64_t)(soft * cal[SRC_SOFT]);
+			kstat_add(&cal_k, pos_or_0(v));
+		}
+		for (volatile unsigned k = 0; k < 200; k++)
+			;
+	}
+	if (src == SRC_DISK)
+		disk_quiesce();
+	else
+		devices_stop(src == SRC_SERIAL, src == SRC_NET);
+	cal[src] = kstat_median(&cal_k);
+	cal_n[src] = cal_k.n;
 }
 
 static void sync_calibrate(struct ktest_ctx *kt)
 {
 	struct spl_cpu *c = spl_self();
-	uint64_t pair = rdtsc_pair_cost(), nh, nf;
-	kstat_reset(&cal_q);
-	kstat_reset(&cal_d);
-	for (unsigned i = 0; i < 4000; i++) {
-		bool soft = i & 1;
-		int64_t v = timed_section(c, pair, 0, soft, &nh, &nf);
-		if (nh != (soft ? 1u : 0u))
+	uint64_t pair = rdtsc_pair_cost();
+	kstat_reset(&cal_k);
+	kstat_reset(&cal_ke);
+	kstat_reset(&cal_kl);
+	for (unsigned i = 0; i < 2000; i++) {
+		struct timed t = timed_section(c, pair, 0, false);
+		if (t.handlers)
 			continue;
-		kstat_add(soft ? &cal_d : &cal_q, v > 0 ? (uint64_t)v : 0);
+		kstat_add(&cal_k, pos_or_0(t.enter) + pos_or_0(t.leave));
+		kstat_add(&cal_ke, pos_or_0(t.enter));
+		kstat_add(&cal_kl, pos_or_0(t.leave));
 	}
-	cal_quiet = kstat_median(&cal_q);
-	uint64_t d = kstat_median(&cal_d);
-	cal_dispatch = d > cal_quiet ? d - cal_quiet : 0;
-	cal_n = cal_q.n < cal_d.n ? cal_q.n : cal_d.n;
-	/* the hardware path: short sections while the serial model interrupts */
-	kstat_reset(&cal_d);
+	cal_quiet = kstat_median(&cal_k);
+	cal_enter = kstat_median(&cal_ke);
+	cal_leave = kstat_median(&cal_kl);
+	kstat_reset(&cal_k);
+	for (unsigned i = 0; i < 2000; i++) {
+		struct timed t = timed_section(c, pair, 0, true);
+		if (t.handlers != 1)
+			continue;
+		kstat_add(&cal_k, pos_or_0(t.enter + t.leave - (int64_t)cal_quiet));
+	}
+	cal[SRC_SOFT] = kstat_median(&cal_k);
+	cal_n[SRC_SOFT] = cal_k.n;
 	stats_reset_all();
-	if (!devices_start(kt, true, 115200, false, 300))
-		return;
-	uint64_t body = ns_to_ticks(2000), end = arch_cycles() + 300 * arch_tsc_hz() / 1000;
-	while ((int64_t)(arch_cycles() - end) < 0) {
-		uint64_t sc0 = s_serial.count;
-		int64_t v = timed_section(c, pair, body, false, &nh, &nf);
-		if (nh == 1 && s_serial.count == sc0 + 1 && nf <= 1)
-			kstat_add(&cal_d, v > (int64_t)cal_quiet ? (uint64_t)v - cal_quiet : 0);
-		for (volatile unsigned k = 0; k < 200; k++)
-			;
-	}
-	devices_stop(true, false);
-	cal_hw = kstat_median(&cal_d);
-	cal_hw_n = cal_d.n;
+	cal_device(kt, SRC_SERIAL, pair);
+	cal_device(kt, SRC_NET, pair);
+	cal_device(kt, SRC_DISK, pair);
 }
 
 static void disk_kick(unsigned per_irq)
@@ -507,6 +564,8 @@ static void run_load(unsigned rate, unsigned mean_ns, unsigned disk_per_irq, uin
 			lr.sp.pair_load_n++;
 			kstat_add(&lr.sp.pair_load, e1 - e0);
 		}
+		uint64_t cnt0[NSRC], cnt1[NSRC];
+		src_counts(cnt0);
 		uint64_t h0 = c->handler_ticks, n0 = c->handlers, f0 = c->deferred;
 		uint64_t ta = arch_cycles();
 		crit_enter();
@@ -553,6 +612,12 @@ static void run_load(unsigned rate, unsigned mean_ns, unsigned disk_per_irq, uin
 			lr.sp.intr_leave += sl;
 			lr.sp.handlers_enter += n1 - n0;
 			lr.sp.handlers_leave += n3 - n2;
+			/* per source: what ran from crit_enter to the end of crit_leave minus what
+			 * ran in the body (nothing in the body runs, in every scheme: the section
+			 * holds every source) */
+			src_counts(cnt1);
+			for (unsigned k = 0; k < NSRC; k++)
+				lr.sp.by_src[k] += cnt1[k] - cnt0[k];
 		}
 		bool interrupted = pess ? n3 != n1 : f3 != f0;
 		lr.interrupted += interrupted;
@@ -613,14 +678,23 @@ static void emit_load(const char *wl, const struct workload *w)
 	kstat_json(&lr.masked, "masked", true, out, sizeof out, &pos);
 	struct sync_parts *p = &lr.sp;
 	PUTJ(",\"sync_parts\":{\"pair\":%lu,\"pair_load_sum\":%lu,\"pair_load_n\":%lu,"
-	     "\"pair_load_median\":%lu,\"cal_hw\":%lu,\"cal_hw_n\":%lu,"
-	     "\"quiet_n\":%lu,\"quiet_ticks\":%lu,\"intr_n\":%lu,\"intr_enter_ticks\":%lu,"
-	     "\"intr_leave_ticks\":%lu,\"handlers_in_enter\":%lu,\"handlers_in_leave\":%lu,"
-	     "\"clamped_ticks\":%lu,\"cal_quiet\":%lu,\"cal_dispatch\":%lu,\"cal_n\":%lu}",
-	     p->pair, p->pair_load_sum, p->pair_load_n, kstat_median(&p->pair_load), cal_hw,
-	     cal_hw_n, p->quiet_n, p->quiet_ticks, p->intr_n,
-	     p->intr_enter, p->intr_leave, p->handlers_enter, p->handlers_leave, p->clamped,
-	     cal_quiet, cal_dispatch, cal_n);
+	     "\"pair_load_median\":%lu,\"quiet_n\":%lu,\"quiet_ticks\":%lu,\"intr_n\":%lu,"
+	     "\"intr_enter_ticks\":%lu,\"intr_leave_ticks\":%lu,\"handlers_in_enter\":%lu,"
+	     "\"handlers_in_leave\":%lu,\"clamped_ticks\":%lu,\"cal_quiet\":%lu,"
+	     "\"cal_enter\":%lu,\"cal_leave\":%lu",
+	     p->pair, p->pair_load_sum, p->pair_load_n, kstat_median(&p->pair_load), p->quiet_n,
+	     p->quiet_ticks, p->intr_n, p->intr_enter, p->intr_leave, p->handlers_enter,
+	     p->handlers_leave, p->clamped, cal_quiet, cal_enter, cal_leave);
+	PUTJ(",\"handlers_by_source\":{");
+	for (unsigned k = 0; k < NSRC; k++)
+		PUTJ("%s\"%s\":%lu", k ? "," : "", src_names[k], p->by_src[k]);
+	PUTJ("},\"cal_by_source\":{");
+	for (unsigned k = 0; k < NSRC; k++)
+		PUTJ("%s\"%s\":%lu", k ? "," : "", src_names[k], cal[k]);
+	PUTJ("},\"cal_n_by_source\":{");
+	for (unsigned k = 0; k < NSRC; k++)
+		PUTJ("%s\"%s\":%lu", k ? "," : "", src_names[k], cal_n[k]);
+	PUTJ("}}");
 	PUTJ(",\"check_errors\":%lu}\n", check_errors);
 	(void)h;
 	print_long(out, pos, sizeof out);
