@@ -12,7 +12,12 @@
  *              the workload interrupt meanwhile (clock 100 Hz; real IDE PIO reads; the
  *              serial and network models). Measured per section, with the TSC: time in
  *              crit_enter/crit_leave (minus handler time that ran inside them and the
- *              rdtsc cost), duration, whether an interrupt arrived inside, masked time.
+ *              rdtsc cost), duration, whether an interrupt arrived inside, masked time;
+ *              and that time's parts (paper section 5.4, Table 6 against the Table 2
+ *              model; issue 8 item 9b): quiet vs interrupted sections, crit_enter vs
+ *              crit_leave, handlers dispatched inside them per source, the rdtsc pair as
+ *              timed in the load, against a calibration in the same boot (tight-loop
+ *              section; one held interrupt of each source dispatched by crit_leave).
  *   irq_loss   the loss grid: the serial model at 38.4k..921.6k baud while the disk moves
  *              0/1/4/16 sectors per interrupt by PIO, with the NIC model and the load.
  * Options (command line, protocol.md section 2): irq_seconds, irq_quick, irq_clock_hz
