@@ -1011,10 +1011,10 @@ def table6_units(ix: IrqIndex) -> Table | None:
             "load quiet section = the mean over the load's quiet sections; crit_enter, "
             "interrupted = the mean crit_enter of the sections an interrupt came into; "
             "handlers in crit = runs per source inside crit_enter / crit_leave, each "
-            "with the calibrated cost of one such run beyond its body (a section of the "
-            "calibration into which exactly one interrupt of that source came; the clock "
-            "has no calibration and is charged at the serial cost; soft = a soft interrupt "
-            "scheduled inside the section); rdtsc pair = the median pair subtracted twice "
+            "with the calibrated cost of one such run beyond its body (median per run over "
+            "the calibration's sections into which interrupts of that source only came, "
+            "one or a chain; the clock has no calibration and is charged at the serial "
+            "cost; soft = a soft interrupt scheduled inside the section); rdtsc pair = the median pair subtracted twice "
             "per section, and its median when timed inside the load.", ix.env_note(names)])
 
 
