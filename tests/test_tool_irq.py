@@ -543,7 +543,7 @@ def test_table6_parts_arithmetic():
     assert row[:2] == ["spl-optim", "Andrew local"]
     assert row[-2] == "+0.005"
     assert row[-1] == "7.4%"                                        # 0.005 of a 0.0676 pp gap
-    assert "the largest part is (i) section code vs primitive (0.035 pp" in t.notes_below[0]
+    assert "the largest part is (i) code (0.035 pp" in t.notes_below[0]
     units = by_first(table(irqreport.irq_tables(irq_data([parts_record()])), "Table 6e"))
     assert "disk 100 x 1000" in units["spl-optim"][10]
     assert "clock 10 x 500.0" in units["spl-optim"][10]

@@ -890,11 +890,9 @@ def sync_parts(ix: IrqIndex, scheme: str, workload: str) -> dict | None:
 
 
 SYNC_TERMS = ("counts", "code", "load", "enter", "dispatch", "timing", "clamp")
-SYNC_TERM_LABELS = {"counts": "(iv) E, I counts", "code": "(i) section code vs primitive",
-                    "load": "(i) quiet sections: load vs tight loop",
-                    "enter": "(i) crit_enter of interrupted sections",
-                    "dispatch": "(ii) dispatch in crit, calibrated",
-                    "timing": "(iii) timing reads", "clamp": "clamp at 0"}
+SYNC_TERM_LABELS = {"counts": "(iv) counts", "code": "(i) code", "load": "(i) load",
+                    "enter": "(i) enter", "dispatch": "(ii) dispatch", "timing": "(iii) timing",
+                    "clamp": "clamp"}
 
 
 def _pp(v: float | None) -> str:
@@ -921,23 +919,23 @@ def table6_parts(ix: IrqIndex) -> Table | None:
         title=_title("Table 6d: where the gap between measured and model comes from", ix,
                      names),
         headers=["scheme", "workload", "model", "measured", "gap pp",
-                 *[SYNC_TERM_LABELS[k] for k in SYNC_TERMS], "residual pp",
+                 *[SYNC_TERM_LABELS[k] for k in SYNC_TERMS], "residual",
                  "residual / gap"],
         rows=rows, align=["l", "l"] + ["r"] * (4 + len(SYNC_TERMS) + 1),
         notes_above=[
             "Percentage points of each second; gap = measured - model (Table 6). Each term "
             "is its own measurement times its own count (kernel/exp_irq.c, sync_parts), so "
             "the terms need not add up to the gap: the residual is what none of them "
-            "explains. (iv) the model's E and I (mean of 0.1 s windows) against the exact "
-            "counts over the busy time; (i) section code = sections x (the scheme's "
+            "explains. (iv) counts = the model's E and I (mean of 0.1 s windows) against "
+            "the exact counts over the busy time; (i) code = sections x (the scheme's "
             "crit_enter + crit_leave timed in a tight loop in the same boot - Table 5's "
             "primitive): the scheme's section is more than the one primitive the model "
             "charges (spl-pessim writes both 8259A mask bytes and the LAPIC timer's LVT, "
             "reads its count, and saves/restores IF); (i) load = quiet sections (no "
             "interrupt from crit_enter to the end of crit_leave) in the load against the "
             "same code in the tight loop: cold caches, TLB and, under tcg, the emulator's "
-            "slow paths, and the host's preemptions of the vCPU; (i) crit_enter of "
-            "interrupted sections = their crit_enter time against the tight loop's: the "
+            "slow paths, and the host's preemptions of the vCPU; (i) enter = the "
+            "crit_enter time of interrupted sections against the tight loop's: the "
             "masking step while a device is active; (ii) dispatch = handlers that ran "
             "inside crit_enter / crit_leave (their bodies are subtracted, their entry, "
             "exit, mask writes, EOIs and replay are not) x the calibrated cost of one such "
