@@ -374,8 +374,9 @@ static struct load_result lr;
  *	with nothing pending, in a tight loop;
  *   cal[src] = median extra cost per handler run of a section during which interrupts of
  *	src (one, or a chain) arrived and were dispatched by its crit_leave, the handler
- *	bodies subtracted: what a held interrupt of that source costs there (spl-pessim: taken at the unmask, with its
- *	mask writes and EOIs; optimistic schemes: replayed, its line unmasked). Sources:
+ *	bodies subtracted: what a held interrupt of that source costs there (spl-pessim:
+ *	taken at the unmask, with its mask writes and EOIs; optimistic schemes: replayed,
+ *	its line unmasked). Sources:
  *	soft (s_softnet scheduled inside the section: the software path), serial (the
  *	PIT, IRQ 0), net (the RTC, IRQ 8 behind the slave 8259A; its softnet run is charged
  *	at the soft cost and taken out), disk (IDE, IRQ 14, one sector per interrupt).
@@ -391,6 +392,9 @@ enum { SRC_CLOCK, SRC_DISK, SRC_SERIAL, SRC_NET, SRC_SOFT, NSRC };
 static const char *const src_names[NSRC] = { "clock", "disk", "serial", "net", "soft" };
 static struct intr_source *const src_of[NSRC] = { &s_clock, &s_disk, &s_serial, &s_net, &s_softnet };
 _Static_assert(NSRC == NSRC_MAX, "struct sync_parts counts every calibrated source");
+/* Written and read only by the experiment's thread on the BSP (handlers never touch
+ * them); the per-source counts read through src_of[] are written by handlers on this CPU
+ * and read here whole (aligned 64-bit loads). */
 static uint64_t cal_quiet, cal_enter, cal_leave, cal[NSRC], cal_n[NSRC];
 static struct kstat cal_k, cal_ke, cal_kl;
 
@@ -427,8 +431,8 @@ static struct timed timed_section(struct spl_cpu *c, uint64_t pair, uint64_t bod
 
 static uint64_t pos_or_0(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
 
-/* Sections while one device runs; the median extra cost of a section that had exactly
- * one handler of `src` (plus, for the net, its softnet runs) and nothing else. */
+/* Sections while one device runs; cal[src] = the median, over sections into which only
+ * `src` interrupted (k >= 1 runs, plus the net's softnet runs), of the extra cost / k. */
 static void cal_device(struct ktest_ctx *kt, unsigned src, uint64_t pair)
 {
 	struct spl_cpu *c = spl_self();
@@ -452,7 +456,7 @@ static void cal_device(struct ktest_ctx *kt, unsigned src, uint64_t pair)
 			int64_t v = t.enter + t.leave - (int64_t)cal_quiet - (int64_t)(soft * cal[SRC_SOFT]);
 			kstat_add(&cal_k, pos_or_0(v) / k);
 		}
-		for (volatile unsigned k = 0; k < 200; k++)
+		for (volatile unsigned i = 0; i < 200; i++)
 			;
 	}
 	if (src == SRC_DISK)
@@ -608,6 +612,7 @@ static void run_load(unsigned rate, unsigned mean_ns, unsigned disk_per_irq, uin
 		int64_t s_leave = (int64_t)(td - tc) - (int64_t)(h3 - h2) - (int64_t)pair;
 		uint64_t se = (uint64_t)(s_enter > 0 ? s_enter : 0), sl = (uint64_t)(s_leave > 0 ? s_leave : 0);
 		lr.sync += se + sl;
+		/* unsigned wrap: adds -s when s < 0, nothing otherwise */
 		lr.sp.clamped += (se - (uint64_t)s_enter) + (sl - (uint64_t)s_leave);
 		if (n3 == n0 && f3 == f0) {
 			lr.sp.quiet_n++;
