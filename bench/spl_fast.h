@@ -3,12 +3,17 @@
  * (bench/spl_fast_<scheme>.c, one per optimistic scheme): the kernel's own
  * kernel/include/spl.h, compiled for user mode through bench/spl_shim/arch_impl.h, runs
  * crit_enter()+crit_leave() with nothing pending - the path a critical section takes
- * when no interrupt arrives - next to the per-thread flag set+clear in the same process.
+ * when no interrupt arrives - next to the per-thread flag set+clear in the same process,
+ * and splx(splraise(IPL_BIO)), nothing pending. crit_enter/crit_leave is one block of
+ * spl.h shared by the optimistic schemes (spl-optim and tpr-optim compile it to the same
+ * instructions: tests/test_spl_fast_code.py), so their crit_enter_leave rows measure the
+ * same code; splraise/splx is where the schemes differ (spl-optim: an xor and an unlocked
+ * cmpxchg on the level-and-pending word; tpr-optim, cli-optim: a store, then a check).
  * Small & Manley 1997 Table 5 / section 5.3 (the flag cost); issue 4's bar: the
  * optimistic schemes' crit_enter+crit_leave within 2 TSC ticks of the flag cost.
  *
  * Output: KSYNC {"kind":"hosted_boot",...}, then KSYNC {"kind":"irq_prim","scheme":S,
- * "name":"crit_enter_leave"|"flag",...} rows (protocol.md sections 4-5), in KTAP.
+ * "name":"crit_enter_leave"|"splraise_splx"|"flag"|"flag_incdec",...} rows (protocol.md sections 4-5), in KTAP.
  * Method: include/ksync/measure.h (200 batches x 256 ops, empty loop subtracted).
  */
 #define _GNU_SOURCE
@@ -71,6 +76,8 @@ int main(void)
 		if (round == 1) {
 			ROW("crit_enter_leave", KSYNC_SCHEME " crit_enter(); crit_leave() (kernel spl.h, user mode)",
 			    ({ crit_enter(); crit_leave(); }));
+			ROW("splraise_splx", KSYNC_SCHEME " splx(splraise(IPL_BIO)) (kernel spl.h, user mode)",
+			    ({ spl_t s = splraise(IPL_BIO); splx(s); }));
 			ROW("flag", "movb $1,%fs:flag; movb $0,%fs:flag (thread-local)",
 			    ({ __asm__ volatile("movb $1, %%fs:flag@tpoff; movb $0, %%fs:flag@tpoff" ::: "memory"); }));
 			/* a nestable flag done the obvious way: one byte incremented and
@@ -81,7 +88,7 @@ int main(void)
 			KSYNC_MEASURE(t, KSYNC_PRIM_BATCHES, KSYNC_PRIM_OPS_PER_BATCH, ({ crit_enter(); crit_leave(); }));
 		}
 	}
-	int ok = spl_cpus[0].ipl == IPL_NONE && spl_cpus[0].crit_flag == 0 && spl_cpus[0].crit_nest == 0;
+	int ok = spl_cpus[0].ipl == IPL_NONE && spl_cpus[0].pending == 0 && spl_cpus[0].crit_flag == 0 && spl_cpus[0].crit_nest == 0;
 	printf("ktap: %s 1 spl_fast_%s\n", ok ? "ok" : "not ok", KSYNC_SCHEME);
 	return ok ? 0 : 1;
 }
