@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 
 from ksync import cli, irqreport, report
+from test_tool_cli import KERNEL_LINES, run_repo, write_prims  # noqa: F401
 from test_tool_irq import (argvs, irq_data, irq_repo, make_fake, run_cli,  # noqa: F401
                            scheme_rows)
+from test_tool_runner import make_fake as make_fake_qemu
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,6 +112,23 @@ def test_run_irq_bench_passes_and_records_the_set(irq_repo, tmp_path):
     md = (out / "report.md").read_text()
     assert "set bench" in md
     assert "8 bits per character" in md
+
+
+def test_run_prims_bench_boots_seven_times_with_set_all(run_repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake_qemu(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    out = tmp_path / "results"
+    p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out), "--no-peers",
+                "--set", "bench")
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("-append") + 1].split()[-1] == "set=all"
+    assert "run 7 of 7" in p.stderr and "run 8 of" not in p.stderr
+    data = json.loads((out / "prims.json").read_text())
+    assert (data["set"], data["repeat"]) == ("bench", 7)
+    assert all(len(r["run_medians"]) == 7 for r in data["rows"])
+    assert "bench, 7 runs per side" in (out / "report.md").read_text()
 
 
 def test_report_labels_serial_bits_from_the_kernel_rows():
