@@ -1,6 +1,8 @@
 /*
  * dev_serial_model.c - a paced 16550 receiver: characters arrive on a TSC schedule at
- * baud/10 per second into a 16-byte FIFO; the receive interrupt is a real PIT (IRQ0)
+ * baud/bits per second into a 16-byte FIFO (bits per character: 10 = 8N1 by default;
+ * 8 reproduces the paper's section 6.4 arithmetic, 115.2 kbit/s -> 14,400 characters/s,
+ * so a 2 ms masked window loses 28 - 16 = 12); the receive interrupt is a real PIT (IRQ0)
  * interrupt, programmed for the moment the FIFO reaches its trigger level (1, 4, 8, 14)
  * or, for the last partial FIFO, the 16550's character timeout (4 character times).
  *
@@ -54,12 +56,23 @@ static void arm(struct serial_model *m, uint64_t now, uint64_t when)
 
 int serial_model_start(struct serial_model *m, unsigned baud, unsigned trigger, uint64_t nchars)
 {
+	return serial_model_start_bits(m, baud, SERIAL_BITS_8N1, trigger, nchars);
+}
+
+int serial_model_start_bits(struct serial_model *m, unsigned baud, unsigned bits,
+			    unsigned trigger, uint64_t nchars)
+{
 	if (!m) {
 		kprintf("serial_model: NULL model\n");
 		return KSYNC_EINVAL;
 	}
 	if (baud < 9600 || baud > 921600) {
 		kprintf("serial_model: baud %u outside 9600..921600\n", baud);
+		return KSYNC_EINVAL;
+	}
+	if (bits < SERIAL_BITS_MIN || bits > SERIAL_BITS_MAX) {
+		kprintf("serial_model: %u bits per character outside %u..%u\n", bits,
+			SERIAL_BITS_MIN, SERIAL_BITS_MAX);
 		return KSYNC_EINVAL;
 	}
 	if (trigger != 1 && trigger != 4 && trigger != 8 && trigger != 14) {
@@ -70,15 +83,15 @@ int serial_model_start(struct serial_model *m, unsigned baud, unsigned trigger, 
 		kprintf("serial_model: no characters to send\n");
 		return KSYNC_EINVAL;
 	}
-	/* 10 bits per character; the PIT must be able to pace one character */
-	uint64_t char_pit = (uint64_t)PIT_HZ * 10 / baud;
+	/* the PIT must be able to pace one character */
+	uint64_t char_pit = paced_char_ticks(PIT_HZ, baud, bits);
 	if (char_pit < 2) {
 		kprintf("serial_model: a character at %u baud is %lu PIT ticks, under 2\n", baud,
 			char_pit);
 		return KSYNC_EINVAL;
 	}
 	uint64_t tsc_hz = arch_tsc_hz();
-	uint64_t char_tsc = tsc_hz * 10 / baud;
+	uint64_t char_tsc = paced_char_ticks(tsc_hz, baud, bits);
 	if (char_tsc == 0) {
 		kprintf("serial_model: TSC too slow for %u baud\n", baud);
 		return KSYNC_EINVAL;
@@ -95,20 +108,13 @@ int serial_model_start(struct serial_model *m, unsigned baud, unsigned trigger, 
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	memset(m, 0, sizeof *m);
 	m->baud = baud;
+	m->bits = bits;
 	m->trigger = trigger;
 	m->nchars = nchars;
 	m->char_tsc = char_tsc;
 	uint64_t now = arch_cycles();
-	struct paced_params q = {
-		.t0 = now + char_tsc,		/* the first character is on the wire now */
-		.n = nchars,
-		.item_period = char_tsc,
-		.burst_period = char_tsc,
-		.burst = 1,
-		.capacity = SERIAL_FIFO,
-		.trigger = trigger,
-	};
-	if (paced_init(&m->p, &q) != KSYNC_OK) {
+	/* the first character is on the wire now: it arrives at now + char_tsc */
+	if (paced_serial_init(&m->p, now, char_tsc, nchars, SERIAL_FIFO, trigger) != KSYNC_OK) {
 		kprintf("serial_model: %lu characters at %u baud overflow the TSC schedule\n",
 			nchars, baud);
 		__atomic_store_n(&owner, (struct serial_model *)NULL, __ATOMIC_RELEASE);

@@ -23,8 +23,10 @@
  * Options (command line, protocol.md section 2): irq_seconds, irq_quick, irq_clock_hz
  * (100..10000, default 100), irq_loss_repeats (1..20, default 3: each loss cell is run
  * that many times and the run with the least loss is reported), irq_rate + irq_mean_ns (an extra "custom" workload with the
- * disk, the serial line and the NIC all running). A value out of range is refused with
- * a message naming the range, and the default is used.
+ * disk, the serial line and the NIC all running), irq_serial_bits (7..12, default 10 =
+ * 8N1: bits per character of the serial model; 8 is the paper's section 6.4 arithmetic,
+ * 115.2 kbit/s -> 14,400 characters/s). A value out of range is refused with a message
+ * naming the range, and the default is used.
  *
  * What is real: the critical sections, the scheme, the interrupts (LAPIC timer, PIT,
  * RTC, IDE), the PIO transfers. What is modelled: the load's mix (synthetic, at the
@@ -224,6 +226,7 @@ static bool quick;
 static unsigned clock_hz = 100;		/* irq_clock_hz: 100..10000 */
 static uint64_t custom_rate, custom_mean_ns;	/* irq_rate, irq_mean_ns: an extra "custom" load */
 static unsigned loss_repeats = 3;	/* irq_loss_repeats: runs per loss cell, the least loss kept */
+static unsigned serial_bits = SERIAL_BITS_8N1;	/* irq_serial_bits: bits per serial character */
 
 /* A decimal unsigned option in [lo, hi]; a clear message and the default otherwise. */
 static uint64_t opt_u64(const char *key, uint64_t dflt, uint64_t lo, uint64_t hi)
@@ -251,6 +254,8 @@ static void parse_options(void)
 	custom_rate = opt_u64("irq_rate", 0, 1, 1000000);
 	custom_mean_ns = opt_u64("irq_mean_ns", 3000, 100, 1000000);
 	loss_repeats = (unsigned)opt_u64("irq_loss_repeats", 3, 1, 20);
+	serial_bits = (unsigned)opt_u64("irq_serial_bits", SERIAL_BITS_8N1, SERIAL_BITS_MIN,
+					SERIAL_BITS_MAX);
 	if (!cmdline_get("irq_seconds", buf, sizeof buf))
 		return;
 	uint64_t ms = 0, frac = 0, scale = 1000;
@@ -743,8 +748,8 @@ static void stats_reset_all(void)
 static bool devices_start(struct ktest_ctx *kt, bool serial, unsigned baud, bool net, uint64_t ms)
 {
 	if (serial) {
-		uint64_t nchars = (uint64_t)baud / 10 * ms / 1000 + 1;
-		int e = serial_model_start(&sm, baud, 8, nchars);
+		uint64_t nchars = (uint64_t)baud / serial_bits * ms / 1000 + 1;
+		int e = serial_model_start_bits(&sm, baud, serial_bits, 8, nchars);
 		if (e != KSYNC_OK) {
 			kt_diag(kt, "serial_model_start(%u baud) = %d", baud, e);
 			return false;
@@ -877,9 +882,10 @@ KEXPERIMENT(irq_loss, "default")
 			char a[32];
 			kprintf("KSYNC {\"kind\":\"irq_loss\",\"scheme\":\"%s\",\"baud\":%u,\"trigger\":8,"
 				"\"pio_sectors\":%u,\"pio_handler_mean\":%lu,\"chars\":%lu,\"lost\":%lu,"
-				"\"packets\":%lu,\"dropped\":%lu,\"seconds\":%s,\"repeats\":%u}\n", KSYNC_SCHEME,
+				"\"packets\":%lu,\"dropped\":%lu,\"seconds\":%s,\"repeats\":%u,"
+				"\"serial_bits\":%u}\n", KSYNC_SCHEME,
 				bauds[b], pio, hmean, chars, best_lost, pk, dr,
-				fx3(a, busy * 1000 / arch_tsc_hz()), loss_repeats);
+				fx3(a, busy * 1000 / arch_tsc_hz()), loss_repeats, serial_bits);
 		}
 	KT_EXPECT_EQ(check_errors, 0);
 	KT_EXPECT_EQ(spl_self()->violations, 0);

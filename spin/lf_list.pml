@@ -30,12 +30,26 @@
  *   - at the end: no DELETED node remains (every remove/pop finished), and the nodes
  *     reachable from the head are exactly the LIVE ones; the hint is 0 or reachable.
  *
+ * Seeded bugs (-DMUTANT=n; 0, the default, is the algorithm as in C).  Each must make
+ * pan report an error; tests/test_spin.py checks each in the smallest scenario that
+ * exposes it (-DSCENARIO=k):
+ *   1  tail_fix does not bump the generation (a stale swing re-installs a retired hint)
+ *   2  remove does not fix the tail hint when the node was the tail (TAILED)
+ *   3  remove marks the node but skips its unlinking walk (search)
+ *   4  the walk does not restart after a failed unlink CAS: it goes on as if unlinked
+ *   5  pop_head does not freeze the head: it marks the first node it read directly
+ *   6  pop_head claims a node that a remove deleted (DEL without POP counts as its own)
+ *
  * Run (about 10 s here):  spin -a lf_list.pml && gcc -O2 -DSAFETY -o pan pan.c && ./pan
  * pan-cc-flags: -DSAFETY -DCOLLAPSE
  * pan-run-flags: -m200000
  */
 
 #define N 4		/* nodes 1..N; 0 is NIL */
+
+#ifndef MUTANT
+#define MUTANT 0
+#endif
 
 #define FREE 0
 #define LIVE 1
@@ -134,7 +148,9 @@ inline tail_fix(x)
 				:: tlo == x -> tlo = 0
 				:: else -> skip
 				fi;
+#if MUTANT != 1
 				thi = thi + 1;
+#endif
 				ok = 1; t_lo = 0; t_hi = 0
 			:: else -> t_lo = tlo; t_hi = thi
 			fi
@@ -189,7 +205,11 @@ inline search(target)
 								fi
 							fi;
 							if
+#if MUTANT == 4
+							:: !ok -> w_nx = c_nx	/* go on as if unlinked */
+#else
 							:: !ok -> s_restart = 1
+#endif
 							:: (ok && cur == target) -> s_done = 1; s_res = 1
 							:: (ok && cur != target) -> w_nx = c_nx
 							fi;
@@ -309,6 +329,29 @@ inline pop_head()
 					fi
 				}
 			:: else ->
+#if MUTANT == 5
+				/* no freeze: CAS the first node's word to DEL|POP, then unlink it
+				 * from the head if it is still first */
+				atomic {
+					if
+					:: (nx[h] == c_nx && dl[h] == 0 && pp[h] == c_pp && tg[h] == c_tg) ->
+						assert(st[h] == LIVE);
+						dl[h] = 1; pp[h] = 1; st[h] = DELETED; ok = 1
+					:: else -> ok = 0
+					fi
+				};
+				if
+				:: ok ->
+					atomic {
+						if
+						:: (head == h && frz == 0) -> head = nx[h]
+						:: else -> skip
+						fi
+					};
+					load_node(h);
+					if
+					:: c_pp ->
+#else
 				atomic {
 					if
 					:: (head == h && frz == 0) -> frz = 1; ok = 1
@@ -320,7 +363,12 @@ inline pop_head()
 					help_pop(h);
 					load_node(h);
 					if
+#if MUTANT == 6
+					:: c_dl ->	/* DEL set by a remove counts as our POP */
+#else
 					:: c_pp ->
+#endif
+#endif
 						if
 						:: c_tg -> tail_fix(h)
 						:: else -> skip
@@ -385,11 +433,15 @@ inline remove(n)
 	if
 	:: res ->
 		m_tg = c_tg;
+#if MUTANT != 3
 		search(n);
+#endif
+#if MUTANT != 2
 		if
 		:: m_tg -> tail_fix(n)
 		:: else -> skip
 		fi;
+#endif
 		retire(n)
 	:: else -> skip
 	fi;

@@ -10,6 +10,11 @@ extra flags in its header comment, one line each:
                                             mutants; this generic one leaves it alone)
 Skipped, with the reason, when spin is not installed (Debian package `spin`; `make deps`
 installs it).  See spin/README.md.
+
+The seeded bugs of lf_list.pml (-DMUTANT=1..6, listed in its header comment) must each make
+pan report an assertion violation, which shows that its checks can fail.  Each runs in the
+smallest scenario (-DSCENARIO=k) that exposes it; pan stops at the first error, so each
+search takes under a second and the test's time is mostly compiling pan.c (at -O0).
 """
 import os
 import re
@@ -72,3 +77,50 @@ def test_spin_model(model: Path, tmp_path: Path):
         shown += f"\n--- counterexample (spin -t -p -g -l)\n{trail.stdout[-8000:]}"
     assert "max search depth too small" not in out, f"incomplete search:\n{shown}"
     assert re.search(r"\berrors: 0\b", out), f"spin found errors:\n{shown}"
+
+
+# lf_list.pml's seeded bugs: (name, MUTANT, the scenario that exposes it fastest)
+LF_LIST = ROOT / "spin" / "lf_list.pml"
+LF_LIST_MUTANTS = [
+    ("tail_fix_without_generation_bump", 1, 3),
+    ("remove_without_tail_fix", 2, 3),
+    ("remove_without_unlinking_walk", 3, 1),
+    ("walk_without_restart_after_failed_unlink", 4, 3),
+    ("pop_head_without_freezing", 5, 2),
+    ("pop_head_claims_removed_node", 6, 3),
+]
+
+
+def test_lf_list_mutants_are_switches():
+    """Every mutant the table checks is a switch of the model, and the model names each."""
+    text = LF_LIST.read_text()
+    for name, n, _ in LF_LIST_MUTANTS:
+        assert re.search(rf"#if MUTANT [!=]= {n}\b", text), f"MUTANT={n} ({name}) switches nothing"
+        assert re.search(rf"^ \*\s+{n}\s", text, re.M), f"MUTANT={n} is not described"
+    assert sorted(n for _, n, _ in LF_LIST_MUTANTS) == list(range(1, 7))
+
+
+@needs_spin
+@pytest.mark.parametrize("name,mutant,scenario", LF_LIST_MUTANTS,
+                         ids=[m[0] for m in LF_LIST_MUTANTS])
+def test_lf_list_finds_seeded_bug(tmp_path: Path, name: str, mutant: int, scenario: int):
+    text = LF_LIST.read_text()
+    cc = os.environ.get("CC", "gcc")
+    cc_flags = _flags(text, "pan-cc-flags", ["-DSAFETY"])
+    run_flags = _flags(text, "pan-run-flags", [])
+    shutil.copy(LF_LIST, tmp_path / LF_LIST.name)
+    defines = [f"-DMUTANT={mutant}", f"-DSCENARIO={scenario}"]
+    _run(["spin", *defines, "-a", LF_LIST.name], tmp_path, f"{name}: spin -a")
+    # -O0: the search stops at the first error after a few thousand states, so compiling
+    # pan.c with -O2 (~7 s of CPU) would cost far more than it saves (~1 s for all six)
+    _run([cc, "-O0", "-w", *cc_flags, "-o", "pan", "pan.c"], tmp_path, f"{name}: compiling pan.c")
+    try:
+        r = subprocess.run(["./pan", *run_flags], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{name}: ./pan timed out after {TIMEOUT} s", pytrace=False)
+    out = r.stdout + r.stderr
+    m = re.search(r"\berrors: (\d+)\b", out)
+    assert m, f"{name}: pan did not finish its search:\n{out[-4000:]}"
+    assert int(m.group(1)) > 0 and "assertion violated" in out, \
+        f"the seeded bug {name} (MUTANT={mutant}, SCENARIO={scenario}) was not found:\n{out[-4000:]}"

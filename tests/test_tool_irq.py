@@ -360,7 +360,8 @@ def test_run_irq_end_to_end(irq_repo, tmp_path):
     for a in runs:
         # our words first, the user's --append last (the kernel takes the last one)
         assert a[a.index("-append") + 1] == \
-            "mode=bench filter=irq* irq_seconds=0.5 irq_quick=1 irq_seconds=2"
+            "mode=bench filter=irq* set=default irq_seconds=0.5 irq_loss_repeats=3 " \
+            "irq_serial_bits=10 irq_quick=1 irq_seconds=2"
         assert "-drive" in a and a[a.index("-smp") + 1] == "1"
     data = json.loads((out / "irq.json").read_text())
     assert data["schema"] == irqreport.SCHEMA

@@ -119,14 +119,19 @@ void ata_reset(void);
 uint64_t ata_stray_irqs(void);		/* interrupts with no request, or no block ready */
 
 /* ---- serial model: a 16550 receiver fed on a TSC schedule (kernel/dev_serial_model.c)
- * Characters (10 bits each: start, 8 data, stop) arrive at baud/10 per second into a
- * 16-byte FIFO; the interrupt is the PIT (IRQ0) programmed for the FIFO's trigger time
- * (or the character timeout for the last partial FIFO). One model runs at a time. */
+ * Characters of `bits` bits each (default 10 = 8N1: start, 8 data, stop; the paper's
+ * section 6.4 arithmetic counts 8) arrive at baud/bits per second into a 16-byte FIFO;
+ * the interrupt is the PIT (IRQ0) programmed for the FIFO's trigger time (or the
+ * character timeout for the last partial FIFO). One model runs at a time. */
 #define SERIAL_FIFO 16
+#define SERIAL_BITS_8N1 10		/* the default: start + 8 data + stop */
+#define SERIAL_BITS_MIN 7		/* 5 data bits, no parity, 1 stop */
+#define SERIAL_BITS_MAX 12		/* 8 data bits, parity, 2 stop */
 
 struct serial_model {
 	/* parameters: written by serial_model_start before the PIT is armed, read-only after */
 	unsigned baud, trigger;
+	unsigned bits;			/* bits per character on the wire */
 	uint64_t nchars;
 	uint64_t char_tsc;		/* TSC ticks per character */
 	/* model state: written only by serial_model_intr (IRQ0's CPU) */
@@ -156,6 +161,10 @@ struct serial_model {
  * while another serial model runs. Arms the PIT; the caller routes IRQ0 to a handler
  * that calls serial_model_intr(m) and unmasks it. */
 int serial_model_start(struct serial_model *m, unsigned baud, unsigned trigger, uint64_t nchars);
+/* The same with `bits` per character, SERIAL_BITS_MIN..SERIAL_BITS_MAX (KSYNC_EINVAL with
+ * a kprintf reason otherwise); serial_model_start is this with SERIAL_BITS_8N1. */
+int serial_model_start_bits(struct serial_model *m, unsigned baud, unsigned bits,
+			    unsigned trigger, uint64_t nchars);
 /* The handler: drain (one real `inb` of COM1's LSR, port 0x3fd, per kept character,
  * the per-character I/O cost), check sequence numbers, re-arm the PIT for the next
  * trigger; at the end stop the PIT and set done. */

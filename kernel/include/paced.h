@@ -131,6 +131,41 @@ static inline int paced_init(struct paced *p, const struct paced_params *prm)
 	return KSYNC_OK;
 }
 
+/*
+ * A serial line's character time: TSC ticks per character at `baud` with `bits` bits per
+ * character on the wire, hz * bits / baud, truncated. A 16550 frame is start + data +
+ * parity + stop bits: 8N1 is 10 (the kernel's default); Small & Manley's section 6.4
+ * arithmetic counts 8 (115.2 kbit/s -> 14,400 characters/s). 0 if baud or bits is 0 or
+ * hz * bits overflows 64 bits.
+ */
+static inline uint64_t paced_char_ticks(uint64_t hz, uint32_t baud, uint32_t bits)
+{
+	uint64_t m;
+	if (baud == 0 || bits == 0 || paced_muladd_(hz, bits, 0, &m))
+		return 0;
+	return m / baud;
+}
+
+/*
+ * The serial line's schedule as the kernel's serial model (kernel/dev_serial_model.c)
+ * sets it up at time `now`: the first character is on the wire at `now`, so character i
+ * arrives at now + (i + 1) * char_ticks; an empty FIFO of `capacity`. A drain at
+ * now + W therefore finds floor(W / char_ticks) characters, of which all but `capacity`
+ * are lost. Same errors as paced_init (and KSYNC_EINVAL if now + char_ticks overflows).
+ */
+static inline int paced_serial_init(struct paced *p, uint64_t now, uint64_t char_ticks,
+				    uint64_t n, uint32_t capacity, uint32_t trigger)
+{
+	uint64_t t0;
+	if (char_ticks == 0 || paced_muladd_(1, char_ticks, now, &t0))
+		return KSYNC_EINVAL;
+	struct paced_params q = {
+		.t0 = t0, .n = n, .item_period = char_ticks, .burst_period = char_ticks,
+		.burst = 1, .capacity = capacity, .trigger = trigger,
+	};
+	return paced_init(p, &q);
+}
+
 /* Items that have arrived by time t (arrival <= t), 0..n. */
 static inline uint64_t paced_arrived(const struct paced *p, uint64_t t)
 {

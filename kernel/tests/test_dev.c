@@ -522,6 +522,40 @@ KTEST(dev_serial_921600_cli_5ms_loses_exactly)
 	serial_delayed(kt, DELAY_CLI);
 }
 
+/* The paper's section 6.4 arithmetic on the kernel's own serial model, at this boot's TSC
+ * rate: started with an empty FIFO, a handler held off for 2 ms finds 28 characters at
+ * 8 bits per character (115.2 kbit/s -> 14,400/s) and loses 12; at 10 (8N1, the
+ * default) 23, so 7. Pure arithmetic on the model as serial_model_start_bits set it up
+ * (nothing is routed: IRQ0 stays masked), so no timing enters the count. */
+static void serial_bits_arith(struct ktest_ctx *kt, unsigned bits, uint64_t want_lost)
+{
+	struct serial_model s;
+	KT_ASSERT_EQ(serial_model_start_bits(&s, 115200, bits, 8, 1000), KSYNC_OK);
+	serial_model_stop(&s);
+	uint64_t start = s.p.prm.t0 - s.char_tsc;	/* first character on the wire */
+	uint64_t window = arch_tsc_hz() * 2 / 1000;
+	KT_EXPECT_EQ(s.bits, bits);
+	KT_EXPECT_EQ(s.char_tsc, arch_tsc_hz() * bits / 115200);
+	KT_EXPECT_EQ(paced_pending(&s.p, start + window), SERIAL_FIFO);
+	KT_EXPECT_EQ(paced_overrun(&s.p, start + window), want_lost);
+	kt_diag(kt, "%u bits per character: %lu characters in 2 ms, %lu lost with a %u-byte "
+		"FIFO", bits, paced_arrived(&s.p, start + window), want_lost, SERIAL_FIFO);
+}
+
+KTEST(dev_serial_paper_6_4_arithmetic_8_and_10_bits)
+{
+	serial_bits_arith(kt, 8, 12);
+	serial_bits_arith(kt, SERIAL_BITS_8N1, 7);
+	/* serial_model_start is 8N1 */
+	struct serial_model s;
+	KT_ASSERT_EQ(serial_model_start(&s, 115200, 8, 1000), KSYNC_OK);
+	serial_model_stop(&s);
+	KT_EXPECT_EQ(s.bits, SERIAL_BITS_8N1);
+	KT_EXPECT_EQ(serial_model_start_bits(&s, 115200, SERIAL_BITS_MIN - 1, 8, 100), KSYNC_EINVAL);
+	KT_EXPECT_EQ(serial_model_start_bits(&s, 115200, SERIAL_BITS_MAX + 1, 8, 100), KSYNC_EINVAL);
+	KT_EXPECT_EQ(serial_model_start_bits(&s, 115200, 0, 8, 100), KSYNC_EINVAL);
+}
+
 /* ---- net model --------------------------------------------------------------------- */
 static struct net_model nm;
 

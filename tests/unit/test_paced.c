@@ -7,7 +7,9 @@
  * when drained at each trigger, exact loss when a drain is late by k item times, the
  * final 16550 character timeout, items arriving during a drain going to the next one,
  * and a seeded random drain schedule checked item by item against an independent
- * reference simulation, with gaps seen by the consumer == lost.
+ * reference simulation, with gaps seen by the consumer == lost. The paper's section 6.4
+ * arithmetic: a 2 ms masked window at 115.2 kbit/s loses 12 characters at 8 bits per
+ * character (the paper's count), 7 at 10 (8N1, the kernel's default).
  *
  * Included by relative path: the hosted build's include path is only include/ (mk/lib.mk).
  */
@@ -281,6 +283,105 @@ KTEST(paced_check_counts_gaps_and_errors)
 	paced_check_init(&c);
 	paced_check_finish(&c, 3);	/* nothing received at all */
 	KT_EXPECT_EQ(c.gaps, 3);
+}
+
+/* ---- Small & Manley 1997 section 6.4: the serial arithmetic -------------------------
+ * "115.2 kbit/s -> 14,400 characters/s -> a 2 ms masked window loses 12 characters with
+ * a 16-byte FIFO" counts 8 bits per character; 8N1 (the kernel's default) counts 10:
+ * 11,520 characters/s -> 23.04 in 2 ms -> 7 lost. The schedule is the kernel serial
+ * model's own (paced_serial_init, paced_char_ticks): started at `now` with an empty
+ * FIFO, the handler held off until now + 2 ms, then one drain. The TSC rates are
+ * arbitrary: the count must not depend on them. */
+static void masked_2ms(struct ktest_ctx *kt, uint64_t hz, uint32_t bits, uint64_t want_lost)
+{
+	struct paced p;
+	struct paced_batch b;
+	struct paced_check c;
+	uint64_t now = 1000003;				/* any start time */
+	uint64_t ch = paced_char_ticks(hz, 115200, bits);
+
+	KT_ASSERT(ch > 0);
+	KT_ASSERT(paced_serial_init(&p, now, ch, 1000, 16, 8) == KSYNC_OK);
+	paced_check_init(&c);
+	uint64_t window = hz * 2 / 1000;		/* 2 ms in ticks */
+	KT_EXPECT_EQ(paced_arrived(&p, now + window), 16 + want_lost);
+	KT_EXPECT_EQ(paced_overrun(&p, now + window), want_lost);
+	KT_EXPECT_EQ(paced_drain(&p, now + window, NULL, &b), 16);
+	KT_EXPECT_EQ(b.first, 0);
+	KT_EXPECT_EQ(b.lost, want_lost);
+	for (uint32_t k = 0; k < b.kept; k++)
+		paced_check_seq(&c, b.first + k);
+	/* the driver sees the loss as a hole once the next character comes in */
+	paced_drain(&p, paced_arrival(&p, b.first + b.kept + b.lost), NULL, &b);
+	KT_EXPECT_EQ(b.first, 16 + want_lost);
+	KT_EXPECT_EQ(b.kept, 1);
+	paced_check_seq(&c, b.first);
+	KT_EXPECT_EQ(c.gaps, want_lost);
+	KT_EXPECT_EQ(p.lost, want_lost);
+}
+
+KTEST(paced_paper_6_4_masked_2ms_loses_12_at_8_bits_7_at_10)
+{
+	/* 8 bits: 14,400 characters/s, a character every 69.4 us */
+	KT_EXPECT_EQ(paced_char_ticks(115200 * 100, 115200, 8), 800);	/* 1e-2 s / 14400 */
+	KT_EXPECT_EQ(paced_char_ticks(14400 * 1000, 115200, 8), 1000);	/* 1 ms / 1000 */
+	KT_EXPECT_EQ(paced_char_ticks(11520 * 1000, 115200, 10), 1000);
+	static const uint64_t hzs[] = { 14400000, 1000000000, 2495999000ull, 3600000000ull };
+	for (unsigned i = 0; i < sizeof hzs / sizeof hzs[0]; i++) {
+		masked_2ms(kt, hzs[i], 8, 12);		/* 28.8 arrive: 28 by 2 ms, 16 kept */
+		masked_2ms(kt, hzs[i], 10, 7);		/* 23.04 arrive: 23 by 2 ms */
+	}
+}
+
+/* A 2 ms window that starts anywhere between two characters (the FIFO empty at its
+ * start) sees 28 or 29 arrivals at 8 bits (28.8 on average), so loses 12 or 13, never
+ * fewer than the paper's 12; at 10 bits 23 or 24 (23.04 on average): 7 or 8. */
+KTEST(paced_paper_6_4_any_phase)
+{
+	const uint64_t hz = 14400ull * 1000;	/* 8 bits: 1000 ticks per character */
+	const uint32_t bitss[] = { 8, 10 };
+	const uint64_t lo[] = { 12, 7 };
+	for (unsigned j = 0; j < 2; j++) {
+		uint64_t ch = paced_char_ticks(hz, 115200, bitss[j]);
+		uint64_t n_lo = 0, n_hi = 0, other = 0;
+		for (uint64_t phase = 0; phase < ch; phase++) {
+			struct paced p;
+			struct paced_batch b;
+			KT_ASSERT(paced_serial_init(&p, 0, ch, 1000, 16, 8) == KSYNC_OK);
+			/* drained (empty) at `start`, then held off for 2 ms */
+			uint64_t start = 5 * ch + phase;
+			paced_drain(&p, start, NULL, &b);
+			KT_ASSERT(b.lost == 0);
+			paced_drain(&p, start + hz * 2 / 1000, NULL, &b);
+			if (b.lost == lo[j])
+				n_lo++;
+			else if (b.lost == lo[j] + 1)
+				n_hi++;
+			else
+				other++;
+		}
+		KT_EXPECT_EQ(other, 0);
+		KT_EXPECT(n_lo > 0);
+		KT_EXPECT(n_hi > 0);
+		kt_diag(kt, "%u bits: %lu phases lose %lu, %lu lose %lu", bitss[j],
+			(unsigned long)n_lo, (unsigned long)lo[j], (unsigned long)n_hi,
+			(unsigned long)(lo[j] + 1));
+	}
+}
+
+KTEST(paced_char_ticks_and_serial_init_edges)
+{
+	struct paced p;
+	KT_EXPECT_EQ(paced_char_ticks(1000, 0, 8), 0);
+	KT_EXPECT_EQ(paced_char_ticks(1000, 115200, 0), 0);
+	KT_EXPECT_EQ(paced_char_ticks(UINT64_MAX / 4, 9600, 8), 0);	/* hz * bits overflows */
+	KT_EXPECT_EQ(paced_char_ticks(1000000, 115200, 10), 86);		/* truncated */
+	KT_EXPECT_EQ(paced_serial_init(&p, 0, 0, 10, 16, 8), KSYNC_EINVAL);
+	KT_EXPECT_EQ(paced_serial_init(&p, UINT64_MAX - 5, 10, 10, 16, 8), KSYNC_EINVAL);
+	KT_EXPECT_EQ(paced_serial_init(&p, 0, 10, 10, 16, 17), KSYNC_EINVAL);
+	KT_ASSERT(paced_serial_init(&p, 100, 10, 10, 16, 8) == KSYNC_OK);
+	KT_EXPECT_EQ(paced_arrival(&p, 0), 110);	/* on the wire at 100, in at 110 */
+	KT_EXPECT_EQ(paced_arrival(&p, 9), 200);
 }
 
 /* ---- random drain schedules against an item-by-item reference ----------------------- */

@@ -23,6 +23,29 @@ from .util import (KsyncError, Progress, SetupError, UsageError, display_path, f
                    make, utc_timestamp)
 
 MAX_SMP = 64
+DEFAULT_TIMEOUT = 300.0
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSet:
+    """What ``ksync run --set NAME`` measures for every option the user does not give."""
+    name: str
+    kernel_set: str     # the kernel's experiment set (set= word): default | all
+    repeat: int         # --repeat: kernel and hosted prims runs
+    irq_seconds: str    # --irq-seconds: the kernel's irq_seconds= per workload case
+    loss_repeats: int   # --loss-repeats: the kernel's irq_loss_repeats= per loss cell
+    timeout: float      # --timeout: per boot (an irq boot of the bench set takes minutes)
+
+
+# `make run` is "default"; `make bench` is "bench": the longer set (more repeats, longer
+# workload and loss runs, the kernel's `all` experiments).
+RUN_SETS = {
+    "default": RunSet("default", "default", repeat=3, irq_seconds="1", loss_repeats=3,
+                      timeout=DEFAULT_TIMEOUT),
+    "bench": RunSet("bench", "all", repeat=7, irq_seconds="5", loss_repeats=7,
+                    timeout=1800.0),
+}
+SERIAL_BITS = (8, 10)   # --serial-bits: the paper's section 6.4 arithmetic, 8N1 (default)
 
 
 class Parser(argparse.ArgumentParser):
@@ -158,8 +181,9 @@ def build_parser() -> Parser:
     vm.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
                     help="accelerator: tcg (default), kvm, or auto (kvm only with hardware "
                          "virtualization)")
-    vm.add_argument("--timeout", type=timeout_type, default=300.0, metavar="S",
-                    help="wall-clock limit in seconds (default 300)")
+    vm.add_argument("--timeout", type=timeout_type, default=None, metavar="S",
+                    help=f"wall-clock limit in seconds (default {DEFAULT_TIMEOUT:g}; "
+                         f"ksync run --set bench: {RUN_SETS['bench'].timeout:g})")
     vm.add_argument("--no-build", action="store_true", help="do not run make first")
     vm.add_argument("--verbose", "-v", action="store_true",
                     help="echo the serial console live")
@@ -225,15 +249,24 @@ def build_parser() -> Parser:
     r.add_argument("--irq-quick", action="store_true",
                    help="irq: smaller loss grid (passes irq_quick=1)")
     r.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
-    r.add_argument("--repeat", type=repeat_type, default=3, metavar="N",
-                   help="measure each side N times (1..20, default 3); the table shows, per "
-                        "row, the run with the middle median and the spread of the medians")
+    r.add_argument("--loss-repeats", type=repeat_type, default=None, metavar="N",
+                   help="irq: runs per loss cell, the least loss kept (1..20, passed as "
+                        "irq_loss_repeats=N; default 3, bench set 7)")
+    r.add_argument("--serial-bits", type=int, choices=SERIAL_BITS, default=None,
+                   help="irq: bits per character of the serial model: 10 = 8N1 (default), "
+                        "8 = the paper's section 6.4 arithmetic (passed as irq_serial_bits=N)")
+    r.add_argument("--repeat", type=repeat_type, default=None, metavar="N",
+                   help="measure each side N times (1..20, default 3, bench set 7); the table "
+                        "shows, per row, the run with the middle median and the spread of the "
+                        "medians")
     r.add_argument("--no-peers", action="store_true",
                    help="skip the libksync vs Concurrency Kit / liburcu comparison")
     r.add_argument("--peer-pairs", type=int, default=400000, metavar="N",
                    help="operation pairs per thread in each peer-comparison run (default 400000)")
-    r.add_argument("--set", choices=("default", "all"), default="default",
-                   help="experiment set (default: default)")
+    r.add_argument("--set", choices=tuple(RUN_SETS), default="default",
+                   help="default (make run), or bench (make bench: --repeat 7, --irq-seconds "
+                        "5, --loss-repeats 7, --timeout 1800, the kernel's `all` experiments); "
+                        "options given explicitly win")
     r.add_argument("--hosted-prims", metavar="PATH",
                    help=f"hosted prims program (default <repo>/{hosted.HOSTED_PRIMS})")
 
@@ -273,7 +306,8 @@ def _boot_config(args, repo: Path, mode: str, filt: str | None = None,
         raise UsageError(f"--scheme {scheme} cannot be used with --iso (the ISO holds the "
                          f"default scheme's kernel, {schemes.DEFAULT_SCHEME})")
     return qemu.BootConfig(repo=repo, mode=mode, smp=args.smp, accel=args.accel,
-                           timeout=args.timeout, iso=iso, filter=filt, set=set_,
+                           timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT,
+                           iso=iso, filter=filt, set=set_,
                            qemu=args.qemu, allow_pvm=args.allow_pvm,
                            append=list(args.append), qemu_args=list(args.qemu_arg),
                            scheme=scheme,
@@ -360,11 +394,36 @@ def _hosted_facts(objects) -> dict:
     return {}
 
 
+def apply_run_set(args) -> RunSet:
+    """Fill every run option the user left out from ``--set``'s values; returns the set."""
+    rs = RUN_SETS[args.set]
+    for key in ("repeat", "irq_seconds", "loss_repeats", "timeout"):
+        if getattr(args, key) is None:
+            setattr(args, key, getattr(rs, key))
+    if args.serial_bits is None:
+        args.serial_bits = 10
+    return rs
+
+
+def irq_words(args, env: str) -> list[str]:
+    """The kernel command-line words of an irq boot (before the user's --append)."""
+    words = [f"irq_seconds={args.irq_seconds}", f"irq_loss_repeats={args.loss_repeats}",
+             f"irq_serial_bits={args.serial_bits}"]
+    if args.irq_quick:
+        words.append("irq_quick=1")
+    if env == "kvm-pvm":
+        words.append("skip=cmpxchg16b")
+    return words
+
+
 def cmd_run(args, repo: Path) -> int:
     out_dir = Path(args.out) if args.out else repo / "results"
-    if args.what == "prims" and (args.schemes or args.irq_seconds or args.irq_quick):
-        raise UsageError("--schemes, --irq-seconds and --irq-quick are for `ksync run irq` "
-                         "(or `ksync run`, which runs both)")
+    if args.what == "prims" and (args.schemes or args.irq_seconds or args.irq_quick
+                                 or args.loss_repeats or args.serial_bits):
+        raise UsageError("--schemes, --irq-seconds, --irq-quick, --loss-repeats and "
+                         "--serial-bits are for `ksync run irq` (or `ksync run`, which runs "
+                         "both)")
+    run_set = apply_run_set(args)
     env = qemu.precheck(_boot_config(args, repo, "bench"))
     progress = Progress()
     host_model = envdetect.cpu_model()
@@ -374,6 +433,8 @@ def cmd_run(args, repo: Path) -> int:
         "host_cpu_model": host_model,
         "host_cpus": envdetect.cpu_count(),
         "qemu_version": envdetect.qemu_version(envdetect.find_qemu(args.qemu)),
+        "set": run_set.name,
+        "repeat": args.repeat,
     }
     prims_data = irq_data = None
     failed: list[dict] = []
@@ -409,7 +470,8 @@ def cmd_run(args, repo: Path) -> int:
 
 def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str) -> dict:
     """Primitive costs (issue 2): kernel boots, hosted programs, peers -> prims.json data."""
-    cfg = _boot_config(args, repo, "bench", "prims,lf_cost,lf_fifo_cost", args.set)
+    cfg = _boot_config(args, repo, "bench", "prims,lf_cost,lf_fifo_cost",
+                       RUN_SETS[args.set].kernel_set)
     if env == "kvm-pvm":
         # kvm_pvm stops the guest at a ring-0 cmpxchg16b (QEMU then pauses): leave it out
         cfg.append = [*cfg.append, "skip=cmpxchg16b"]
@@ -533,17 +595,15 @@ def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:
     the irq_* rows.  A scheme that fails is recorded with its reason and log; the others
     still run.  Returns the irq.json data."""
     names = args.schemes or list(schemes.SCHEMES)
-    seconds = args.irq_seconds or "1"
-    cfg = _boot_config(args, repo, "bench", "irq*")
-    words = [f"irq_seconds={seconds}"] + (["irq_quick=1"] if args.irq_quick else [])
-    if env == "kvm-pvm":
-        words.append("skip=cmpxchg16b")
-    cfg.append = words + cfg.append   # the user's --append comes last, so it wins
+    seconds = args.irq_seconds
+    cfg = _boot_config(args, repo, "bench", "irq*", RUN_SETS[args.set].kernel_set)
+    cfg.append = irq_words(args, env) + cfg.append   # the user's --append comes last: it wins
     runs = [_run_irq_scheme(args, repo, cfg, s, env, progress, i + 1, len(names))
             for i, s in enumerate(names)]
     options = {"smp": cfg.smp, "accel": args.accel, "irq_seconds": float(seconds),
                "irq_quick": bool(args.irq_quick), "disk": cfg.disk is not None,
-               "timeout": cfg.timeout, "schemes": names}
+               "timeout": cfg.timeout, "schemes": names, "set": args.set,
+               "irq_loss_repeats": args.loss_repeats, "serial_bits": args.serial_bits}
     data = irqreport.make_irq_data(runs, meta, options)
     data["hosted"] = _run_spl_fast(args, repo, progress, names)
     return data

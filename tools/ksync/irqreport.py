@@ -365,6 +365,29 @@ def _g(x: Any) -> str:
     return f"{v:g}" if v is not None else "?"
 
 
+def run_words(opts: dict) -> str:
+    """The run's set and kernel options as the report states them (irq.json ``options``;
+    older files without a field show what the kernel then used)."""
+    return (f"set {opts.get('set') or 'not recorded'}, irq_seconds={_g(opts.get('irq_seconds'))}"
+            + (", irq_quick=1" if opts.get("irq_quick") else "")
+            + f", irq_loss_repeats={_g(opts.get('irq_loss_repeats', 3))}"
+            + f", irq_serial_bits={_g(opts.get('serial_bits', 10))}")
+
+
+def serial_bits_note(ix: "IrqIndex") -> str:
+    """Which character size the loss tables count: the kernel's own loss rows say it,
+    else the run options, else 10 (the only size before the option existed)."""
+    seen = {num(r.get("serial_bits")) for s in ix.schemes_shown() for r in ix.losses(s)}
+    seen.discard(None)
+    if not seen:
+        seen = {num((ix.data.get("options") or {}).get("serial_bits", 10))}
+    bits = ", ".join(_g(b) for b in sorted(b for b in seen if b is not None)) or "?"
+    return (f"Serial model: {bits} bits per character. 10 = 8N1 (start, 8 data, stop: the "
+            "default, as a 16550 sends); 8 = the paper's section 6.4 arithmetic (115.2 kbit/s "
+            "-> 14,400 characters/s, so a 2 ms masked window loses 28 - 16 = 12 characters; "
+            "at 10 bits 23 - 16 = 7). `ksync run irq --serial-bits 8` runs the paper's.")
+
+
 def _wl(w: str) -> str:
     return WORKLOAD_LABELS.get(w, w)
 
@@ -406,8 +429,7 @@ def status_table(ix: IrqIndex) -> Table:
                      else DASH, where])
     opts = ix.data.get("options") or {}
     note = (f"One kernel build and one boot per scheme: mode=bench filter=irq*, "
-            f"irq_seconds={_g(opts.get('irq_seconds'))}"
-            + (", irq_quick=1" if opts.get("irq_quick") else "")
+            + run_words(opts)
             + f", -smp {opts.get('smp', '?')}, IDE disk "
             + ("attached" if opts.get("disk", True) else "not attached") + ". Rows of a failed "
             "run are kept in irq.json but not used in the tables below. check errors = sum of "
@@ -1193,7 +1215,7 @@ def loss_table(ix: IrqIndex) -> Table:
             "16550 (16-byte FIFO, interrupt at the trigger level) fed on a TSC schedule; lost "
             "= characters overwritten before the handler read them (counted by sequence "
             "gaps); dropped = packets the network model's receive ring had no room for.",
-            ix.env_note(ix.schemes_shown())])
+            serial_bits_note(ix), ix.env_note(ix.schemes_shown())])
 
 
 def loss_grid(rows: list[dict]) -> tuple[list[float], list[float], list[list[float | None]]]:
@@ -1232,10 +1254,11 @@ def lossmap_table(ix: IrqIndex) -> Table:
         notes_above=["Each cell: lost / (chars read + lost) for the serial model at that baud "
                      "while the disk moves that many sectors per interrupt by PIO (0 = no disk "
                      "load), with the critical-section load running; the least loss of the "
-                     "cell's repeated runs (the kernel's irq_loss_repeats, default 3), because "
+                     "cell's repeated runs (the kernel's irq_loss_repeats, here "
+                     f"{_g((ix.data.get('options') or {}).get('irq_loss_repeats', 3))}), because "
                      "under an emulator the host's scheduling only adds loss. Under tcg even "
                      "that minimum carries emulator noise: compare schemes, not cells.",
-                     ix.env_note(ix.schemes_shown())])
+                     serial_bits_note(ix), ix.env_note(ix.schemes_shown())])
 
 
 def irq_tables(data: dict) -> list[Table]:
@@ -1257,9 +1280,7 @@ def irq_meta(data: dict) -> list[tuple[str, str]]:
         ("interrupt schemes: commit", str(data.get("commit", "unknown"))),
         ("interrupt schemes: timestamp", str(data.get("timestamp", "unknown"))),
         ("interrupt schemes: QEMU", str(data.get("qemu_version", "unknown"))),
-        ("interrupt schemes: run", f"-smp {opts.get('smp', '?')}, irq_seconds="
-                                   f"{_g(opts.get('irq_seconds'))}"
-                                   + (", irq_quick=1" if opts.get("irq_quick") else "")),
+        ("interrupt schemes: run", f"-smp {opts.get('smp', '?')}, " + run_words(opts)),
         ("interrupt schemes: ok", ", ".join(ok) or "none"),
         ("interrupt schemes: failed", ", ".join(bad) or "none"),
     ]

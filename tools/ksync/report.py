@@ -843,6 +843,8 @@ def prims_document(data: dict) -> Document:
         ("host CPU", str(data.get("host_cpu_model", "unknown"))),
         ("host CPUs", str(data.get("host_cpus", "unknown"))),
         ("QEMU", str(data.get("qemu_version", "unknown"))),
+        ("set", f"{data.get('set') or 'not recorded'}, {data.get('repeat') or '?'} runs per "
+                "side (make run: default; make bench: bench)"),
     ]
     for side in ("kernel", "hosted"):
         info = sides.get(side)
