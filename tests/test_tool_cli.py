@@ -170,25 +170,28 @@ def write_prims(tmp_path, body=HOSTED_PRIMS):
     return p
 
 
-def test_run_end_to_end(run_repo, tmp_path):
-    argv_file = tmp_path / "argv.json"
-    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
-    out = tmp_path / "results"
-    p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
-                "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out))
-    assert p.returncode == 0, p.stdout + p.stderr
+def flat(text: str) -> str:
+    """Text with every run of whitespace (line breaks, wrap indents) made one space: prose
+    is searched in this form, so where a renderer wraps a sentence (it depends on the host
+    CPU's name and may depend on the terminal width) does not matter."""
+    return " ".join(text.split())
+
+
+def check_run_prims(stdout: str, stderr: str, out: Path, argv_file: Path) -> None:
+    """What `ksync run prims` with the fake QEMU and fake hosted program must produce."""
     argv = json.loads(argv_file.read_text())
     assert argv[argv.index("-append") + 1] == "mode=bench filter=prims,lf_cost,lf_fifo_cost set=default"
     assert argv[argv.index("-smp") + 1] == "2"
     # progress lines on stderr with elapsed time
-    assert "] booting kernel: prims, smp=2, tcg" in p.stderr
-    assert "] running hosted prims" in p.stderr
-    # table on stdout
-    assert "kernel [tcg, 2 CPUs]" in p.stdout
-    assert "kernel figures are QEMU TCG emulator costs, not hardware costs" in p.stdout
-    assert "lapic_tpr_write (xapic-mmio)" in p.stdout
-    assert "14.5" in p.stdout and "3.5" in p.stdout  # 1997 ratios
-    on_flag = next(l for l in p.stdout.splitlines() if l.startswith("on-chip / flag"))
+    assert "] booting kernel: prims, smp=2, tcg" in stderr
+    assert "] running hosted prims" in stderr
+    # table on stdout (prose searched with whitespace normalised: see flat())
+    text = flat(stdout)
+    assert "kernel [tcg, 2 CPUs]" in text
+    assert "kernel figures are QEMU TCG emulator costs, not hardware costs" in text
+    assert "lapic_tpr_write (xapic-mmio)" in text
+    assert "14.5" in text and "3.5" in text  # 1997 ratios
+    on_flag = next(l for l in stdout.splitlines() if l.startswith("on-chip / flag"))
     assert on_flag.split() == ["on-chip", "/", "flag", "5", "12.5", "3.5"]  # 40/8, 12.5/1
     data = json.loads((out / "prims.json").read_text())
     kern = [r for r in data["rows"] if r["side"] == "kernel"]
@@ -199,7 +202,7 @@ def test_run_end_to_end(run_repo, tmp_path):
                     "timestamp"):
             assert key in r, key
     assert kern[0]["env"] == "tcg" and kern[0]["tsc_hz"] == 2596000000
-    assert kern[0]["qemu_version"] == "9.9.9 (fake)"
+    assert kern[0]["qemu_version"] == "9.9.9 (fake)"   # the fake QEMU's, not the host's
     assert host[0]["env"] == "hosted" and host[0]["tsc_hz"] == 2800000000
     assert data["sides"]["hosted"]["tsc_source"] == "cpuid15"
     md = (out / "report.md").read_text()
@@ -207,12 +210,47 @@ def test_run_end_to_end(run_repo, tmp_path):
     html = (out / "report.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "<style>" in html and "cli_sti" in html
 
+
+def test_run_end_to_end(run_repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    out = tmp_path / "results"
+    p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    check_run_prims(p.stdout, p.stderr, out, argv_file)
+
     # ksync report re-renders from prims.json
+    md = (out / "report.md").read_text()
     (out / "report.md").unlink()
     r = run_cli("report", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert (out / "report.md").read_text() == md
-    assert "kernel [tcg, 2 CPUs]" in r.stdout
+    assert "kernel [tcg, 2 CPUs]" in flat(r.stdout)
+
+
+SHORT_CPU = "AMD EPYC"
+LONG_CPU = "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz with a much longer marketing name"
+
+
+@pytest.mark.parametrize("columns", ["40", "250"])
+@pytest.mark.parametrize("cpu", [SHORT_CPU, LONG_CPU])
+def test_run_renders_any_cpu_and_width(run_repo, tmp_path, monkeypatch, capsys, cpu, columns):
+    """The same run in-process with a short and a long host CPU name and two terminal
+    widths: the output is checked the same way (the renderers may wrap differently)."""
+    from ksync import cli, envdetect
+    monkeypatch.setattr(envdetect, "cpu_model", lambda cpuinfo=None: cpu)
+    monkeypatch.setenv("COLUMNS", columns)
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    out = tmp_path / "results"
+    rc = cli.main(["run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                   "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out)])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.out + cap.err
+    check_run_prims(cap.out, cap.err, out, argv_file)
+    data = json.loads((out / "prims.json").read_text())
+    assert {r["host_cpu_model"] for r in data["rows"]} == {cpu}
 
 
 def test_run_kernel_failure(run_repo, tmp_path):
