@@ -281,3 +281,59 @@ def test_run_missing_hosted_program(run_repo, tmp_path):
     assert p.returncode != 0
     assert "build/hosted/bench/prims not found" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# ./ksync, the wrapper a user types (runs .venv/bin/python -m ksync of its own repository)
+
+ROOT = Path(__file__).resolve().parent.parent
+WRAPPER = ROOT / "ksync"
+needs_venv = pytest.mark.skipif(not (ROOT / ".venv/bin/python").exists(),
+                                reason="no .venv in the repository (make creates it)")
+
+
+def run_wrapper(wrapper, *args, cwd):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KSYNC_REPO")}
+    return subprocess.run([str(wrapper), *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=60)
+
+
+def test_wrapper_is_executable_posix_sh():
+    assert os.access(WRAPPER, os.X_OK)
+    assert WRAPPER.read_text().startswith("#!/bin/sh\n")
+
+
+@needs_venv
+def test_wrapper_from_another_directory(tmp_path):
+    from ksync import __version__
+    p = run_wrapper(WRAPPER, "--version", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["ksync", __version__]
+    h = run_wrapper(WRAPPER, "--help", cwd=tmp_path)
+    assert h.returncode == 0, h.stderr
+    assert h.stdout.startswith("usage: ksync")
+    # it runs this repository's tool: `env --json` names this repository
+    e = run_wrapper(WRAPPER, "env", "--json", cwd=tmp_path)
+    assert e.returncode == 0, e.stderr
+    assert Path(json.loads(e.stdout)["repo"]) == ROOT.resolve()
+
+
+@needs_venv
+def test_wrapper_through_a_symlink(tmp_path):
+    link = tmp_path / "bin" / "ksync"
+    link.parent.mkdir()
+    link.symlink_to(WRAPPER)
+    p = run_wrapper(link, "--version", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("ksync ")
+
+
+def test_wrapper_without_venv_says_run_make(tmp_path):
+    copy = tmp_path / "ksync"
+    copy.write_text(WRAPPER.read_text())
+    copy.chmod(0o755)
+    p = run_wrapper(copy, "--version", cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stdout == ""
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "make" in lines[0] and str(tmp_path) in lines[0]
