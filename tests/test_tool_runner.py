@@ -105,12 +105,70 @@ def test_append_and_qemu_args(repo, tmp_path):
     argv_file = tmp_path / "argv.json"
     fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
     p = run_cli("boot", "--repo", str(repo), "--no-build", "--qemu", str(fake), "--append",
-                "crash=pf", "--append", "a=1 b=2", "--qemu-arg=-machine",
-                "--qemu-arg=acpi=off")
+                "crash=pf", "--append", "a=1 b=2", "--qemu-arg=-rtc",
+                "--qemu-arg=base=localtime")
     assert p.returncode == 0, p.stdout + p.stderr
     argv = json.loads(argv_file.read_text())
     assert argv[argv.index("-append") + 1] == "mode=test crash=pf a=1 b=2"
-    assert argv[-2:] == ["-machine", "acpi=off"]
+    assert argv[-2:] == ["-rtc", "base=localtime"]
+
+
+@pytest.mark.parametrize("qemu_args,own", [
+    (["--qemu-arg=-smp", "--qemu-arg=3"], "--smp"),
+    (["--qemu-arg=--smp=3"], "--smp"),
+    (["--qemu-arg=-m", "--qemu-arg=1G"], "512M"),
+    (["--qemu-arg=-accel", "--qemu-arg=kvm"], "--accel"),
+    (["--qemu-arg=-enable-kvm"], "--accel"),
+    (["--qemu-arg=-cpu", "--qemu-arg=host"], "--accel"),
+    (["--qemu-arg=-machine", "--qemu-arg=q35"], "--machine"),
+    (["--qemu-arg=-M", "--qemu-arg=q35"], "--machine"),
+])
+@pytest.mark.parametrize("command", [["test"], ["boot", "--mode", "idle"], ["run", "prims"]])
+def test_qemu_arg_owned_by_the_tool_refused(repo, tmp_path, command, qemu_args, own):
+    """--qemu-arg may not set what the tool sets (the summary would say otherwise): a
+    one-line error naming the tool's own option, exit 2, before anything boots."""
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
+    p = run_cli(*command, "--repo", str(repo), "--no-build", "--qemu", str(fake), *qemu_args)
+    assert p.returncode == 2, p.stdout + p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ksync: error: --qemu-arg "), p.stderr
+    assert own in lines[0]
+    assert not argv_file.exists()   # QEMU never started
+
+
+def test_machine_q35_puts_the_disk_on_a_piix3_ide(repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
+    p = ksync_test(repo, fake, "--machine", "q35")
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("-machine") + 1] == "q35"
+    drive = argv[argv.index("-drive") + 1].split(",")
+    assert "if=none" in drive and "id=ksyncdisk" in drive and "snapshot=on" in drive
+    devices = [argv[i + 1] for i, a in enumerate(argv) if a == "-device"]
+    assert "piix3-ide,id=ksyncide" in devices
+    assert "ide-hd,drive=ksyncdisk,bus=ksyncide.0" in devices
+    assert "machine=q35" in p.stdout.strip().splitlines()[-1]
+
+
+def test_machine_pc_keeps_the_board_ide(repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
+    p = ksync_test(repo, fake, "--machine", "pc,acpi=off")
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("-machine") + 1] == "pc,acpi=off"
+    assert "if=ide" in argv[argv.index("-drive") + 1].split(",")
+    assert not any(a.startswith("piix3-ide") for a in argv)
+
+
+@pytest.mark.parametrize("value", ["isapc", "q35 ", "microvm,x=1", ""])
+def test_machine_bad_value(repo, tmp_path, value):
+    p = ksync_test(repo, make_fake(tmp_path, exit=33), "--machine", value)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--machine" in lines[0]
 
 
 def test_iso_command_line(repo, tmp_path):

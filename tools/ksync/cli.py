@@ -127,6 +127,14 @@ def mib_type(text: str) -> int:
     return n
 
 
+def machine_type(text: str) -> str:
+    if qemu.machine_type(text) not in qemu.MACHINES or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(
+            f"must be {' or '.join(qemu.MACHINES)}, optionally followed by QEMU machine "
+            f"options (e.g. q35,acpi=off; got {text!r})")
+    return text
+
+
 def port_type(text: str) -> int:
     try:
         n = int(text, 10)
@@ -169,9 +177,16 @@ def build_parser() -> Parser:
                     help="allow --accel kvm on a kvm_pvm host (guest ring-0 is interpreted)")
     vm.add_argument("--append", action="append", default=[], type=words_type, metavar="WORDS",
                     help="extra kernel command-line words, e.g. crash=pf (repeatable)")
+    vm.add_argument("--machine", type=machine_type, default="pc", metavar="TYPE",
+                    help="QEMU machine: pc (default, i440FX) or q35, optionally with machine "
+                         "options (q35,acpi=off); on q35 the IDE disk goes on an added PIIX3 "
+                         "IDE controller (q35's own IDE is AHCI, which the kernel does not "
+                         "drive)")
     vm.add_argument("--qemu-arg", action="append", default=[], metavar="ARG",
-                    help="extra QEMU argument, appended last; use --qemu-arg=-machine "
-                         "--qemu-arg=acpi=off (repeatable)")
+                    help="extra QEMU argument, appended last; use --qemu-arg=-d "
+                         "--qemu-arg=int (repeatable). The options the tool sets are refused: "
+                         "-smp (use --smp), -accel/-enable-kvm/-cpu (--accel), -machine "
+                         "(--machine), -m")
     vm.add_argument("--no-disk", action="store_true",
                     help=f"do not attach the IDE disk {qemu.DISK_IMAGE} (attached by default, "
                          "unless a --qemu-arg gives -drive/-hda/-blockdev; created with the "
@@ -276,7 +291,7 @@ def _boot_config(args, repo: Path, mode: str, filt: str | None = None,
                            timeout=args.timeout, iso=iso, filter=filt, set=set_,
                            qemu=args.qemu, allow_pvm=args.allow_pvm,
                            append=list(args.append), qemu_args=list(args.qemu_arg),
-                           scheme=scheme,
+                           scheme=scheme, machine=args.machine,
                            disk=None if args.no_disk or qemu.user_gives_disk(args.qemu_arg)
                            else repo / qemu.DISK_IMAGE)
 
@@ -301,7 +316,9 @@ def _echo_stdout(line: str) -> None:
 
 
 def _summary(cmd: str, res: qemu.BootResult) -> str:
-    where = f"smp={res.smp} {res.env}  {res.elapsed:.1f}s  log: {display_path(res.log_path)}"
+    machine = "" if res.machine == "pc" else f" machine={res.machine}"
+    where = (f"smp={res.smp}{machine} {res.env}  {res.elapsed:.1f}s  "
+             f"log: {display_path(res.log_path)}")
     if res.passed and res.mode not in qemu.KTAP_MODES and res.timed_out:
         return f"ksync {cmd}: {res.mode} kernel stopped at the {res.elapsed:.0f}s timeout  {where}"
     if res.passed:
