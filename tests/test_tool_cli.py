@@ -337,3 +337,56 @@ def test_wrapper_without_venv_says_run_make(tmp_path):
     assert p.stdout == ""
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "make" in lines[0] and str(tmp_path) in lines[0]
+
+
+# ---------------------------------------------------------------------------------------
+# run --out that cannot take the results: refused before anything is measured
+
+def _refused_before_measuring(p, argv_file):
+    assert_one_line_error(p, code=2, contains="--out")
+    assert not argv_file.exists()   # QEMU never started
+
+
+@pytest.mark.parametrize("where", ["a file", "below a file", "a results file that is a dir"])
+def test_run_out_unusable_refused_at_once(run_repo, tmp_path, where):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    f = tmp_path / "somefile"
+    f.write_text("x")
+    if where == "a file":
+        out = f
+    elif where == "below a file":
+        out = f / "results"
+    else:
+        out = tmp_path / "res"
+        (out / "report.md").mkdir(parents=True)
+    p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out))
+    _refused_before_measuring(p, argv_file)
+    assert f.read_text() == "x"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write in a read-only directory")
+def test_run_out_read_only_dir_refused_at_once(run_repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu",
+                    str(fake), "--hosted-prims", str(write_prims(tmp_path)), "--out",
+                    str(ro / "results"))
+    finally:
+        ro.chmod(0o755)
+    _refused_before_measuring(p, argv_file)
+
+
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="no sysfs")
+def test_run_out_in_sysfs_refused_at_once(run_repo, tmp_path):
+    """/sys takes no new directories, not even from root."""
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                "--hosted-prims", str(write_prims(tmp_path)), "--out", "/sys/ksync-results")
+    _refused_before_measuring(p, argv_file)

@@ -377,11 +377,40 @@ def _hosted_facts(objects) -> dict:
     return {}
 
 
+RESULT_FILES = (irqreport.PRIMS_JSON, irqreport.IRQ_JSON, "report.md", "report.html")
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Make sure the results can be written before minutes of measuring: create the
+    directory, write and remove a probe file in it, and check that result files already
+    there may be replaced.  UsageError (one line, exit 2) if not."""
+    shown = f"--out {display_path(out_dir)}"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"{shown}: exists and is not a directory")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{shown}: cannot create the results directory: "
+                         f"{e.strerror or e}") from None
+    probe = out_dir / f".ksync-write-probe-{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise UsageError(f"{shown}: cannot write in the results directory: "
+                         f"{e.strerror or e}") from None
+    for name in RESULT_FILES:
+        f = out_dir / name
+        if f.exists() and (f.is_dir() or not os.access(f, os.W_OK)):
+            raise UsageError(f"{shown}: {name} is there and cannot be replaced")
+
+
 def cmd_run(args, repo: Path) -> int:
     out_dir = Path(args.out) if args.out else repo / "results"
     if args.what == "prims" and (args.schemes or args.irq_seconds or args.irq_quick):
         raise UsageError("--schemes, --irq-seconds and --irq-quick are for `ksync run irq` "
                          "(or `ksync run`, which runs both)")
+    check_out_dir(out_dir)
     env = qemu.precheck(_boot_config(args, repo, "bench"))
     progress = Progress()
     host_model = envdetect.cpu_model()
