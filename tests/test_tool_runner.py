@@ -1,6 +1,7 @@
 """ksync QEMU runner and verdict logic, driven by a FAKE qemu (no real QEMU needed)."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -20,6 +21,10 @@ if sys.argv[1:2] == ["--version"]:
 if spec.get("argv_file"):
     with open(spec["argv_file"], "w") as f:
         json.dump(sys.argv[1:], f)
+if spec.get("pid_file"):
+    with open(spec["pid_file"] + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.rename(spec["pid_file"] + ".tmp", spec["pid_file"])
 for l in spec.get("stderr", []):
     sys.stderr.write(l + "\\n"); sys.stderr.flush()
 for l in spec.get("lines", []):
@@ -448,3 +453,96 @@ def test_resolve_accel_pvm(monkeypatch, tmp_path):
     (sysmod / "kvm_intel").mkdir()
     monkeypatch.setattr(envdetect, "DEV_KVM", dev)
     assert qemu.resolve_accel("auto") == ("kvm", "kvm")
+
+
+# ---------------------------------------------------------------------------------------
+# the tool's children die with it (SIGTERM, SIGHUP, and SIGINT as before)
+
+def _wait_for(path: Path, proc: subprocess.Popen, seconds: float = 30) -> int:
+    end = time.monotonic() + seconds
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, f"{path} never appeared"
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
+def _gone(pid: int, seconds: float = 10) -> bool:
+    """True once ``pid`` no longer exists (or is a zombie nobody waits for)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
+                return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _kill_if_alive(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 128 + signal.SIGTERM),
+                                      (signal.SIGHUP, 128 + signal.SIGHUP),
+                                      (signal.SIGINT, 130)])
+def test_signal_kills_qemu(repo, tmp_path, sig, code):
+    """`ksync boot --mode idle` with a QEMU that would run for an hour: a signal to the
+    tool ends the tool with a non-zero status and QEMU with it."""
+    pid_file = tmp_path / "qemu.pid"
+    fake = make_fake(tmp_path, lines=["idle: halted"], sleep=3600, pid_file=str(pid_file))
+    tool = subprocess.Popen([sys.executable, "-m", "ksync", "boot", "--repo", str(repo),
+                             "--no-build", "--qemu", str(fake), "--mode", "idle",
+                             "--timeout", "3600"], env=tool_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    qemu_pid = _wait_for(pid_file, tool)
+    try:
+        tool.send_signal(sig)
+        out, err = tool.communicate(timeout=30)
+        assert tool.returncode == code, err
+        assert "Traceback" not in err
+        assert err.strip().splitlines()[-1].startswith("ksync: ")
+        assert _gone(qemu_pid), f"QEMU (pid {qemu_pid}) outlived the tool"
+    finally:
+        _kill_if_alive(qemu_pid)
+        if tool.poll() is None:
+            tool.kill()
+            tool.wait()
+
+
+SLOW_MAKEFILE = """kernel:
+\t@sleep 3600 & echo $$! > {pid}.tmp && mv {pid}.tmp {pid}; wait
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_signal_stops_the_build(tmp_path, sig):
+    """A signal during `make` stops make and what it started (here a long `sleep`)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    pid_file = tmp_path / "recipe.pid"
+    (repo / "Makefile").write_text(SLOW_MAKEFILE.format(pid=pid_file))
+    fake = make_fake(tmp_path, exit=33)
+    tool = subprocess.Popen([sys.executable, "-m", "ksync", "test", "--repo", str(repo),
+                             "--qemu", str(fake)], env=tool_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    child = _wait_for(pid_file, tool)
+    try:
+        tool.send_signal(sig)
+        out, err = tool.communicate(timeout=30)
+        assert tool.returncode == 128 + sig, err
+        assert "Traceback" not in err
+        assert _gone(child), f"make's child (pid {child}) outlived the tool"
+    finally:
+        _kill_if_alive(child)
+        if tool.poll() is None:
+            tool.kill()
+            tool.wait()

@@ -19,8 +19,8 @@ from datetime import datetime
 from pathlib import Path
 
 from . import __version__, disk, envdetect, hosted, irqreport, qemu, report, schemes
-from .util import (KsyncError, Progress, SetupError, UsageError, display_path, find_repo,
-                   make, utc_timestamp)
+from .util import (KsyncError, Progress, SetupError, Terminated, UsageError, display_path,
+                   find_repo, install_signal_handlers, make, utc_timestamp)
 
 MAX_SMP = 64
 
@@ -751,6 +751,10 @@ def _main(argv) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        install_signal_handlers()
+    except ValueError:
+        pass  # not the main thread (an embedding program): its signals stay its own
+    try:
         return _main(argv)
     except UsageError as e:
         print(f"ksync: error: {e}", file=sys.stderr)
@@ -764,6 +768,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ksync: interrupted", file=sys.stderr)
         return 130
+    except Terminated as e:
+        # the children (QEMU, make, hosted programs) were stopped on the way here
+        print(f"ksync: terminated by {e.name}; stopped its child processes", file=sys.stderr)
+        return 128 + e.signum
     except BrokenPipeError:
         # stdout went away (e.g. `ksync boot | head`): stop quietly
         try:

@@ -504,12 +504,6 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
         log.close()
         raise SetupError(f"cannot start {qemu}: {e.strerror or e}") from None
 
-    q: queue.Queue = queue.Queue()
-    readers = [threading.Thread(target=_reader, args=(proc.stdout, "out", q), daemon=True),
-               threading.Thread(target=_reader, args=(proc.stderr, "err", q), daemon=True)]
-    for t in readers:
-        t.start()
-
     def handle(tag: str, text: str) -> None:
         nonlocal panic, fatal
         line = ktapmod.clean_line(text)
@@ -530,7 +524,14 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     open_streams = {"out", "err"}
     out_eof_at = exited_at = kill_at = None
     killed = False
+    q: queue.Queue = queue.Queue()
+    readers = [threading.Thread(target=_reader, args=(proc.stdout, "out", q), daemon=True),
+               threading.Thread(target=_reader, args=(proc.stderr, "err", q), daemon=True)]
     try:
+        # from here on an interrupt (Ctrl-C, or SIGTERM/SIGHUP turned into Terminated by
+        # the CLI) kills QEMU's process group before it propagates
+        for t in readers:
+            t.start()
         while open_streams:
             now = time.monotonic()
             if kill_at is not None and now >= kill_at:
