@@ -1,7 +1,9 @@
-"""ksync QEMU runner and verdict logic, driven by a FAKE qemu (no real QEMU needed)."""
+"""ksync QEMU runner and verdict logic, driven by a FAKE qemu (no real QEMU needed; the
+test_real_* cases boot the real kernel when QEMU is installed)."""
 import json
 import os
 import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -546,3 +548,87 @@ def test_signal_stops_the_build(tmp_path, sig):
         if tool.poll() is None:
             tool.kill()
             tool.wait()
+
+
+# ---------------------------------------------------------------------------------------
+# a filter that matches nothing is an error that lists what exists
+
+def _unmatched(what, names, set_=None, filt="zzz_*"):
+    return "KSYNC " + json.dumps({"kind": "filter_unmatched", "what": what, "set": set_,
+                                  "filter": filt, "names": names})
+
+
+@pytest.mark.parametrize("command", [["test"], ["boot"], ["boot", "--mode", "test"]])
+def test_filter_matching_nothing_lists_the_tests(repo, tmp_path, command):
+    lines = ["ktap: KTAP version 1", BOOT, _unmatched("tests", ["gamma", "alpha", "beta"]),
+             "ktap: # filter=zzz_* matches none of the 3 tests"]
+    fake = make_fake(tmp_path, lines=lines, exit=35)
+    p = run_cli(*command, "--repo", str(repo), "--no-build", "--qemu", str(fake),
+                "--filter", "zzz_*")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "PASS" not in p.stdout + p.stderr
+    err = p.stderr.strip().splitlines()
+    assert err[-1] == ("ksync: error: --filter zzz_* matches none of the 3 tests: "
+                       "alpha, beta, gamma")
+    assert [l for l in err if l.startswith("ksync")] == [err[-1]]   # no summary line too
+
+
+def test_filter_matching_no_experiment_names_the_set(repo, tmp_path):
+    lines = [BOOT, _unmatched("experiments", ["prims", "irq_load"], "default"),
+             'KSYNC {"kind":"done","mode":"bench"}']
+    fake = make_fake(tmp_path, lines=lines, exit=35)
+    p = run_cli("boot", "--repo", str(repo), "--no-build", "--qemu", str(fake), "--mode",
+                "bench", "--filter", "zzz_*")
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines()[-1] == (
+        "ksync: error: --filter zzz_* matches none of the 2 experiments of set default: "
+        "irq_load, prims")
+
+
+def test_filter_empty_plan_is_not_a_pass(repo, tmp_path):
+    """A kernel that does not report the unmatched filter runs an empty plan: still an
+    error, not `PASS 0/0`."""
+    fake = make_fake(tmp_path, lines=["ktap: KTAP version 1", "ktap: 1..0"], exit=33)
+    p = ksync_test(repo, fake, "--filter", "zzz_*")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "PASS" not in p.stdout
+    lines = p.stderr.strip().splitlines()
+    assert lines[-1].startswith("ksync: error: --filter zzz_* matches no test")
+
+
+def test_empty_plan_without_filter_still_passes(repo, tmp_path):
+    fake = make_fake(tmp_path, lines=["ktap: KTAP version 1", "ktap: 1..0"], exit=33)
+    p = ksync_test(repo, fake)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_filter_problem():
+    kt0 = ktap.parse(["ktap: 1..0"])
+    assert qemu.filter_problem("test", None, kt0) is None
+    assert qemu.filter_problem("idle", "x", kt0) is None
+    assert qemu.filter_problem("test", "x*", ktap.parse(["ktap: 1..1", "ktap: ok 1 x1"])) \
+        is None
+    assert qemu.filter_problem("bench", "x*", kt0).startswith("--filter x* matches no")
+    obj = {"kind": "filter_unmatched", "what": "tests", "set": None, "filter": "q",
+           "names": ["b", "a"]}
+    assert qemu.filter_problem("test", "q", ktap.parse([]), obj) == \
+        "--filter q matches none of the 2 tests: a, b"
+
+
+needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None,
+                                reason="qemu-system-x86_64 not installed")
+
+
+@needs_qemu
+@pytest.mark.parametrize("mode,what", [("test", "tests"), ("bench", "experiments")])
+def test_real_kernel_reports_unmatched_filter(mode, what):
+    """The real kernel (built by the tool) lists its tests / experiments."""
+    from conftest import run_ksync
+    code, out = run_ksync("boot", "--mode", mode, "--filter", "zzz_*", "--timeout", "120")
+    assert code == 2, out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(f"ksync: error: --filter zzz_* matches none of the "), last
+    names = last.split(": ", 3)[-1].split(", ")
+    assert f" {what}" in last and len(names) >= 2
+    assert names == sorted(names)
+    assert ("prims" in names) if mode == "bench" else ("tsc_frequency_found" in names)

@@ -342,6 +342,8 @@ def cmd_test(args, repo: Path) -> int:
     progress(f"booting kernel: test{_scheme_words(cfg)}, smp={cfg.smp}, {env}"
              + (f", filter={cfg.filter}" if cfg.filter else "") + (", iso" if cfg.iso else ""))
     res = qemu.boot(cfg, echo=_echo_stdout if args.verbose else None)
+    if res.bad_filter:
+        raise UsageError(res.reason)
     if not res.passed:
         print(qemu.failure_report(res), flush=True)
     print(_summary("test", res), flush=True)
@@ -365,6 +367,8 @@ def cmd_boot(args, repo: Path) -> int:
         progress(f"QEMU waits for gdb on localhost:{cfg.gdb_port} (guest halted until gdb "
                  "continues)")
     res = qemu.boot(cfg, echo=_echo_stdout)
+    if res.bad_filter:
+        raise UsageError(res.reason)
     print(_summary("boot", res), file=sys.stderr, flush=True)
     return 0 if res.passed else 1
 

@@ -117,6 +117,7 @@ class BootResult:
     symbolizer: "Symbolizer | None" = None
     scheme: str | None = None      # the BootConfig's scheme (None: default build)
     machine: str = "pc"            # the BootConfig's QEMU machine
+    bad_filter: bool = False       # failed because the filter matched nothing (a user error)
 
     @property
     def boot(self) -> dict | None:
@@ -317,11 +318,31 @@ class Symbolizer:
 # verdict
 
 
+def filter_problem(mode: str, filt: str | None, kt: KtapResult,
+                   unmatched: dict | None = None) -> str | None:
+    """Why a run's filter is an error, or None.  The kernel reports a filter that matches
+    nothing with ``{"kind":"filter_unmatched","what":...,"set":...,"names":[...]}``
+    (docs/protocol.md section 1); the reason lists those names.  A kernel that does not
+    (an older build) shows it as an empty plan, 1..0, which is not a pass either."""
+    if unmatched is not None:
+        names = sorted(str(n) for n in unmatched.get("names") or [])
+        what = str(unmatched.get("what") or "tests")
+        where = f" of set {unmatched['set']}" if unmatched.get("set") else ""
+        shown = unmatched.get("filter") or filt
+        return (f"--filter {shown} matches none of the {len(names)} {what}{where}: "
+                + ", ".join(names))
+    if filt and mode in KTAP_MODES and kt.plan == 0 and not kt.results:
+        return (f"--filter {filt} matches no test or experiment (the kernel ran an empty "
+                "plan, 1..0)")
+    return None
+
+
 def verdict(mode: str, exit_code: int | None, kt: KtapResult, *, timed_out: bool = False,
             timeout: float = 0, panic: str | None = None, fatal: str | None = None,
-            eof_without_exit: bool = False, stderr_first: str | None = None
-            ) -> tuple[bool, str | None]:
-    """(passed, one-line reason) from everything the run produced."""
+            eof_without_exit: bool = False, stderr_first: str | None = None,
+            bad_filter: str | None = None) -> tuple[bool, str | None]:
+    """(passed, one-line reason) from everything the run produced.  ``bad_filter``: the
+    ``filter_problem`` of the run, if any."""
     has_ktap = kt.plan is not None or bool(kt.results)
     ctx = f"; KTAP: {kt.summary()}" if has_ktap and (not kt.complete or kt.failed) else ""
 
@@ -335,6 +356,8 @@ def verdict(mode: str, exit_code: int | None, kt: KtapResult, *, timed_out: bool
     if fatal:
         return False, (f"QEMU: {fatal} (QEMU pauses the guest instead of exiting; killed)"
                        + ctx)
+    if bad_filter and not panic and not timed_out:
+        return False, bad_filter
     if panic:
         msg = re.sub(r"^PANIC\b[:\s]*", "", panic.strip())
         head = "kernel panic" + ("" if msg.startswith("on cpu") or not msg else ":")
@@ -593,9 +616,10 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     kt = ktapmod.parse(lines)
     objects = ktapmod.parse_ksync(lines)
     first_err = next((l for l in stderr_lines if l.strip()), None)
+    bad_filter = filter_problem(cfg.mode, cfg.filter, kt, objects.first("filter_unmatched"))
     passed, reason = verdict(cfg.mode, exit_code, kt, timed_out=timed_out, timeout=cfg.timeout,
                              panic=panic, fatal=fatal, eof_without_exit=eof_without_exit,
-                             stderr_first=first_err)
+                             stderr_first=first_err, bad_filter=bad_filter)
     logw(f"# exit: {exit_code if exit_code is not None else 'killed'}  elapsed: {elapsed:.1f}s")
     if objects.bad_lines:
         logw(f"# {len(objects.bad_lines)} malformed KSYNC line(s) ignored")
@@ -611,7 +635,8 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
                       log_path=log_path, elapsed=elapsed, lines=lines,
                       stderr_lines=stderr_lines, ktap=kt, objects=objects,
                       timed_out=timed_out, panic=panic, symbolizer=symbolizer,
-                      scheme=cfg.scheme, machine=cfg.machine)
+                      scheme=cfg.scheme, machine=cfg.machine,
+                      bad_filter=bool(bad_filter) and reason == bad_filter)
 
 
 def _shquote(s: str) -> str:
