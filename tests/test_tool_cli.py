@@ -1,6 +1,7 @@
 """ksync CLI: argument validation, user errors, env, and `ksync run` end to end (fakes)."""
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -244,8 +245,10 @@ def test_run_renders_any_cpu_and_width(run_repo, tmp_path, monkeypatch, capsys, 
     argv_file = tmp_path / "argv.json"
     fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
     out = tmp_path / "results"
+    handler = signal.getsignal(signal.SIGTERM)
     rc = cli.main(["run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
                    "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out)])
+    assert signal.getsignal(signal.SIGTERM) is handler   # main() gives the caller's back
     cap = capsys.readouterr()
     assert rc == 0, cap.out + cap.err
     check_run_prims(cap.out, cap.err, out, argv_file)

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from . import __version__, disk, envdetect, hosted, irqreport, qemu, report, schemes
 from .util import (KsyncError, Progress, SetupError, Terminated, UsageError, display_path,
-                   find_repo, install_signal_handlers, make, utc_timestamp)
+                   find_repo, install_signal_handlers, make, restore_signal_handlers,
+                   utc_timestamp)
 
 MAX_SMP = 64
 
@@ -498,6 +499,7 @@ def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str
         "hypervisor": bootobj.get("hypervisor"),
         "scheme": bootobj.get("scheme"),
         "cmdline": res.cmdline,
+        "machine": cfg.machine,
         "log": display_path(res.log_path),
         "boot": bootobj or None,
     }
@@ -591,7 +593,8 @@ def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:
     cfg.append = words + cfg.append   # the user's --append comes last, so it wins
     runs = [_run_irq_scheme(args, repo, cfg, s, env, progress, i + 1, len(names))
             for i, s in enumerate(names)]
-    options = {"smp": cfg.smp, "accel": args.accel, "irq_seconds": float(seconds),
+    options = {"smp": cfg.smp, "accel": args.accel, "machine": cfg.machine,
+               "irq_seconds": float(seconds),
                "irq_quick": bool(args.irq_quick), "disk": cfg.disk is not None,
                "timeout": cfg.timeout, "schemes": names}
     data = irqreport.make_irq_data(runs, meta, options)
@@ -755,9 +758,16 @@ def _main(argv) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        install_signal_handlers()
+        saved = install_signal_handlers()
     except ValueError:
-        pass  # not the main thread (an embedding program): its signals stay its own
+        saved = {}  # not the main thread (an embedding program): its signals stay its own
+    try:
+        return _handled(argv)
+    finally:
+        restore_signal_handlers(saved)   # a caller in-process gets its own handlers back
+
+
+def _handled(argv) -> int:
     try:
         return _main(argv)
     except UsageError as e:

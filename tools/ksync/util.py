@@ -61,11 +61,16 @@ def _raise_terminated(signum, frame) -> None:
     raise Terminated(signum)
 
 
-def install_signal_handlers() -> None:
-    """Turn SIGTERM and SIGHUP into ``Terminated`` (main thread only), so the children
-    die with the tool instead of being left running, orphaned."""
-    for s in TERMINATING_SIGNALS:
-        signal.signal(s, _raise_terminated)
+def install_signal_handlers() -> dict:
+    """Turn SIGTERM and SIGHUP into ``Terminated`` (main thread only, else ValueError), so
+    the children die with the tool instead of being left running, orphaned.  Returns the
+    previous handlers for ``restore_signal_handlers``."""
+    return {s: signal.signal(s, _raise_terminated) for s in TERMINATING_SIGNALS}
+
+
+def restore_signal_handlers(saved: dict) -> None:
+    for s, handler in saved.items():
+        signal.signal(s, handler)
 
 
 def stop_process_group(proc: subprocess.Popen, grace: float = 5.0) -> None:
