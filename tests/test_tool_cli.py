@@ -1,6 +1,7 @@
 """ksync CLI: argument validation, user errors, env, and `ksync run` end to end (fakes)."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -393,3 +394,14 @@ def test_run_out_in_sysfs_refused_at_once(run_repo, tmp_path):
     p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
                 "--hosted-prims", str(write_prims(tmp_path)), "--out", "/sys/ksync-results")
     _refused_before_measuring(p, argv_file)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make not installed")
+def test_plain_make_creates_the_venv(tmp_path):
+    """`make` (the default goal) builds the environment ./ksync needs (dry run into a
+    VENV that does not exist: the venv recipe is among what make would run)."""
+    venv = tmp_path / "venv"
+    p = subprocess.run(["make", "-C", str(ROOT), "-n", f"VENV={venv}"], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert f"scripts/venv.sh {venv}" in p.stdout.splitlines()
