@@ -6,7 +6,11 @@ Issue 4 (Small & Manley 1997 interrupt-masking schemes) adds ``--scheme`` to tes
 ``ksync mkdisk``; see docs/protocol.md section 5.
 
 User errors print one line ``ksync: error: <reason>`` and exit 2; a failed verdict exits 1;
-nothing a user can cause prints a Python traceback.
+nothing a user can cause prints a Python traceback.  Issue 8: a --filter that matches
+nothing, an unusable ``run --out`` and a --qemu-arg setting what the tool sets (-smp, -m,
+-accel, -enable-kvm, -cpu, -machine: use --smp, --accel, --machine) are user errors;
+SIGTERM and SIGHUP stop every child (QEMU, make, hosted programs) and exit 128+signal,
+as Ctrl-C does with 130.
 """
 from __future__ import annotations
 

@@ -12,7 +12,10 @@ build/kernel/) and the IDE disk (``BootConfig.disk``, see disk.py; the CLI attac
 Public API: ``BootConfig``, ``BootResult``, ``boot(cfg, echo=None)``, ``precheck(cfg)``,
 ``require_qemu``, ``resolve_accel``, ``kernel_cmdline``, ``qemu_command``, ``drive_arg``,
 ``kernel_image``, ``user_gives_disk``, ``verdict``, ``failure_report``, ``Symbolizer``,
-``EXIT_PASS``, ``EXIT_FAIL``, ``DISK_IMAGE``.
+``EXIT_PASS``, ``EXIT_FAIL``, ``DISK_IMAGE``; issue 8: ``disk_args``, ``machine_type``,
+``MACHINES`` (``BootConfig.machine``, pc or q35), ``owned_option``/``OWNED_OPTIONS`` (the
+QEMU options a --qemu-arg may not set), ``filter_problem`` (``BootResult.bad_filter``: the
+filter matched nothing).
 """
 from __future__ import annotations
 
