@@ -1,5 +1,7 @@
 # ksync - top-level Makefile.
 #
+#   make          (the default) the kernel, libksync and .venv, the Python environment the
+#                 ./ksync wrapper runs the tool with (./ksync --help)
 #   make run      build, boot the kernel under QEMU, run the default experiments, print
 #                 the tables and write results/ (README: "What make run prints")
 #   make test     every test: hosted C (plain, ASan/UBSan, TSan), kernel tests under TCG
@@ -65,7 +67,7 @@ KELF32 := $(KBUILD)/ksync.elf32
 ISO := $(BUILD)/ksync.iso
 
 .PHONY: all kernel iso test run debug stress bench deps venv clean help
-all: kernel lib
+all: $(VENV)/.stamp kernel lib
 
 kernel: $(KELF32)
 
@@ -136,4 +138,4 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '2,19p' Makefile
+	@sed -n '2,20p' Makefile

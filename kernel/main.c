@@ -88,6 +88,8 @@ void kernel_main(struct boot_info *bi)
 		memcpy(mode, "test", 5);
 	const char *flt = cmdline_get("filter", filter, sizeof filter);
 	if (!strcmp(mode, "test")) {
+		if (!kfilter_matches_any_test(flt))
+			arch_exit(false);
 		int failed = ktest_run_all(flt);
 		arch_exit(failed == 0);
 	} else if (!strcmp(mode, "bench")) {

@@ -6,7 +6,9 @@
 #   hosted-tests   build/hosted/tests/{plain,asan,tsan}/<name> for each tests/unit/test_<...>.c
 #                  and build/hosted/stress/{plain,asan,tsan}/<name> for tests/stress/stress_*.c
 #   bench-hosted   build/hosted/bench/<name> for each bench/<name>.c (bench/prims.c -> prims)
-#   install        $(DESTDIR)$(PREFIX)/include/ksync/*.h, .../lib/libksync.a,
+#   install        $(DESTDIR)$(PREFIX)/include/ksync/*.h (the library's API),
+#                  .../include/ksync/testing/{ktest,measure}.h (the test and measurement
+#                  harness the project's own tests use; not the API), .../lib/libksync.a,
 #                  .../lib/pkgconfig/ksync.pc (PREFIX default /usr/local)
 #   clean-hosted   rm -rf build/hosted
 #
@@ -23,7 +25,8 @@
 # Variables defined for the includer
 #   LIBKSYNC_SRCS      the platform-neutral, freestanding library sources (lib/*.c) that
 #                      the kernel compiles with its own flags and -DKSYNC_KERNEL
-#   LIBKSYNC_HEADERS   include/ksync/*.h
+#   LIBKSYNC_HEADERS   include/ksync/*.h but the harness headers (the installed API)
+#   LIBKSYNC_TESTING_HEADERS   include/ksync/{ktest,measure}.h (installed under testing/)
 #   HOSTED_OUT         build/hosted (with the TOP prefix)
 #   HOSTED_LIB         build/hosted/libksync.a
 #   HOSTED_TEST_NAMES  the test_* names; HOSTED_TEST_BINS the binaries of all flavours
@@ -56,7 +59,11 @@ HOSTED_OUT := $(KSYNC_T)build/hosted
 HOSTED_LIB := $(HOSTED_OUT)/libksync.a
 
 LIBKSYNC_SRCS := $(sort $(wildcard $(KSYNC_T)lib/*.c))
-LIBKSYNC_HEADERS := $(sort $(wildcard $(KSYNC_T)include/ksync/*.h))
+# The test harness (KTAP registry, primitive-cost method) is not the library's API: it is
+# installed apart, under include/ksync/testing/.
+LIBKSYNC_TESTING_HEADERS := $(addprefix $(KSYNC_T)include/ksync/,ktest.h measure.h)
+LIBKSYNC_HEADERS := $(filter-out $(LIBKSYNC_TESTING_HEADERS),\
+	$(sort $(wildcard $(KSYNC_T)include/ksync/*.h)))
 KSYNC_HOSTED_LIB_SRCS := $(LIBKSYNC_SRCS) $(filter-out %/ktest_main.c,$(sort $(wildcard $(KSYNC_T)lib/hosted/*.c)))
 KSYNC_TEST_MAIN := $(KSYNC_T)lib/hosted/ktest_main.c
 KSYNC_TEST_SRCS := $(sort $(wildcard $(KSYNC_T)tests/unit/test_*.c))
@@ -168,8 +175,9 @@ bench-hosted: $(HOSTED_BENCH_BINS)
 KSYNC_DEST = $(DESTDIR)$(abspath $(PREFIX))
 
 install: $(HOSTED_LIB) $(HOSTED_OUT)/ksync.pc
-	install -d $(KSYNC_DEST)/include/ksync $(KSYNC_DEST)/lib/pkgconfig
+	install -d $(KSYNC_DEST)/include/ksync/testing $(KSYNC_DEST)/lib/pkgconfig
 	install -m 644 $(LIBKSYNC_HEADERS) $(KSYNC_DEST)/include/ksync/
+	install -m 644 $(LIBKSYNC_TESTING_HEADERS) $(KSYNC_DEST)/include/ksync/testing/
 	install -m 644 $(HOSTED_LIB) $(KSYNC_DEST)/lib/libksync.a
 	install -m 644 $(HOSTED_OUT)/ksync.pc $(KSYNC_DEST)/lib/pkgconfig/ksync.pc
 

@@ -4,8 +4,12 @@
 each binary in each build is one test case here.  A case passes if the program exits 0,
 its KTAP plan (parsed with ksync.ktap) is complete with no `not ok`, and no sanitizer
 reported anything.  On failure the program's whole output is shown.
+
+Also `make install` into a temporary prefix: the header layout, ksync.pc, and a program
+built and linked with pkg-config against the installed library.
 """
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -67,3 +71,80 @@ def test_hosted(hosted_bins: Path, flavour: str, name: str):
     assert result.complete, f"KTAP plan incomplete:\n{shown}"
     assert result.passed, (f"failed: {', '.join(c.name for c in result.failed)}\n{shown}")
     assert result.results, f"no test cases ran:\n{shown}"
+
+
+# ---------------------------------------------------------------------------------------
+# make install: the library's API, the test harness apart, a pkg-config file that works
+
+TESTING_HEADERS = ("ktest.h", "measure.h")
+
+LINK_PROBE = r"""
+#include <ksync/atomic.h>
+#include <ksync/testing/ktest.h>
+#include <stdio.h>
+
+int main(void)
+{
+	/* ktest_filter_match lives in libksync.a: the link goes through ksync.pc */
+	return ktest_filter_match("a*,b", "abc") && !ktest_filter_match("a*,b", "c") ? 0 : 1;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    prefix = tmp_path_factory.mktemp("prefix")
+    r = subprocess.run(["make", "-C", str(ROOT), "-s", "install", f"PREFIX={prefix}"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"make install failed:\n{r.stdout}\n{r.stderr}"
+    return prefix
+
+
+def _pc_fields(pc: Path) -> dict:
+    fields = {}
+    for line in pc.read_text().splitlines():
+        if ":" in line and not line.startswith("#") and "=" not in line.split(":", 1)[0]:
+            key, value = line.split(":", 1)
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def test_install_layout(installed: Path):
+    inc = installed / "include" / "ksync"
+    api = sorted(p.name for p in inc.glob("*.h"))
+    source = sorted(p.name for p in (ROOT / "include" / "ksync").glob("*.h"))
+    assert api == [h for h in source if h not in TESTING_HEADERS]
+    assert sorted(p.name for p in (inc / "testing").glob("*.h")) == sorted(TESTING_HEADERS)
+    assert (installed / "lib" / "libksync.a").is_file()
+    fields = _pc_fields(installed / "lib" / "pkgconfig" / "ksync.pc")
+    assert "-lksync" in fields["Libs"].split()
+    assert "-pthread" not in fields["Libs"].split()        # libksync starts no threads
+    assert fields.get("Libs.private", "").split() == ["-pthread"]   # mwcas's pthread key
+    assert fields["Cflags"].split() == ["-I${includedir}"]
+
+
+@pytest.mark.parametrize("header", sorted(p.name for p in (ROOT / "include" / "ksync")
+                                          .glob("*.h") if p.name not in TESTING_HEADERS))
+def test_installed_api_header_stands_alone(installed: Path, tmp_path: Path, header: str):
+    src = tmp_path / "probe.c"
+    src.write_text(f"#include <ksync/{header}>\nint main(void) {{ return 0; }}\n")
+    r = subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-c",
+                        f"-I{installed / 'include'}", str(src), "-o", str(tmp_path / "p.o")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.skipif(shutil.which("pkg-config") is None, reason="pkg-config not installed")
+def test_installed_pkg_config_links(installed: Path, tmp_path: Path):
+    env = dict(os.environ, PKG_CONFIG_PATH=str(installed / "lib" / "pkgconfig"))
+    flags = subprocess.run(["pkg-config", "--static", "--cflags", "--libs", "ksync"],
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert flags.returncode == 0, flags.stderr
+    src = tmp_path / "probe.c"
+    src.write_text(LINK_PROBE)
+    exe = tmp_path / "probe"
+    r = subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", str(src), "-o",
+                        str(exe), *flags.stdout.split()], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert subprocess.run([str(exe)], timeout=60).returncode == 0

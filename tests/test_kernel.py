@@ -58,7 +58,7 @@ def test_iso_boots_through_grub(built):
 def test_mp_table_fallback(built):
     """With ACPI off, SeaBIOS offers only an MP table; the kernel must boot from it."""
     rc, out = ksync("boot", "--mode", "test", "--smp", "2", "--no-build", "--timeout", "240",
-                    "--qemu-arg=-machine", "--qemu-arg=acpi=off")
+                    "--machine", "pc,acpi=off")
     assert rc == 0, out
     assert '"platform":"mp-table"' in out, out
 

@@ -1,6 +1,8 @@
 """ksync CLI: argument validation, user errors, env, and `ksync run` end to end (fakes)."""
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -170,25 +172,28 @@ def write_prims(tmp_path, body=HOSTED_PRIMS):
     return p
 
 
-def test_run_end_to_end(run_repo, tmp_path):
-    argv_file = tmp_path / "argv.json"
-    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
-    out = tmp_path / "results"
-    p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
-                "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out))
-    assert p.returncode == 0, p.stdout + p.stderr
+def flat(text: str) -> str:
+    """Text with every run of whitespace (line breaks, wrap indents) made one space: prose
+    is searched in this form, so where a renderer wraps a sentence (it depends on the host
+    CPU's name and may depend on the terminal width) does not matter."""
+    return " ".join(text.split())
+
+
+def check_run_prims(stdout: str, stderr: str, out: Path, argv_file: Path) -> None:
+    """What `ksync run prims` with the fake QEMU and fake hosted program must produce."""
     argv = json.loads(argv_file.read_text())
     assert argv[argv.index("-append") + 1] == "mode=bench filter=prims,lf_cost,lf_fifo_cost set=default"
     assert argv[argv.index("-smp") + 1] == "2"
     # progress lines on stderr with elapsed time
-    assert "] booting kernel: prims, smp=2, tcg" in p.stderr
-    assert "] running hosted prims" in p.stderr
-    # table on stdout
-    assert "kernel [tcg, 2 CPUs]" in p.stdout
-    assert "kernel figures are QEMU TCG emulator costs, not hardware costs" in p.stdout
-    assert "lapic_tpr_write (xapic-mmio)" in p.stdout
-    assert "14.5" in p.stdout and "3.5" in p.stdout  # 1997 ratios
-    on_flag = next(l for l in p.stdout.splitlines() if l.startswith("on-chip / flag"))
+    assert "] booting kernel: prims, smp=2, tcg" in stderr
+    assert "] running hosted prims" in stderr
+    # table on stdout (prose searched with whitespace normalised: see flat())
+    text = flat(stdout)
+    assert "kernel [tcg, 2 CPUs]" in text
+    assert "kernel figures are QEMU TCG emulator costs, not hardware costs" in text
+    assert "lapic_tpr_write (xapic-mmio)" in text
+    assert "14.5" in text and "3.5" in text  # 1997 ratios
+    on_flag = next(l for l in stdout.splitlines() if l.startswith("on-chip / flag"))
     assert on_flag.split() == ["on-chip", "/", "flag", "5", "12.5", "3.5"]  # 40/8, 12.5/1
     data = json.loads((out / "prims.json").read_text())
     kern = [r for r in data["rows"] if r["side"] == "kernel"]
@@ -199,7 +204,7 @@ def test_run_end_to_end(run_repo, tmp_path):
                     "timestamp"):
             assert key in r, key
     assert kern[0]["env"] == "tcg" and kern[0]["tsc_hz"] == 2596000000
-    assert kern[0]["qemu_version"] == "9.9.9 (fake)"
+    assert kern[0]["qemu_version"] == "9.9.9 (fake)"   # the fake QEMU's, not the host's
     assert host[0]["env"] == "hosted" and host[0]["tsc_hz"] == 2800000000
     assert data["sides"]["hosted"]["tsc_source"] == "cpuid15"
     md = (out / "report.md").read_text()
@@ -207,12 +212,49 @@ def test_run_end_to_end(run_repo, tmp_path):
     html = (out / "report.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "<style>" in html and "cli_sti" in html
 
+
+def test_run_end_to_end(run_repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    out = tmp_path / "results"
+    p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    check_run_prims(p.stdout, p.stderr, out, argv_file)
+
     # ksync report re-renders from prims.json
+    md = (out / "report.md").read_text()
     (out / "report.md").unlink()
     r = run_cli("report", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert (out / "report.md").read_text() == md
-    assert "kernel [tcg, 2 CPUs]" in r.stdout
+    assert "kernel [tcg, 2 CPUs]" in flat(r.stdout)
+
+
+SHORT_CPU = "AMD EPYC"
+LONG_CPU = "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz with a much longer marketing name"
+
+
+@pytest.mark.parametrize("columns", ["40", "250"])
+@pytest.mark.parametrize("cpu", [SHORT_CPU, LONG_CPU])
+def test_run_renders_any_cpu_and_width(run_repo, tmp_path, monkeypatch, capsys, cpu, columns):
+    """The same run in-process with a short and a long host CPU name and two terminal
+    widths: the output is checked the same way (the renderers may wrap differently)."""
+    from ksync import cli, envdetect
+    monkeypatch.setattr(envdetect, "cpu_model", lambda cpuinfo=None: cpu)
+    monkeypatch.setenv("COLUMNS", columns)
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    out = tmp_path / "results"
+    handler = signal.getsignal(signal.SIGTERM)
+    rc = cli.main(["run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                   "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out)])
+    assert signal.getsignal(signal.SIGTERM) is handler   # main() gives the caller's back
+    cap = capsys.readouterr()
+    assert rc == 0, cap.out + cap.err
+    check_run_prims(cap.out, cap.err, out, argv_file)
+    data = json.loads((out / "prims.json").read_text())
+    assert {r["host_cpu_model"] for r in data["rows"]} == {cpu}
 
 
 def test_run_kernel_failure(run_repo, tmp_path):
@@ -243,3 +285,123 @@ def test_run_missing_hosted_program(run_repo, tmp_path):
     assert p.returncode != 0
     assert "build/hosted/bench/prims not found" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# ./ksync, the wrapper a user types (runs .venv/bin/python -m ksync of its own repository)
+
+ROOT = Path(__file__).resolve().parent.parent
+WRAPPER = ROOT / "ksync"
+needs_venv = pytest.mark.skipif(not (ROOT / ".venv/bin/python").exists(),
+                                reason="no .venv in the repository (make creates it)")
+
+
+def run_wrapper(wrapper, *args, cwd):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KSYNC_REPO")}
+    return subprocess.run([str(wrapper), *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=60)
+
+
+def test_wrapper_is_executable_posix_sh():
+    assert os.access(WRAPPER, os.X_OK)
+    assert WRAPPER.read_text().startswith("#!/bin/sh\n")
+
+
+@needs_venv
+def test_wrapper_from_another_directory(tmp_path):
+    from ksync import __version__
+    p = run_wrapper(WRAPPER, "--version", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["ksync", __version__]
+    h = run_wrapper(WRAPPER, "--help", cwd=tmp_path)
+    assert h.returncode == 0, h.stderr
+    assert h.stdout.startswith("usage: ksync")
+    # it runs this repository's tool: `env --json` names this repository
+    e = run_wrapper(WRAPPER, "env", "--json", cwd=tmp_path)
+    assert e.returncode == 0, e.stderr
+    assert Path(json.loads(e.stdout)["repo"]) == ROOT.resolve()
+
+
+@needs_venv
+def test_wrapper_through_a_symlink(tmp_path):
+    link = tmp_path / "bin" / "ksync"
+    link.parent.mkdir()
+    link.symlink_to(WRAPPER)
+    p = run_wrapper(link, "--version", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("ksync ")
+
+
+def test_wrapper_without_venv_says_run_make(tmp_path):
+    copy = tmp_path / "ksync"
+    copy.write_text(WRAPPER.read_text())
+    copy.chmod(0o755)
+    p = run_wrapper(copy, "--version", cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stdout == ""
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "make" in lines[0] and str(tmp_path) in lines[0]
+
+
+# ---------------------------------------------------------------------------------------
+# run --out that cannot take the results: refused before anything is measured
+
+def _refused_before_measuring(p, argv_file):
+    assert_one_line_error(p, code=2, contains="--out")
+    assert not argv_file.exists()   # QEMU never started
+
+
+@pytest.mark.parametrize("where", ["a file", "below a file", "a results file that is a dir"])
+def test_run_out_unusable_refused_at_once(run_repo, tmp_path, where):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    f = tmp_path / "somefile"
+    f.write_text("x")
+    if where == "a file":
+        out = f
+    elif where == "below a file":
+        out = f / "results"
+    else:
+        out = tmp_path / "res"
+        (out / "report.md").mkdir(parents=True)
+    p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                "--hosted-prims", str(write_prims(tmp_path)), "--out", str(out))
+    _refused_before_measuring(p, argv_file)
+    assert f.read_text() == "x"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write in a read-only directory")
+def test_run_out_read_only_dir_refused_at_once(run_repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu",
+                    str(fake), "--hosted-prims", str(write_prims(tmp_path)), "--out",
+                    str(ro / "results"))
+    finally:
+        ro.chmod(0o755)
+    _refused_before_measuring(p, argv_file)
+
+
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="no sysfs")
+def test_run_out_in_sysfs_refused_at_once(run_repo, tmp_path):
+    """/sys takes no new directories, not even from root."""
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=KERNEL_LINES, exit=33, argv_file=str(argv_file))
+    p = run_cli("run", "prims", "--repo", str(run_repo), "--no-build", "--qemu", str(fake),
+                "--hosted-prims", str(write_prims(tmp_path)), "--out", "/sys/ksync-results")
+    _refused_before_measuring(p, argv_file)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make not installed")
+def test_plain_make_creates_the_venv(tmp_path):
+    """`make` (the default goal) builds the environment ./ksync needs (dry run into a
+    VENV that does not exist: the venv recipe is among what make would run)."""
+    venv = tmp_path / "venv"
+    p = subprocess.run(["make", "-C", str(ROOT), "-n", f"VENV={venv}"], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert f"scripts/venv.sh {venv}" in p.stdout.splitlines()

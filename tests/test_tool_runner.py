@@ -1,6 +1,9 @@
-"""ksync QEMU runner and verdict logic, driven by a FAKE qemu (no real QEMU needed)."""
+"""ksync QEMU runner and verdict logic, driven by a FAKE qemu (no real QEMU needed; the
+test_real_* cases boot the real kernel when QEMU is installed)."""
 import json
 import os
+import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -20,6 +23,10 @@ if sys.argv[1:2] == ["--version"]:
 if spec.get("argv_file"):
     with open(spec["argv_file"], "w") as f:
         json.dump(sys.argv[1:], f)
+if spec.get("pid_file"):
+    with open(spec["pid_file"] + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.rename(spec["pid_file"] + ".tmp", spec["pid_file"])
 for l in spec.get("stderr", []):
     sys.stderr.write(l + "\\n"); sys.stderr.flush()
 for l in spec.get("lines", []):
@@ -105,12 +112,70 @@ def test_append_and_qemu_args(repo, tmp_path):
     argv_file = tmp_path / "argv.json"
     fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
     p = run_cli("boot", "--repo", str(repo), "--no-build", "--qemu", str(fake), "--append",
-                "crash=pf", "--append", "a=1 b=2", "--qemu-arg=-machine",
-                "--qemu-arg=acpi=off")
+                "crash=pf", "--append", "a=1 b=2", "--qemu-arg=-rtc",
+                "--qemu-arg=base=localtime")
     assert p.returncode == 0, p.stdout + p.stderr
     argv = json.loads(argv_file.read_text())
     assert argv[argv.index("-append") + 1] == "mode=test crash=pf a=1 b=2"
-    assert argv[-2:] == ["-machine", "acpi=off"]
+    assert argv[-2:] == ["-rtc", "base=localtime"]
+
+
+@pytest.mark.parametrize("qemu_args,own", [
+    (["--qemu-arg=-smp", "--qemu-arg=3"], "--smp"),
+    (["--qemu-arg=--smp=3"], "--smp"),
+    (["--qemu-arg=-m", "--qemu-arg=1G"], "512M"),
+    (["--qemu-arg=-accel", "--qemu-arg=kvm"], "--accel"),
+    (["--qemu-arg=-enable-kvm"], "--accel"),
+    (["--qemu-arg=-cpu", "--qemu-arg=host"], "--accel"),
+    (["--qemu-arg=-machine", "--qemu-arg=q35"], "--machine"),
+    (["--qemu-arg=-M", "--qemu-arg=q35"], "--machine"),
+])
+@pytest.mark.parametrize("command", [["test"], ["boot", "--mode", "idle"], ["run", "prims"]])
+def test_qemu_arg_owned_by_the_tool_refused(repo, tmp_path, command, qemu_args, own):
+    """--qemu-arg may not set what the tool sets (the summary would say otherwise): a
+    one-line error naming the tool's own option, exit 2, before anything boots."""
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
+    p = run_cli(*command, "--repo", str(repo), "--no-build", "--qemu", str(fake), *qemu_args)
+    assert p.returncode == 2, p.stdout + p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ksync: error: --qemu-arg "), p.stderr
+    assert own in lines[0]
+    assert not argv_file.exists()   # QEMU never started
+
+
+def test_machine_q35_puts_the_disk_on_a_piix3_ide(repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
+    p = ksync_test(repo, fake, "--machine", "q35")
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("-machine") + 1] == "q35"
+    drive = argv[argv.index("-drive") + 1].split(",")
+    assert "if=none" in drive and "id=ksyncdisk" in drive and "snapshot=on" in drive
+    devices = [argv[i + 1] for i, a in enumerate(argv) if a == "-device"]
+    assert "piix3-ide,id=ksyncide" in devices
+    assert "ide-hd,drive=ksyncdisk,bus=ksyncide.0" in devices
+    assert "machine=q35" in p.stdout.strip().splitlines()[-1]
+
+
+def test_machine_pc_keeps_the_board_ide(repo, tmp_path):
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
+    p = ksync_test(repo, fake, "--machine", "pc,acpi=off")
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("-machine") + 1] == "pc,acpi=off"
+    assert "if=ide" in argv[argv.index("-drive") + 1].split(",")
+    assert not any(a.startswith("piix3-ide") for a in argv)
+
+
+@pytest.mark.parametrize("value", ["isapc", "q35 ", "microvm,x=1", ""])
+def test_machine_bad_value(repo, tmp_path, value):
+    p = ksync_test(repo, make_fake(tmp_path, exit=33), "--machine", value)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--machine" in lines[0]
 
 
 def test_iso_command_line(repo, tmp_path):
@@ -390,3 +455,180 @@ def test_resolve_accel_pvm(monkeypatch, tmp_path):
     (sysmod / "kvm_intel").mkdir()
     monkeypatch.setattr(envdetect, "DEV_KVM", dev)
     assert qemu.resolve_accel("auto") == ("kvm", "kvm")
+
+
+# ---------------------------------------------------------------------------------------
+# the tool's children die with it (SIGTERM, SIGHUP, and SIGINT as before)
+
+def _wait_for(path: Path, proc: subprocess.Popen, seconds: float = 30) -> int:
+    end = time.monotonic() + seconds
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, f"{path} never appeared"
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
+def _gone(pid: int, seconds: float = 10) -> bool:
+    """True once ``pid`` no longer exists (or is a zombie nobody waits for)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
+                return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _kill_if_alive(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 128 + signal.SIGTERM),
+                                      (signal.SIGHUP, 128 + signal.SIGHUP),
+                                      (signal.SIGINT, 130)])
+def test_signal_kills_qemu(repo, tmp_path, sig, code):
+    """`ksync boot --mode idle` with a QEMU that would run for an hour: a signal to the
+    tool ends the tool with a non-zero status and QEMU with it."""
+    pid_file = tmp_path / "qemu.pid"
+    fake = make_fake(tmp_path, lines=["idle: halted"], sleep=3600, pid_file=str(pid_file))
+    tool = subprocess.Popen([sys.executable, "-m", "ksync", "boot", "--repo", str(repo),
+                             "--no-build", "--qemu", str(fake), "--mode", "idle",
+                             "--timeout", "3600"], env=tool_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    qemu_pid = _wait_for(pid_file, tool)
+    try:
+        tool.send_signal(sig)
+        out, err = tool.communicate(timeout=30)
+        assert tool.returncode == code, err
+        assert "Traceback" not in err
+        assert err.strip().splitlines()[-1].startswith("ksync: ")
+        assert _gone(qemu_pid), f"QEMU (pid {qemu_pid}) outlived the tool"
+    finally:
+        _kill_if_alive(qemu_pid)
+        if tool.poll() is None:
+            tool.kill()
+            tool.wait()
+
+
+SLOW_MAKEFILE = """kernel:
+\t@sleep 3600 & echo $$! > {pid}.tmp && mv {pid}.tmp {pid}; wait
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_signal_stops_the_build(tmp_path, sig):
+    """A signal during `make` stops make and what it started (here a long `sleep`)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    pid_file = tmp_path / "recipe.pid"
+    (repo / "Makefile").write_text(SLOW_MAKEFILE.format(pid=pid_file))
+    fake = make_fake(tmp_path, exit=33)
+    tool = subprocess.Popen([sys.executable, "-m", "ksync", "test", "--repo", str(repo),
+                             "--qemu", str(fake)], env=tool_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    child = _wait_for(pid_file, tool)
+    try:
+        tool.send_signal(sig)
+        out, err = tool.communicate(timeout=30)
+        assert tool.returncode == 128 + sig, err
+        assert "Traceback" not in err
+        assert _gone(child), f"make's child (pid {child}) outlived the tool"
+    finally:
+        _kill_if_alive(child)
+        if tool.poll() is None:
+            tool.kill()
+            tool.wait()
+
+
+# ---------------------------------------------------------------------------------------
+# a filter that matches nothing is an error that lists what exists
+
+def _unmatched(what, names, set_=None, filt="zzz_*"):
+    return "KSYNC " + json.dumps({"kind": "filter_unmatched", "what": what, "set": set_,
+                                  "filter": filt, "names": names})
+
+
+@pytest.mark.parametrize("command", [["test"], ["boot"], ["boot", "--mode", "test"]])
+def test_filter_matching_nothing_lists_the_tests(repo, tmp_path, command):
+    lines = ["ktap: KTAP version 1", BOOT, _unmatched("tests", ["gamma", "alpha", "beta"]),
+             "ktap: # filter=zzz_* matches none of the 3 tests"]
+    fake = make_fake(tmp_path, lines=lines, exit=35)
+    p = run_cli(*command, "--repo", str(repo), "--no-build", "--qemu", str(fake),
+                "--filter", "zzz_*")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "PASS" not in p.stdout + p.stderr
+    err = p.stderr.strip().splitlines()
+    assert err[-1] == ("ksync: error: --filter zzz_* matches none of the 3 tests: "
+                       "alpha, beta, gamma")
+    assert [l for l in err if l.startswith("ksync")] == [err[-1]]   # no summary line too
+
+
+def test_filter_matching_no_experiment_names_the_set(repo, tmp_path):
+    lines = [BOOT, _unmatched("experiments", ["prims", "irq_load"], "default"),
+             'KSYNC {"kind":"done","mode":"bench"}']
+    fake = make_fake(tmp_path, lines=lines, exit=35)
+    p = run_cli("boot", "--repo", str(repo), "--no-build", "--qemu", str(fake), "--mode",
+                "bench", "--filter", "zzz_*")
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines()[-1] == (
+        "ksync: error: --filter zzz_* matches none of the 2 experiments of set default: "
+        "irq_load, prims")
+
+
+def test_filter_empty_plan_is_not_a_pass(repo, tmp_path):
+    """A kernel that does not report the unmatched filter runs an empty plan: still an
+    error, not `PASS 0/0`."""
+    fake = make_fake(tmp_path, lines=["ktap: KTAP version 1", "ktap: 1..0"], exit=33)
+    p = ksync_test(repo, fake, "--filter", "zzz_*")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "PASS" not in p.stdout
+    lines = p.stderr.strip().splitlines()
+    assert lines[-1].startswith("ksync: error: --filter zzz_* matches no test")
+
+
+def test_empty_plan_without_filter_still_passes(repo, tmp_path):
+    fake = make_fake(tmp_path, lines=["ktap: KTAP version 1", "ktap: 1..0"], exit=33)
+    p = ksync_test(repo, fake)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_filter_problem():
+    kt0 = ktap.parse(["ktap: 1..0"])
+    assert qemu.filter_problem("test", None, kt0) is None
+    assert qemu.filter_problem("idle", "x", kt0) is None
+    assert qemu.filter_problem("test", "x*", ktap.parse(["ktap: 1..1", "ktap: ok 1 x1"])) \
+        is None
+    assert qemu.filter_problem("bench", "x*", kt0).startswith("--filter x* matches no")
+    obj = {"kind": "filter_unmatched", "what": "tests", "set": None, "filter": "q",
+           "names": ["b", "a"]}
+    assert qemu.filter_problem("test", "q", ktap.parse([]), obj) == \
+        "--filter q matches none of the 2 tests: a, b"
+
+
+needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None,
+                                reason="qemu-system-x86_64 not installed")
+
+
+@needs_qemu
+@pytest.mark.parametrize("mode,what", [("test", "tests"), ("bench", "experiments")])
+def test_real_kernel_reports_unmatched_filter(mode, what):
+    """The real kernel (built by the tool) lists its tests / experiments."""
+    from conftest import run_ksync
+    code, out = run_ksync("boot", "--mode", mode, "--filter", "zzz_*", "--timeout", "120")
+    assert code == 2, out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(f"ksync: error: --filter zzz_* matches none of the "), last
+    names = last.split(": ", 3)[-1].split(", ")
+    assert f" {what}" in last and len(names) >= 2
+    assert names == sorted(names)
+    assert ("prims" in names) if mode == "bench" else ("tsc_frequency_found" in names)

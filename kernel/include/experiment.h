@@ -25,7 +25,15 @@ struct kexp {
 	static void kexp_fn_##name(struct ktest_ctx *kt)
 
 /* Run the experiments of `set` ("default" or "all") matching `filter`; KTAP output.
- * Returns the number that failed. */
+ * Returns the number that failed (1, with no KTAP, if `filter` matches none of them). */
 int kexp_run_all(const char *filter, const char *set);
+
+/* True if `filter` (NULL or "" = everything) matches one of cases[0..n).  If it matches
+ * none, prints one line KSYNC {"kind":"filter_unmatched","what":what,"set":set or null,
+ * "filter":...,"names":[every case's name]} (and a KTAP diagnostic) so the host can say
+ * what exists, and returns false.  kfilter_matches_any_test: over the registered tests. */
+bool kfilter_matches_any(const char *filter, const struct ktest_case *cases, size_t n,
+			 const char *what, const char *set);
+bool kfilter_matches_any_test(const char *filter);
 
 #endif

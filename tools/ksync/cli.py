@@ -6,7 +6,11 @@ Issue 4 (Small & Manley 1997 interrupt-masking schemes) adds ``--scheme`` to tes
 ``ksync mkdisk``; see docs/protocol.md section 5.
 
 User errors print one line ``ksync: error: <reason>`` and exit 2; a failed verdict exits 1;
-nothing a user can cause prints a Python traceback.
+nothing a user can cause prints a Python traceback.  Issue 8: a --filter that matches
+nothing, an unusable ``run --out`` and a --qemu-arg setting what the tool sets (-smp, -m,
+-accel, -enable-kvm, -cpu, -machine: use --smp, --accel, --machine) are user errors;
+SIGTERM and SIGHUP stop every child (QEMU, make, hosted programs) and exit 128+signal,
+as Ctrl-C does with 130.
 """
 from __future__ import annotations
 
@@ -19,8 +23,9 @@ from datetime import datetime
 from pathlib import Path
 
 from . import __version__, disk, envdetect, hosted, irqreport, qemu, report, schemes
-from .util import (KsyncError, Progress, SetupError, UsageError, display_path, find_repo,
-                   make, utc_timestamp)
+from .util import (KsyncError, Progress, SetupError, Terminated, UsageError, display_path,
+                   find_repo, install_signal_handlers, make, restore_signal_handlers,
+                   utc_timestamp)
 
 MAX_SMP = 64
 DEFAULT_TIMEOUT = 300.0
@@ -150,6 +155,14 @@ def mib_type(text: str) -> int:
     return n
 
 
+def machine_type(text: str) -> str:
+    if qemu.machine_type(text) not in qemu.MACHINES or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(
+            f"must be {' or '.join(qemu.MACHINES)}, optionally followed by QEMU machine "
+            f"options (e.g. q35,acpi=off; got {text!r})")
+    return text
+
+
 def port_type(text: str) -> int:
     try:
         n = int(text, 10)
@@ -193,9 +206,16 @@ def build_parser() -> Parser:
                     help="allow --accel kvm on a kvm_pvm host (guest ring-0 is interpreted)")
     vm.add_argument("--append", action="append", default=[], type=words_type, metavar="WORDS",
                     help="extra kernel command-line words, e.g. crash=pf (repeatable)")
+    vm.add_argument("--machine", type=machine_type, default="pc", metavar="TYPE",
+                    help="QEMU machine: pc (default, i440FX) or q35, optionally with machine "
+                         "options (q35,acpi=off); on q35 the IDE disk goes on an added PIIX3 "
+                         "IDE controller (q35's own IDE is AHCI, which the kernel does not "
+                         "drive)")
     vm.add_argument("--qemu-arg", action="append", default=[], metavar="ARG",
-                    help="extra QEMU argument, appended last; use --qemu-arg=-machine "
-                         "--qemu-arg=acpi=off (repeatable)")
+                    help="extra QEMU argument, appended last; use --qemu-arg=-d "
+                         "--qemu-arg=int (repeatable). The options the tool sets are refused: "
+                         "-smp (use --smp), -accel/-enable-kvm/-cpu (--accel), -machine "
+                         "(--machine), -m")
     vm.add_argument("--no-disk", action="store_true",
                     help=f"do not attach the IDE disk {qemu.DISK_IMAGE} (attached by default, "
                          "unless a --qemu-arg gives -drive/-hda/-blockdev; created with the "
@@ -310,7 +330,7 @@ def _boot_config(args, repo: Path, mode: str, filt: str | None = None,
                            iso=iso, filter=filt, set=set_,
                            qemu=args.qemu, allow_pvm=args.allow_pvm,
                            append=list(args.append), qemu_args=list(args.qemu_arg),
-                           scheme=scheme,
+                           scheme=scheme, machine=args.machine,
                            disk=None if args.no_disk or qemu.user_gives_disk(args.qemu_arg)
                            else repo / qemu.DISK_IMAGE)
 
@@ -335,7 +355,9 @@ def _echo_stdout(line: str) -> None:
 
 
 def _summary(cmd: str, res: qemu.BootResult) -> str:
-    where = f"smp={res.smp} {res.env}  {res.elapsed:.1f}s  log: {display_path(res.log_path)}"
+    machine = "" if res.machine == "pc" else f" machine={res.machine}"
+    where = (f"smp={res.smp}{machine} {res.env}  {res.elapsed:.1f}s  "
+             f"log: {display_path(res.log_path)}")
     if res.passed and res.mode not in qemu.KTAP_MODES and res.timed_out:
         return f"ksync {cmd}: {res.mode} kernel stopped at the {res.elapsed:.0f}s timeout  {where}"
     if res.passed:
@@ -359,6 +381,8 @@ def cmd_test(args, repo: Path) -> int:
     progress(f"booting kernel: test{_scheme_words(cfg)}, smp={cfg.smp}, {env}"
              + (f", filter={cfg.filter}" if cfg.filter else "") + (", iso" if cfg.iso else ""))
     res = qemu.boot(cfg, echo=_echo_stdout if args.verbose else None)
+    if res.bad_filter:
+        raise UsageError(res.reason)
     if not res.passed:
         print(qemu.failure_report(res), flush=True)
     print(_summary("test", res), flush=True)
@@ -382,6 +406,8 @@ def cmd_boot(args, repo: Path) -> int:
         progress(f"QEMU waits for gdb on localhost:{cfg.gdb_port} (guest halted until gdb "
                  "continues)")
     res = qemu.boot(cfg, echo=_echo_stdout)
+    if res.bad_filter:
+        raise UsageError(res.reason)
     print(_summary("boot", res), file=sys.stderr, flush=True)
     return 0 if res.passed else 1
 
@@ -416,6 +442,34 @@ def irq_words(args, env: str) -> list[str]:
     return words
 
 
+RESULT_FILES = (irqreport.PRIMS_JSON, irqreport.IRQ_JSON, "report.md", "report.html")
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Make sure the results can be written before minutes of measuring: create the
+    directory, write and remove a probe file in it, and check that result files already
+    there may be replaced.  UsageError (one line, exit 2) if not."""
+    shown = f"--out {display_path(out_dir)}"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"{shown}: exists and is not a directory")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{shown}: cannot create the results directory: "
+                         f"{e.strerror or e}") from None
+    probe = out_dir / f".ksync-write-probe-{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise UsageError(f"{shown}: cannot write in the results directory: "
+                         f"{e.strerror or e}") from None
+    for name in RESULT_FILES:
+        f = out_dir / name
+        if f.exists() and (f.is_dir() or not os.access(f, os.W_OK)):
+            raise UsageError(f"{shown}: {name} is there and cannot be replaced")
+
+
 def cmd_run(args, repo: Path) -> int:
     out_dir = Path(args.out) if args.out else repo / "results"
     if args.what == "prims" and (args.schemes or args.irq_seconds or args.irq_quick
@@ -424,6 +478,7 @@ def cmd_run(args, repo: Path) -> int:
                          "--serial-bits are for `ksync run irq` (or `ksync run`, which runs "
                          "both)")
     run_set = apply_run_set(args)
+    check_out_dir(out_dir)
     env = qemu.precheck(_boot_config(args, repo, "bench"))
     progress = Progress()
     host_model = envdetect.cpu_model()
@@ -510,6 +565,7 @@ def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str
         "hypervisor": bootobj.get("hypervisor"),
         "scheme": bootobj.get("scheme"),
         "cmdline": res.cmdline,
+        "machine": cfg.machine,
         "log": display_path(res.log_path),
         "boot": bootobj or None,
     }
@@ -600,7 +656,8 @@ def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:
     cfg.append = irq_words(args, env) + cfg.append   # the user's --append comes last: it wins
     runs = [_run_irq_scheme(args, repo, cfg, s, env, progress, i + 1, len(names))
             for i, s in enumerate(names)]
-    options = {"smp": cfg.smp, "accel": args.accel, "irq_seconds": float(seconds),
+    options = {"smp": cfg.smp, "accel": args.accel, "machine": cfg.machine,
+               "irq_seconds": float(seconds),
                "irq_quick": bool(args.irq_quick), "disk": cfg.disk is not None,
                "timeout": cfg.timeout, "schemes": names, "set": args.set,
                "irq_loss_repeats": args.loss_repeats, "serial_bits": args.serial_bits}
@@ -765,6 +822,17 @@ def _main(argv) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        saved = install_signal_handlers()
+    except ValueError:
+        saved = {}  # not the main thread (an embedding program): its signals stay its own
+    try:
+        return _handled(argv)
+    finally:
+        restore_signal_handlers(saved)   # a caller in-process gets its own handlers back
+
+
+def _handled(argv) -> int:
+    try:
         return _main(argv)
     except UsageError as e:
         print(f"ksync: error: {e}", file=sys.stderr)
@@ -778,6 +846,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ksync: interrupted", file=sys.stderr)
         return 130
+    except Terminated as e:
+        # the children (QEMU, make, hosted programs) were stopped on the way here
+        print(f"ksync: terminated by {e.name}; stopped its child processes", file=sys.stderr)
+        return 128 + e.signum
     except BrokenPipeError:
         # stdout went away (e.g. `ksync boot | head`): stop quietly
         try:

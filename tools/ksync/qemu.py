@@ -12,7 +12,10 @@ build/kernel/) and the IDE disk (``BootConfig.disk``, see disk.py; the CLI attac
 Public API: ``BootConfig``, ``BootResult``, ``boot(cfg, echo=None)``, ``precheck(cfg)``,
 ``require_qemu``, ``resolve_accel``, ``kernel_cmdline``, ``qemu_command``, ``drive_arg``,
 ``kernel_image``, ``user_gives_disk``, ``verdict``, ``failure_report``, ``Symbolizer``,
-``EXIT_PASS``, ``EXIT_FAIL``, ``DISK_IMAGE``.
+``EXIT_PASS``, ``EXIT_FAIL``, ``DISK_IMAGE``; issue 8: ``disk_args``, ``machine_type``,
+``MACHINES`` (``BootConfig.machine``, pc or q35), ``owned_option``/``OWNED_OPTIONS`` (the
+QEMU options a --qemu-arg may not set), ``filter_problem`` (``BootResult.bad_filter``: the
+filter matched nothing).
 """
 from __future__ import annotations
 
@@ -47,6 +50,21 @@ DISK_IMAGE = Path("build/disk.img")   # attached by the CLI on every boot unless
 # QEMU options that attach a disk: when the user's --qemu-arg has one, the default disk is
 # left out (two drives at IDE index 0, or the same image opened twice, make QEMU fail)
 DISK_OPTIONS = ("-drive", "-hda", "-blockdev")
+# Machine types the tool boots (--machine).  On pc the disk goes on the board's PIIX3 IDE
+# (legacy ports 0x1f0/IRQ 14, where kernel's ATA driver looks); q35's `if=ide` drive sits on
+# its AHCI controller instead, so on q35 the tool adds a PIIX3 IDE controller for it.
+MACHINES = ("pc", "q35")
+# QEMU options the tool sets itself: given again in --qemu-arg they would make the guest
+# differ from what the summary, the logs and the results say.  Value: what to use instead.
+OWNED_OPTIONS = {
+    "-smp": "use --smp N",
+    "-m": "the tool gives the guest 512M (BootConfig.memory), which the kernel is tested with",
+    "-accel": "use --accel tcg|kvm|auto",
+    "-enable-kvm": "use --accel kvm",
+    "-cpu": "the CPU model follows --accel (tcg: -cpu max, kvm: -cpu host)",
+    "-machine": "use --machine pc|q35[,OPTIONS]",
+    "-M": "use --machine pc|q35[,OPTIONS]",
+}
 LOG_DIR = Path("build/logs")
 TAIL_LINES = 30
 
@@ -71,6 +89,7 @@ class BootConfig:
     qemu: str | None = None       # path/name of qemu-system-x86_64 (None: search PATH)
     allow_pvm: bool = False
     memory: str = "512M"
+    machine: str = "pc"           # QEMU -machine value: pc or q35, optionally ",options"
     log_dir: Path | None = None   # default <repo>/build/logs
     gdb_port: int | None = None   # QEMU gdb stub on localhost:<port>, guest starts halted
     append: list[str] = field(default_factory=list)     # extra kernel command-line words
@@ -100,6 +119,8 @@ class BootResult:
     panic: str | None = None       # the PANIC line, if the kernel panicked
     symbolizer: "Symbolizer | None" = None
     scheme: str | None = None      # the BootConfig's scheme (None: default build)
+    machine: str = "pc"            # the BootConfig's QEMU machine
+    bad_filter: bool = False       # failed because the filter matched nothing (a user error)
 
     @property
     def boot(self) -> dict | None:
@@ -157,15 +178,53 @@ def kernel_image(cfg: BootConfig) -> Path:
     return schemes.scheme_image(cfg.repo, cfg.scheme)
 
 
-def drive_arg(disk: Path) -> str:
+def disk_args(disk: Path, machine: str = "pc") -> list[str]:
+    """QEMU arguments attaching ``disk`` where the kernel's ATA driver finds it: the
+    primary master of a PIIX3 IDE controller (legacy ports 0x1f0/0x3f6, IRQ 14).  pc has
+    that controller on board (``if=ide``); on q35 ``if=ide`` would land on AHCI, so a PIIX3
+    IDE controller is added and the disk put on it."""
+    if machine_type(machine) != "q35":
+        return ["-drive", drive_arg(disk)]
+    return ["-drive", drive_arg(disk, interface="none", drive_id="ksyncdisk"),
+            "-device", "piix3-ide,id=ksyncide",
+            "-device", "ide-hd,drive=ksyncdisk,bus=ksyncide.0"]
+
+
+def drive_arg(disk: Path, interface: str = "ide", drive_id: str | None = None) -> str:
     """``-drive`` value for the IDE disk (commas in the path doubled, as QEMU wants).
 
     ``snapshot=on``: QEMU opens the image read-only (guest writes go to a throw-away
     overlay), so the sector pattern can never be damaged and several boots (make test while
     make run, two users) can share build/disk.img; without it the second QEMU fails with
     'Failed to get "write" lock'."""
-    return (f"if=ide,file={str(disk).replace(',', ',,')},format=raw,index=0,media=disk,"
-            "snapshot=on")
+    opts = [f"if={interface}", f"file={str(disk).replace(',', ',,')}", "format=raw"]
+    if interface == "ide":
+        opts.append("index=0")
+    opts += ["media=disk", "snapshot=on"]
+    if drive_id:
+        opts.append(f"id={drive_id}")
+    return ",".join(opts)
+
+
+def _option_name(arg: str) -> str:
+    """``--smp=3`` / ``-smp`` -> ``-smp`` (QEMU takes one or two dashes)."""
+    name = arg.split("=", 1)[0]
+    return name[1:] if name.startswith("--") else name
+
+
+def owned_option(qemu_args: list[str]) -> str | None:
+    """The one-line refusal for the first extra QEMU argument that sets something the tool
+    owns (CPUs, memory, accelerator, CPU model, machine type), or None."""
+    for a in qemu_args:
+        name = _option_name(a)
+        if name in OWNED_OPTIONS:
+            return f"--qemu-arg {a}: the tool sets {name} itself; {OWNED_OPTIONS[name]}"
+    return None
+
+
+def machine_type(machine: str) -> str:
+    """The machine type of a --machine value (``q35,acpi=off`` -> ``q35``)."""
+    return machine.split(",", 1)[0]
 
 
 def user_gives_disk(qemu_args: list[str]) -> bool:
@@ -175,7 +234,7 @@ def user_gives_disk(qemu_args: list[str]) -> bool:
 
 
 def qemu_command(cfg: BootConfig, qemu: str, accel: str) -> list[str]:
-    cmd = [qemu, "-machine", "pc", "-m", cfg.memory, "-smp", str(cfg.smp)]
+    cmd = [qemu, "-machine", cfg.machine, "-m", cfg.memory, "-smp", str(cfg.smp)]
     if accel == "kvm":
         cmd += ["-accel", "kvm", "-cpu", "host,-arch-capabilities"]
     else:
@@ -189,7 +248,7 @@ def qemu_command(cfg: BootConfig, qemu: str, accel: str) -> list[str]:
     else:
         cmd += ["-kernel", str(kernel_image(cfg)), "-append", kernel_cmdline(cfg)]
     if cfg.disk is not None:
-        cmd += ["-drive", drive_arg(cfg.disk)]
+        cmd += disk_args(cfg.disk, cfg.machine)
     cmd += list(cfg.qemu_args)
     return cmd
 
@@ -262,11 +321,31 @@ class Symbolizer:
 # verdict
 
 
+def filter_problem(mode: str, filt: str | None, kt: KtapResult,
+                   unmatched: dict | None = None) -> str | None:
+    """Why a run's filter is an error, or None.  The kernel reports a filter that matches
+    nothing with ``{"kind":"filter_unmatched","what":...,"set":...,"names":[...]}``
+    (docs/protocol.md section 1); the reason lists those names.  A kernel that does not
+    (an older build) shows it as an empty plan, 1..0, which is not a pass either."""
+    if unmatched is not None:
+        names = sorted(str(n) for n in unmatched.get("names") or [])
+        what = str(unmatched.get("what") or "tests")
+        where = f" of set {unmatched['set']}" if unmatched.get("set") else ""
+        shown = unmatched.get("filter") or filt
+        return (f"--filter {shown} matches none of the {len(names)} {what}{where}: "
+                + ", ".join(names))
+    if filt and mode in KTAP_MODES and kt.plan == 0 and not kt.results:
+        return (f"--filter {filt} matches no test or experiment (the kernel ran an empty "
+                "plan, 1..0)")
+    return None
+
+
 def verdict(mode: str, exit_code: int | None, kt: KtapResult, *, timed_out: bool = False,
             timeout: float = 0, panic: str | None = None, fatal: str | None = None,
-            eof_without_exit: bool = False, stderr_first: str | None = None
-            ) -> tuple[bool, str | None]:
-    """(passed, one-line reason) from everything the run produced."""
+            eof_without_exit: bool = False, stderr_first: str | None = None,
+            bad_filter: str | None = None) -> tuple[bool, str | None]:
+    """(passed, one-line reason) from everything the run produced.  ``bad_filter``: the
+    ``filter_problem`` of the run, if any."""
     has_ktap = kt.plan is not None or bool(kt.results)
     ctx = f"; KTAP: {kt.summary()}" if has_ktap and (not kt.complete or kt.failed) else ""
 
@@ -280,6 +359,8 @@ def verdict(mode: str, exit_code: int | None, kt: KtapResult, *, timed_out: bool
     if fatal:
         return False, (f"QEMU: {fatal} (QEMU pauses the guest instead of exiting; killed)"
                        + ctx)
+    if bad_filter and not panic and not timed_out:
+        return False, bad_filter
     if panic:
         msg = re.sub(r"^PANIC\b[:\s]*", "", panic.strip())
         head = "kernel panic" + ("" if msg.startswith("on cpu") or not msg else ":")
@@ -367,6 +448,12 @@ def require_qemu(explicit: str | None = None) -> str:
 def _check_config(cfg: BootConfig) -> None:
     if cfg.mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)} (got {cfg.mode!r})")
+    if machine_type(cfg.machine) not in MACHINES:
+        raise UsageError(f"--machine must be one of {', '.join(MACHINES)}, optionally with "
+                         f"QEMU machine options (got {cfg.machine!r})")
+    refusal = owned_option(cfg.qemu_args)
+    if refusal:
+        raise UsageError(refusal)
     if cfg.scheme is not None:
         schemes.check_scheme(cfg.scheme)
         if cfg.iso and cfg.scheme != schemes.DEFAULT_SCHEME:
@@ -421,7 +508,7 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
         log.write(text + "\n")
         log.flush()
 
-    logw(f"# ksync boot log: mode={cfg.mode} smp={cfg.smp} accel={env}"
+    logw(f"# ksync boot log: mode={cfg.mode} smp={cfg.smp} machine={cfg.machine} accel={env}"
          + (f" scheme={cfg.scheme}" if cfg.scheme else "")
          + (f" disk={display_path(cfg.disk)}" if cfg.disk is not None else " no-disk")
          + (" iso" if cfg.iso else f" cmdline={cmdline!r}"))
@@ -443,12 +530,6 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
         log.close()
         raise SetupError(f"cannot start {qemu}: {e.strerror or e}") from None
 
-    q: queue.Queue = queue.Queue()
-    readers = [threading.Thread(target=_reader, args=(proc.stdout, "out", q), daemon=True),
-               threading.Thread(target=_reader, args=(proc.stderr, "err", q), daemon=True)]
-    for t in readers:
-        t.start()
-
     def handle(tag: str, text: str) -> None:
         nonlocal panic, fatal
         line = ktapmod.clean_line(text)
@@ -469,7 +550,14 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     open_streams = {"out", "err"}
     out_eof_at = exited_at = kill_at = None
     killed = False
+    q: queue.Queue = queue.Queue()
+    readers = [threading.Thread(target=_reader, args=(proc.stdout, "out", q), daemon=True),
+               threading.Thread(target=_reader, args=(proc.stderr, "err", q), daemon=True)]
     try:
+        # from here on an interrupt (Ctrl-C, or SIGTERM/SIGHUP turned into Terminated by
+        # the CLI) kills QEMU's process group before it propagates
+        for t in readers:
+            t.start()
         while open_streams:
             now = time.monotonic()
             if kill_at is not None and now >= kill_at:
@@ -531,9 +619,10 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     kt = ktapmod.parse(lines)
     objects = ktapmod.parse_ksync(lines)
     first_err = next((l for l in stderr_lines if l.strip()), None)
+    bad_filter = filter_problem(cfg.mode, cfg.filter, kt, objects.first("filter_unmatched"))
     passed, reason = verdict(cfg.mode, exit_code, kt, timed_out=timed_out, timeout=cfg.timeout,
                              panic=panic, fatal=fatal, eof_without_exit=eof_without_exit,
-                             stderr_first=first_err)
+                             stderr_first=first_err, bad_filter=bad_filter)
     logw(f"# exit: {exit_code if exit_code is not None else 'killed'}  elapsed: {elapsed:.1f}s")
     if objects.bad_lines:
         logw(f"# {len(objects.bad_lines)} malformed KSYNC line(s) ignored")
@@ -549,7 +638,8 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
                       log_path=log_path, elapsed=elapsed, lines=lines,
                       stderr_lines=stderr_lines, ktap=kt, objects=objects,
                       timed_out=timed_out, panic=panic, symbolizer=symbolizer,
-                      scheme=cfg.scheme)
+                      scheme=cfg.scheme, machine=cfg.machine,
+                      bad_filter=bool(bad_filter) and reason == bad_filter)
 
 
 def _shquote(s: str) -> str:

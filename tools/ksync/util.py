@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -34,6 +35,60 @@ class SetupError(KsyncError):
     """Cannot run at all (missing QEMU, unusable KVM, no kernel image): exit 2."""
 
     exit_code = 2
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP reached the tool.  A BaseException like KeyboardInterrupt, so
+    that every ``except BaseException`` around a child (QEMU, make, a hosted program)
+    kills it on the way out and ``except Exception`` does not swallow it."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise_terminated(signum, frame) -> None:
+    # the first one wins: a second SIGTERM must not interrupt the cleanup it started
+    for s in TERMINATING_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+def install_signal_handlers() -> dict:
+    """Turn SIGTERM and SIGHUP into ``Terminated`` (main thread only, else ValueError), so
+    the children die with the tool instead of being left running, orphaned.  Returns the
+    previous handlers for ``restore_signal_handlers``."""
+    return {s: signal.signal(s, _raise_terminated) for s in TERMINATING_SIGNALS}
+
+
+def restore_signal_handlers(saved: dict) -> None:
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+
+
+def stop_process_group(proc: subprocess.Popen, grace: float = 5.0) -> None:
+    """SIGTERM the process group led by ``proc`` (make then removes the targets it was
+    writing), SIGKILL it if it is still there after ``grace`` seconds, and reap ``proc``."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
 
 
 def find_repo(explicit: str | os.PathLike | None = None) -> Path:
@@ -94,13 +149,20 @@ def make(repo: Path, target: str, progress=None, what: str | None = None,
     if progress:
         progress(f"building {what or target} (make {shown})")
     try:
-        p = subprocess.run(["make", "-s", "-C", str(repo), *assigns, target],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT)
+        # its own process group, stopped as a whole if the tool is interrupted or
+        # terminated (a compiler it started must not outlive it)
+        p = subprocess.Popen(["make", "-s", "-C", str(repo), *assigns, target],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, start_new_session=True)
     except OSError as e:
         raise SetupError(f"cannot run make: {e}") from None
+    try:
+        stdout, _ = p.communicate()
+    except BaseException:
+        stop_process_group(p)
+        raise
     if p.returncode != 0:
-        out = p.stdout.decode("utf-8", errors="replace").rstrip()
+        out = stdout.decode("utf-8", errors="replace").rstrip()
         if log_path is not None:
             try:
                 log_path.parent.mkdir(parents=True, exist_ok=True)
