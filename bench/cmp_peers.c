@@ -32,10 +32,11 @@
  *   - each cell prints its R run values, their median (the mean of the two middle ones
  *     when R is even) and their spread lo..hi = min..max of the run values.
  *
- * Output: KSYNC {"kind":"cmp_setup",...} once, then one KSYNC {"kind":"cmp",...} line
- * per cell: structure, impl, backoff_max (libksync only), metric, unit, threads, runs,
- * run_ms (asked), min_run_ms (the shortest run as measured), values, median, lo, hi,
- * spread ("min..max").
+ * Output: KSYNC {"kind":"cmp_setup",...} first (CPU model, usable CPUs, run length and
+ * count, the 1-minute load average), then one KSYNC {"kind":"cmp",...} line per cell:
+ * structure, impl, backoff_max (libksync only), metric, unit, threads, runs, run_ms
+ * (asked), min_run_ms (the shortest run as measured), values, median, lo, hi, spread
+ * ("min..max"); last KSYNC {"kind":"cmp_end",...} (elapsed seconds, load average).
  * Usage: cmp_peers [run-ms [runs]]   (defaults 200 and 5; run-ms 1..10000, runs 1..100)
  *
  * Every object starts its own cache line and is pre-filled (stack: 64 nodes per thread;
@@ -299,8 +300,9 @@ static double now_s(void)
 	return (double)now_ns() * 1e-9;
 }
 
-/* The stop flag of a throughput run: set by the main thread after run_ms (release),
- * polled by the workers every CHUNK pairs (acquire: nothing else rides on it). */
+/* The stop flag of a throughput run: set by the main thread after run_ms, polled by the
+ * workers every CHUNK pairs. It orders nothing else (the results travel through the
+ * joins); release/acquire only keeps the pattern obvious, and costs nothing on x86. */
 static atomic_int stop;
 #define CHUNK 64
 
@@ -597,10 +599,13 @@ int main(int argc, char **argv)
 	for (unsigned i = 0, n = 0; i < ncpus && n + 8 < sizeof cpulist; i++)
 		n += (unsigned)snprintf(cpulist + n, sizeof cpulist - n, "%s%u", i ? "," : "", cpus[i]);
 	unsigned cells_runs = (NMT + NSP) + NMT * nnt + (ncpus >= 2 ? NSP : 0);
+	double load[1] = { -1 }, t_begin = now_s();
+	getloadavg(load, 1);	/* other processes on these CPUs: the reader's noise gauge */
 	printf("KSYNC {\"kind\":\"cmp_setup\",\"cpu_model\":\"%s\",\"cpus\":%u,\"cpu_list\":\"%s\","
-	       "\"run_ms\":%u,\"runs\":%u,\"backoff_max\":%d,\"planned_s\":%.1f}\n",
+	       "\"run_ms\":%u,\"runs\":%u,\"backoff_max\":%d,\"planned_s\":%.1f,"
+	       "\"loadavg_1min\":%.2f}\n",
 	       model, ncpus, cpulist, run_ms, runs, KSYNC_BACKOFF_MAX,
-	       cells_runs * runs * run_ms * 1e-3);
+	       cells_runs * runs * run_ms * 1e-3, load[0]);
 	printf("ktap: KTAP version 1\nktap: 1..3\n");
 	printf("ktap: # %u CPUs, %u interleaved runs of %u ms per cell, about %.0f s\n", ncpus,
 	       runs, run_ms, cells_runs * runs * run_ms * 1e-3);
@@ -658,5 +663,8 @@ int main(int argc, char **argv)
 	for (unsigned t = 0; t < MAXT; t++)
 		retries += cmp_retries[t].n;
 	printf("ktap: # empty/full retries: %lu\n", retries);
+	getloadavg(load, 1);
+	printf("KSYNC {\"kind\":\"cmp_end\",\"elapsed_s\":%.1f,\"loadavg_1min\":%.2f}\n",
+	       now_s() - t_begin, load[0]);
 	return 0;
 }

@@ -97,7 +97,9 @@ def test_one_run_gives_no_verdict():
 def full_rows(cpu="AMD EPYC"):
     """Every cell bench/cmp_peers.c prints on 2 CPUs, libksync clearly faster in
     latency, within noise in throughput."""
-    rows = [{"kind": "cmp_setup", "cpu_model": cpu, "cpus": 2, "run_ms": 200, "runs": 5}]
+    rows = [{"kind": "cmp_setup", "cpu_model": cpu, "cpus": 2, "run_ms": 200, "runs": 5,
+             "loadavg_1min": 4.5},
+            {"kind": "cmp_end", "elapsed_s": 37.2, "loadavg_1min": 3.3}]
     for st, ps in peers.CMP_PEERS.items():
         impls = (peers.CMP_KSYNC if st != "spsc" else ["ksync"]) + ps
         for k, impl in enumerate(impls):
@@ -131,6 +133,8 @@ def test_tables_split_per_metric_and_fit(cpu):
     # the combined table has a metric column and every line
     one = peers.cmp_table(rows, None)
     assert one.headers[1] == "metric" and len(one.rows) == len(lat.rows) + len(tput.rows)
+    # the load the benchmark recorded is told beside the spreads (unwrapped note text)
+    assert any("4.5 -> 3.3" in n and "37 s" in n for n in lat.notes_above)
     # the report's alias still gives the combined table
     assert report.cmp_table(rows, None).rows == one.rows
 
@@ -212,6 +216,8 @@ def bench_rows(cmp_prog):
 def test_benchmark_rows_carry_what_the_renderer_needs(bench_rows):
     setup = [r for r in bench_rows if r["kind"] == "cmp_setup"]
     assert len(setup) == 1 and setup[0]["runs"] == 2 and setup[0]["run_ms"] == 2
+    assert setup[0]["cpus"] >= 1 and "loadavg_1min" in setup[0]
+    assert [r["kind"] for r in bench_rows][-1] == "cmp_end"
     cmp_rows = [r for r in bench_rows if r["kind"] == "cmp"]
     assert cmp_rows
     for r in cmp_rows:

@@ -543,7 +543,8 @@ def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str
                                  f"full log: {display_path(c.log_path)}"]),
                       file=sys.stderr, flush=True)
                 raise KsyncError(f"peer comparison failed: {c.reason}")
-            cmp_rows = c.objects.of_kind("cmp_setup") + c.objects.of_kind("cmp")
+            cmp_rows = [*c.objects.of_kind("cmp_setup"), *c.objects.of_kind("cmp"),
+                        *c.objects.of_kind("cmp_end")]
             progress(f"peer comparison done in {c.elapsed:.1f}s: {len(cmp_rows)} rows, "
                      f"log {display_path(c.log_path)}")
 

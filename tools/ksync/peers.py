@@ -224,11 +224,26 @@ def comparisons(rows: Iterable[dict]) -> list[Comparison]:
     return out
 
 
-def _setup(rows: Iterable[dict]) -> dict:
+def _setup(rows: Iterable[dict], kind: str = "cmp_setup") -> dict:
     for r in rows:
-        if r.get("kind") == "cmp_setup":
+        if r.get("kind") == kind:
             return r
     return {}
+
+
+def _load_note(rows: list[dict]) -> str:
+    """The 1-minute load average before and after the benchmark, when it recorded them:
+    how much the CPUs were shared with other processes (the spreads' main source)."""
+    loads = [_num(_setup(rows, k).get("loadavg_1min")) for k in ("cmp_setup", "cmp_end")]
+    loads = [x for x in loads if x is not None and x >= 0]
+    if not loads:
+        return ""
+    cpus = _setup(rows).get("cpus")
+    on = f" on {cpus} CPUs" if cpus else ""
+    elapsed = _num(_setup(rows, "cmp_end").get("elapsed_s"))
+    took = f"; the comparison took {elapsed:.0f} s" if elapsed is not None else ""
+    return (f"1-minute load average {' -> '.join(f'{x:.1f}' for x in loads)}{on} while it "
+            f"ran (other processes shared the CPUs{took}).")
 
 
 def env_label(rows: Iterable[dict], hosted_info: dict | None, threads: str | None = None
@@ -314,6 +329,8 @@ def cmp_table(rows: Iterable[dict], hosted_info: dict | None, metric: str | None
         "Concurrency Kit 0.7.1, liburcu 0.13 (lfstack pop_blocking and wfcqueue "
         "dequeue_blocking take a mutex).",
     ]
+    if _load_note(rows):
+        notes.append(_load_note(rows))
     return Table(title=f"libksync vs Concurrency Kit and liburcu: {what}", headers=headers,
                  rows=_table_rows(rows, metric), align=align, notes_above=notes)
 
