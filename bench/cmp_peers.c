@@ -35,8 +35,9 @@
  * Output: KSYNC {"kind":"cmp_setup",...} first (CPU model, usable CPUs, run length and
  * count, the 1-minute load average), then one KSYNC {"kind":"cmp",...} line per cell:
  * structure, impl, backoff_max (libksync only), metric, unit, threads, runs, run_ms
- * (asked), min_run_ms (the shortest run as measured), values, median, lo, hi, spread
- * ("min..max"); last KSYNC {"kind":"cmp_end",...} (elapsed seconds, load average).
+ * (asked), min_run_ms (the shortest run as measured), min_cpu_share (the lowest share of
+ * a run's wall time its measured threads spent on a CPU: below 1, other processes took
+ * the CPU during the run), values, median, lo, hi, spread ("min..max"); last KSYNC {"kind":"cmp_end",...} (elapsed seconds, load average).
  * Usage: cmp_peers [run-ms [runs]]   (defaults 200 and 5; run-ms 1..10000, runs 1..100)
  *
  * Every object starts its own cache line and is pre-filled (stack: 64 nodes per thread;
@@ -300,6 +301,23 @@ static double now_s(void)
 	return (double)now_ns() * 1e-9;
 }
 
+/* CPU time of the calling thread: against the wall time it tells how long the thread was
+ * off its CPU (preempted by other processes), the main source of run-to-run spread on a
+ * shared machine. */
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* What one run measured besides its value. */
+struct run_info {
+	double secs;		/* wall span */
+	double share;		/* the measured threads' CPU time / (threads x span), 0..1 */
+	unsigned long batches;	/* latency: batches timed */
+};
+
 /* The stop flag of a throughput run: set by the main thread after run_ms, polled by the
  * workers every CHUNK pairs. It orders nothing else (the results travel through the
  * joins); release/acquire only keeps the pattern obvious, and costs nothing on x86. */
@@ -313,6 +331,7 @@ static pthread_barrier_t bar;
  * earliest start to the latest end) and its pair count. */
 static struct {
 	_Alignas(CMP_LINE) double start, end;
+	double cpu;		/* thread CPU seconds between start and end */
 	unsigned long pairs;
 } w[MAXT];
 
@@ -323,27 +342,34 @@ static void *mt_worker(void *arg)
 	pin(t);
 	pthread_barrier_wait(&bar);
 	w[t].start = now_s();
+	w[t].cpu = thread_cpu_s();
 	do {
 		for (unsigned i = 0; i < CHUNK; i++)
 			cur->pair(t);
 		n += CHUNK;
 	} while (!atomic_load_explicit(&stop, memory_order_acquire));
 	w[t].end = now_s();
+	w[t].cpu = thread_cpu_s() - w[t].cpu;
 	w[t].pairs = n;
 	return NULL;
 }
 
-/* The span of workers 0..n-1 in seconds; *items = their pairs. */
-static double span(unsigned n, unsigned long *items)
+/* Workers 0..n-1: ri->secs = their span, ri->share = their CPU time over n x span;
+ * returns their pairs. */
+static unsigned long span(unsigned n, struct run_info *ri)
 {
-	double a = w[0].start, b = w[0].end;
-	*items = 0;
+	double a = w[0].start, b = w[0].end, cpu = 0;
+	unsigned long items = 0;
 	for (unsigned i = 0; i < n; i++) {
 		a = w[i].start < a ? w[i].start : a;
 		b = w[i].end > b ? w[i].end : b;
-		*items += w[i].pairs;
+		items += w[i].pairs;
+		cpu += w[i].cpu;
 	}
-	return b - a;
+	ri->secs = b - a;
+	ri->share = cpu / (n * ri->secs);
+	ri->batches = 0;
+	return items;
 }
 
 static void sleep_ms(unsigned ms)
@@ -353,11 +379,10 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
-/* One throughput run: M pairs/s; *secs = its span. */
-static double run_mt(const struct cmp_impl *im, unsigned nt, double *secs)
+/* One throughput run: M pairs/s. */
+static double run_mt(const struct cmp_impl *im, unsigned nt, struct run_info *ri)
 {
 	pthread_t th[MAXT];
-	unsigned long items;
 	cur = im;
 	im->init(nt);
 	atomic_store_explicit(&stop, 0, memory_order_relaxed);
@@ -370,10 +395,10 @@ static double run_mt(const struct cmp_impl *im, unsigned nt, double *secs)
 	atomic_store_explicit(&stop, 1, memory_order_release);
 	for (unsigned t = 0; t < nt; t++)
 		pthread_join(th[t], NULL);
-	*secs = span(nt, &items);
+	unsigned long items = span(nt, ri);
 	pthread_barrier_destroy(&bar);
 	im->fini();
-	return (double)items / *secs / 1e6;
+	return (double)items / ri->secs / 1e6;
 }
 
 /* spsc: the producer puts 0, 1, 2 .. until stopped, then publishes how many
@@ -390,6 +415,7 @@ static void *spsc_consumer(void *arg)
 	pin(1);
 	pthread_barrier_wait(&bar);
 	w[1].start = now_s();
+	w[1].cpu = thread_cpu_s();
 	uint64_t v, expect = 0;
 	int ok = 1;
 	for (;;) {
@@ -406,6 +432,7 @@ static void *spsc_consumer(void *arg)
 			break;
 	}
 	w[1].end = now_s();
+	w[1].cpu = thread_cpu_s() - w[1].cpu;
 	w[1].pairs = expect;
 	spsc_order_ok = ok;
 	return NULL;
@@ -417,6 +444,7 @@ static void *spsc_producer(void *arg)
 	pin(0);
 	pthread_barrier_wait(&bar);
 	w[0].start = now_s();
+	w[0].cpu = thread_cpu_s();
 	uint64_t i = 0;
 	do {
 		for (unsigned k = 0; k < CHUNK; k++, i++)
@@ -424,16 +452,16 @@ static void *spsc_producer(void *arg)
 				cmp_retries[0].n++;
 	} while (!atomic_load_explicit(&stop, memory_order_acquire));
 	w[0].end = now_s();
+	w[0].cpu = thread_cpu_s() - w[0].cpu;
 	w[0].pairs = 0;	/* items are counted once, by the consumer */
 	atomic_store_explicit(&spsc_total, i, memory_order_relaxed);
 	atomic_store_explicit(&spsc_done, 1, memory_order_release);
 	return NULL;
 }
 
-static double run_spsc(const struct spsc_impl *im, double *secs)
+static double run_spsc(const struct spsc_impl *im, struct run_info *ri)
 {
 	pthread_t p, c;
-	unsigned long items;
 	scur = im;
 	im->init();
 	atomic_store_explicit(&stop, 0, memory_order_relaxed);
@@ -448,19 +476,19 @@ static double run_spsc(const struct spsc_impl *im, double *secs)
 	atomic_store_explicit(&stop, 1, memory_order_release);
 	pthread_join(p, NULL);
 	pthread_join(c, NULL);
-	*secs = span(2, &items);
+	unsigned long items = span(2, ri);
 	pthread_barrier_destroy(&bar);
 	im->fini();
 	if (!spsc_order_ok) {
 		fprintf(stderr, "cmp_peers: %s spsc delivered items out of order\n", im->name);
 		exit(1);
 	}
-	return (double)items / *secs / 1e6;
+	return (double)items / ri->secs / 1e6;
 }
 
 /* One latency run on the calling (pinned) thread: batches of KSYNC_PRIM_OPS_PER_BATCH
  * pairs until run_ms have passed; the median batch per pair in TSC ticks, the run's
- * empty-loop median subtracted (ksync_prim_compute). *secs = the run's length, *nb = its
+ * empty-loop median subtracted (ksync_prim_compute). *ri: the run's length, CPU share and
  * batches. Exactly one of m, s is non-NULL; the pair is called through the table as in
  * every other run (the call is part of every implementation's figure alike). */
 #define LAT_MAX_BATCHES (1u << 20)
@@ -470,6 +498,7 @@ static uint64_t lt[LAT_MAX_BATCHES], le[KSYNC_PRIM_BATCHES];
 	do {                                                                             \
 		KSYNC_MEASURE(le, 16, KSYNC_PRIM_OPS_PER_BATCH, BODY);	/* warm-up */   \
 		KSYNC_MEASURE(le, KSYNC_PRIM_BATCHES, KSYNC_PRIM_OPS_PER_BATCH, (void)0); \
+		cpu0 = thread_cpu_s();                                                   \
 		(t0) = now_s();                                                          \
 		do {                                                                     \
 			KSYNC_MEASURE(lt + (nb), 64, KSYNC_PRIM_OPS_PER_BATCH, BODY);     \
@@ -478,11 +507,11 @@ static uint64_t lt[LAT_MAX_BATCHES], le[KSYNC_PRIM_BATCHES];
 		} while ((t1) - (t0) < run_ms * 1e-3 && (nb) + 64 <= LAT_MAX_BATCHES);   \
 	} while (0)
 
-static double lat_run(const struct cmp_impl *m, const struct spsc_impl *s, double *secs,
-		      unsigned long *nb)
+static double lat_run(const struct cmp_impl *m, const struct spsc_impl *s,
+		      struct run_info *ri)
 {
 	size_t n = 0;
-	double t0, t1;
+	double t0, t1, cpu0;
 	uint64_t v;
 
 	if (m) {
@@ -494,8 +523,9 @@ static double lat_run(const struct cmp_impl *m, const struct spsc_impl *s, doubl
 		LAT_BATCHES(n, t0, t1, (s->put(1), s->get(&v)));
 		s->fini();
 	}
-	*secs = t1 - t0;
-	*nb = n;
+	ri->secs = t1 - t0;
+	ri->share = (thread_cpu_s() - cpu0) / ri->secs;	/* fini's few µs included */
+	ri->batches = n;
 	return (double)ksync_prim_compute(lt, n, KSYNC_PRIM_OPS_PER_BATCH, le,
 					  KSYNC_PRIM_BATCHES).median_x100 / 100.0;
 }
@@ -507,6 +537,7 @@ struct cell {
 	int backoff_max;
 	double v[100];			/* run values, in run order */
 	double min_secs;		/* the shortest run */
+	double min_share;		/* the lowest CPU share of a run */
 	unsigned long min_batches;	/* latency: the fewest batches in a run */
 };
 
@@ -527,8 +558,9 @@ static void emit(const struct cell *c, const char *metric, unsigned threads)
 	if (c->backoff_max >= 0)
 		printf("\"backoff_max\":%d,", c->backoff_max);
 	printf("\"metric\":\"%s\",\"unit\":\"%s\",\"threads\":%u,\"runs\":%u,\"run_ms\":%u,"
-	       "\"min_run_ms\":%.1f,",
-	       metric, lat ? "tsc_ticks" : "Mpairs/s", threads, runs, run_ms, c->min_secs * 1e3);
+	       "\"min_run_ms\":%.1f,\"min_cpu_share\":%.3f,",
+	       metric, lat ? "tsc_ticks" : "Mpairs/s", threads, runs, run_ms, c->min_secs * 1e3,
+	       c->min_share);
 	if (lat)
 		printf("\"ops_per_batch\":%d,\"min_batches\":%lu,", KSYNC_PRIM_OPS_PER_BATCH,
 		       c->min_batches);
@@ -540,12 +572,14 @@ static void emit(const struct cell *c, const char *metric, unsigned threads)
 	fflush(stdout);
 }
 
-static void note_run(struct cell *c, unsigned r, double secs, unsigned long batches)
+static void note_run(struct cell *c, unsigned r, const struct run_info *ri)
 {
-	if (r == 0 || secs < c->min_secs)
-		c->min_secs = secs;
-	if (r == 0 || batches < c->min_batches)
-		c->min_batches = batches;
+	if (r == 0 || ri->secs < c->min_secs)
+		c->min_secs = ri->secs;
+	if (r == 0 || ri->share < c->min_share)
+		c->min_share = ri->share;
+	if (r == 0 || ri->batches < c->min_batches)
+		c->min_batches = ri->batches;
 }
 
 int main(int argc, char **argv)
@@ -611,8 +645,7 @@ int main(int argc, char **argv)
 	       runs, run_ms, cells_runs * runs * run_ms * 1e-3);
 
 	static struct cell c[NMT + NSP];
-	double secs;
-	unsigned long nb;
+	struct run_info ri;
 
 	/* uncontended latency, one thread pinned to the first usable CPU */
 	pin(0);
@@ -625,9 +658,9 @@ int main(int argc, char **argv)
 	for (unsigned r = 0; r < runs; r++)
 		for (unsigned k = 0; k < NMT + NSP; k++) {
 			unsigned i = (r + k) % (NMT + NSP);
-			c[i].v[r] = i < NMT ? lat_run(&mt[i], NULL, &secs, &nb)
-					    : lat_run(NULL, &sp[i - NMT], &secs, &nb);
-			note_run(&c[i], r, secs, nb);
+			c[i].v[r] = i < NMT ? lat_run(&mt[i], NULL, &ri)
+					    : lat_run(NULL, &sp[i - NMT], &ri);
+			note_run(&c[i], r, &ri);
 		}
 	for (unsigned i = 0; i < NMT + NSP; i++)
 		emit(&c[i], "latency", 1);
@@ -638,8 +671,8 @@ int main(int argc, char **argv)
 		for (unsigned r = 0; r < runs; r++)
 			for (unsigned k = 0; k < NMT; k++) {
 				unsigned i = (r + k) % NMT;
-				c[i].v[r] = run_mt(&mt[i], nthreads[n], &secs);
-				note_run(&c[i], r, secs, 0);
+				c[i].v[r] = run_mt(&mt[i], nthreads[n], &ri);
+				note_run(&c[i], r, &ri);
 			}
 		for (unsigned i = 0; i < NMT; i++)
 			emit(&c[i], "throughput", nthreads[n]);
@@ -650,8 +683,8 @@ int main(int argc, char **argv)
 		for (unsigned r = 0; r < runs; r++)
 			for (unsigned k = 0; k < NSP; k++) {
 				unsigned i = (r + k) % NSP;
-				c[NMT + i].v[r] = run_spsc(&sp[i], &secs);
-				note_run(&c[NMT + i], r, secs, 0);
+				c[NMT + i].v[r] = run_spsc(&sp[i], &ri);
+				note_run(&c[NMT + i], r, &ri);
 			}
 		for (unsigned i = 0; i < NSP; i++)
 			emit(&c[NMT + i], "throughput", 2);

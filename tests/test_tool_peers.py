@@ -18,7 +18,7 @@ def row(structure, impl, metric, values, threads=None, **extra):
     """A cmp row as the benchmark prints it, from its run values."""
     r = {"kind": "cmp", "structure": structure, "impl": impl, "metric": metric,
          "unit": "tsc_ticks" if metric == "latency" else "Mpairs/s",
-         "threads": threads or 1, "runs": len(values), "run_ms": 200,
+         "threads": threads or 1, "runs": len(values), "run_ms": 200, "min_cpu_share": 0.5,
          "values": list(values), "median": statistics.median(values),
          "lo": min(values), "hi": max(values), "spread": "min..max"}
     r.update(extra)
@@ -134,7 +134,7 @@ def test_tables_split_per_metric_and_fit(cpu):
     one = peers.cmp_table(rows, None)
     assert one.headers[1] == "metric" and len(one.rows) == len(lat.rows) + len(tput.rows)
     # the load the benchmark recorded is told beside the spreads (unwrapped note text)
-    assert any("4.5 -> 3.3" in n and "37 s" in n for n in lat.notes_above)
+    assert any("4.5 -> 3.3" in n and "37 s" in n and "50%..50%" in n for n in lat.notes_above)
     # the report's alias still gives the combined table
     assert report.cmp_table(rows, None).rows == one.rows
 
@@ -222,7 +222,7 @@ def test_benchmark_rows_carry_what_the_renderer_needs(bench_rows):
     assert cmp_rows
     for r in cmp_rows:
         for k in ("structure", "impl", "metric", "unit", "threads", "runs", "run_ms",
-                  "values", "median", "lo", "hi", "spread"):
+                  "min_run_ms", "min_cpu_share", "values", "median", "lo", "hi", "spread"):
             assert k in r, (k, r)
         assert r["runs"] == len(r["values"]) == 2 and r["spread"] == "min..max"
         assert r["lo"] == pytest.approx(min(r["values"]), abs=1e-3)

@@ -259,6 +259,22 @@ def env_label(rows: Iterable[dict], hosted_info: dict | None, threads: str | Non
     return f"hosted, {model}, {threads}"
 
 
+def _share_note(rows: list[dict], metric: str | None) -> str:
+    """How much of their runs' wall time the measured threads spent on a CPU (the
+    benchmark's min_cpu_share per cell: CPU time over threads x wall time, lowest run)."""
+    shares = [_num(r.get("min_cpu_share")) for r in rows if r.get("kind", "cmp") == "cmp"
+              and (metric is None or r.get("metric") == metric)]
+    shares = [x for x in shares if x is not None]
+    if not shares:
+        return ""
+    lo, hi = min(shares), max(shares)
+    text = (f"The measured threads were on a CPU for {lo:.0%}..{hi:.0%} of their runs' wall "
+            "time (each cell's lowest run; thread CPU time over wall time)")
+    if lo < 0.9:
+        text += ": other processes took the CPUs for the rest, and the spreads include that"
+    return text + "."
+
+
 def _method(rows: list[dict]) -> str:
     cs = list(cells(rows).values())
     runs = sorted({c.runs for c in cs if c.runs})
@@ -329,8 +345,9 @@ def cmp_table(rows: Iterable[dict], hosted_info: dict | None, metric: str | None
         "Concurrency Kit 0.7.1, liburcu 0.13 (lfstack pop_blocking and wfcqueue "
         "dequeue_blocking take a mutex).",
     ]
-    if _load_note(rows):
-        notes.append(_load_note(rows))
+    extra = " ".join(x for x in (_share_note(rows, metric), _load_note(rows)) if x)
+    if extra:
+        notes.append(extra)
     return Table(title=f"libksync vs Concurrency Kit and liburcu: {what}", headers=headers,
                  rows=_table_rows(rows, metric), align=align, notes_above=notes)
 
@@ -373,7 +390,8 @@ def peer_findings(rows: Iterable[dict], hosted_info: dict | None) -> list[Findin
             env = env_label(rows, hosted_info,
                             f"{t} thread{'s' if t != 1 else ''} pinned")
             note = (f"{_method(rows)}; speed ratio > 1: libksync better; the range comes "
-                    "from the two spreads, and overlapping spreads read \"within noise\"")
+                    "from the two spreads, and overlapping spreads read \"within noise\". "
+                    + _share_note(rows, metric)).strip()
             if comp.verdict == NO_PEER:
                 note = "no peer was measured for this cell"
             elif comp.verdict == NO_SPREAD:
