@@ -545,7 +545,8 @@ def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str
                 raise KsyncError(f"peer comparison failed: {c.reason}")
             cmp_rows = [*c.objects.of_kind("cmp_setup"), *c.objects.of_kind("cmp"),
                         *c.objects.of_kind("cmp_end")]
-            progress(f"peer comparison done in {c.elapsed:.1f}s: {len(cmp_rows)} rows, "
+            progress(f"peer comparison done in {c.elapsed:.1f}s: "
+                     f"{len(c.objects.of_kind('cmp'))} cells, "
                      f"log {display_path(c.log_path)}")
 
     return report.make_prims_data(krows, hrows, kernel_side, hosted_side, meta, cmp_rows)
