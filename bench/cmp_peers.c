@@ -10,23 +10,47 @@
  *   mpmc   enqueue + dequeue ksync lf_fifo_*_mpmc | ck_ring_*_mpmc | urcu cds_wfcq_enqueue +
  *                           cds_wfcq_dequeue_blocking (dequeuers mutually excluded)
  *   spsc   enqueue + dequeue ksync lf_fifo_*_spsc | ck_ring_*_spsc | ck_fifo_spsc
+ * libksync backs off after a failed CAS (include/ksync/backoff.h) and the peers do not:
+ * stack and mpmc also run as "ksync-nobackoff", the same code compiled with
+ * KSYNC_BACKOFF_MAX 0 (bench/cmp_peers/ksync_nobackoff.c). spsc has no CAS to back off.
  *
- * Metrics (KSYNC {"kind":"cmp",...} lines, one per structure x implementation x metric):
- *   latency     one thread, the pair uncontended: TSC ticks per pair, min/median/p99
- *               over 200 batches of 256 pairs, empty loop subtracted (measure.h).
- *   throughput  stack/mpmc: T threads (1..CPUs) each doing P pairs on the shared object;
- *               spsc: one producer and one consumer moving P items. Million pairs (or
- *               items) per second of wall time, min/median/max over R runs.
- * Usage: cmp_peers [pairs-per-thread [runs]]   (defaults 400000 and 5)
+ * Method (DESIGN.md, "Measurement discipline": a comparison is a ratio of medians from
+ * repeated, interleaved runs in one session, printed with its spread):
+ *   - every cell (structure x metric x threads x implementation) is measured in R runs
+ *     of at least M ms each; the runs are interleaved round-robin over the
+ *     implementations of the same metric and thread count (round r starts at
+ *     implementation r mod n, so no implementation always runs first);
+ *   - latency: one thread pinned, the pair uncontended; per run, batches of 256 pairs
+ *     are timed (lfence;rdtsc;lfence .. rdtscp;lfence, include/ksync/measure.h) until
+ *     M ms have passed; the run's value is the median batch per pair in TSC ticks, with
+ *     the run's empty-loop median subtracted;
+ *   - throughput: T threads (1, 2, 4 .. and the number of usable CPUs), thread t pinned
+ *     to the t-th CPU of the affinity mask, each doing pairs on the shared object until
+ *     the main thread stops them after M ms; the run's value is all threads' pairs over
+ *     the span from the earliest start to the latest end, in million pairs per second.
+ *     spsc: one producer and one consumer (2 CPUs), items moved per second;
+ *   - each cell prints its R run values, their median (the mean of the two middle ones
+ *     when R is even) and their spread lo..hi = min..max of the run values.
  *
- * Every object is pre-filled (stack: 64 nodes per thread; queues: half full) so pops
- * and dequeues rarely find it empty; an empty or full result is retried and counted.
- * Threads are pinned to CPU (i mod CPUs). Nothing here is a test: no thresholds.
+ * Output: KSYNC {"kind":"cmp_setup",...} first (CPU model, usable CPUs, run length and
+ * count, the 1-minute load average), then one KSYNC {"kind":"cmp",...} line per cell:
+ * structure, impl, backoff_max (libksync only), metric, unit, threads, runs, run_ms
+ * (asked), min_run_ms (the shortest run as measured), min_cpu_share (the lowest share of
+ * a run's wall time its measured threads spent on a CPU: below 1, other processes took
+ * the CPU during the run), values, median, lo, hi, spread ("min..max"); last KSYNC {"kind":"cmp_end",...} (elapsed seconds, load average).
+ * Usage: cmp_peers [run-ms [runs]]   (defaults 200 and 5; run-ms 1..10000, runs 1..100)
+ *
+ * Every object starts its own cache line and is pre-filled (stack: 64 nodes per thread;
+ * queues: half full) so pops and dequeues rarely find it empty; an empty or full result
+ * is retried and counted. ck_stack_pop_mpmc uses cmpxchg16b on the ck_stack_t, which
+ * must therefore be 16-byte aligned: declared so (64), and checked at start.
+ * Nothing here is a test: no thresholds.
  */
 #define _GNU_SOURCE
 #define _LGPL_SOURCE	/* liburcu: the static inline versions, as its own users get */
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,63 +63,42 @@
 #include <urcu/lfstack.h>
 #include <urcu/wfcqueue.h>
 
-#include <ksync/lf_fifo_mpmc.h>
 #include <ksync/lf_fifo_spsc.h>
-#include <ksync/lf_stack.h>
 #include <ksync/measure.h>
 
-#define MAXT 64
-#define QCAP 1024		/* queue capacity (power of two for every implementation) */
-#define PREFILL_PER_THREAD 64
+#include "hosted_env.h"
 
-static unsigned ncpus;
-static unsigned long pairs = 400000;
-static unsigned runs = 5;
+/* libksync's stack and mpmc queue as shipped: cmp_ksync[] ("ksync") */
+#define CMP_KSYNC_TABLE cmp_ksync
+#define CMP_KSYNC_NAME "ksync"
+#include "cmp_peers_ksync.h"
 
-/* ---- one implementation = init + per-thread pair + fini ------------------------------ */
+#if KSYNC_BACKOFF_MAX == 0
+#error "cmp_peers.c measures libksync as shipped: do not build it with KSYNC_BACKOFF_MAX 0"
+#endif
 
-struct impl {
-	const char *structure, *name;
-	void (*init)(unsigned nthreads);
-	void (*pair)(unsigned tid);		/* one push+pop / enqueue+dequeue */
-	void (*fini)(void);
-};
+#define MAXT CMP_MAXT
+#define QCAP CMP_QCAP
+#define PREFILL_PER_THREAD CMP_PREFILL_PER_THREAD
 
-static volatile unsigned long retries;	/* empty/full retries, for the record (racy count) */
+struct cmp_retry cmp_retries[CMP_MAXT];
 
-/* ksync stack */
-struct kst_node { struct lf_stack_node link; };
-static struct lf_stack kst;
-static struct kst_node *kst_nodes;
-static struct kst_node *kst_hand[MAXT];
-static void kst_init(unsigned nt)
-{
-	lf_stack_init(&kst);
-	kst_nodes = aligned_alloc(64, sizeof *kst_nodes * (PREFILL_PER_THREAD + 1) * MAXT);
-	for (unsigned i = 0; i < (PREFILL_PER_THREAD + 1) * nt; i++) {
-		if (i < nt)
-			kst_hand[i] = &kst_nodes[i];
-		else
-			lf_stack_push_mpmc(&kst, &kst_nodes[i].link);
-	}
-}
-static void kst_pair(unsigned t)
-{
-	struct lf_stack_node *n;
-	lf_stack_push_mpmc(&kst, &kst_hand[t]->link);
-	while (lf_stack_pop_mpmc(&kst, &n) < 0)
-		retries++;
-	kst_hand[t] = lf_stack_entry(n, struct kst_node, link);
-}
-static void kst_fini(void) { free(kst_nodes); }
+/* Usable CPUs (the affinity mask at start), written before any thread starts. */
+static unsigned ncpus, cpus[MAXT];
+static unsigned run_ms = 200, runs = 5;
 
-/* ck stack */
-static ck_stack_t cks;
+/* ---- the peers ------------------------------------------------------------------------ */
+
+/* ck stack. Shared: cks (ck's own atomics; pop is a cmpxchg16b on it: 16-byte aligned
+ * at least, checked in main). Nodes: in the stack or in one thread's hand, as kst. */
+static _Alignas(CMP_LINE) ck_stack_t cks;
 static ck_stack_entry_t *cks_nodes, *cks_hand[MAXT];
 static void cks_init(unsigned nt)
 {
 	ck_stack_init(&cks);
-	cks_nodes = aligned_alloc(64, sizeof *cks_nodes * (PREFILL_PER_THREAD + 1) * MAXT);
+	cks_nodes = aligned_alloc(CMP_LINE, sizeof *cks_nodes * (PREFILL_PER_THREAD + 1) * MAXT);
+	if (!cks_nodes)
+		abort();
 	for (unsigned i = 0; i < (PREFILL_PER_THREAD + 1) * nt; i++) {
 		if (i < nt)
 			cks_hand[i] = &cks_nodes[i];
@@ -108,18 +111,20 @@ static void cks_pair(unsigned t)
 	ck_stack_entry_t *n;
 	ck_stack_push_mpmc(&cks, cks_hand[t]);
 	while (!(n = ck_stack_pop_mpmc(&cks)))
-		retries++;
+		cmp_retries[t].n++;
 	cks_hand[t] = n;
 }
 static void cks_fini(void) { free(cks_nodes); }
 
-/* urcu lfstack */
-static struct cds_lfs_stack ust;
+/* urcu lfstack. Shared: ust (urcu's atomics; its mutex for pop_blocking). */
+static _Alignas(CMP_LINE) struct cds_lfs_stack ust;
 static struct cds_lfs_node *ust_nodes, *ust_hand[MAXT];
 static void ust_init(unsigned nt)
 {
 	cds_lfs_init(&ust);
-	ust_nodes = aligned_alloc(64, sizeof *ust_nodes * (PREFILL_PER_THREAD + 1) * MAXT);
+	ust_nodes = aligned_alloc(CMP_LINE, sizeof *ust_nodes * (PREFILL_PER_THREAD + 1) * MAXT);
+	if (!ust_nodes)
+		abort();
 	for (unsigned i = 0; i < (PREFILL_PER_THREAD + 1) * nt; i++) {
 		cds_lfs_node_init(&ust_nodes[i]);
 		if (i < nt)
@@ -133,41 +138,21 @@ static void ust_pair(unsigned t)
 	struct cds_lfs_node *n;
 	cds_lfs_push(&ust, ust_hand[t]);
 	while (!(n = cds_lfs_pop_blocking(&ust)))
-		retries++;
+		cmp_retries[t].n++;
 	ust_hand[t] = n;
 }
 static void ust_fini(void) { cds_lfs_destroy(&ust); free(ust_nodes); }
 
-/* ksync mpmc queue of 8-byte elements */
-static struct lf_fifo_mpmc kmq;
-static void *kmq_mem;
-static void kmq_init(unsigned nt)
-{
-	(void)nt;
-	size_t bytes = lf_fifo_storage_size_mpmc(QCAP, 8);
-	kmq_mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-	if (lf_fifo_init_mpmc(&kmq, kmq_mem, bytes, QCAP, 8, NULL) != 0)
-		abort();
-	for (uint64_t i = 0; i < QCAP / 2; i++)
-		lf_fifo_enqueue_mpmc(&kmq, &i);
-}
-static void kmq_pair(unsigned t)
-{
-	uint64_t v = t, out;
-	while (lf_fifo_enqueue_mpmc(&kmq, &v) < 0)
-		retries++;
-	while (lf_fifo_dequeue_mpmc(&kmq, &out) < 0)
-		retries++;
-}
-static void kmq_fini(void) { free(kmq_mem); }
-
-/* ck_ring mpmc */
-static ck_ring_t ckr;
+/* ck_ring mpmc. Shared: ckr (ck's atomics; it pads its producer and consumer words
+ * apart itself) and the buffer slots it hands out. */
+static _Alignas(CMP_LINE) ck_ring_t ckr;
 static ck_ring_buffer_t *ckr_buf;
 static void ckr_init(unsigned nt)
 {
 	(void)nt;
-	ckr_buf = aligned_alloc(64, sizeof *ckr_buf * QCAP);
+	ckr_buf = aligned_alloc(CMP_LINE, sizeof *ckr_buf * QCAP);
+	if (!ckr_buf)
+		abort();
 	ck_ring_init(&ckr, QCAP);
 	for (uintptr_t i = 0; i < QCAP / 2; i++)
 		ck_ring_enqueue_mpmc(&ckr, ckr_buf, (void *)(i + 1));
@@ -176,20 +161,23 @@ static void ckr_pair(unsigned t)
 {
 	void *out;
 	while (!ck_ring_enqueue_mpmc(&ckr, ckr_buf, (void *)(uintptr_t)(t + 1)))
-		retries++;
+		cmp_retries[t].n++;
 	while (!ck_ring_dequeue_mpmc(&ckr, ckr_buf, &out))
-		retries++;
+		cmp_retries[t].n++;
 }
 static void ckr_fini(void) { free(ckr_buf); }
 
-/* urcu wfcqueue (intrusive: each thread keeps one node in hand) */
-static struct cds_wfcq_head uwq_head;
-static struct cds_wfcq_tail uwq_tail;
+/* urcu wfcqueue (intrusive: each thread keeps one node in hand). Shared: head (urcu's
+ * atomics, its dequeue mutex) and tail, each on a line of its own as urcu advises. */
+static _Alignas(CMP_LINE) struct cds_wfcq_head uwq_head;
+static _Alignas(CMP_LINE) struct cds_wfcq_tail uwq_tail;
 static struct cds_wfcq_node *uwq_nodes, *uwq_hand[MAXT];
 static void uwq_init(unsigned nt)
 {
 	cds_wfcq_init(&uwq_head, &uwq_tail);
-	uwq_nodes = aligned_alloc(64, sizeof *uwq_nodes * (QCAP / 2 + MAXT));
+	uwq_nodes = aligned_alloc(CMP_LINE, sizeof *uwq_nodes * (QCAP / 2 + MAXT));
+	if (!uwq_nodes)
+		abort();
 	for (unsigned i = 0; i < QCAP / 2 + nt; i++) {
 		cds_wfcq_node_init(&uwq_nodes[i]);
 		if (i < nt)
@@ -204,20 +192,29 @@ static void uwq_pair(unsigned t)
 	cds_wfcq_node_init(uwq_hand[t]);
 	cds_wfcq_enqueue(&uwq_head, &uwq_tail, uwq_hand[t]);
 	while (!(n = cds_wfcq_dequeue_blocking(&uwq_head, &uwq_tail)))
-		retries++;
+		cmp_retries[t].n++;
 	uwq_hand[t] = n;
 }
 static void uwq_fini(void) { cds_wfcq_destroy(&uwq_head, &uwq_tail); free(uwq_nodes); }
 
-/* ksync spsc */
-static struct lf_fifo_spsc ksq;
+/* ---- spsc: one producer, one consumer -------------------------------------------------- */
+
+struct spsc_impl {
+	const char *name;
+	void (*init)(void);
+	int (*put)(uint64_t);		/* producer only; 0: full */
+	int (*get)(uint64_t *);		/* consumer only; 0: empty */
+	void (*fini)(void);
+};
+
+/* ksync spsc (the queue's own release/acquire protocol) */
+static _Alignas(CMP_LINE) struct lf_fifo_spsc ksq;
 static void *ksq_mem;
-static void ksq_init(unsigned nt)
+static void ksq_init(void)
 {
-	(void)nt;
 	size_t bytes = lf_fifo_storage_size_spsc(QCAP, 8);
-	ksq_mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-	if (lf_fifo_init_spsc(&ksq, ksq_mem, bytes, QCAP, 8, NULL) != 0)
+	ksq_mem = aligned_alloc(CMP_LINE, (bytes + CMP_LINE - 1) & ~(size_t)(CMP_LINE - 1));
+	if (!ksq_mem || lf_fifo_init_spsc(&ksq, ksq_mem, bytes, QCAP, 8, NULL) != 0)
 		abort();
 }
 static int ksq_put(uint64_t v) { return lf_fifo_enqueue_spsc(&ksq, &v) == 0; }
@@ -225,12 +222,13 @@ static int ksq_get(uint64_t *v) { return lf_fifo_dequeue_spsc(&ksq, v) == 0; }
 static void ksq_fini(void) { free(ksq_mem); }
 
 /* ck_ring spsc */
-static ck_ring_t cksr;
+static _Alignas(CMP_LINE) ck_ring_t cksr;
 static ck_ring_buffer_t *cksr_buf;
-static void cksr_init(unsigned nt)
+static void cksr_init(void)
 {
-	(void)nt;
-	cksr_buf = aligned_alloc(64, sizeof *cksr_buf * QCAP);
+	cksr_buf = aligned_alloc(CMP_LINE, sizeof *cksr_buf * QCAP);
+	if (!cksr_buf)
+		abort();
 	ck_ring_init(&cksr, QCAP);
 }
 static int cksr_put(uint64_t v) { return ck_ring_enqueue_spsc(&cksr, cksr_buf, (void *)(uintptr_t)(v + 1)); }
@@ -244,18 +242,30 @@ static int cksr_get(uint64_t *v)
 }
 static void cksr_fini(void) { free(cksr_buf); }
 
-/* ck_fifo spsc (unbounded, node-based: entries recycled through ck_fifo_spsc_recycle) */
-static ck_fifo_spsc_t ckf;
-static void ckf_init(unsigned nt)
+/* ck_fifo spsc: unbounded and node-based. Entries come from a pool of QCAP + 1 (the
+ * stub included) and are recycled through ck_fifo_spsc_recycle; with the pool used up
+ * and nothing to recycle the put reports "full", so the queue holds at most ~QCAP items
+ * like the others (a time-bounded producer would otherwise outrun the consumer by
+ * millions of allocations). ckf_used is private to the producer. */
+static _Alignas(CMP_LINE) ck_fifo_spsc_t ckf;
+static ck_fifo_spsc_entry_t *ckf_pool;
+static unsigned ckf_used;
+static void ckf_init(void)
 {
-	(void)nt;
-	ck_fifo_spsc_init(&ckf, malloc(sizeof(ck_fifo_spsc_entry_t)));
+	ckf_pool = aligned_alloc(CMP_LINE, sizeof *ckf_pool * (QCAP + 1));
+	if (!ckf_pool)
+		abort();
+	ck_fifo_spsc_init(&ckf, &ckf_pool[0]);
+	ckf_used = 1;
 }
 static int ckf_put(uint64_t v)
 {
 	ck_fifo_spsc_entry_t *e = ck_fifo_spsc_recycle(&ckf);
-	if (!e)
-		e = malloc(sizeof *e);
+	if (!e) {
+		if (ckf_used > QCAP)
+			return 0;
+		e = &ckf_pool[ckf_used++];
+	}
 	ck_fifo_spsc_enqueue(&ckf, e, (void *)(uintptr_t)(v + 1));
 	return 1;
 }
@@ -269,131 +279,267 @@ static int ckf_get(uint64_t *v)
 }
 static void ckf_fini(void)
 {
-	ck_fifo_spsc_entry_t *garbage = NULL, *e;
-	ck_fifo_spsc_deinit(&ckf, &garbage);
-	while (garbage) {
-		e = garbage->next;
-		free(garbage);
-		garbage = e;
-	}
+	ck_fifo_spsc_entry_t *garbage = NULL;
+	ck_fifo_spsc_deinit(&ckf, &garbage);	/* every entry is in the pool */
+	free(ckf_pool);
 }
 
 /* ---- drivers ----------------------------------------------------------------------- */
 
-static void pin(unsigned cpu)
+static void pin(unsigned t)
 {
 	cpu_set_t s;
 	CPU_ZERO(&s);
-	CPU_SET(cpu % ncpus, &s);
-	sched_setaffinity(0, sizeof s, &s);
+	CPU_SET(cpus[t % ncpus], &s);
+	if (sched_setaffinity(0, sizeof s, &s) != 0)
+		ksync_printf("ktap: # sched_setaffinity(cpu %u) failed; figures may include migrations\n",
+			     cpus[t % ncpus]);
 }
 
-static double now(void)
+static double now_s(void)
+{
+	return (double)now_ns() * 1e-9;
+}
+
+/* CPU time of the calling thread: against the wall time it tells how long the thread was
+ * off its CPU (preempted by other processes), the main source of run-to-run spread on a
+ * shared machine. */
+static double thread_cpu_s(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static const struct impl *cur;
+/* What one run measured besides its value. */
+struct run_info {
+	double secs;		/* wall span */
+	double share;		/* the measured threads' CPU time / (threads x span), 0..1 */
+	unsigned long batches;	/* latency: batches timed */
+};
+
+/* The stop flag of a throughput run: set by the main thread after run_ms, polled by the
+ * workers every CHUNK pairs. It orders nothing else (the results travel through the
+ * joins); release/acquire only keeps the pattern obvious, and costs nothing on x86. */
+static atomic_int stop;
+#define CHUNK 64
+
+static const struct cmp_impl *cur;
 static pthread_barrier_t bar;
-/* Each worker stamps its own start and end, so a descheduled main thread cannot shrink
- * the interval: a run lasts from the earliest start to the latest end. */
-static double t_start[MAXT], t_end[MAXT];
+/* Per worker, written by that worker only, read by main after the joins: its own start
+ * and end (so a descheduled main thread cannot shrink the interval: a run lasts from the
+ * earliest start to the latest end) and its pair count. */
+static struct {
+	_Alignas(CMP_LINE) double start, end;
+	double cpu;		/* thread CPU seconds between start and end */
+	unsigned long pairs;
+} w[MAXT];
 
 static void *mt_worker(void *arg)
 {
 	unsigned t = (unsigned)(uintptr_t)arg;
+	unsigned long n = 0;
 	pin(t);
 	pthread_barrier_wait(&bar);
-	t_start[t] = now();
-	for (unsigned long i = 0; i < pairs; i++)
-		cur->pair(t);
-	t_end[t] = now();
+	w[t].start = now_s();
+	w[t].cpu = thread_cpu_s();
+	do {
+		for (unsigned i = 0; i < CHUNK; i++)
+			cur->pair(t);
+		n += CHUNK;
+	} while (!atomic_load_explicit(&stop, memory_order_acquire));
+	w[t].end = now_s();
+	w[t].cpu = thread_cpu_s() - w[t].cpu;
+	w[t].pairs = n;
 	return NULL;
 }
 
-static double span(unsigned n)
+/* Workers 0..n-1: ri->secs = their span, ri->share = their CPU time over n x span;
+ * returns their pairs. */
+static unsigned long span(unsigned n, struct run_info *ri)
 {
-	double a = t_start[0], b = t_end[0];
-	for (unsigned i = 1; i < n; i++) {
-		a = t_start[i] < a ? t_start[i] : a;
-		b = t_end[i] > b ? t_end[i] : b;
+	double a = w[0].start, b = w[0].end, cpu = 0;
+	unsigned long items = 0;
+	for (unsigned i = 0; i < n; i++) {
+		a = w[i].start < a ? w[i].start : a;
+		b = w[i].end > b ? w[i].end : b;
+		items += w[i].pairs;
+		cpu += w[i].cpu;
 	}
-	return b - a;
+	ri->secs = b - a;
+	ri->share = cpu / (n * ri->secs);
+	ri->batches = 0;
+	return items;
 }
 
-static double run_mt(const struct impl *im, unsigned nt)
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* One throughput run: M pairs/s. */
+static double run_mt(const struct cmp_impl *im, unsigned nt, struct run_info *ri)
 {
 	pthread_t th[MAXT];
 	cur = im;
 	im->init(nt);
-	pthread_barrier_init(&bar, NULL, nt);
+	atomic_store_explicit(&stop, 0, memory_order_relaxed);
+	pthread_barrier_init(&bar, NULL, nt + 1);
 	for (unsigned t = 0; t < nt; t++)
-		pthread_create(&th[t], NULL, mt_worker, (void *)(uintptr_t)t);
+		if (pthread_create(&th[t], NULL, mt_worker, (void *)(uintptr_t)t) != 0)
+			abort();
+	pthread_barrier_wait(&bar);
+	sleep_ms(run_ms);
+	atomic_store_explicit(&stop, 1, memory_order_release);
 	for (unsigned t = 0; t < nt; t++)
 		pthread_join(th[t], NULL);
-	double dt = span(nt);
+	unsigned long items = span(nt, ri);
 	pthread_barrier_destroy(&bar);
 	im->fini();
-	return (double)pairs * nt / dt / 1e6;
+	return (double)items / ri->secs / 1e6;
 }
 
-struct spsc_impl {
-	const char *name;
-	void (*init)(unsigned);
-	int (*put)(uint64_t);
-	int (*get)(uint64_t *);
-	void (*fini)(void);
-};
+/* spsc: the producer puts 0, 1, 2 .. until stopped, then publishes how many
+ * (spsc_total, release; spsc_done last); the consumer takes until it has them all and
+ * checks the order. */
 static const struct spsc_impl *scur;
-static volatile int spsc_order_ok;
+static atomic_ulong spsc_total;
+static atomic_int spsc_done;
+static int spsc_order_ok;	/* written by the consumer, read by main after the join */
 
 static void *spsc_consumer(void *arg)
 {
 	(void)arg;
 	pin(1);
 	pthread_barrier_wait(&bar);
-	t_start[1] = now();
+	w[1].start = now_s();
+	w[1].cpu = thread_cpu_s();
 	uint64_t v, expect = 0;
 	int ok = 1;
-	while (expect < pairs) {
-		if (!scur->get(&v)) {
-			retries++;
+	for (;;) {
+		if (scur->get(&v)) {
+			ok &= v == expect;
+			expect++;
 			continue;
 		}
-		ok &= v == expect;
-		expect++;
+		cmp_retries[1].n++;
+		/* acquire: pairs with the producer's release of spsc_done, so spsc_total is
+		 * its final count (every item before it was published before it) */
+		if (atomic_load_explicit(&spsc_done, memory_order_acquire) &&
+		    expect == atomic_load_explicit(&spsc_total, memory_order_relaxed))
+			break;
 	}
+	w[1].end = now_s();
+	w[1].cpu = thread_cpu_s() - w[1].cpu;
+	w[1].pairs = expect;
 	spsc_order_ok = ok;
-	t_end[1] = now();
 	return NULL;
 }
 
-static double run_spsc(const struct spsc_impl *im)
+static void *spsc_producer(void *arg)
 {
-	pthread_t c;
-	scur = im;
-	im->init(2);
-	pthread_barrier_init(&bar, NULL, 2);
-	pthread_create(&c, NULL, spsc_consumer, NULL);
+	(void)arg;
 	pin(0);
 	pthread_barrier_wait(&bar);
-	t_start[0] = now();
-	for (uint64_t i = 0; i < pairs; i++)
-		while (!im->put(i))
-			retries++;
-	t_end[0] = now();
+	w[0].start = now_s();
+	w[0].cpu = thread_cpu_s();
+	uint64_t i = 0;
+	do {
+		for (unsigned k = 0; k < CHUNK; k++, i++)
+			while (!scur->put(i))
+				cmp_retries[0].n++;
+	} while (!atomic_load_explicit(&stop, memory_order_acquire));
+	w[0].end = now_s();
+	w[0].cpu = thread_cpu_s() - w[0].cpu;
+	w[0].pairs = 0;	/* items are counted once, by the consumer */
+	atomic_store_explicit(&spsc_total, i, memory_order_relaxed);
+	atomic_store_explicit(&spsc_done, 1, memory_order_release);
+	return NULL;
+}
+
+static double run_spsc(const struct spsc_impl *im, struct run_info *ri)
+{
+	pthread_t p, c;
+	scur = im;
+	im->init();
+	atomic_store_explicit(&stop, 0, memory_order_relaxed);
+	atomic_store_explicit(&spsc_done, 0, memory_order_relaxed);
+	spsc_order_ok = 0;
+	pthread_barrier_init(&bar, NULL, 3);
+	if (pthread_create(&c, NULL, spsc_consumer, NULL) != 0 ||
+	    pthread_create(&p, NULL, spsc_producer, NULL) != 0)
+		abort();
+	pthread_barrier_wait(&bar);
+	sleep_ms(run_ms);
+	atomic_store_explicit(&stop, 1, memory_order_release);
+	pthread_join(p, NULL);
 	pthread_join(c, NULL);
-	double dt = span(2);
+	unsigned long items = span(2, ri);
 	pthread_barrier_destroy(&bar);
 	im->fini();
 	if (!spsc_order_ok) {
 		fprintf(stderr, "cmp_peers: %s spsc delivered items out of order\n", im->name);
 		exit(1);
 	}
-	return (double)pairs / dt / 1e6;
+	return (double)items / ri->secs / 1e6;
 }
+
+/* One latency run on the calling (pinned) thread: batches of KSYNC_PRIM_OPS_PER_BATCH
+ * pairs until run_ms have passed; the median batch per pair in TSC ticks, the run's
+ * empty-loop median subtracted (ksync_prim_compute). *ri: the run's length, CPU share and
+ * batches. Exactly one of m, s is non-NULL; the pair is called through the table as in
+ * every other run (the call is part of every implementation's figure alike). */
+#define LAT_MAX_BATCHES (1u << 20)
+static uint64_t lt[LAT_MAX_BATCHES], le[KSYNC_PRIM_BATCHES];
+
+#define LAT_BATCHES(nb, t0, t1, BODY)                                                    \
+	do {                                                                             \
+		KSYNC_MEASURE(le, 16, KSYNC_PRIM_OPS_PER_BATCH, BODY);	/* warm-up */   \
+		KSYNC_MEASURE(le, KSYNC_PRIM_BATCHES, KSYNC_PRIM_OPS_PER_BATCH, (void)0); \
+		cpu0 = thread_cpu_s();                                                   \
+		(t0) = now_s();                                                          \
+		do {                                                                     \
+			KSYNC_MEASURE(lt + (nb), 64, KSYNC_PRIM_OPS_PER_BATCH, BODY);     \
+			(nb) += 64;                                                      \
+			(t1) = now_s();                                                  \
+		} while ((t1) - (t0) < run_ms * 1e-3 && (nb) + 64 <= LAT_MAX_BATCHES);   \
+	} while (0)
+
+static double lat_run(const struct cmp_impl *m, const struct spsc_impl *s,
+		      struct run_info *ri)
+{
+	size_t n = 0;
+	double t0, t1, cpu0;
+	uint64_t v;
+
+	if (m) {
+		m->init(1);
+		LAT_BATCHES(n, t0, t1, m->pair(0));
+		m->fini();
+	} else {
+		s->init();
+		LAT_BATCHES(n, t0, t1, (s->put(1), s->get(&v)));
+		s->fini();
+	}
+	ri->secs = t1 - t0;
+	ri->share = (thread_cpu_s() - cpu0) / ri->secs;	/* fini's few µs included */
+	ri->batches = n;
+	return (double)ksync_prim_compute(lt, n, KSYNC_PRIM_OPS_PER_BATCH, le,
+					  KSYNC_PRIM_BATCHES).median_x100 / 100.0;
+}
+
+/* ---- cells and their rows ------------------------------------------------------------ */
+
+struct cell {
+	const char *structure, *impl;
+	int backoff_max;
+	double v[100];			/* run values, in run order */
+	double min_secs;		/* the shortest run */
+	double min_share;		/* the lowest CPU share of a run */
+	unsigned long min_batches;	/* latency: the fewest batches in a run */
+};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -401,104 +547,157 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void emit_tput(const char *structure, const char *name, unsigned threads, double *v, unsigned n)
+static void emit(const struct cell *c, const char *metric, unsigned threads)
 {
-	qsort(v, n, sizeof *v, cmp_double);
-	printf("KSYNC {\"kind\":\"cmp\",\"structure\":\"%s\",\"impl\":\"%s\",\"metric\":\"throughput\","
-	       "\"unit\":\"Mops/s\",\"threads\":%u,\"runs\":%u,\"pairs_per_thread\":%lu,"
-	       "\"min\":%.3f,\"median\":%.3f,\"max\":%.3f}\n",
-	       structure, name, threads, n, pairs, v[0], v[(n - 1) / 2], v[n - 1]);
+	double s[100];
+	int lat = !strcmp(metric, "latency");
+	memcpy(s, c->v, sizeof s[0] * runs);
+	qsort(s, runs, sizeof s[0], cmp_double);
+	double med = runs % 2 ? s[runs / 2] : (s[runs / 2 - 1] + s[runs / 2]) / 2;
+	printf("KSYNC {\"kind\":\"cmp\",\"structure\":\"%s\",\"impl\":\"%s\",", c->structure, c->impl);
+	if (c->backoff_max >= 0)
+		printf("\"backoff_max\":%d,", c->backoff_max);
+	printf("\"metric\":\"%s\",\"unit\":\"%s\",\"threads\":%u,\"runs\":%u,\"run_ms\":%u,"
+	       "\"min_run_ms\":%.1f,\"min_cpu_share\":%.3f,",
+	       metric, lat ? "tsc_ticks" : "Mpairs/s", threads, runs, run_ms, c->min_secs * 1e3,
+	       c->min_share);
+	if (lat)
+		printf("\"ops_per_batch\":%d,\"min_batches\":%lu,", KSYNC_PRIM_OPS_PER_BATCH,
+		       c->min_batches);
+	printf("\"values\":[");
+	for (unsigned r = 0; r < runs; r++)	/* in run order */
+		printf("%s%.3f", r ? "," : "", c->v[r]);
+	printf("],\"median\":%.3f,\"lo\":%.3f,\"hi\":%.3f,\"spread\":\"min..max\"}\n",
+	       med, s[0], s[runs - 1]);
 	fflush(stdout);
 }
 
-static void emit_lat(const char *structure, const char *name, uint64_t *t, uint64_t *e)
+static void note_run(struct cell *c, unsigned r, const struct run_info *ri)
 {
-	struct ksync_prim_result r = ksync_prim_compute(t, KSYNC_PRIM_BATCHES, KSYNC_PRIM_OPS_PER_BATCH,
-							e, KSYNC_PRIM_BATCHES);
-	char mn[24], md[24], p99[24];
-	ksync_fixed2_format(mn, sizeof mn, r.min_x100);
-	ksync_fixed2_format(md, sizeof md, r.median_x100);
-	ksync_fixed2_format(p99, sizeof p99, r.p99_x100);
-	printf("KSYNC {\"kind\":\"cmp\",\"structure\":\"%s\",\"impl\":\"%s\",\"metric\":\"latency\","
-	       "\"unit\":\"tsc_ticks\",\"threads\":1,\"batches\":%d,\"ops_per_batch\":%d,"
-	       "\"min\":%s,\"median\":%s,\"p99\":%s}\n",
-	       structure, name, KSYNC_PRIM_BATCHES, KSYNC_PRIM_OPS_PER_BATCH, mn, md, p99);
-	fflush(stdout);
+	if (r == 0 || ri->secs < c->min_secs)
+		c->min_secs = ri->secs;
+	if (r == 0 || ri->share < c->min_share)
+		c->min_share = ri->share;
+	if (r == 0 || ri->batches < c->min_batches)
+		c->min_batches = ri->batches;
 }
-
-static uint64_t lt[KSYNC_PRIM_BATCHES], le[KSYNC_PRIM_BATCHES];
 
 int main(int argc, char **argv)
 {
 	if (argc > 1)
-		pairs = strtoul(argv[1], NULL, 10);
+		run_ms = (unsigned)strtoul(argv[1], NULL, 10);
 	if (argc > 2)
 		runs = (unsigned)strtoul(argv[2], NULL, 10);
-	if (!pairs || !runs || runs > 100) {
-		fprintf(stderr, "usage: cmp_peers [pairs-per-thread >= 1 [runs 1..100]]\n");
+	if (argc > 3 || run_ms < 1 || run_ms > 10000 || runs < 1 || runs > 100) {
+		fprintf(stderr, "usage: cmp_peers [run-ms 1..10000 [runs 1..100]]  (default 200 5)\n");
 		return 2;
 	}
-	ncpus = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
-	if (ncpus > MAXT)
-		ncpus = MAXT;
-	static const struct impl mt[] = {
-		{ "stack", "ksync", kst_init, kst_pair, kst_fini },
-		{ "stack", "ck", cks_init, cks_pair, cks_fini },
-		{ "stack", "urcu", ust_init, ust_pair, ust_fini },
-		{ "mpmc", "ksync", kmq_init, kmq_pair, kmq_fini },
-		{ "mpmc", "ck", ckr_init, ckr_pair, ckr_fini },
-		{ "mpmc", "urcu", uwq_init, uwq_pair, uwq_fini },
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	/* ck_stack_pop_mpmc is a cmpxchg16b on cks: #GP unless 16-byte aligned */
+	if ((uintptr_t)&cks % 16) {
+		fprintf(stderr, "cmp_peers: ck_stack_t at %p is not 16-byte aligned\n", (void *)&cks);
+		return 1;
+	}
+
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) != 0)
+		CPU_ZERO(&set);
+	for (unsigned c = 0; c < CPU_SETSIZE && ncpus < MAXT; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[ncpus++] = c;
+	if (!ncpus)
+		cpus[ncpus++] = 0;
+
+	const struct cmp_impl mt[] = {
+		cmp_ksync[0], cmp_ksync_nobackoff[0],
+		{ "stack", "ck", -1, cks_init, cks_pair, cks_fini },
+		{ "stack", "urcu", -1, ust_init, ust_pair, ust_fini },
+		cmp_ksync[1], cmp_ksync_nobackoff[1],
+		{ "mpmc", "ck", -1, ckr_init, ckr_pair, ckr_fini },
+		{ "mpmc", "urcu", -1, uwq_init, uwq_pair, uwq_fini },
 	};
 	static const struct spsc_impl sp[] = {
 		{ "ksync", ksq_init, ksq_put, ksq_get, ksq_fini },
 		{ "ck", cksr_init, cksr_put, cksr_get, cksr_fini },
 		{ "ck_fifo", ckf_init, ckf_put, ckf_get, ckf_fini },
 	};
-	printf("ktap: KTAP version 1\nktap: 1..3\n");
-	printf("ktap: # %u CPUs, %lu pairs per thread, %u runs\n", ncpus, pairs, runs);
+	enum { NMT = sizeof mt / sizeof mt[0], NSP = sizeof sp / sizeof sp[0] };
+	unsigned nthreads[8], nnt = 0;
+	for (unsigned t = 1; t < ncpus && nnt < 7; t *= 2)
+		nthreads[nnt++] = t;
+	nthreads[nnt++] = ncpus;
 
-	/* uncontended latency, one thread pinned to CPU 0 */
+	char model[64], cpulist[256] = "";
+	cpu_model(model, sizeof model);
+	for (unsigned i = 0, n = 0; i < ncpus && n + 8 < sizeof cpulist; i++)
+		n += (unsigned)snprintf(cpulist + n, sizeof cpulist - n, "%s%u", i ? "," : "", cpus[i]);
+	unsigned cells_runs = (NMT + NSP) + NMT * nnt + (ncpus >= 2 ? NSP : 0);
+	double load[1] = { -1 }, t_begin = now_s();
+	getloadavg(load, 1);	/* other processes on these CPUs: the reader's noise gauge */
+	printf("KSYNC {\"kind\":\"cmp_setup\",\"cpu_model\":\"%s\",\"cpus\":%u,\"cpu_list\":\"%s\","
+	       "\"run_ms\":%u,\"runs\":%u,\"backoff_max\":%d,\"planned_s\":%.1f,"
+	       "\"loadavg_1min\":%.2f}\n",
+	       model, ncpus, cpulist, run_ms, runs, KSYNC_BACKOFF_MAX,
+	       cells_runs * runs * run_ms * 1e-3, load[0]);
+	printf("ktap: KTAP version 1\nktap: 1..3\n");
+	printf("ktap: # %u CPUs, %u interleaved runs of %u ms per cell, about %.0f s\n", ncpus,
+	       runs, run_ms, cells_runs * runs * run_ms * 1e-3);
+
+	static struct cell c[NMT + NSP];
+	struct run_info ri;
+
+	/* uncontended latency, one thread pinned to the first usable CPU */
 	pin(0);
-	for (size_t i = 0; i < sizeof mt / sizeof mt[0]; i++) {
-		mt[i].init(1);
-		KSYNC_MEASURE(le, 16, KSYNC_PRIM_OPS_PER_BATCH, mt[i].pair(0));	/* warm-up */
-		KSYNC_MEASURE(le, KSYNC_PRIM_BATCHES, KSYNC_PRIM_OPS_PER_BATCH, (void)0);
-		KSYNC_MEASURE(lt, KSYNC_PRIM_BATCHES, KSYNC_PRIM_OPS_PER_BATCH, mt[i].pair(0));
-		emit_lat(mt[i].structure, mt[i].name, lt, le);
-		mt[i].fini();
-	}
-	for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++) {
-		uint64_t v;
-		sp[i].init(1);
-		KSYNC_MEASURE(le, 16, KSYNC_PRIM_OPS_PER_BATCH, (sp[i].put(1), sp[i].get(&v)));
-		KSYNC_MEASURE(le, KSYNC_PRIM_BATCHES, KSYNC_PRIM_OPS_PER_BATCH, (void)0);
-		KSYNC_MEASURE(lt, KSYNC_PRIM_BATCHES, KSYNC_PRIM_OPS_PER_BATCH, (sp[i].put(1), sp[i].get(&v)));
-		emit_lat("spsc", sp[i].name, lt, le);
-		sp[i].fini();
-	}
+	for (unsigned i = 0; i < NMT; i++)
+		c[i] = (struct cell){ .structure = mt[i].structure, .impl = mt[i].name,
+				      .backoff_max = mt[i].backoff_max };
+	for (unsigned i = 0; i < NSP; i++)	/* spsc: no CAS, so no backoff to report */
+		c[NMT + i] = (struct cell){ .structure = "spsc", .impl = sp[i].name,
+					    .backoff_max = -1 };
+	for (unsigned r = 0; r < runs; r++)
+		for (unsigned k = 0; k < NMT + NSP; k++) {
+			unsigned i = (r + k) % (NMT + NSP);
+			c[i].v[r] = i < NMT ? lat_run(&mt[i], NULL, &ri)
+					    : lat_run(NULL, &sp[i - NMT], &ri);
+			note_run(&c[i], r, &ri);
+		}
+	for (unsigned i = 0; i < NMT + NSP; i++)
+		emit(&c[i], "latency", 1);
 	printf("ktap: ok 1 latency\n");
 
-	/* contended throughput at 1..ncpus threads, runs interleaved across implementations */
-	double v[sizeof mt / sizeof mt[0]][100];
-	for (unsigned nt = 1; nt <= ncpus; nt++) {
+	/* contended throughput */
+	for (unsigned n = 0; n < nnt; n++) {
 		for (unsigned r = 0; r < runs; r++)
-			for (size_t i = 0; i < sizeof mt / sizeof mt[0]; i++)
-				v[i][r] = run_mt(&mt[i], nt);
-		for (size_t i = 0; i < sizeof mt / sizeof mt[0]; i++)
-			emit_tput(mt[i].structure, mt[i].name, nt, v[i], runs);
+			for (unsigned k = 0; k < NMT; k++) {
+				unsigned i = (r + k) % NMT;
+				c[i].v[r] = run_mt(&mt[i], nthreads[n], &ri);
+				note_run(&c[i], r, &ri);
+			}
+		for (unsigned i = 0; i < NMT; i++)
+			emit(&c[i], "throughput", nthreads[n]);
 	}
 	printf("ktap: ok 2 throughput\n");
-	double s[sizeof sp / sizeof sp[0]][100];
+
 	if (ncpus >= 2) {
 		for (unsigned r = 0; r < runs; r++)
-			for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++)
-				s[i][r] = run_spsc(&sp[i]);
-		for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++)
-			emit_tput("spsc", sp[i].name, 2, s[i], runs);
+			for (unsigned k = 0; k < NSP; k++) {
+				unsigned i = (r + k) % NSP;
+				c[NMT + i].v[r] = run_spsc(&sp[i], &ri);
+				note_run(&c[NMT + i], r, &ri);
+			}
+		for (unsigned i = 0; i < NSP; i++)
+			emit(&c[NMT + i], "throughput", 2);
 		printf("ktap: ok 3 spsc\n");
 	} else {
 		printf("ktap: ok 3 spsc # SKIP needs 2 CPUs\n");
 	}
-	printf("ktap: # empty/full retries (racy count): %lu\n", retries);
+	unsigned long retries = 0;
+	for (unsigned t = 0; t < MAXT; t++)
+		retries += cmp_retries[t].n;
+	printf("ktap: # empty/full retries: %lu\n", retries);
+	getloadavg(load, 1);
+	printf("KSYNC {\"kind\":\"cmp_end\",\"elapsed_s\":%.1f,\"loadavg_1min\":%.2f}\n",
+	       now_s() - t_begin, load[0]);
 	return 0;
 }

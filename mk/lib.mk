@@ -152,11 +152,17 @@ $(foreach b,$(patsubst $(KSYNC_T)bench/%.c,%,$(KSYNC_BENCH_SRCS)),\
 
 # Extra libraries for single bench programs (by name): the peers we compare against.
 KSYNC_BENCH_LDLIBS_cmp_peers := -lck
+# Extra objects for single bench programs (by name): cmp_peers also links libksync's
+# stack and mpmc queue compiled without backoff (the file sets KSYNC_BACKOFF_MAX 0).
+KSYNC_BENCH_EXTRA_OBJS_cmp_peers := $(HOSTED_OUT)/obj/plain/bench/cmp_peers/ksync_nobackoff.o
+KSYNC_ALL_OBJS += $(KSYNC_BENCH_EXTRA_OBJS_cmp_peers)
+$(HOSTED_OUT)/bench/cmp_peers: $(KSYNC_BENCH_EXTRA_OBJS_cmp_peers)
 
 $(HOSTED_OUT)/bench/%: $(HOSTED_OUT)/obj/plain/bench/%.o $(HOSTED_LIB)
 	@mkdir -p $(@D)
 	$(call KSYNC_SAY,LD,$@)
-	$(KSYNC_Q)$(HOSTED_CC) $(HOSTED_EXTRA_LDFLAGS) -o $@ $< $(HOSTED_LIB) $(KSYNC_BENCH_LDLIBS_$*) -pthread
+	$(KSYNC_Q)$(HOSTED_CC) $(HOSTED_EXTRA_LDFLAGS) -o $@ $< $(KSYNC_BENCH_EXTRA_OBJS_$*) \
+		$(HOSTED_LIB) $(KSYNC_BENCH_LDLIBS_$*) -pthread
 
 $(HOSTED_OUT)/ksync.pc: $(KSYNC_T)lib/ksync.pc.in FORCE
 	@mkdir -p $(@D)

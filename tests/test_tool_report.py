@@ -192,6 +192,8 @@ def test_spread_table_rendered_when_runs_recorded(data):
 
 
 def test_cmp_table_ratios():
+    """report.cmp_table is an alias of peers.cmp_table (tests/test_tool_peers.py has the
+    rest): the ratio to the better peer (> 1: libksync faster), a dash without a peer."""
     rows = [
         {"kind": "cmp", "structure": "stack", "impl": "ksync", "metric": "latency", "threads": 1, "median": 40.0},
         {"kind": "cmp", "structure": "stack", "impl": "ck", "metric": "latency", "threads": 1, "median": 60.0},
@@ -201,11 +203,10 @@ def test_cmp_table_ratios():
         {"kind": "cmp", "structure": "mpmc", "impl": "ksync", "metric": "throughput", "threads": 2, "median": 5.0},
     ]
     t = report.cmp_table(rows, {"cpu_model": "X"})
-    by = {(r[0].split(":")[0], r[1].split(" ")[0], r[2]): r for r in t.rows}
-    # latency: better peer is urcu (50); 50/40 = 1.25 (> 1: libksync faster)
-    assert by[("LIFO stack", "latency", "1")][-1] == "1.25 vs urcu"
-    # throughput: 30/20 = 1.5 vs ck; urcu missing shows a dash
-    r = by[("LIFO stack", "throughput", "2")]
-    assert r[-1] == "1.5 vs ck" and r[5] == "urcu: —"
+    ours = {(r[0], r[1]): r for r in t.rows if r[3] == "libksync"}
+    # latency: better peer is urcu (50); 50/40 = 1.25; no run values: no spread, no verdict
+    assert ours[("stack", "latency")][-2:] == ["1.25 vs urcu", "no spread"]
+    # throughput: 30/20 = 1.5 vs ck
+    assert ours[("stack", "throughput")][-2] == "1.5 vs ck"
     # no peer measured: no ratio
-    assert by[("mpmc queue", "throughput", "2")][-1] == "—"
+    assert ours[("mpmc", "throughput")][-2:] == ["—", "—"]

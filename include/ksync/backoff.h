@@ -23,14 +23,21 @@ struct ksync_backoff {
 
 #define KSYNC_BACKOFF_INIT { 1 }
 
+#if KSYNC_BACKOFF_MAX == 0
+/* Off: a preprocessor switch, not an `if`, so that -Wextra's "comparison is always
+ * false" (spins < 0) cannot stop a -Werror build that turns the backoff off. */
 static inline void ksync_backoff(struct ksync_backoff *b)
 {
-	if (!KSYNC_BACKOFF_MAX)
-		return;
+	(void)b;
+}
+#else
+static inline void ksync_backoff(struct ksync_backoff *b)
+{
 	for (unsigned i = 0; i < b->spins; i++)
 		ksync_cpu_relax();
 	if (b->spins < KSYNC_BACKOFF_MAX)
 		b->spins <<= 1;
 }
+#endif
 
 #endif /* KSYNC_BACKOFF_H */

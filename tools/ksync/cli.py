@@ -22,7 +22,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from . import __version__, disk, envdetect, hosted, irqreport, qemu, report, schemes
+from . import __version__, disk, envdetect, hosted, irqreport, peers, qemu, report, schemes
 from .util import (KsyncError, Progress, SetupError, Terminated, UsageError, display_path,
                    find_repo, install_signal_handlers, make, restore_signal_handlers,
                    utc_timestamp)
@@ -85,6 +85,20 @@ def repeat_type(text: str) -> int:
     if not 1 <= n <= 20:
         raise argparse.ArgumentTypeError(f"must be an integer from 1 to 20 (got {n})")
     return n
+
+
+def int_range_type(lo: int, hi: int):
+    """argparse type: an integer from lo to hi."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer from {lo} to {hi} "
+                                             f"(got {text!r})") from None
+        if not lo <= n <= hi:
+            raise argparse.ArgumentTypeError(f"must be an integer from {lo} to {hi} (got {n})")
+        return n
+    return parse
 
 
 def timeout_type(text: str) -> float:
@@ -281,12 +295,16 @@ def build_parser() -> Parser:
                         "medians")
     r.add_argument("--no-peers", action="store_true",
                    help="skip the libksync vs Concurrency Kit / liburcu comparison")
-    r.add_argument("--peer-pairs", type=int, default=400000, metavar="N",
-                   help="operation pairs per thread in each peer-comparison run (default 400000)")
+    r.add_argument("--peer-ms", type=int_range_type(1, 10000), default=None, metavar="MS",
+                   help="length of each peer-comparison run in ms (default 200; 500 with "
+                        "--set bench)")
+    r.add_argument("--peer-runs", type=int_range_type(1, 100), default=None, metavar="N",
+                   help="interleaved runs per peer-comparison cell (default 5; 9 with --set "
+                        "bench)")
     r.add_argument("--set", choices=tuple(RUN_SETS), default="default",
                    help="default (make run), or bench (make bench: --repeat 7, --irq-seconds "
-                        "5, --loss-repeats 7, --timeout 1800, the kernel's `all` experiments); "
-                        "options given explicitly win")
+                        "5, --loss-repeats 7, --timeout 1800, longer peer runs, the kernel's "
+                        "`all` experiments); options given explicitly win")
     r.add_argument("--hosted-prims", metavar="PATH",
                    help=f"hosted prims program (default <repo>/{hosted.HOSTED_PRIMS})")
 
@@ -631,16 +649,23 @@ def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str
         if not cmp_prog.exists():
             progress(f"peer comparison skipped ({display_path(cmp_prog)} was not built)")
         else:
-            progress(f"running libksync vs Concurrency Kit and liburcu ({display_path(cmp_prog)})")
-            c = hosted.run_program(cmp_prog, args.timeout, repo / qemu.LOG_DIR,
-                                   args=[str(args.peer_pairs), str(max(args.repeat, 3))])
+            long = args.set == "bench"
+            ms = args.peer_ms or (500 if long else 200)
+            nruns = args.peer_runs or (9 if long else 5)
+            plan = peers.planned_seconds(ms, nruns, len(os.sched_getaffinity(0)))
+            progress(f"running libksync vs Concurrency Kit and liburcu ({display_path(cmp_prog)}): "
+                     f"{nruns} interleaved runs of {ms} ms per cell, about {plan:.0f}s")
+            c = hosted.run_program(cmp_prog, max(args.timeout, 3 * plan + 60),
+                                   repo / qemu.LOG_DIR, args=[str(ms), str(nruns)])
             if not c.passed:
                 print("\n".join([f"FAIL: {c.reason}", *c.tail(),
                                  f"full log: {display_path(c.log_path)}"]),
                       file=sys.stderr, flush=True)
                 raise KsyncError(f"peer comparison failed: {c.reason}")
-            cmp_rows = c.objects.of_kind("cmp")
-            progress(f"peer comparison done in {c.elapsed:.1f}s: {len(cmp_rows)} rows, "
+            cmp_rows = [*c.objects.of_kind("cmp_setup"), *c.objects.of_kind("cmp"),
+                        *c.objects.of_kind("cmp_end")]
+            progress(f"peer comparison done in {c.elapsed:.1f}s: "
+                     f"{len(c.objects.of_kind('cmp'))} cells, "
                      f"log {display_path(c.log_path)}")
 
     return report.make_prims_data(krows, hrows, kernel_side, hosted_side, meta, cmp_rows)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import irqreport
+from . import irqreport, peers
 from .irqreport import IrqIndex, num
 from .report import DASH, Finding, fmt_ratio, fmt_ticks
 
@@ -386,8 +386,8 @@ def all_findings(prims: dict | None, irq: dict | None) -> list[Finding]:
         out += table6_findings(ix)
         out.append(loss_finding(ix))
     out += mp_findings(prims)
-    # INTEGRATOR: the libksync-vs-peers findings go here, e.g.
-    #   out += peers.peer_findings(prims.get("cmp") or [], (prims.get("sides") or {}).get("hosted"))
+    if isinstance(prims, dict) and prims.get("cmp"):
+        out += peers.peer_findings(prims["cmp"], (prims.get("sides") or {}).get("hosted"))
     for f in out:
         f.note = _cap(f.note)
     return out

@@ -16,8 +16,8 @@ results directory):
   workload, with the paper's Table 6 (§5.4);
 * ``table7-latency``: interrupt latency histograms per scheme (Table 7, §6).
 
-The libksync-vs-peers figure is drawn by peers.py (``peer_figure``): see the INTEGRATOR
-mark in ``write_figures``.
+The libksync-vs-peers figures are drawn by peers.py (``peer_figure``); ``write_figures``
+puts each under its peer table.
 
 Public API: ``write_figures(prims, irq, out_dir) -> dict[str, list[Figure]]`` (key = the
 title prefix of the table the figures belong under), ``lossmap_figure``,
@@ -35,7 +35,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 import numpy as np  # noqa: E402
 
-from . import irqreport  # noqa: E402
+from . import irqreport, peers  # noqa: E402
 from .irqreport import IrqIndex, num  # noqa: E402
 from .report import Figure, fmt_ratio  # noqa: E402
 
@@ -349,6 +349,10 @@ def write_figures(prims: dict | None, irq: dict | None, out_dir: Path) -> dict[s
         out["Table 6:"] = table6_figure(ix, out_dir)
         out["Table 7:"] = latency_figure(ix, out_dir)
         out["Loss map"] = lossmap_figure(ix, out_dir)
-    # INTEGRATOR: the libksync-vs-peers figure (peers.py) goes here, e.g.
-    #   out["libksync vs"] = peers.peer_figure(prims.get("cmp") or [], hosted_info, out_dir)
+    if isinstance(prims, dict) and prims.get("cmp"):
+        hosted_info = (prims.get("sides") or {}).get("hosted")
+        for fig in peers.peer_figure(prims["cmp"], hosted_info, out_dir):
+            # peers-latency.png under the latency table, peers-throughput.png under the other
+            metric = "latency" if "latency" in fig.src else "throughput"
+            out.setdefault(f"libksync vs Concurrency Kit and liburcu: {metric}", []).append(fig)
     return {k: v for k, v in out.items() if v}

@@ -699,7 +699,8 @@ def prims_tables(data: dict) -> list[Table]:
         tables.append(cost)
     cmp_rows = data.get("cmp") or []
     if cmp_rows:
-        tables.append(cmp_table(cmp_rows, (data.get("sides") or {}).get("hosted")))
+        from . import peers
+        tables += peers.cmp_tables(cmp_rows, (data.get("sides") or {}).get("hosted"))
     return tables
 
 
@@ -743,68 +744,14 @@ def cost_table(kidx: dict, hidx: dict, sides: dict) -> Table | None:
                      "TCG it is the emulator's cost."])
 
 
-# ---- libksync vs today's peers (bench/cmp_peers.c) -----------------------------------
-
-CMP_STRUCTURES = [("stack", "LIFO stack: push + pop"),
-                  ("mpmc", "mpmc queue: enqueue + dequeue"),
-                  ("spsc", "spsc queue: enqueue + dequeue")]
-CMP_PEERS = {"stack": ["ck", "urcu"], "mpmc": ["ck", "urcu"], "spsc": ["ck", "ck_fifo"]}
-CMP_PEER_NAMES = {"ck": "Concurrency Kit", "urcu": "liburcu", "ck_fifo": "ck_fifo"}
+# ---- libksync vs today's peers: tools/ksync/peers.py (cmp_table, cmp_tables, the
+# findings and the figure); imported where used, since peers.py builds on this module.
 
 
 def cmp_table(rows: list[dict], hosted_info: dict | None) -> Table:
-    """One line per structure x metric x thread count: median of each implementation and
-    libksync's ratio to the better peer (> 1 means libksync is better: fewer ticks for
-    latency, more operations per second for throughput)."""
-    idx: dict[tuple, dict] = {}
-    keys: list[tuple] = []
-    for r in rows:
-        k = (r.get("structure"), r.get("metric"), int(r.get("threads") or 1))
-        if k not in keys:
-            keys.append(k)
-        idx[k + (r.get("impl"),)] = r
-    order = {s: i for i, (s, _) in enumerate(CMP_STRUCTURES)}
-    keys.sort(key=lambda k: (order.get(k[0], 99), k[1] != "latency", k[2]))
-    out = []
-    for st, metric, threads in keys:
-        peers = CMP_PEERS.get(st, [])
-        def med(impl):
-            r = idx.get((st, metric, threads, impl))
-            try:
-                return float(r["median"]) if r else None
-            except (KeyError, TypeError, ValueError):
-                return None
-        ours = med("ksync")
-        peer_meds = [(p, med(p)) for p in peers]
-        known = [(p, m) for p, m in peer_meds if m]
-        ratio = DASH
-        if ours and known:
-            if metric == "latency":
-                best = min(known, key=lambda x: x[1])
-                ratio = f"{fmt_ratio(best[1] / ours)} vs {best[0]}"
-            else:
-                best = max(known, key=lambda x: x[1])
-                ratio = f"{fmt_ratio(ours / best[1])} vs {best[0]}"
-        unit = "TSC ticks/pair" if metric == "latency" else "M pairs/s"
-        label = dict(CMP_STRUCTURES).get(st, st)
-        cells = [fmt_ticks(ours) if ours is not None else DASH]
-        for p, m in peer_meds:
-            cells.append(f"{p}: {fmt_ticks(m)}" if m is not None else f"{p}: {DASH}")
-        while len(cells) < 3:
-            cells.append("")
-        out.append([label, f"{metric} ({unit})", str(threads), *cells, ratio])
-    model = (hosted_info or {}).get("cpu_model") or "this machine's CPU"
-    return Table(
-        title="libksync vs Concurrency Kit and liburcu (hosted)",
-        headers=["structure", "metric", "threads", "libksync", "peer 1", "peer 2",
-                 "libksync vs better peer"],
-        rows=out, align=["l", "l", "r", "r", "r", "r", "r"],
-        notes_above=[f"hosted, {model}; medians (latency: 200 batches of 256 pairs, one "
-                     "thread; throughput: repeated runs, threads pinned). Ratio > 1: "
-                     "libksync better. Peers as Debian 12 ships them: Concurrency Kit 0.7.1 "
-                     "(ck_stack mpmc, ck_ring, ck_fifo spsc), liburcu 0.13 (lfstack with "
-                     "pop_blocking, wfcqueue with dequeue_blocking: their dequeuers/poppers "
-                     "take a mutex)."])
+    """Alias of peers.cmp_table (the whole comparison in one table)."""
+    from . import peers
+    return peers.cmp_table(rows, hosted_info)
 
 
 def _spread_cell(row: dict | None) -> str:
