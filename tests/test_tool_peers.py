@@ -251,3 +251,23 @@ def test_ck_stack_is_16_byte_aligned(cmp_prog):
     addrs = [int(line.split()[0], 16) for line in out.splitlines()
              if line.split()[-1:] == ["cks"]]
     assert addrs and all(a % 16 == 0 for a in addrs)
+
+
+def test_report_carries_peer_findings_and_figures(tmp_path):
+    """The results document: the peer findings sit in the Findings section and each peer
+    figure under its own metric's table (plots.write_figures + irqreport.results_document)."""
+    from ksync import findings, irqreport, plots
+    prims = {"cmp": full_rows(), "sides": {"hosted": {"cpu_model": "AMD EPYC"}}}
+    fs = findings.all_findings(prims, None)
+    assert sum(1 for f in fs if "libksync" in f.claim or "Concurrency Kit" in f.today
+               or f.then == report.DASH) >= 6
+    figs = plots.write_figures(prims, None, tmp_path)
+    placed = {k: [f.src for f in v] for k, v in figs.items() if k.startswith("libksync vs")}
+    assert placed == {"libksync vs Concurrency Kit and liburcu: latency": ["peers-latency.png"],
+                      "libksync vs Concurrency Kit and liburcu: throughput":
+                          ["peers-throughput.png"]}
+    tables = peers.cmp_tables(prims["cmp"], None)
+    peer_figs = {k: v for k, v in figs.items() if k.startswith("libksync vs")}
+    doc = irqreport.attach_figures(report.Document("t", tables=tables), peer_figs)
+    assert [[f.src for f in t.images] for t in doc.tables] == [["peers-latency.png"],
+                                                              ["peers-throughput.png"]]
