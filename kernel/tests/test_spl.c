@@ -118,6 +118,7 @@ static volatile int in_handler = -1;		/* source id whose handler spins now */
 static volatile uint64_t ran_inside[S_N];	/* [id]: handlers of id that ran inside it */
 
 static bool isa_raised(unsigned id);
+static bool lapic_irr_has(unsigned vec);
 /* The other source's interrupt was raised (waits in a controller's IRR, was deferred,
  * or already ran inside). Not the PIT's OUT pin: QEMU computes it from the clock, ahead
  * of the timer callback that raises the line. */
@@ -167,15 +168,19 @@ static volatile uint64_t rtc_empty[INTR_MAX_CPUS];
 static void rtc_fn(void *a)
 {
 	(void)a;
-	if (one_shot[S_RTC])			/* stop first: a period between the ack and the */
-		cmos_write(0x0b, cmos_read(0x0b) & ~0x40);	/* stop would raise again */
 	uint8_t flags = cmos_read(0x0c);	/* ack, or the RTC stops interrupting */
 	if (!(flags & 0x40)) {			/* no periodic flag: not an RTC interrupt */
 		unsigned cpu = arch_cpu_id(), sec = section_level[cpu];
 		if (sec != IPL_NONE && spl_holds(sec, src_level[S_RTC]))
 			bad_runs[cpu]++;	/* still a handler run inside a section */
 		rtc_empty[cpu]++;
-		return;
+		return;			/* and a one-shot RTC keeps waiting for its flag */
+	}
+	if (one_shot[S_RTC]) {
+		/* stop after the flag, then read register C again: a flag a period set in
+		 * between is consumed here, and the interrupt it raised finds none */
+		cmos_write(0x0b, cmos_read(0x0b) & ~0x40);
+		(void)cmos_read(0x0c);
 	}
 	if (in_handler >= 0 && arch_cpu_id() == 0)
 		ran_inside[S_RTC]++;
@@ -230,8 +235,25 @@ static bool setup(struct ktest_ctx *kt)
 			return false;
 		}
 	}
-	/* what a controller still held from before is delivered now; then start counting */
-	arch_delay_us(2000);
+	/* What a controller still holds from before (an edge latched while the line was
+	 * masked, a vector left in the IRR) is delivered now: at least 2 ms, then until no
+	 * source of ours waits in a controller (bounded); then start counting. A fixed 2 ms
+	 * was not always enough on a busy host: a latched RTC edge delivered after a test
+	 * had started its RTC counted as that test's interrupt. */
+	uint64_t t0 = arch_cycles(), hz = arch_tsc_hz();
+	for (;;) {
+		uint64_t el = arch_cycles() - t0;
+		bool quiet = !isa_raised(S_PIT) && !isa_raised(S_RTC) &&
+			     !lapic_irr_has(srcs[S_CLOCK].vector);
+		if (quiet && el >= hz / 500)
+			break;
+		if (el >= 5 * hz) {
+			kt_diag(kt, "a source stays raised: pit %d rtc %d clock %d", isa_raised(S_PIT),
+				isa_raised(S_RTC), lapic_irr_has(srcs[S_CLOCK].vector));
+			return false;
+		}
+		arch_cpu_relax();
+	}
 	memset((void *)runs, 0, sizeof runs);
 	memset((void *)rtc_empty, 0, sizeof rtc_empty);
 	memset((void *)level_ctr, 0, sizeof level_ctr);
