@@ -65,12 +65,6 @@ static void recompute_masks(void)
 	}
 }
 
-#if defined(KSYNC_SCHEME_TPR_PESSIM) || defined(KSYNC_SCHEME_TPR_OPTIM)
-#define SPL_APIC 1
-#else
-#define SPL_APIC 0
-#endif
-
 int intr_establish(struct intr_source *src)
 {
 	if (!src || !src->fn || src->kind > INTR_SOFT)
@@ -93,7 +87,7 @@ int intr_establish(struct intr_source *src)
 	irqkey_t key = arch_irq_save();
 	src->slot = k;
 	src->bit = SPL_BIT(src->level, k);
-	if (src->kind == INTR_ISA && !SPL_APIC)
+	if (src->kind == INTR_ISA && !INTR_ISA_VIA_IOAPIC)
 		src->vector = 0x20 + src->irq;
 	else if (src->kind == INTR_SOFT)
 		src->vector = 0;
@@ -218,7 +212,7 @@ uint64_t clock_period_ticks(void) { return clock_period; }
 /* ---- controller operations on one source ---- */
 void intr_src_mask(struct intr_source *src)
 {
-	if (src->kind == INTR_ISA && !SPL_APIC)
+	if (src->kind == INTR_ISA && !INTR_ISA_VIA_IOAPIC)
 		arch_pic_write_mask(arch_pic_mask_shadow() | (1u << src->irq));
 	else if (src->kind == INTR_CLOCK)
 		arch_clock_mask();
@@ -226,7 +220,7 @@ void intr_src_mask(struct intr_source *src)
 
 void intr_src_unmask(struct intr_source *src)
 {
-	if (src->kind == INTR_ISA && !SPL_APIC)
+	if (src->kind == INTR_ISA && !INTR_ISA_VIA_IOAPIC)
 		arch_pic_write_mask(arch_pic_mask_shadow() & ~(1u << src->irq));
 	else if (src->kind == INTR_CLOCK && arch_clock_unmask())
 		spl_self()->clock_recovered++;
@@ -234,7 +228,7 @@ void intr_src_unmask(struct intr_source *src)
 
 void intr_src_eoi(struct intr_source *src)
 {
-	if (src->kind == INTR_ISA && !SPL_APIC)
+	if (src->kind == INTR_ISA && !INTR_ISA_VIA_IOAPIC)
 		arch_pic_eoi(src->irq);
 	else if (src->kind != INTR_SOFT)
 		arch_lapic_eoi();

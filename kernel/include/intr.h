@@ -26,6 +26,15 @@ enum intr_kind { INTR_ISA, INTR_CLOCK, INTR_SOFT };
 
 #define INTR_MAX_CPUS 64
 
+/* Where an ISA line reaches the CPU: through the IOAPIC, at a vector of its level's class,
+ * in the tpr-* schemes (the line stays masked in the 8259A); through the 8259A (vector
+ * 0x20 + irq, virtual wire) in the others. */
+#if defined(KSYNC_SCHEME_TPR_PESSIM) || defined(KSYNC_SCHEME_TPR_OPTIM)
+#define INTR_ISA_VIA_IOAPIC 1
+#else
+#define INTR_ISA_VIA_IOAPIC 0
+#endif
+
 struct intr_source {
 	/* set by the caller before intr_establish, constant while established */
 	const char *name;
