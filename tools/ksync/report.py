@@ -741,7 +741,13 @@ def cost_table(kidx: dict, hidx: dict, sides: dict) -> Table | None:
                      "keep a private guess of the top. The kernel column runs the same "
                      "source (bench/lf_cost_rows.h, bench/lf_fifo_rows.h) on one CPU with "
                      "interrupts off; under "
-                     "TCG it is the emulator's cost."])
+                     "TCG it is the emulator's cost.",
+                     "mp_optimistic_read4_nosync copies the 4 words with plain loads and "
+                     "stores. It used to call memcpy, which in the kernel (built "
+                     "-ffreestanding) is kernel/lib.c's rep movsb, run by TCG one byte at a "
+                     "time: 200 TSC ticks under tcg against 49 for lf_opt_read, which made "
+                     "the unsynchronized copy look dearer than the synchronized one; hosted, "
+                     "gcc inlines memcpy (1.4 ticks)."])
 
 
 # ---- libksync vs today's peers: tools/ksync/peers.py (cmp_table, cmp_tables, the
