@@ -375,6 +375,8 @@ def test_run_irq_end_to_end(irq_repo, tmp_path):
     assert "Table 3: critical sections per second [tcg, 2 CPUs]" in " ".join(p.stdout.split())
     html = (out / "report.html").read_text()
     assert '<img src="lossmap.png"' in html
+    # the terminal names the figures it wrote, under their tables
+    assert "figure: lossmap.png" in p.stdout
     assert not (out / "prims.json").exists()
     # ksync report re-renders the irq tables from irq.json
     md = (out / "report.md").read_text()
@@ -385,6 +387,7 @@ def test_run_irq_end_to_end(irq_repo, tmp_path):
     assert (out / "report.md").read_text() == md
     assert (out / "lossmap.png").exists()
     assert "Table 6: synchronization overhead" in " ".join(r.stdout.split())
+    assert "figure: lossmap.png" in r.stdout
 
 
 def test_run_irq_keeps_going_after_a_failure(irq_repo, tmp_path):

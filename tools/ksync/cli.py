@@ -526,10 +526,10 @@ def cmd_run(args, repo: Path) -> int:
             path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n",
                             encoding="utf-8")
             written.append(path)
-    written += irqreport.render_results(out_dir, prims=prims_data, irq=irq_data,
-                                        warn=progress)
-    print(report.render_text(irqreport.results_document(prims_data, irq_data)), end="",
-          flush=True)
+    files, doc = irqreport.render_results_doc(out_dir, prims=prims_data, irq=irq_data,
+                                              warn=progress)
+    written += files
+    print(report.render_text(doc), end="", flush=True)     # with the figures' file names
     progress("wrote " + ", ".join(display_path(p) for p in written))
     if failed:
         n = len(irq_data["schemes"])
@@ -816,8 +816,8 @@ def cmd_report(args, repo: Path) -> int:
         prims = report.load_prims(out_dir / irqreport.PRIMS_JSON)
     if (out_dir / irqreport.IRQ_JSON).exists():
         irq = irqreport.load_irq(out_dir / irqreport.IRQ_JSON)
-    written = irqreport.render_results(out_dir, prims=prims, irq=irq, strict=True)
-    print(report.render_text(irqreport.results_document(prims, irq)), end="", flush=True)
+    written, doc = irqreport.render_results_doc(out_dir, prims=prims, irq=irq, strict=True)
+    print(report.render_text(doc), end="", flush=True)
     print("wrote " + ", ".join(display_path(p) for p in written), file=sys.stderr)
     return 0
 

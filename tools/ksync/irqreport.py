@@ -1327,6 +1327,12 @@ def results_document(prims: dict | None, irq: dict | None,
 
 def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = None,
                    strict: bool = False, warn=None) -> list[Path]:
+    """``render_results_doc`` without the document: the files written."""
+    return render_results_doc(out_dir, prims, irq, strict, warn)[0]
+
+
+def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | None = None,
+                       strict: bool = False, warn=None) -> tuple[list[Path], Document]:
     """Write report.md / report.html and the figures (PNG + SVG) from ``prims`` / ``irq`` or,
     for the ones not given, from prims.json / irq.json in ``out_dir`` when they exist.
 
@@ -1357,8 +1363,9 @@ def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = 
                          "first (or pass --out DIR)", exit_code=2)
     from . import plots                   # matplotlib: imported only to draw
     figures = plots.write_figures(prims, irq, out_dir)
-    written = report.write_document(results_document(prims, irq, figures), out_dir)
+    doc = results_document(prims, irq, figures)
+    written = report.write_document(doc, out_dir)
     for figs in figures.values():
         for f in figs:
             written += [out_dir / f.src] + ([out_dir / f.svg] if f.svg else [])
-    return written
+    return written, doc

@@ -509,12 +509,15 @@ def peer_figure(rows: Iterable[dict], hosted_info: dict | None, out_dir: Path
                  fontsize=7, color="#444444")
         fig.tight_layout(rect=(0, 0.04, 1, 1))
         stem = f"peers-{metric}"
-        for ext in ("png", "svg"):
-            fig.savefig(out_dir / f"{stem}.{ext}", dpi=110)
+        # the same deterministic output as plots.py's figures (no dates, fixed SVG ids)
+        with matplotlib.rc_context({"svg.hashsalt": "ksync"}):
+            fig.savefig(out_dir / f"{stem}.png", dpi=110, metadata={"Software": None})
+            fig.savefig(out_dir / f"{stem}.svg", dpi=110,
+                        metadata={"Date": None, "Creator": None})
         plt.close(fig)
         figures.append(Figure(
             src=f"{stem}.png",
             caption=f"libksync vs Concurrency Kit and liburcu, {name} ({unit}, {better}); "
-                    f"{env}; bars are medians, whiskers min..max of the runs "
-                    f"(SVG: {stem}.svg)."))
+                    f"{env}; bars are medians, whiskers min..max of the runs.",
+            svg=f"{stem}.svg"))
     return figures
