@@ -268,7 +268,7 @@ def build_parser() -> Parser:
                        description="prims: boot mode=bench filter=prims, run the hosted "
                                    "programs, write <out>/prims.json. irq: for each scheme "
                                    "build it, boot mode=bench filter=irq* with the IDE disk, "
-                                   "write <out>/irq.json and lossmap-<scheme>.png. all (the "
+                                   "write <out>/irq.json and the figures (lossmap.png, ...). all (the "
                                    "default): both. Then print the tables and write "
                                    "report.md and report.html from every results JSON in "
                                    "<out>.")
