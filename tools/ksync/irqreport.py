@@ -921,19 +921,24 @@ def _pp(v: float | None) -> str:
     return DASH if v is None else ("+" if v >= 0 else "") + fmt_sig(v)
 
 
-def table6_parts(ix: IrqIndex) -> Table | None:
-    """Table 6d, or None when no load row carries the parts (a kernel before issue 8)."""
-    rows, shown = [], []
+def _with_parts(ix: IrqIndex):
+    """(scheme, workload, sync_parts) for every load row that carries the parts."""
     for s in ix.schemes_shown():
         for w in ix.workloads():
             d = sync_parts(ix, s, w)
-            if d is None:
-                continue
-            shown.append(s)
-            share = (100.0 * d["residual"] / d["gap"]) if d["gap"] else None
-            rows.append([s, _wl(w), fmt_pct(d["model"]), fmt_pct(d["measured"]), _pp(d["gap"]),
-                         *[_pp(d[k]) for k in SYNC_TERMS], _pp(d["residual"]),
-                         fmt_pct(share) if share is not None else DASH])
+            if d is not None:
+                yield s, w, d
+
+
+def table6_parts(ix: IrqIndex) -> Table | None:
+    """Table 6d, or None when no load row carries the parts (a kernel before issue 8)."""
+    rows, shown = [], []
+    for s, w, d in _with_parts(ix):
+        shown.append(s)
+        share = (100.0 * d["residual"] / d["gap"]) if d["gap"] else None
+        rows.append([s, _wl(w), fmt_pct(d["model"]), fmt_pct(d["measured"]), _pp(d["gap"]),
+                     *[_pp(d[k]) for k in SYNC_TERMS], _pp(d["residual"]),
+                     fmt_pct(share) if share is not None else DASH])
     if not rows:
         return None
     names = list(dict.fromkeys(shown))
@@ -1002,20 +1007,16 @@ def _src_cells(u: dict) -> str:
 
 def table6_units(ix: IrqIndex) -> Table | None:
     rows, shown = [], []
-    for s in ix.schemes_shown():
-        for w in ix.workloads():
-            d = sync_parts(ix, s, w)
-            if d is None:
-                continue
-            shown.append(s)
-            u = d["units"]
-            rows.append([s, _wl(w), _count(u["n"]), _count(u["quiet_n"]), _count(u["intr_n"]),
-                         report.fmt_ticks(u["prim"]), report.fmt_ticks(u["cal_quiet"]),
-                         report.fmt_ticks(u["quiet_mean"]), report.fmt_ticks(u["cal_enter"]),
-                         report.fmt_ticks(u["intr_enter_mean"])
-                         if u["intr_enter_mean"] is not None else DASH,
-                         _src_cells(u), report.fmt_ticks(u["pair"]),
-                         report.fmt_ticks(u["pair_load"])])
+    for s, w, d in _with_parts(ix):
+        shown.append(s)
+        u = d["units"]
+        rows.append([s, _wl(w), _count(u["n"]), _count(u["quiet_n"]), _count(u["intr_n"]),
+                     report.fmt_ticks(u["prim"]), report.fmt_ticks(u["cal_quiet"]),
+                     report.fmt_ticks(u["quiet_mean"]), report.fmt_ticks(u["cal_enter"]),
+                     report.fmt_ticks(u["intr_enter_mean"])
+                     if u["intr_enter_mean"] is not None else DASH,
+                     _src_cells(u), report.fmt_ticks(u["pair"]),
+                     report.fmt_ticks(u["pair_load"])])
     if not rows:
         return None
     names = list(dict.fromkeys(shown))
