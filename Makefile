@@ -51,15 +51,18 @@ OBJCOPY ?= objcopy
 KCFLAGS := -std=c11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 	-fno-omit-frame-pointer -mno-red-zone -mgeneral-regs-only -mno-sse -mno-sse2 \
 	-mno-mmx -mno-80387 -mcmodel=small -nostdlib --param=min-pagesize=0 -Wall -Wextra -Werror \
-	-DKSYNC_KERNEL -D$(SCHEME_MACRO) -Iinclude -Ikernel/include -Iarch/x86_64/include -MMD -MP
+	-DKSYNC_KERNEL -D$(SCHEME_MACRO) -Iinclude -Icommon -Ikernel/include -Iarch/x86_64/include -MMD -MP
 KASFLAGS := -g -Iarch/x86_64/include -MMD -MP
 KLDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=0x1000 --no-warn-rwx-segments \
 	-T arch/x86_64/kernel.ld
 
 include mk/lib.mk
 
-KSRCS_C := $(sort $(filter-out kernel/spl_%.c,$(wildcard kernel/*.c)) kernel/spl_$(SCHEME_ID).c \
-	$(wildcard kernel/tests/*.c arch/x86_64/*.c)) $(LIBKSYNC_SRCS)
+# kernel/<subsystem>/*.c, the interrupt layer and this build's one scheme file
+# (kernel/spl/<scheme>.c), the kernel tests, the port; then libksync's sources.
+KSUBSYS := core mm dev exp sched lock
+KSRCS_C := $(sort $(wildcard $(KSUBSYS:%=kernel/%/*.c)) kernel/spl/intr.c kernel/spl/intr_hw.c \
+	kernel/spl/$(SCHEME).c $(wildcard kernel/tests/*.c arch/x86_64/*.c)) $(LIBKSYNC_SRCS)
 KSRCS_S := $(sort $(wildcard arch/x86_64/*.S))
 KOBJS := $(patsubst %.c,$(KBUILD)/%.o,$(KSRCS_C)) $(patsubst %.S,$(KBUILD)/%.o,$(KSRCS_S))
 KELF := $(KBUILD)/ksync.elf

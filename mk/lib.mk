@@ -74,7 +74,7 @@ HOSTED_STRESS_NAMES := $(patsubst $(KSYNC_T)tests/stress/%.c,%,$(KSYNC_STRESS_SR
 KSYNC_BENCH_SRCS := $(sort $(wildcard $(KSYNC_T)bench/*.c))
 HOSTED_BENCH_BINS := $(patsubst $(KSYNC_T)bench/%.c,$(HOSTED_OUT)/bench/%,$(KSYNC_BENCH_SRCS))
 
-KSYNC_HOSTED_COMMON := -std=c11 -Wall -Wextra -Werror -I$(KSYNC_T)include -MMD -MP
+KSYNC_HOSTED_COMMON := -std=c11 -Wall -Wextra -Werror -I$(KSYNC_T)include -I$(KSYNC_T)common -MMD -MP
 
 # Per flavour: compiler, compile flags, link flags.
 KSYNC_CC_plain := $(HOSTED_CC)

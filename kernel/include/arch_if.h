@@ -51,7 +51,7 @@ void intc_unmask(unsigned irq);
 void intc_eoi(unsigned irq);		/* end of interrupt for a source being handled. */
 unsigned intc_vector(unsigned irq);	/* CPU vector the source arrives on. */
 
-/* ---- lines for the spl layer (kernel/spl_*.c) --------------------------------------
+/* ---- lines for the spl layer (kernel/spl/<scheme>.c) --------------------------------------
  * The 8259A is one device for the whole machine and delivers to the BSP only; the spl
  * schemes that mask off-chip write it from the BSP. All with IRQs off on the caller. */
 void arch_isa_route_pic(unsigned irq);	/* ISA irq via the 8259A (vector 0x20+irq), IOAPIC pin masked;

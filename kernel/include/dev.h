@@ -7,8 +7,8 @@
  *   - PIT channel 0, the CMOS RTC periodic interrupt and the ATA/IDE PIO disk are real
  *     devices (QEMU's 8254, MC146818 and PIIX IDE; real hardware alike). The ATA handler
  *     really moves every sector with `rep insw` - the paper's long PIO handler (6.1).
- *   - The serial line and the NIC are models (kernel/dev_serial_model.c,
- *     kernel/dev_net_model.c over kernel/include/paced.h): their data arrive on a TSC
+ *   - The serial line and the NIC are models (kernel/dev/serial_model.c,
+ *     kernel/dev/net_model.c over common/paced.h): their data arrive on a TSC
  *     schedule into a modelled FIFO / ring; their interrupts are real (PIT on IRQ0 for
  *     the UART, RTC on IRQ8 for the NIC's moderation timer), so a handler that runs late
  *     because interrupts were masked loses exactly what the device would have lost.
@@ -118,7 +118,7 @@ bool ata_pending(void);
 void ata_reset(void);
 uint64_t ata_stray_irqs(void);		/* interrupts with no request, or no block ready */
 
-/* ---- serial model: a 16550 receiver fed on a TSC schedule (kernel/dev_serial_model.c)
+/* ---- serial model: a 16550 receiver fed on a TSC schedule (kernel/dev/serial_model.c)
  * Characters of `bits` bits each (default 10 = 8N1: start, 8 data, stop; the paper's
  * section 6.4 arithmetic counts 8) arrive at baud/bits per second into a 16-byte FIFO;
  * the interrupt is the PIT (IRQ0) programmed for the FIFO's trigger time (or the
@@ -172,7 +172,7 @@ void serial_model_intr(void *m);
 bool serial_model_done(const struct serial_model *m);
 void serial_model_stop(struct serial_model *m);	/* stop the PIT, release the model */
 
-/* ---- network model: NIC receive ring fed in bursts (kernel/dev_net_model.c) --------
+/* ---- network model: NIC receive ring fed in bursts (kernel/dev/net_model.c) --------
  * `burst` packets of `bytes` bytes every `burst_period_us`, back to back at a modelled
  * 1 Gbit/s inside a burst, into a ring of `ring` slots; interrupt source: the RTC
  * periodic interrupt at irq_hz (the NIC's interrupt-moderation timer). The handler

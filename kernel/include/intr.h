@@ -69,7 +69,7 @@ uint64_t clock_period_ticks(void);
 /* Reset a source's statistics (count, per_cpu, deferred, kstats). */
 void intr_stats_reset(struct intr_source *src);
 
-/* ---- for the scheme files (kernel/spl_*.c) ---- */
+/* ---- for the scheme files (kernel/spl/<scheme>.c) ---- */
 extern struct intr_source *intr_by_bit[32];
 /* Run the handler of src on this CPU with statistics; IF and level are the caller's. */
 void intr_run(struct intr_source *src);
@@ -83,7 +83,7 @@ void intr_src_eoi(struct intr_source *src);
  * its per-level masks. */
 void spl_scheme_attach(struct intr_source *src);
 void spl_scheme_detach(struct intr_source *src);
-/* kernel/intr_hw.c, shared by the scheme files (IF off): */
+/* kernel/spl/intr_hw.c, shared by the scheme files (IF off): */
 void intr_note_pending(struct spl_cpu *c, struct intr_source *src);	/* pending bit + counts */
 void intr_held_arrival(struct spl_cpu *c, struct intr_source *src, bool clock_by_lvt);
 void intr_attach_pic(struct intr_source *src, uint16_t imr);

@@ -19,7 +19,7 @@
  *
  * The scheme is fixed at build time (make SCHEME=name -> -DKSYNC_SCHEME_<NAME>); its fast
  * path below is inline: no indirect call, no branch on a scheme variable. The slow paths
- * and the interrupt entry live in kernel/spl_<name>.c, whose top comment specifies nested
+ * and the interrupt entry live in kernel/spl/<name>.c, whose top comment specifies nested
  * handlers, nested critical sections and replay order for that scheme.
  *
  * Per-CPU state (struct spl_cpu) is written only by its own CPU, by single instructions
@@ -91,7 +91,7 @@ extern struct spl_cpu spl_cpus[];
 static inline struct spl_cpu *spl_self(void) { return &spl_cpus[arch_cpu_id()]; }
 
 
-/* Slow paths and checks (kernel/intr.c and kernel/spl_<scheme>.c). */
+/* Slow paths and checks (kernel/spl/intr.c and kernel/spl/<scheme>.c). */
 __attribute__((noreturn)) void spl_bad_level(unsigned level);
 __attribute__((noreturn)) void spl_bad_splx(spl_t s, unsigned cur);
 void spl_lower_slow(struct spl_cpu *c, spl_t s);	/* lower to s, running what is pending */
@@ -105,7 +105,7 @@ extern const uint8_t spl_tpr_class[IPL_COUNT];
 
 /* ---------------------------------------------------------------------------------- */
 /* The controller mask for a level (8259A IMR bits + the LAPIC timer's LVT mask), for the
- * schemes that mask by level (kernel/intr_hw.c). IF off. */
+ * schemes that mask by level (kernel/spl/intr_hw.c). IF off. */
 void spl_mask_setlevel(struct spl_cpu *c, unsigned level);
 
 #if defined(KSYNC_SCHEME_SPL_PESSIM)

@@ -840,7 +840,7 @@ CAL_STANDIN = {"clock": "serial"}   # no calibration of its own: charged at the 
 def sync_parts(ix: IrqIndex, scheme: str, workload: str) -> dict | None:
     """Table 6d: the gap between measured and modelled time in synchronization, in
     percentage points of each second, split into terms each taken from its own
-    measurement (kernel/exp_irq.c, struct sync_parts and the calibration before the loads),
+    measurement (kernel/exp/irq.c, struct sync_parts and the calibration before the loads),
     so the residual is what no term explains, not zero by construction. None without the
     rows it needs (a kernel before issue 8)."""
     ld = ix.load(scheme, workload)
@@ -946,7 +946,7 @@ def table6_parts(ix: IrqIndex) -> Table | None:
         rows=rows, align=["l", "l"] + ["r"] * (4 + len(SYNC_TERMS) + 1),
         notes_above=[
             "Percentage points of each second; gap = measured - model (Table 6). Each term "
-            "is its own measurement times its own count (kernel/exp_irq.c, sync_parts), so "
+            "is its own measurement times its own count (kernel/exp/irq.c, sync_parts), so "
             "the terms need not add up to the gap: the residual is what none of them "
             "explains. (iv) counts = the model's E and I (mean of 0.1 s windows) against "
             "the exact counts over the busy time; (i) code = sections x (the scheme's "

@@ -2,7 +2,7 @@
 
 What this is: the host tool's list of the kernel builds, one per scheme, and where each
 build's image lives.  Nothing here is measured or modelled; it is naming only.  The kernel
-side (kernel/spl-<name>.c, kernel/include/spl-<name>.h) and the Makefile
+side (kernel/spl/<name>.c, kernel/include/spl.h) and the Makefile
 (``make SCHEME=<name> kernel``) are another engineer's; this module is the host's half of
 that seam (docs/protocol.md section 5, docs/irq-schemes.md).
 
