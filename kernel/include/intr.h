@@ -24,7 +24,7 @@
 
 enum intr_kind { INTR_ISA, INTR_CLOCK, INTR_SOFT };
 
-#define INTR_MAX_CPUS 64
+#define INTR_MAX_CPUS MAX_CPUS
 
 struct intr_source {
 	/* set by the caller before intr_establish, constant while established */
