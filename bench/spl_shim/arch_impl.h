@@ -5,7 +5,10 @@
  * the level, a check of the pending word (spl-optim: an unlocked cmpxchg). The CPU index
  * is a thread-local load through %fs, the user-mode twin of the kernel's %gs:8 load.
  * Privileged hooks exist only so the header compiles; the benchmark never reaches them
- * (nothing is ever pending), and they abort if it does.
+ * (nothing is ever pending), and they abort if it does. It defines every inline hook of
+ * arch_if.h, so it is also the second public port header tests/test_layout.py compiles
+ * the whole of kernel/ against (syntax only): proof that kernel/ needs nothing else of a
+ * port.
  */
 #ifndef KSYNC_ARCH_IMPL_H
 #define KSYNC_ARCH_IMPL_H
@@ -41,6 +44,12 @@ static inline uint64_t arch_cpu_local_cas64(volatile uint64_t *p, uint64_t old, 
 	return old;
 }
 #define ARCH_NAME "spl_shim"
+/* Measurement hook details: nothing is measured through this shim. */
+#define ARCH_MEAS_OFFCHIP_DETAIL "spl_shim: none"
+#define ARCH_MEAS_ONCHIP_DETAIL "spl_shim: none"
+#define ARCH_MEAS_FLAG_DETAIL "spl_shim: none"
+#define ARCH_MEAS_FLAG_INCDEC_DETAIL "spl_shim: none"
+#define ARCH_MEAS_PRIO_DETAIL "spl_shim: none"
 #define ARCH_VEC_TIMER 0
 static inline uint32_t arch_meas_offchip_read(void) { shim_unreachable("arch_meas_offchip_read"); }
 static inline void arch_meas_offchip_pair(uint32_t saved) { (void)saved; shim_unreachable("arch_meas_offchip_pair"); }
