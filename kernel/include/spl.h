@@ -38,7 +38,7 @@
 #define KSYNC_SPL_H
 
 #include "kernel.h"
-#include <stdatomic.h>	/* atomic_signal_fence: orders against this CPU's handlers only */
+#include <ksync/atomic.h>	/* ksync_compiler_barrier: orders against this CPU's handlers only */
 
 enum ipl { IPL_NONE, IPL_SOFT, IPL_NET, IPL_BIO, IPL_TTY, IPL_CLOCK, IPL_HIGH, IPL_COUNT };
 

@@ -38,7 +38,7 @@ static inline void splx(spl_t s)
 	struct spl_cpu *c = spl_self();
 	SPL_CHECK_LOWER(c, s);
 	c->ipl = s;
-	atomic_signal_fence(memory_order_seq_cst);	/* the check reads pending after the store */
+	ksync_compiler_barrier();	/* the check reads pending after the store */
 	if (c->pending & SPL_RUNNABLE(s))
 		spl_lower_slow(c, s);
 }

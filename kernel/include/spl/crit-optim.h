@@ -28,19 +28,19 @@ static inline void crit_enter(void)
 		c->crit_nest++;
 	else
 		c->crit_flag = 1;
-	atomic_signal_fence(memory_order_seq_cst);	/* the section's accesses stay after the flag */
+	ksync_compiler_barrier();	/* the section's accesses stay after the flag */
 }
 static inline void crit_leave(void)
 {
 	struct spl_cpu *c = spl_self();
-	atomic_signal_fence(memory_order_seq_cst);	/* ... and before its clearing */
+	ksync_compiler_barrier();	/* ... and before its clearing */
 	if (__builtin_expect(c->crit_nest != 0, 0)) {
 		c->crit_nest--;
 		return;
 	}
 	KASSERT(c->crit_flag);
 	c->crit_flag = 0;
-	atomic_signal_fence(memory_order_seq_cst);	/* the check reads pending after the store */
+	ksync_compiler_barrier();	/* the check reads pending after the store */
 	if (c->pending & SPL_RUNNABLE(c->ipl))
 		spl_crit_slow(c);
 }
