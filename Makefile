@@ -28,14 +28,18 @@ TIMEOUT ?= 300
 # Interrupt-synchronization scheme of the kernel build (kernel/include/spl.h): one per
 # build, in its own directory (the default scheme in build/kernel, others in
 # build/kernel-<scheme>).
-SCHEMES := spl-pessim spl-optim cli-pessim cli-optim cli-spl-pessim tpr-pessim tpr-optim
-DEFAULT_SCHEME := spl-optim
+# The one list of schemes: kernel/spl/schemes.txt (name, default, optimistic, ...).
+SCHEMES_FILE := kernel/spl/schemes.txt
+SCHEMES := $(shell awk '!/^\#/ && NF { print $$1 }' $(SCHEMES_FILE))
+DEFAULT_SCHEME := $(shell awk '!/^\#/ && NF && $$2 == 1 { print $$1 }' $(SCHEMES_FILE))
 SCHEME ?= $(DEFAULT_SCHEME)
 ifeq ($(filter $(SCHEME),$(SCHEMES)),)
 $(error unknown SCHEME '$(SCHEME)': choose one of $(SCHEMES))
 endif
-SCHEME_ID := $(subst -,_,$(SCHEME))
-SCHEME_MACRO := KSYNC_SCHEME_$(shell echo $(SCHEME_ID) | tr a-z A-Z)
+# The scheme's header (kernel/include/spl/<scheme>.h) and its schemes.txt "optimistic"
+# column, which spl.h checks against the header's SPL_OPTIMISTIC.
+SCHEME_DEFS := -DKSYNC_SPL_HEADER='"spl/$(SCHEME).h"' \
+	-DKSYNC_LIST_OPTIMISTIC=$(shell awk '$$1 == "$(SCHEME)" { print $$3 }' $(SCHEMES_FILE))
 
 Q := $(if $(V),,@)
 BUILD := build
@@ -45,28 +49,35 @@ PY := $(VENV)/bin/python
 KSYNC := $(PY) -m ksync
 
 # ---- the kernel ----------------------------------------------------------------------
+# The port the kernel is built for: arch/$(ARCH)/ (public/ is its half of arch_if.h).
+ARCH := x86_64
 KCC ?= gcc
 KLD ?= ld
 OBJCOPY ?= objcopy
 KCFLAGS := -std=c11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 	-fno-omit-frame-pointer -mno-red-zone -mgeneral-regs-only -mno-sse -mno-sse2 \
 	-mno-mmx -mno-80387 -mcmodel=small -nostdlib --param=min-pagesize=0 -Wall -Wextra -Werror \
-	-DKSYNC_KERNEL -D$(SCHEME_MACRO) -Iinclude -Ikernel/include -Iarch/x86_64/include -MMD -MP
-KASFLAGS := -g -Iarch/x86_64/include -MMD -MP
+	-DKSYNC_KERNEL $(SCHEME_DEFS) -Iinclude -Icommon -Ikernel/include -Iarch/$(ARCH)/public -MMD -MP
+# The port's own files (and only they) also see its private headers (x86.h, percpu.h, trap.h).
+KCFLAGS_PORT := -Iarch/$(ARCH)/include
+KASFLAGS := -g -Iarch/$(ARCH)/include -MMD -MP
 KLDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=0x1000 --no-warn-rwx-segments \
 	-T arch/x86_64/kernel.ld
 
 include mk/lib.mk
 
-KSRCS_C := $(sort $(filter-out kernel/spl_%.c,$(wildcard kernel/*.c)) kernel/spl_$(SCHEME_ID).c \
-	$(wildcard kernel/tests/*.c arch/x86_64/*.c)) $(LIBKSYNC_SRCS)
+# kernel/<subsystem>/*.c, the interrupt layer and this build's one scheme file
+# (kernel/spl/<scheme>.c), the kernel tests, the port; then libksync's sources.
+KSUBSYS := core mm dev exp sched lock
+KSRCS_C := $(sort $(wildcard $(KSUBSYS:%=kernel/%/*.c)) kernel/spl/intr.c kernel/spl/intr_hw.c \
+	kernel/spl/$(SCHEME).c $(wildcard kernel/tests/*.c arch/$(ARCH)/*.c arch/$(ARCH)/tests/*.c)) $(LIBKSYNC_SRCS)
 KSRCS_S := $(sort $(wildcard arch/x86_64/*.S))
 KOBJS := $(patsubst %.c,$(KBUILD)/%.o,$(KSRCS_C)) $(patsubst %.S,$(KBUILD)/%.o,$(KSRCS_S))
 KELF := $(KBUILD)/ksync.elf
 KELF32 := $(KBUILD)/ksync.elf32
 ISO := $(BUILD)/ksync.iso
 
-.PHONY: all kernel iso test run debug stress bench deps venv clean help
+.PHONY: all kernel iso test run debug stress bench deps venv clean help print-schemes
 all: $(VENV)/.stamp kernel lib
 
 kernel: $(KELF32)
@@ -74,7 +85,7 @@ kernel: $(KELF32)
 $(KBUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(call KSYNC_SAY,CC,$<)
-	$(KSYNC_Q)$(KCC) $(KCFLAGS) -c $< -o $@
+	$(KSYNC_Q)$(KCC) $(KCFLAGS) $(if $(filter arch/$(ARCH)/%,$<),$(KCFLAGS_PORT)) -c $< -o $@
 
 $(KBUILD)/%.o: %.S Makefile
 	@mkdir -p $(dir $@)
@@ -133,6 +144,10 @@ debug: venv kernel
 	@echo "QEMU is waiting for gdb on port $(GDBPORT). In another terminal: gdb -x .gdbinit.local"
 	$(KSYNC) boot --mode $(or $(MODE),idle) --smp $(SMP) --accel $(ACCEL) --timeout 86400 --no-build \
 		--scheme $(SCHEME) --gdb $(GDBPORT)
+
+# The scheme list as make reads it (tests/test_layout.py compares it with the tool's).
+print-schemes:
+	@echo "$(SCHEMES) / $(DEFAULT_SCHEME)"
 
 clean:
 	rm -rf $(BUILD)

@@ -17,7 +17,7 @@
  * libksync operation, uncontended), retry1 (the same with exactly one failed CAS first).
  *
  * The rows themselves (and how a retry is forced without a second CPU) are in
- * bench/lf_cost_rows.h, shared with the kernel's lf_cost experiment.
+ * common/lf_cost_rows.h, shared with the kernel's lf_cost experiment.
  *
  * Performance bar (issue #3): uncontended push+pop within 1.5x of two `lock cmpxchg`;
  * the ref_2x_lock_cmpxchg row and the ratio lines give that comparison in one run, for

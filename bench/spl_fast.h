@@ -1,6 +1,6 @@
 /*
  * bench/spl_fast.h - the body of the hosted spl fast-path benchmarks
- * (bench/spl_fast_<scheme>.c, one per optimistic scheme): the kernel's own
+ * (bench/spl_fast.c, built once per optimistic scheme): the kernel's own
  * kernel/include/spl.h, compiled for user mode through bench/spl_shim/arch_impl.h, runs
  * crit_enter()+crit_leave() with nothing pending - the path a critical section takes
  * when no interrupt arrives - next to the per-thread flag set+clear in the same process,

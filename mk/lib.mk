@@ -71,10 +71,14 @@ HOSTED_TEST_NAMES := $(patsubst $(KSYNC_T)tests/unit/%.c,%,$(KSYNC_TEST_SRCS))
 # Stress programs: KTAP tests like the unit tests, sized by KSYNC_STRESS_OPS at run time.
 KSYNC_STRESS_SRCS := $(sort $(wildcard $(KSYNC_T)tests/stress/stress_*.c))
 HOSTED_STRESS_NAMES := $(patsubst $(KSYNC_T)tests/stress/%.c,%,$(KSYNC_STRESS_SRCS))
-KSYNC_BENCH_SRCS := $(sort $(wildcard $(KSYNC_T)bench/*.c))
-HOSTED_BENCH_BINS := $(patsubst $(KSYNC_T)bench/%.c,$(HOSTED_OUT)/bench/%,$(KSYNC_BENCH_SRCS))
+# The optimistic schemes of the one list (kernel/spl/schemes.txt), for bench/spl_fast.c.
+KSYNC_SCHEMES_FILE := $(KSYNC_T)kernel/spl/schemes.txt
+KSYNC_OPTIM_IDS := $(subst -,_,$(shell awk '!/^\#/ && NF && $$3 == 1 { print $$1 }' $(KSYNC_SCHEMES_FILE)))
+KSYNC_BENCH_SRCS := $(filter-out %/spl_fast.c,$(sort $(wildcard $(KSYNC_T)bench/*.c)))
+HOSTED_BENCH_BINS := $(patsubst $(KSYNC_T)bench/%.c,$(HOSTED_OUT)/bench/%,$(KSYNC_BENCH_SRCS)) \
+	$(KSYNC_OPTIM_IDS:%=$(HOSTED_OUT)/bench/spl_fast_%)
 
-KSYNC_HOSTED_COMMON := -std=c11 -Wall -Wextra -Werror -I$(KSYNC_T)include -MMD -MP
+KSYNC_HOSTED_COMMON := -std=c11 -Wall -Wextra -Werror -I$(KSYNC_T)include -I$(KSYNC_T)common -MMD -MP
 
 # Per flavour: compiler, compile flags, link flags.
 KSYNC_CC_plain := $(HOSTED_CC)
@@ -96,12 +100,11 @@ KSYNC_ARCHIVE_tsan := $(HOSTED_OUT)/obj/tsan/libksync.a
 # Extra compile flags for single bench sources (by name).  prims pushes onto the stack
 # from inline asm (pushfq/popfq), which would clobber the red zone.
 KSYNC_BENCH_CFLAGS_prims := -mno-red-zone
-# The spl fast-path benchmarks compile the kernel's spl.h against a user-mode arch shim
+# The spl fast-path benchmarks: one source, bench/spl_fast.c, built once per optimistic
+# scheme of kernel/spl/schemes.txt (the one list) as build/hosted/bench/spl_fast_<id>, with
+# -DKSYNC_SPL_HEADER="spl/<name>.h". They compile the kernel's spl.h against a user-mode arch shim
 # (bench/spl_shim/arch_impl.h is found before any port's arch_impl.h).
 KSYNC_SPL_FAST_CFLAGS := -I$(KSYNC_T)bench -I$(KSYNC_T)bench/spl_shim -I$(KSYNC_T)kernel/include
-KSYNC_BENCH_CFLAGS_spl_fast_spl_optim := $(KSYNC_SPL_FAST_CFLAGS)
-KSYNC_BENCH_CFLAGS_spl_fast_cli_optim := $(KSYNC_SPL_FAST_CFLAGS)
-KSYNC_BENCH_CFLAGS_spl_fast_tpr_optim := $(KSYNC_SPL_FAST_CFLAGS)
 
 KSYNC_ALL_OBJS :=
 
@@ -149,6 +152,20 @@ KSYNC_BENCH_OBJS := $(patsubst $(KSYNC_T)%.c,$(HOSTED_OUT)/obj/plain/%.o,$(KSYNC
 KSYNC_ALL_OBJS += $(KSYNC_BENCH_OBJS)
 $(foreach b,$(patsubst $(KSYNC_T)bench/%.c,%,$(KSYNC_BENCH_SRCS)),\
 	$(eval $(HOSTED_OUT)/obj/plain/bench/$(b).o: KSYNC_EXTRA_CFLAGS := $(KSYNC_BENCH_CFLAGS_$(b))))
+
+# bench/spl_fast.c once per optimistic scheme.
+KSYNC_SPL_FAST_OBJS := $(KSYNC_OPTIM_IDS:%=$(HOSTED_OUT)/obj/plain/bench/spl_fast-%.o)
+KSYNC_ALL_OBJS += $(KSYNC_SPL_FAST_OBJS)
+$(KSYNC_SPL_FAST_OBJS): $(HOSTED_OUT)/obj/plain/bench/spl_fast-%.o: $(KSYNC_T)bench/spl_fast.c $(KSYNC_SCHEMES_FILE)
+	@mkdir -p $(@D)
+	$(call KSYNC_SAY,CC-plain,$< [$*])
+	$(KSYNC_Q)$(KSYNC_CC_plain) $(KSYNC_HOSTED_COMMON) $(KSYNC_CFLAGS_plain) $(KSYNC_SPL_FAST_CFLAGS) \
+		-DKSYNC_SPL_HEADER='"spl/$(subst _,-,$*).h"' $(HOSTED_EXTRA_CFLAGS) -c $< -o $@
+
+$(KSYNC_OPTIM_IDS:%=$(HOSTED_OUT)/bench/spl_fast_%): $(HOSTED_OUT)/bench/spl_fast_%: $(HOSTED_OUT)/obj/plain/bench/spl_fast-%.o $(HOSTED_LIB)
+	@mkdir -p $(@D)
+	$(call KSYNC_SAY,LD,$@)
+	$(KSYNC_Q)$(HOSTED_CC) $(HOSTED_EXTRA_LDFLAGS) -o $@ $< $(HOSTED_LIB) -pthread
 
 # Extra libraries for single bench programs (by name): the peers we compare against.
 KSYNC_BENCH_LDLIBS_cmp_peers := -lck

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from conftest import run_ksync
+from ksync import schemes
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMES = ["spl-pessim", "spl-optim", "cli-pessim", "cli-optim", "cli-spl-pessim",
-           "tpr-pessim", "tpr-optim"]
+# the one list (kernel/spl/schemes.txt), as the Makefile and the tool read it
+SCHEMES = list(schemes.SCHEMES)
 
 
 ksync = run_ksync

@@ -13,7 +13,7 @@ import pytest
 from ksync import irqreport
 
 ROOT = Path(__file__).resolve().parent.parent
-PROBE = """#define KSYNC_SCHEME_{macro} 1
+PROBE = """#define KSYNC_SPL_HEADER "spl/{scheme}.h"
 #include "spl.h"
 _Thread_local unsigned shim_cpu_index __attribute__((tls_model("local-exec")));
 struct spl_cpu spl_cpus[1];
@@ -28,7 +28,7 @@ def function_asm(tmp_path: Path, scheme: str) -> dict[str, list[str]]:
         pytest.skip("no C compiler (gcc or cc) on PATH")
     macro = scheme.replace("-", "_").upper()
     src = tmp_path / f"{macro}.c"
-    src.write_text(PROBE.format(macro=macro))
+    src.write_text(PROBE.format(scheme=scheme))
     asm = tmp_path / f"{macro}.s"
     subprocess.run([cc, "-std=gnu11", "-O2", "-S", "-fno-asynchronous-unwind-tables",
                     f"-I{ROOT / 'bench'}", f"-I{ROOT / 'bench' / 'spl_shim'}",

@@ -122,9 +122,11 @@ def by_first(t):
 
 
 def test_scheme_names_and_images(tmp_path):
-    assert schemes.SCHEMES == ("spl-pessim", "spl-optim", "cli-pessim", "cli-optim",
-                               "cli-spl-pessim", "tpr-pessim", "tpr-optim")
+    # the paper's four, its proposal and the two CR8 schemes, from kernel/spl/schemes.txt
+    paper = {"spl-pessim", "spl-optim", "cli-pessim", "cli-optim"}     # Table 1
+    assert paper | {"cli-spl-pessim"} | {"tpr-pessim", "tpr-optim"} == set(schemes.SCHEMES)
     assert schemes.DEFAULT_SCHEME == "spl-optim"
+    assert schemes.OPTIMISTIC == tuple(s for s in schemes.SCHEMES if s.endswith("-optim"))
     assert schemes.scheme_image(tmp_path, "spl-optim") == tmp_path / "build/kernel/ksync.elf32"
     assert schemes.scheme_elf(tmp_path, "spl-optim") == tmp_path / "build/kernel/ksync.elf"
     assert schemes.scheme_image(tmp_path, None) == tmp_path / "build/kernel/ksync.elf32"
@@ -138,8 +140,7 @@ def test_scheme_names_and_images(tmp_path):
 def test_check_scheme_error_lists_names():
     with pytest.raises(UsageError) as e:
         schemes.check_scheme("x")
-    assert str(e.value) == ("unknown scheme 'x' (spl-pessim, spl-optim, cli-pessim, cli-optim, "
-                            "cli-spl-pessim, tpr-pessim, tpr-optim)")
+    assert str(e.value) == f"unknown scheme 'x' ({', '.join(schemes.SCHEMES)})"
     assert schemes.parse_schemes("cli-optim,spl-pessim,cli-optim") == ["cli-optim", "spl-pessim"]
     assert schemes.parse_schemes("all") == list(schemes.SCHEMES)
     with pytest.raises(UsageError):

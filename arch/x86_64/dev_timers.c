@@ -160,3 +160,6 @@ void rtc_ack(void)
 	(void)inb(CMOS_DATA);
 	spin_unlock_irqrestore(&cmos_lock, k);
 }
+
+/* arch_dev.h: this port has the PIT, the RTC and the ATA disk (ata.c). */
+bool arch_has_platform_devices(void) { return true; }

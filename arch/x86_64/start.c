@@ -1,7 +1,8 @@
 /*
  * start.c - the BSP's C entry from boot.S: read the multiboot information, bring up the
  * descriptor tables, the console, TSC, ACPI, interrupt controllers and the APs, then
- * hand over to the portable kernel_main().
+ * hand over to the portable kernel_entry() (arch_if.h), which owns the kernel's boot
+ * order from there (memory first).
  */
 #include "kernel.h"
 #include "boot.h"
@@ -11,8 +12,6 @@
 
 void serial_init(void);
 void percpu_init(struct cpu *c, unsigned index);
-void pmm_init(struct boot_info *bi);
-void heap_init(void);
 
 extern char __kernel_start[], __kernel_end[];
 static struct boot_info bootinfo;
@@ -78,8 +77,6 @@ void kmain(uint32_t magic, uint32_t mbinfo)
 	if ((rdmsr(MSR_PAT) & 0x7) != 6 || (read_cr0() & (3ul << 29)))
 		panic("memory is not write-back (PAT=0x%lx CR0=0x%lx)", rdmsr(MSR_PAT), read_cr0());
 
-	pmm_init(&bootinfo);
-	heap_init();
 	tsc_init();
 	acpi_init();
 	pic_init();
@@ -88,7 +85,7 @@ void kmain(uint32_t magic, uint32_t mbinfo)
 	lapic_timer_calibrate();
 	smp_init();
 	arch_irq_enable();
-	kernel_main(&bootinfo);
+	kernel_entry(&bootinfo);
 }
 
 unsigned arch_cpus_found(void);
@@ -126,4 +123,5 @@ void arch_get_facts(struct arch_facts *f)
 	f->platform_source = platform.source;
 	f->lapic_timer_hz = arch_timer_hz();
 	f->nioapic = platform.nioapic;
+	f->rdtscp = arch_has_rdtscp;
 }

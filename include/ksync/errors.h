@@ -19,6 +19,7 @@ enum {
 	KSYNC_ENOMEM = -4,	/* allocation failed */
 	KSYNC_EBUSY = -5,	/* a conflicting state: entry taken, element in use */
 	KSYNC_ENOENT = -6,	/* no such element */
+	KSYNC_ENOTSUP = -7,	/* not supported on this platform (a port without the device) */
 };
 
 static inline const char *ksync_strerror(int e)
@@ -31,6 +32,7 @@ static inline const char *ksync_strerror(int e)
 	case KSYNC_ENOMEM: return "out of memory";
 	case KSYNC_EBUSY: return "busy";
 	case KSYNC_ENOENT: return "no such element";
+	case KSYNC_ENOTSUP: return "not supported on this platform";
 	default: return "unknown error";
 	}
 }

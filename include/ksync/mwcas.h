@@ -92,7 +92,8 @@
  *
  * KSYNC_IRQ_KEY_T, KSYNC_IRQ_SAVE() (returns a key) and KSYNC_IRQ_RESTORE(key): defined
  * before this header is included to override.  Kernel builds (KSYNC_KERNEL) default to
- * irqkey_t / arch_irq_save() / arch_irq_restore() from kernel/include/arch_if.h.  The
+ * ksync_irq_key_t / ksync_irq_save() / ksync_irq_restore() from the platform hook
+ * header (include/ksync/platform.h -> the kernel's ksync_platform_kernel.h).  The
  * hosted default does nothing: the irq variant is then SINGLE-THREADED ONLY (a stand-in
  * with the kernel's structure, for tests and single-threaded programs); a hosted
  * program may define the hooks (e.g. to block signals) before including this header.
@@ -185,9 +186,10 @@ struct ksync_mwcas_op {
 
 #ifndef KSYNC_IRQ_SAVE
 #ifdef KSYNC_KERNEL
-#define KSYNC_IRQ_KEY_T irqkey_t
-#define KSYNC_IRQ_SAVE() arch_irq_save()
-#define KSYNC_IRQ_RESTORE(k) arch_irq_restore(k)
+/* the platform hook header (ksync_platform_kernel.h) provides the kernel's masking */
+#define KSYNC_IRQ_KEY_T ksync_irq_key_t
+#define KSYNC_IRQ_SAVE() ksync_irq_save()
+#define KSYNC_IRQ_RESTORE(k) ksync_irq_restore(k)
 #else
 /* Hosted stand-in: provides NO exclusion.  The irq variant is single-threaded only. */
 #define KSYNC_IRQ_KEY_T unsigned long

@@ -9,6 +9,8 @@
  *   uint64_t ksync_cycles_end(void);    rdtscp; lfence                       (inline)
  *   void     ksync_cpu_relax(void);     pause                                (inline)
  *   unsigned ksync_cpu_id(void);        index of the CPU running the caller
+ *   ksync_irq_key_t ksync_irq_save(void); void ksync_irq_restore(ksync_irq_key_t k);
+ *                                       kernel only: on-chip masking (mwcas.h's irq variant)
  *   void     ksync_printf(const char *fmt, ...);
  *   void     ksync_vprintf(const char *fmt, va_list ap);
  *

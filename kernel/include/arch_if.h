@@ -7,8 +7,13 @@
  * preconditions. "IRQs off" means the CPU does not take maskable interrupts (IF=0 on x86).
  *
  * Present now (foundation): masking, controllers, task priority, cycle counter, CPU
- * identity, IPIs and cross-CPU calls, timers, console, exit. The context switch hook is
- * added with the threads work (see docs/design.md).
+ * identity, IPIs and cross-CPU calls, timers, measurement hooks, platform devices
+ * (arch_dev.h), crash triggers, idle, console, exit, and the boot hand-over
+ * (kernel_entry). The context switch hook is added with the threads work (see
+ * docs/design.md).
+ *
+ * The build enforces the door: kernel objects are compiled with -Iinclude -Icommon
+ * -Ikernel/include -Iarch/<port>/public only (tests/test_layout.py checks the sources).
  */
 #ifndef KSYNC_ARCH_IF_H
 #define KSYNC_ARCH_IF_H
@@ -17,28 +22,61 @@
 #include <stddef.h>
 #include <stdbool.h>
 
-/* ---- on-chip interrupt masking (inline) ------------------------------------------ */
+/* ---- inline hooks ----------------------------------------------------------------
+ * Declared here as static inline prototypes; the port defines them in its public
+ * arch_impl.h (arch/<port>/public/, included below), and the compiler checks each
+ * definition against these declarations (a missing one is "used but never defined"). */
+
+/* ---- on-chip interrupt masking (inline) */
 typedef uint64_t irqkey_t;
-/* irqkey_t arch_irq_save(void);        disable IRQs, return the previous state. Any context. */
-/* void arch_irq_restore(irqkey_t k);   restore the state saved by arch_irq_save. Nestable. */
-/* void arch_irq_enable(void);          IF=1. Not from inside a handler that must stay masked. */
-/* void arch_irq_disable(void);         IF=0. */
-/* bool arch_irq_enabled(void);         */
+static inline irqkey_t arch_irq_save(void);	/* disable IRQs, return the previous state. Any context. */
+static inline void arch_irq_restore(irqkey_t k);	/* restore the state saved by arch_irq_save. Nestable. */
+static inline void arch_irq_enable(void);	/* IF=1. Not from inside a handler that must stay masked. */
+static inline void arch_irq_disable(void);	/* IF=0. */
+static inline bool arch_irq_enabled(void);
+static inline bool arch_irqkey_on(irqkey_t k);	/* whether the state saved in k had IRQs on. */
+/* Enable IRQs and wait for one, atomically (x86 sti; hlt): the idle step. Returns with
+ * IRQs on after a handler ran. */
+static inline void arch_wait_for_irq(void);
+/* IF on until nothing deliverable is pending (bounded), then off: lets the interrupts the
+ * CPU holds in, by priority. Not inline (arch/x86_64/lapic.c). */
+void arch_irq_window(void);
 
-/* bool arch_irqkey_on(irqkey_t k);    whether the state saved in k had IRQs on. */
-/* void arch_irq_window(void);         IF on until nothing deliverable is pending (bounded),
-                                        then off: lets the interrupts the CPU holds in, by
-                                        priority. Not inline (arch/x86_64/lapic.c). */
-
-/* ---- task priority (inline) --------------------------------------------------------
+/* ---- task priority (inline)
  * A 4-bit priority class (x86 CR8): interrupts whose vector>>4 <= class are held in the
  * local APIC until the class drops. */
-/* unsigned arch_tpr_get(void); void arch_tpr_set(unsigned cls); */
+static inline unsigned arch_tpr_get(void);
+static inline void arch_tpr_set(unsigned cls);
 
-/* ---- cycle counter, CPU identity (inline) ----------------------------------------- */
-/* uint64_t arch_cycles(void);          TSC, unserialized. */
-/* unsigned arch_cpu_id(void);          dense index 0..ncpus-1 of the calling CPU. */
-/* void arch_cpu_relax(void);           spin-wait hint. */
+/* ---- cycle counter, CPU identity (inline) */
+static inline uint64_t arch_cycles(void);	/* TSC, unserialized. */
+static inline uint64_t arch_cycles_begin(void);	/* serialized read opening an interval */
+static inline uint64_t arch_cycles_end(void);	/* serialized read closing an interval */
+static inline unsigned arch_cpu_id(void);	/* dense index 0..ncpus-1 of the calling CPU. */
+static inline void arch_cpu_relax(void);	/* spin-wait hint. */
+
+/* ---- CPU-local read-modify-write (inline)
+ * One instruction each, atomic against the calling CPU's interrupts (not against other
+ * CPUs: no lock prefix). For per-CPU words only its own CPU writes (spl-optim's istate).
+ * cas returns the value seen (== old when the store happened). */
+static inline void arch_cpu_local_xor64(volatile uint64_t *p, uint64_t x);
+static inline uint64_t arch_cpu_local_cas64(volatile uint64_t *p, uint64_t old, uint64_t want);
+
+/* ---- measurement hooks (inline; Small & Manley 1997 section 5.3, Table 5)
+ * Each is one set+restore pair of a masking mechanism, named for what it measures, with
+ * an ARCH_MEAS_*_DETAIL string naming the port's instructions. IRQs off on the caller.
+ *   offchip: write the off-chip controller's mask all-masked, then back to `saved`
+ *            (arch_meas_offchip_read's value);
+ *   onchip:  the on-chip disable/enable pair;
+ *   flag / flag_incdec: a store pair / an increment-decrement pair on a per-CPU byte;
+ *   prio:    the task priority (arch_tpr_set) raised to 15 and restored (ARCH_MEAS_PRIO_DETAIL). */
+static inline uint32_t arch_meas_offchip_read(void);
+static inline void arch_meas_offchip_pair(uint32_t saved);
+static inline void arch_meas_onchip_pair(void);
+static inline void arch_meas_flag_pair(void);
+static inline void arch_meas_flag_incdec(void);
+/* A device register read, the per-character I/O cost of the serial model. */
+static inline uint32_t arch_dev_status_read(void);
 
 #include "arch_impl.h"
 
@@ -51,7 +89,7 @@ void intc_unmask(unsigned irq);
 void intc_eoi(unsigned irq);		/* end of interrupt for a source being handled. */
 unsigned intc_vector(unsigned irq);	/* CPU vector the source arrives on. */
 
-/* ---- lines for the spl layer (kernel/spl_*.c) --------------------------------------
+/* ---- lines for the spl layer (kernel/spl/<scheme>.c) --------------------------------------
  * The 8259A is one device for the whole machine and delivers to the BSP only; the spl
  * schemes that mask off-chip write it from the BSP. All with IRQs off on the caller. */
 void arch_isa_route_pic(unsigned irq);	/* ISA irq via the 8259A (vector 0x20+irq), IOAPIC pin masked;
@@ -116,6 +154,9 @@ uint64_t arch_timer_hz(void);		/* LAPIC timer input clock after calibration. */
 int arch_vm_map(uint64_t va, uint64_t pa, bool writable);
 int arch_vm_unmap(uint64_t va, uint64_t *old_pa);
 uint64_t arch_vm_translate(uint64_t va);
+/* Page tables this port's arch_vm_map installed by CAS, and CAS races it lost (freeing
+ * its table): for the tests of the lock-free mapping. Written with atomic adds. */
+extern volatile uint64_t vm_tables_installed, vm_tables_lost;
 
 /* ---- facts for the boot report ----------------------------------------------------- */
 struct arch_facts {
@@ -128,6 +169,7 @@ struct arch_facts {
 	const char *platform_source;	/* "acpi-madt", "mp-table", "none" */
 	uint64_t lapic_timer_hz;
 	unsigned nioapic;
+	bool rdtscp;			/* arch_cycles_end uses RDTSCP */
 };
 void arch_get_facts(struct arch_facts *f);
 void arch_backtrace(void);		/* print "  bt: 0x..." lines for the caller's stack */
@@ -138,5 +180,31 @@ void arch_console_write(const char *s, size_t n);	/* IRQs off; caller serialises
  * on hardware: print and halt. Never returns. */
 __attribute__((noreturn)) void arch_exit(bool pass);
 __attribute__((noreturn)) void arch_halt_forever(void);
+
+/* ---- crash triggers (for the host's tests of panic/hang reporting) ------------------
+ * Each raises the named fault in the calling context and does not return normally (the
+ * port's fault handler panics). A port without one returns KSYNC_ENOTSUP instead and the
+ * caller reports that. */
+int arch_crash_undefined_insn(void);	/* an invalid-opcode fault (x86: ud2) */
+int arch_crash_triple(void);		/* an unrecoverable machine reset (x86: empty IDT + int3) */
+
+/* ---- string primitives --------------------------------------------------------------
+ * The compiler emits calls to memset and memcpy itself; the port provides them (x86:
+ * rep stosb / rep movsb, arch/x86_64/string.c). memmove, memcmp, strlen, ... are
+ * portable (kernel/core/lib.c). */
+void *memset(void *d, int c, size_t n);
+void *memcpy(void *d, const void *s, size_t n);
+
+/* ---- platform devices -------------------------------------------------------------
+ * kernel/include/arch_dev.h (the PIT, RTC and ATA disk the experiments use as interrupt
+ * sources) is the rest of this contract; the files that use the devices include it
+ * (through dev.h), the others do not see the device names. */
+
+/* ---- boot hand-over -----------------------------------------------------------------
+ * The port brings up its CPUs, interrupt controllers, timers and console, enables IRQs
+ * on the BSP and calls kernel_entry once, on the BSP, with its boot facts. The kernel
+ * owns its boot order from there (memory, then the mode the command line asks for). */
+struct boot_info;
+__attribute__((noreturn)) void kernel_entry(struct boot_info *bi);
 
 #endif

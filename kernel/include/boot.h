@@ -19,7 +19,7 @@ struct boot_info {
 	char loader[64];		/* multiboot loader name or "" */
 };
 
-/* Called by the port once the BSP is fully up (APs started, IRQs enabled). */
-__attribute__((noreturn)) void kernel_main(struct boot_info *bi);
+/* The port calls kernel_entry(bi) (arch_if.h) once the BSP is fully up (APs started,
+ * IRQs enabled); bi stays valid for the kernel's lifetime. */
 
 #endif

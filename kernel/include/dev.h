@@ -7,8 +7,8 @@
  *   - PIT channel 0, the CMOS RTC periodic interrupt and the ATA/IDE PIO disk are real
  *     devices (QEMU's 8254, MC146818 and PIIX IDE; real hardware alike). The ATA handler
  *     really moves every sector with `rep insw` - the paper's long PIO handler (6.1).
- *   - The serial line and the NIC are models (kernel/dev_serial_model.c,
- *     kernel/dev_net_model.c over kernel/include/paced.h): their data arrive on a TSC
+ *   - The serial line and the NIC are models (kernel/dev/serial_model.c,
+ *     kernel/dev/net_model.c over common/paced.h): their data arrive on a TSC
  *     schedule into a modelled FIFO / ring; their interrupts are real (PIT on IRQ0 for
  *     the UART, RTC on IRQ8 for the NIC's moderation timer), so a handler that runs late
  *     because interrupts were masked loses exactly what the device would have lost.
@@ -38,87 +38,12 @@
 #include <stdbool.h>
 #include <ksync/errors.h>
 #include "paced.h"
+#include "arch_dev.h"	/* the platform devices (part of the port contract) */
 
-#define DEV_IRQ_PIT 0		/* ISA IRQ of PIT channel 0 */
-#define DEV_IRQ_RTC 8
-#define DEV_IRQ_ATA 14
+/* The PIT, the RTC and the ATA disk are the port's (kernel/include/arch_dev.h). */
 
-#define PIT_HZ 1193182u		/* the 8254's input clock */
 
-/* ---- PIT channel 0 (arch/x86_64/dev_timers.c) --------------------------------------
- * One device for the machine; the caller that programs it owns it (the tests, or the
- * serial model while it runs). Any context. */
-void pit_oneshot(uint32_t pit_ticks);	/* mode 0: one interrupt after pit_ticks (1..65535; clamped) */
-void pit_periodic(unsigned hz);		/* mode 2 at hz (19..1193182; clamped); 0 stops */
-/* Mode 2 restarted now with divisor pit_ticks (2..65535; clamped): the first interrupt
- * after pit_ticks, then every pit_ticks until reloaded or stopped. The serial model's
- * "one-shot that keeps asking", like a UART holding its interrupt line. */
-void pit_rate_restart(uint32_t pit_ticks);
-/* Stop channel 0 (control word, mode 0, no count). Under QEMU's 8254 a count loaded
- * less than one period ago may still fire once; handlers ignore such strays. */
-void pit_stop(void);
-uint64_t pit_ticks_to_tsc(uint32_t pit_ticks);
-/* TSC ticks -> PIT ticks, rounded up, clamped to [lo, hi]. */
-uint32_t tsc_to_pit_ticks(uint64_t tsc_ticks, uint32_t lo, uint32_t hi);
-
-/* ---- CMOS RTC periodic interrupt (IRQ8) ---------------------------------------------
- * hz must be a power of two 2..8192, else KSYNC_EINVAL. rtc_ack() reads register C;
- * call it in every RTC handler or a real RTC stops interrupting. */
-int rtc_periodic(unsigned hz);
-void rtc_stop(void);
-void rtc_ack(void);
-
-/* ---- ATA PIO, primary master (arch/x86_64/ata.c) ---------------------------------- */
-#define ATA_EIO (-32)	/* the drive reported ERR/DF or no data; not (yet) in errors.h */
-#define ATA_MAX_COUNT 256	/* sectors per request (one LBA28 command) */
-#define ATA_MAX_PER_IRQ 16	/* READ MULTIPLE block, QEMU's maximum */
-
-struct ata_info {
-	bool present;
-	uint64_t sectors;
-	char model[41];
-	unsigned max_multiple;	/* IDENTIFY word 47: sectors per READ MULTIPLE block */
-	bool lba48;
-};
-/* Probe with IDENTIFY (polled, drive interrupts off). KSYNC_ENOENT if no ATA disk
- * (empty channel, floating bus, ATAPI device); never hangs (TSC timeouts).
- * KSYNC_EBUSY while a request runs. Remembers the result for ata_read_start. */
-int ata_probe(struct ata_info *out);
-
-/* One read of `count` sectors from `lba` into buf (count * 256 words). The caller fills
- * lba, count, per_irq, buf; the driver owns the rest until done. */
-struct ata_req {
-	uint64_t lba;
-	unsigned count;			/* 1..ATA_MAX_COUNT, lba + count <= sectors */
-	unsigned per_irq;		/* sectors moved per interrupt: 1..16 (READ MULTIPLE) */
-	uint16_t *buf;
-	/* written by ata_intr only (after ata_read_start); read by the waiter */
-	volatile unsigned done_sectors;
-	volatile bool done;		/* set last, with release order: buf and counts are final */
-	volatile int error;		/* 0, or ATA_EIO */
-	uint64_t irqs;			/* interrupts that moved a block or ended the request */
-	uint64_t handler_tsc_total;	/* TSC ticks spent in ata_intr for this request */
-	uint64_t handler_tsc_max;
-	uint8_t status, err_reg;	/* last status / error register seen */
-};
-/* Issues SET MULTIPLE (if per_irq > 1 and changed) + READ SECTORS (per_irq 1) or READ
- * MULTIPLE. KSYNC_EINVAL for bad per_irq/count/lba/buf (or per_irq above max_multiple),
- * KSYNC_ENOENT if no disk was probed, KSYNC_EBUSY if a request runs (or the drive stays
- * busy). The IRQ14 line must be routed to a handler that calls ata_intr. */
-int ata_read_start(struct ata_req *r);
-/* The handler: reads status (acks INTRQ), moves per_irq sectors (fewer for the last
- * block) with `rep insw`. `arg` is not used (the driver knows its active request), so
- * it may be registered once with any argument. */
-void ata_intr(void *arg);
-/* True if a request runs and the drive is waiting for its handler (BSY clear and DRQ or
- * ERR set, read from the alternate status: nothing is acknowledged). For recovering an
- * interrupt edge lost while IRQ14 was masked at an IOAPIC. Any context. */
-bool ata_pending(void);
-/* Abandon the active request (if any) and soft-reset the channel. For timeouts. */
-void ata_reset(void);
-uint64_t ata_stray_irqs(void);		/* interrupts with no request, or no block ready */
-
-/* ---- serial model: a 16550 receiver fed on a TSC schedule (kernel/dev_serial_model.c)
+/* ---- serial model: a 16550 receiver fed on a TSC schedule (kernel/dev/serial_model.c)
  * Characters of `bits` bits each (default 10 = 8N1: start, 8 data, stop; the paper's
  * section 6.4 arithmetic counts 8) arrive at baud/bits per second into a 16-byte FIFO;
  * the interrupt is the PIT (IRQ0) programmed for the FIFO's trigger time (or the
@@ -172,7 +97,7 @@ void serial_model_intr(void *m);
 bool serial_model_done(const struct serial_model *m);
 void serial_model_stop(struct serial_model *m);	/* stop the PIT, release the model */
 
-/* ---- network model: NIC receive ring fed in bursts (kernel/dev_net_model.c) --------
+/* ---- network model: NIC receive ring fed in bursts (kernel/dev/net_model.c) --------
  * `burst` packets of `bytes` bytes every `burst_period_us`, back to back at a modelled
  * 1 Gbit/s inside a burst, into a ring of `ring` slots; interrupt source: the RTC
  * periodic interrupt at irq_hz (the NIC's interrupt-moderation timer). The handler

@@ -24,16 +24,12 @@
 
 enum intr_kind { INTR_ISA, INTR_CLOCK, INTR_SOFT };
 
-#define INTR_MAX_CPUS 64
+#define INTR_MAX_CPUS MAX_CPUS
 
 /* Where an ISA line reaches the CPU: through the IOAPIC, at a vector of its level's class,
  * in the tpr-* schemes (the line stays masked in the 8259A); through the 8259A (vector
  * 0x20 + irq, virtual wire) in the others. */
-#if defined(KSYNC_SCHEME_TPR_PESSIM) || defined(KSYNC_SCHEME_TPR_OPTIM)
-#define INTR_ISA_VIA_IOAPIC 1
-#else
-#define INTR_ISA_VIA_IOAPIC 0
-#endif
+#define INTR_ISA_VIA_IOAPIC SPL_USES_TPR	/* the scheme header's 0/1 property (spl.h) */
 
 struct intr_source {
 	/* set by the caller before intr_establish, constant while established */
@@ -78,7 +74,7 @@ uint64_t clock_period_ticks(void);
 /* Reset a source's statistics (count, per_cpu, deferred, kstats). */
 void intr_stats_reset(struct intr_source *src);
 
-/* ---- for the scheme files (kernel/spl_*.c) ---- */
+/* ---- for the scheme files (kernel/spl/<scheme>.c) ---- */
 extern struct intr_source *intr_by_bit[32];
 /* Run the handler of src on this CPU with statistics; IF and level are the caller's. */
 void intr_run(struct intr_source *src);
@@ -92,7 +88,7 @@ void intr_src_eoi(struct intr_source *src);
  * its per-level masks. */
 void spl_scheme_attach(struct intr_source *src);
 void spl_scheme_detach(struct intr_source *src);
-/* kernel/intr_hw.c, shared by the scheme files (IF off): */
+/* kernel/spl/intr_hw.c, shared by the scheme files (IF off): */
 void intr_note_pending(struct spl_cpu *c, struct intr_source *src);	/* pending bit + counts */
 void intr_held_arrival(struct spl_cpu *c, struct intr_source *src, bool clock_by_lvt);
 void intr_attach_pic(struct intr_source *src, uint16_t imr);

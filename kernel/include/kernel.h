@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdarg.h>
+#include "cpu.h"
 #include "arch_if.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -11,29 +11,14 @@
 
 static inline uint64_t ksync_cycles(void) { return arch_cycles(); }
 
-/* lfence before: earlier instructions have completed; lfence after: later ones wait. */
-static inline uint64_t ksync_cycles_begin(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
-	return ((uint64_t)hi << 32) | lo;
-}
+/* Serialized interval reads: the port's arch_cycles_begin/arch_cycles_end (arch_if.h). */
+static inline uint64_t ksync_cycles_begin(void) { return arch_cycles_begin(); }
+static inline uint64_t ksync_cycles_end(void) { return arch_cycles_end(); }
 
-/* rdtscp waits for earlier instructions; lfence keeps later ones after the read. CPUs
- * (or VMMs) without RDTSCP get lfence; rdtsc; lfence, which orders the same way. The
- * branch sits outside every timed loop, and the empty loop pays it too. */
-extern bool arch_has_rdtscp;	/* set once at boot (tsc.c) */
-static inline uint64_t ksync_cycles_end(void)
-{
-	uint32_t lo, hi, aux;
-	if (arch_has_rdtscp) {
-		__asm__ volatile("rdtscp; lfence" : "=a"(lo), "=d"(hi), "=c"(aux) :: "memory");
-		(void)aux;
-	} else {
-		__asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
-	}
-	return ((uint64_t)hi << 32) | lo;
-}
+/* On-chip masking for libksync's irq variants (mwcas.h). */
+typedef irqkey_t ksync_irq_key_t;
+static inline ksync_irq_key_t ksync_irq_save(void) { return arch_irq_save(); }
+static inline void ksync_irq_restore(ksync_irq_key_t k) { arch_irq_restore(k); }
 
 static inline void ksync_cpu_relax(void) { arch_cpu_relax(); }
 static inline unsigned ksync_cpu_id(void) { return arch_cpu_id(); }

@@ -10,6 +10,11 @@
 #include <stdint.h>
 #include <stddef.h>
 
+struct boot_info;
+/* Called once by kernel_entry, in this order, before anything allocates. */
+void pmm_init(struct boot_info *bi);
+void heap_init(void);
+
 /* pmm.c - page frames. Blocking (a spin lock with IRQs off); callable from any context. */
 uint64_t pmm_alloc(void);			/* one zeroed-on-request page; 0 if none */
 uint64_t pmm_alloc_contig(size_t npages);	/* physically contiguous; 0 if none */

@@ -25,7 +25,6 @@
  * by the test body on the BSP; volatile is enough on one CPU.
  */
 #include "kernel.h"
-#include "trap.h"		/* VEC_TIMER, as kernel/tests/test_intr.c */
 #include "dev.h"
 #include <ksync/ktest.h>
 
@@ -58,15 +57,15 @@ static bool idle_wait(volatile uint64_t *c, uint64_t want, volatile bool *f, uns
 			arch_cpu_relax();
 			continue;
 		}
-		arch_timer_oneshot(VEC_TIMER, 10000);
+		arch_timer_oneshot(ARCH_VEC_TIMER, 10000);
 		arch_irq_disable();
 		if (!met(c, want, f))
-			__asm__ volatile("sti; hlt" ::: "memory");
+			arch_wait_for_irq();
 		else
 			arch_irq_enable();
 	}
 	if (sleep)
-		arch_timer_oneshot(VEC_TIMER, 0);
+		arch_timer_oneshot(ARCH_VEC_TIMER, 0);
 	return met(c, want, f);
 }
 

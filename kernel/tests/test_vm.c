@@ -9,7 +9,6 @@
 #include <ksync/errors.h>
 #include <ksync/ktest.h>
 
-extern volatile uint64_t vm_tables_installed, vm_tables_lost;
 
 KTEST(vm_map_translate_unmap)
 {

@@ -1,5 +1,5 @@
 /*
- * test_paced.c - hosted tests of kernel/include/paced.h, the paced device-buffer
+ * test_paced.c - hosted tests of common/paced.h, the paced device-buffer
  * arithmetic behind the serial and NIC models (Small & Manley 1997 section 6: data loss
  * when a handler runs late). Everything here is the model itself, no device.
  *
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include <ksync/ktest.h>
-#include "../../kernel/include/paced.h"
+#include "paced.h"
 
 static struct paced_params serial_params(uint64_t t0, uint64_t n, uint64_t per,
 					 uint32_t cap, uint32_t trig)

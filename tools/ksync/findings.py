@@ -23,7 +23,7 @@ Claims:
   prioritized schemes do not;
 * Massalin & Pu 1991, "Lock-free synchronization overhead": a lock-free operation costs
   little over the unsynchronized one - less than adding a lock acquire + release to it
-  (bench/lf_cost_rows.h, bench/lf_fifo_rows.h rows ``*_nosync`` / ``*_lf`` and
+  (common/lf_cost_rows.h, common/lf_fifo_rows.h rows ``*_nosync`` / ``*_lf`` and
   ``ref_2x_lock_cmpxchg``).
 
 Public API: ``Spread``, ``spread_of``, ``compare_greater``, ``all_findings(prims, irq)``.

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import ktap as ktapmod
 from .ktap import KsyncObjects, KtapResult
+from .schemes import OPTIMISTIC, scheme_id
 from .util import SetupError, display_path
 
 HOSTED_PRIMS = Path("build/hosted/bench/prims")
@@ -21,9 +22,7 @@ HOSTED_CMP = Path("build/hosted/bench/cmp_peers")
 # the Massalin & Pu cost-table programs; each prints KSYNC prim rows like prims
 HOSTED_COST = (Path("build/hosted/bench/lf_stack_cost"), Path("build/hosted/bench/lf_fifo_cost"))
 # the kernel's spl.h fast paths of the optimistic schemes, in user mode (issue 4's bar)
-HOSTED_SPL_FAST = {"spl-optim": Path("build/hosted/bench/spl_fast_spl_optim"),
-                   "cli-optim": Path("build/hosted/bench/spl_fast_cli_optim"),
-                   "tpr-optim": Path("build/hosted/bench/spl_fast_tpr_optim")}
+HOSTED_SPL_FAST = {s: Path(f"build/hosted/bench/spl_fast_{scheme_id(s)}") for s in OPTIMISTIC}
 
 
 @dataclass

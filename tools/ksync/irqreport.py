@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import schemes
+from .schemes import SCHEME_INFO
 from .report import DASH, Document, Figure, Table, fmt_hz
 from . import report
 from .util import KsyncError, display_path
@@ -58,20 +59,14 @@ PRIM_LABELS = {"offchip": "off-chip (8259A IMR write + restore)",
 
 # --- Table 2: the cost model ----------------------------------------------------------
 # scheme -> (cost paid per critical section entered, cost paid per interrupted section)
+# (kernel/spl/schemes.txt's enter / interrupted columns; cli-spl-pessim is identical to
+# cli-pessim in the model, paper 7.1)
 MODEL: dict[str, tuple[str, str | None]] = {
-    "spl-pessim": ("offchip", None),
-    "spl-optim": ("flag", "offchip"),
-    "cli-pessim": ("onchip", None),
-    "cli-optim": ("flag", "onchip"),
-    "cli-spl-pessim": ("onchip", None),   # paper 7.1: identical to cli-pessim in the model
-    "tpr-pessim": ("cr8", None),
-    "tpr-optim": ("flag", "cr8"),
-}
+    name: (info.enter, info.interrupted) for name, info in SCHEME_INFO.items()}
+_MODEL_SHORT = {"offchip": "off", "onchip": "on", "flag": "flag", "cr8": "cr8"}
 MODEL_TEXT = {
-    "spl-pessim": "E x off", "spl-optim": "E x flag + I x off", "cli-pessim": "E x on",
-    "cli-optim": "E x flag + I x on", "cli-spl-pessim": "E x on", "tpr-pessim": "E x cr8",
-    "tpr-optim": "E x flag + I x cr8",
-}
+    name: f"E x {_MODEL_SHORT[e]}" + (f" + I x {_MODEL_SHORT[i]}" if i else "")
+    for name, (e, i) in MODEL.items()}
 
 # --- the paper's figures (Small & Manley 1997; "ms" in the paper's text means µs) -------
 MHZ_1997 = 120.0
@@ -840,7 +835,7 @@ CAL_STANDIN = {"clock": "serial"}   # no calibration of its own: charged at the 
 def sync_parts(ix: IrqIndex, scheme: str, workload: str) -> dict | None:
     """Table 6d: the gap between measured and modelled time in synchronization, in
     percentage points of each second, split into terms each taken from its own
-    measurement (kernel/exp_irq.c, struct sync_parts and the calibration before the loads),
+    measurement (kernel/exp/irq.c, struct sync_parts and the calibration before the loads),
     so the residual is what no term explains, not zero by construction. None without the
     rows it needs (a kernel before issue 8)."""
     ld = ix.load(scheme, workload)
@@ -951,7 +946,7 @@ def table6_parts(ix: IrqIndex) -> Table | None:
         rows=rows, align=["l", "l"] + ["r"] * (4 + len(SYNC_TERMS) + 1),
         notes_above=[
             "Percentage points of each second; gap = measured - model (Table 6). Each term "
-            "is its own measurement times its own count (kernel/exp_irq.c, sync_parts), so "
+            "is its own measurement times its own count (kernel/exp/irq.c, sync_parts), so "
             "the terms need not add up to the gap: the residual is what none of them "
             "explains. (iv) counts = the model's E and I (mean of 0.1 s windows) against "
             "the exact counts over the busy time; (i) code = sections x (the scheme's "

@@ -704,7 +704,7 @@ def prims_tables(data: dict) -> list[Table]:
     return tables
 
 
-# ---- the Massalin & Pu cost table (bench/lf_cost_rows.h, bench/lf_fifo_cost.c) --------
+# ---- the Massalin & Pu cost table (common/lf_cost_rows.h, bench/lf_fifo_cost.c) --------
 
 COST_PREFIXES = ("mp_", "ref_", "fifo_", "bytes_")
 
@@ -739,7 +739,7 @@ def cost_table(kidx: dict, hidx: dict, sides: dict) -> Table | None:
                      "first wait, one pause instruction, include/ksync/backoff.h); _hint = "
                      "stack operations that "
                      "keep a private guess of the top. The kernel column runs the same "
-                     "source (bench/lf_cost_rows.h, bench/lf_fifo_rows.h) on one CPU with "
+                     "source (common/lf_cost_rows.h, common/lf_fifo_rows.h) on one CPU with "
                      "interrupts off; under "
                      "TCG it is the emulator's cost.",
                      "mp_optimistic_read4_nosync copies the 4 words with plain loads and "

@@ -2,7 +2,7 @@
 
 What this is: the host tool's list of the kernel builds, one per scheme, and where each
 build's image lives.  Nothing here is measured or modelled; it is naming only.  The kernel
-side (kernel/spl-<name>.c, kernel/include/spl-<name>.h) and the Makefile
+side (kernel/spl/<name>.c, kernel/include/spl.h) and the Makefile
 (``make SCHEME=<name> kernel``) are another engineer's; this module is the host's half of
 that seam (docs/protocol.md section 5, docs/irq-schemes.md).
 
@@ -14,22 +14,64 @@ Layout: the default scheme (spl-optim, what NetBSD 1.2 used) builds into build/k
 exactly as before issue 4, so every existing path keeps working; any other scheme builds
 into build/kernel-<name>/ (ksync.elf32 for QEMU -kernel, ksync.elf for symbols).
 
-Public API: ``SCHEMES``, ``DEFAULT_SCHEME``, ``OPTIMISTIC``, ``check_scheme(name)``,
+Public API: ``SCHEMES``, ``DEFAULT_SCHEME``, ``OPTIMISTIC``, ``SCHEME_INFO`` (from
+kernel/spl/schemes.txt, the one list), ``scheme_id(name)``, ``check_scheme(name)``,
 ``parse_schemes(text)``, ``scheme_dir(repo, name)``, ``scheme_image(repo, name)``,
 ``scheme_elf(repo, name)``, ``make_vars(name)``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from .util import UsageError
 
-SCHEMES = ("spl-pessim", "spl-optim", "cli-pessim", "cli-optim", "cli-spl-pessim",
-           "tpr-pessim", "tpr-optim")
-DEFAULT_SCHEME = "spl-optim"
+# The one list of schemes (kernel/spl/schemes.txt); the Makefile and mk/lib.mk read it too.
+SCHEMES_FILE = Path(__file__).resolve().parents[2] / "kernel" / "spl" / "schemes.txt"
+
+
+@dataclass(frozen=True)
+class SchemeInfo:
+    """One line of kernel/spl/schemes.txt."""
+    name: str
+    default: bool
+    optimistic: bool
+    enter: str                  # Table 2's E term: flag, onchip, offchip, cr8
+    interrupted: str | None     # the I term of an optimistic scheme, else None
+
+
+def parse_scheme_list(text: str) -> tuple[SchemeInfo, ...]:
+    """The schemes of a schemes.txt text, in file order; ValueError on a malformed line,
+    a repeated name or not exactly one default."""
+    out: list[SchemeInfo] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) != 5 or words[1] not in "01" or words[2] not in "01":
+            raise ValueError(f"schemes.txt line {n}: want 'name default optimistic enter "
+                             f"interrupted', got {line!r}")
+        name, dflt, optim, enter, intr = words
+        if any(s.name == name for s in out):
+            raise ValueError(f"schemes.txt line {n}: {name} listed twice")
+        out.append(SchemeInfo(name, dflt == "1", optim == "1", enter,
+                              None if intr == "-" else intr))
+    if sum(s.default for s in out) != 1:
+        raise ValueError("schemes.txt: exactly one scheme must have default 1")
+    return tuple(out)
+
+
+SCHEME_INFO = {s.name: s for s in parse_scheme_list(SCHEMES_FILE.read_text())}
+SCHEMES = tuple(SCHEME_INFO)
+DEFAULT_SCHEME = next(s.name for s in SCHEME_INFO.values() if s.default)
 # optimistic schemes: a critical section only sets a per-CPU flag; the hardware is touched
 # only when an interrupt arrives inside one (paper section 3.2)
-OPTIMISTIC = ("spl-optim", "cli-optim", "tpr-optim")
+OPTIMISTIC = tuple(s.name for s in SCHEME_INFO.values() if s.optimistic)
+
+
+def scheme_id(name: str) -> str:
+    """The C/file spelling of a scheme name: ``spl-optim`` -> ``spl_optim``."""
+    return name.replace("-", "_")
 
 KERNEL_DIR = Path("build/kernel")
 ELF32_NAME = "ksync.elf32"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#define MAX_CPUS 64
+#include "cpu.h"		/* MAX_CPUS (kernel/include) */
 
 struct tss {
 	uint32_t rsvd0;
@@ -49,6 +49,9 @@ struct cpu {
 
 #define CPU_OFF_INDEX 8
 #define CPU_OFF_FLAG 16
+/* arch_impl.h's arch_cpu_id (%gs:8) and measurement hooks (%gs:16) rely on these. */
+_Static_assert(__builtin_offsetof(struct cpu, index) == CPU_OFF_INDEX, "struct cpu index offset");
+_Static_assert(__builtin_offsetof(struct cpu, flag) == CPU_OFF_FLAG, "struct cpu flag offset");
 
 extern struct cpu cpus[MAX_CPUS];
 

@@ -11,8 +11,8 @@
  * the characters that arrived while its FIFO was full.
  *
  * What is real and what is modelled: everything here is a model (pure arithmetic, no
- * device). The kernel's serial and NIC models (kernel/dev_serial_model.c,
- * kernel/dev_net_model.c) drive it from real interrupts and the real TSC, so the loss it
+ * device). The kernel's serial and NIC models (kernel/dev/serial_model.c,
+ * kernel/dev/net_model.c) drive it from real interrupts and the real TSC, so the loss it
  * computes is the loss a real device would have had given when the handler really ran.
  *
  * The model
@@ -147,7 +147,7 @@ static inline uint64_t paced_char_ticks(uint64_t hz, uint32_t baud, uint32_t bit
 }
 
 /*
- * The serial line's schedule as the kernel's serial model (kernel/dev_serial_model.c)
+ * The serial line's schedule as the kernel's serial model (kernel/dev/serial_model.c)
  * sets it up at time `now`: the first character is on the wire at `now`, so character i
  * arrives at now + (i + 1) * char_ticks; an empty FIFO of `capacity`. A drain at
  * now + W therefore finds floor(W / char_ticks) characters, of which all but `capacity`

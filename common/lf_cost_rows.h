@@ -2,7 +2,7 @@
  * lf_cost_rows.h - the rows of the Massalin & Pu cost table ("Lock-free synchronization
  * overhead": each operation with no synchronization, lock-free without interference, and
  * lock-free when interference forces exactly one retry), shared by the hosted
- * bench/lf_stack_cost.c and the kernel's lf_cost experiment (kernel/exp_lf_cost.c), so
+ * bench/lf_stack_cost.c and the kernel's lf_cost experiment (kernel/exp/lf_cost.c), so
  * both sides measure exactly the same code. Freestanding: ksync headers only.
  *
  * How a retry is forced without a second CPU: the objects' test hooks (defined below,

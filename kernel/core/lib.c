@@ -2,22 +2,9 @@
  * lib.c - freestanding string helpers. gcc may emit calls to memset/memcpy/memmove/
  * memcmp itself, so these must exist and must not be built from themselves
  * (the kernel is compiled with -fno-builtin for this file via -ffreestanding).
+ * memset and memcpy are the port's (arch_if.h, "string primitives").
  */
 #include "kernel.h"
-
-void *memset(void *d, int c, size_t n)
-{
-	void *r = d;
-	__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
-	return r;
-}
-
-void *memcpy(void *d, const void *s, size_t n)
-{
-	void *r = d;
-	__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) :: "memory");
-	return r;
-}
 
 void *memmove(void *d, const void *s, size_t n)
 {

@@ -1,6 +1,6 @@
 /*
  * cmdline.c - the kernel command line: space-separated key=value words (protocol.md §2); when a key repeats, the last word wins.
- * Set once by kernel_main before anything reads it.
+ * Set once by kernel_entry before anything reads it.
  */
 #include "kernel.h"
 

@@ -14,9 +14,9 @@
  * numbers: gaps in what it received == what the model says it lost.
  *
  * Real: the interrupt (PIT channel 0 through the interrupt controller), its latency, and
- * the per-character I/O cost (one `inb` of COM1's line status register, port 0x3fd, per
- * character read - the console's real UART, whose LSR read has no side effect that
- * matters here). Modelled: the UART's arrival schedule and FIFO (the characters' values
+ * the per-character I/O cost (one device register read per character,
+ * arch_dev_status_read: on x86 an `inb` of COM1's line status register, port 0x3fd - the
+ * console's real UART, whose LSR read has no side effect that matters here). Modelled: the UART's arrival schedule and FIFO (the characters' values
  * are their sequence numbers).
  *
  * The PIT runs as a rate generator (mode 2) loaded with the time to the next trigger:
@@ -31,10 +31,8 @@
  * nested; `done` is stored last with release order and read with acquire.
  */
 #include "kernel.h"
-#include "x86.h"
 #include "dev.h"
 
-#define COM1_LSR 0x3fd
 
 static struct serial_model *owner;
 
@@ -144,7 +142,7 @@ void serial_model_intr(void *arg)
 	struct paced_batch b;
 	paced_drain(&m->p, t_in, NULL, &b);
 	for (uint32_t k = 0; k < b.kept; k++) {
-		(void)inb(COM1_LSR);		/* the per-character device read */
+		(void)arch_dev_status_read();	/* the per-character device read */
 		paced_check_seq(&m->chk, b.first + k);
 	}
 	if (b.lost)

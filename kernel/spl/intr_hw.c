@@ -1,5 +1,5 @@
 /*
- * intr_hw.c - controller operations the scheme files share (kernel/spl_<scheme>.c): the
+ * intr_hw.c - controller operations the scheme files share (kernel/spl/<scheme>.c): the
  * off-chip mask written by level (spl-pessim, cli-spl-pessim), the bookkeeping of an
  * interrupt recorded pending, the handling of an arrival the hardware should have held,
  * and routing an ISA source through the 8259A. Small & Manley 1997 section 3.1 (the

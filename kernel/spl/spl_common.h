@@ -1,6 +1,6 @@
 /*
  * spl_common.h - the replay loop and the handler entry shared by the scheme files.
- * Included once by each kernel/spl_<scheme>.c after it defines:
+ * Included once by each kernel/spl/<scheme>.c after it defines:
  *
  *   static void hw_level(struct spl_cpu *c, unsigned level);
  *	make the hardware hold back what `level` holds back (no-op for soft-level schemes)

@@ -37,7 +37,6 @@
  */
 #include "kernel.h"
 #include "experiment.h"
-#include "x86.h"
 #include "spl.h"
 #include "intr.h"
 #include "dev.h"
@@ -316,17 +315,14 @@ KEXPERIMENT(irq_prims, "default")
 	PRIM("splraise_splx", KSYNC_SCHEME " splx(splraise(IPL_BIO))",
 	     ({ spl_t s = splraise(IPL_BIO); splx(s); }));
 	irqkey_t k = arch_irq_save();
-	uint8_t imr = inb(0x21);
-	uint64_t cr8 = read_cr8();
-	PRIM("offchip", "8259A master OCW1: outb 0x21 all-masked, restore",
-	     ({ outb(0x21, 0xff); outb(0x21, imr); }));
-	PRIM("onchip", "cli; sti", ({ __asm__ volatile("cli; sti" ::: "memory"); }));
+	uint32_t imr = arch_meas_offchip_read();
+	unsigned prio = arch_tpr_get();
+	PRIM("offchip", ARCH_MEAS_OFFCHIP_DETAIL, arch_meas_offchip_pair(imr));
+	PRIM("onchip", ARCH_MEAS_ONCHIP_DETAIL, arch_meas_onchip_pair());
 	arch_irq_disable();
-	PRIM("flag", "movb $1,%gs:flag; movb $0,%gs:flag",
-	     ({ __asm__ volatile("movb $1, %%gs:16; movb $0, %%gs:16" ::: "memory"); }));
-	PRIM("flag_incdec", "incb %gs:flag; decb %gs:flag (the floor of a nestable flag)",
-	     ({ __asm__ volatile("incb %%gs:16; decb %%gs:16" ::: "memory", "cc"); }));
-	PRIM("cr8", "mov cr8<-15; mov cr8<-old", ({ write_cr8(15); write_cr8(cr8); }));
+	PRIM("flag", ARCH_MEAS_FLAG_DETAIL, arch_meas_flag_pair());
+	PRIM("flag_incdec", ARCH_MEAS_FLAG_INCDEC_DETAIL, arch_meas_flag_incdec());
+	PRIM("cr8", ARCH_MEAS_PRIO_DETAIL, ({ arch_tpr_set(15); arch_tpr_set(prio); }));
 	arch_irq_restore(k);
 	KT_EXPECT_EQ(spl_level(), IPL_NONE);
 	sources_down();

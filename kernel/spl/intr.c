@@ -15,6 +15,10 @@
 #include "kernel.h"
 #include "intr.h"
 #include <ksync/errors.h>
+#include <ksync/mwcas.h>
+
+_Static_assert(INTR_MAX_CPUS == MAX_CPUS, "intr.h's per-CPU arrays cover every CPU");
+_Static_assert(KSYNC_MWCAS_CPU_SLOTS >= MAX_CPUS, "libksync's mwcas has a slot per kernel CPU");
 
 struct spl_cpu spl_cpus[INTR_MAX_CPUS];
 struct intr_source *intr_by_bit[32];
@@ -140,6 +144,7 @@ void intr_run(struct intr_source *src)
 {
 	struct spl_cpu *c = spl_self();
 	unsigned cpu = arch_cpu_id();
+	KASSERT(cpu < INTR_MAX_CPUS);	/* was: CPU 64+ silently counted as CPU 0 */
 	uint64_t t0 = arch_cycles();
 	bool stats = src->stats_on && (src->kind != INTR_CLOCK || cpu == 0);
 	uint64_t arrival = src->kind == INTR_CLOCK ? clock_deadline[cpu] : src->arrival;
@@ -165,7 +170,7 @@ void intr_run(struct intr_source *src)
 	if (c->intr_depth == 0)
 		c->handler_ticks += t1 - t0;	/* outermost only: nested time is inside */
 	c->handlers++;
-	src->per_cpu[cpu < INTR_MAX_CPUS ? cpu : 0]++;
+	src->per_cpu[cpu]++;		/* cpu < INTR_MAX_CPUS: checked on entry */
 	__atomic_fetch_add(&src->count, 1, __ATOMIC_RELAXED);	/* soft sources run on any CPU */
 	if (stats)
 		kstat_add(&src->handler, t1 - t0);

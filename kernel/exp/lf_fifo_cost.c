@@ -1,11 +1,11 @@
 /*
  * exp_lf_fifo_cost.c - the FIFO rows of the Massalin & Pu cost table in the kernel: the
- * same source as the hosted bench/lf_fifo_cost.c (bench/lf_fifo_rows.h), run on the BSP
+ * same source as the hosted bench/lf_fifo_cost.c (common/lf_fifo_rows.h), run on the BSP
  * with interrupts off. Under TCG these are emulator costs; the report says so.
  */
 #include "kernel.h"
 #include "experiment.h"
-#include "../bench/lf_fifo_rows.h"
+#include "lf_fifo_rows.h"
 
 KEXPERIMENT(lf_fifo_cost, "default")
 {

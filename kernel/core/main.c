@@ -1,5 +1,6 @@
 /*
- * main.c - the portable kernel's entry: report the machine, then run the mode the
+ * main.c - the portable kernel's entry (kernel_entry, called once by the port): set up
+ * memory, report the machine, then run the mode the
  * command line asks for (protocol.md §2): the registered tests (KTAP), the experiments
  * (KTAP + KSYNC lines), or idle (for gdb). Deliberate crashes (crash=...) exist so the
  * host's tests can prove that panics, hangs and triple faults are reported.
@@ -10,9 +11,9 @@
 #include "experiment.h"
 #include "spl.h"
 #include <ksync/ktest.h>
+#include <ksync/errors.h>
 
 void cmdline_set(const char *s);
-extern bool arch_has_rdtscp;
 
 /* Copy s into a JSON string body: quotes, backslashes and control bytes become '?'. */
 static const char *json_safe(const char *s, char *buf, size_t n)
@@ -34,19 +35,27 @@ static void report_boot(struct boot_info *bi)
 		f.cpus_online, f.cpus_found, f.platform_source, f.apic_mode, f.nioapic,
 		f.tsc_hz / 1000000, f.tsc_hz / 1000 % 1000, f.tsc_source,
 		f.lapic_timer_hz / 1000, bi->mem_kib >> 10);
-	kprintf("KSYNC {\"kind\":\"boot\",\"cpus\":%u,\"cpus_online\":%u,\"tsc_hz\":%lu,"
+	/* "cpus" means CPUs online everywhere in the results (irq_scheme too) */
+	kprintf("KSYNC {\"kind\":\"boot\",\"cpus\":%u,\"cpus_online\":%u,\"cpus_found\":%u,\"tsc_hz\":%lu,"
 		"\"tsc_source\":\"%s\",\"hypervisor\":\"%s\",\"cpu_model\":\"%s\",\"x2apic\":%s,"
 		"\"apic\":\"%s\",\"platform\":\"%s\",\"ioapics\":%u,\"lapic_timer_hz\":%lu,\"rdtscp\":%s,"
 		"\"mem_kib\":%lu,\"cmdline\":\"%s\"}\n",
-		f.cpus_found, f.cpus_online, f.tsc_hz, f.tsc_source, f.hypervisor,
+		f.cpus_online, f.cpus_online, f.cpus_found, f.tsc_hz, f.tsc_source, f.hypervisor,
 		json_safe(f.cpu_model, model, sizeof model),
 		f.apic_mode[0] == 'x' && f.apic_mode[1] == '2' ? "true" : "false",
 		f.apic_mode, f.platform_source, f.nioapic, f.lapic_timer_hz,
-		arch_has_rdtscp ? "true" : "false", bi->mem_kib,
+		f.rdtscp ? "true" : "false", bi->mem_kib,
 		json_safe(bi->cmdline, cmd, sizeof cmd));
 }
 
 static volatile int crash_sink;
+
+/* A crash trigger returned: the port does not have it. */
+static void crash_unsupported(const char *how, int rc)
+{
+	kprintf("ksync: crash=%s: %s on this port (%s)\n", how, ksync_strerror(rc), ARCH_NAME);
+	arch_exit(false);
+}
 
 static void crash(const char *how)
 {
@@ -54,13 +63,12 @@ static void crash(const char *how)
 	if (!strcmp(how, "pf"))
 		crash_sink = *(volatile int *)0xdeadbeef000ull;	/* beyond the 4 GiB mapping */
 	else if (!strcmp(how, "ud"))
-		__asm__ volatile("ud2");
+		crash_unsupported(how, arch_crash_undefined_insn());
 	else if (!strcmp(how, "assert"))
 		KASSERT(crash_sink == 12345);
-	else if (!strcmp(how, "triple")) {
-		struct { uint16_t lim; uint64_t base; } __attribute__((packed)) z = { 0, 0 };
-		__asm__ volatile("lidt %0; int3" :: "m"(z));
-	} else if (!strcmp(how, "splx")) {	/* splx to a level above the current one */
+	else if (!strcmp(how, "triple"))
+		crash_unsupported(how, arch_crash_triple());
+	else if (!strcmp(how, "splx")) {	/* splx to a level above the current one */
 		spl_t s = splraise(IPL_BIO);
 		splx(s);
 		splx(IPL_TTY);
@@ -69,13 +77,14 @@ static void crash(const char *how)
 		(void)splraise(bad);
 	} else if (!strcmp(how, "hang")) {
 		arch_irq_disable();
-		for (;;)
-			__asm__ volatile("hlt");
+		arch_halt_forever();
 	}
 	kprintf("ksync: unknown crash kind '%s' (pf, ud, assert, triple, hang, splx, spl-level)\n", how);
 	arch_exit(false);
 }
 
+/* Memory is up: report the machine and run the mode the command line asks for. */
+__attribute__((noreturn)) void kernel_main(struct boot_info *bi);
 void kernel_main(struct boot_info *bi)
 {
 	char mode[16], filter[128], set[16], how[16];
@@ -101,8 +110,16 @@ void kernel_main(struct boot_info *bi)
 	} else if (!strcmp(mode, "idle")) {
 		kprintf("ksync: idle (mode=idle): attach gdb, or stop QEMU\n");
 		for (;;)
-			__asm__ volatile("sti; hlt");
+			arch_wait_for_irq();
 	}
 	kprintf("ksync: unknown mode '%s' (test, bench, idle)\n", mode);
 	arch_exit(false);
+}
+
+/* The kernel's boot order after the port's bring-up (arch_if.h, "boot hand-over"). */
+void kernel_entry(struct boot_info *bi)
+{
+	pmm_init(bi);
+	heap_init();
+	kernel_main(bi);
 }

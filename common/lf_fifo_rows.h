@@ -2,7 +2,7 @@
  * lf_fifo_rows.h - the FIFO rows of the Massalin & Pu cost table (no synchronization /
  * lock-free without interference / exactly one forced retry, for every queue flavour and
  * the byte stream), shared by the hosted bench/lf_fifo_cost.c and the kernel's lf_cost
- * experiment (kernel/exp_lf_cost.c), so both sides measure the same code. Freestanding:
+ * experiment (kernel/exp/lf_cost.c), so both sides measure the same code. Freestanding:
  * ksync headers only, no floating point. Include before any other ksync queue header
  * (the retry hook must be defined first). lf_fifo_rows() prints one KSYNC prim line per
  * row and returns true if every forced retry happened exactly once.

@@ -40,12 +40,20 @@ uint64_t isqrt64(uint64_t v)
 	}
 }
 
-/* 128 / 64 bit division by the divq instruction (no libgcc in the kernel); the caller
- * guarantees the quotient fits in 64 bits. */
+/* 128 / 64 bit division (no libgcc in the kernel), by binary long division: portable C,
+ * off every fast path. The caller guarantees the quotient fits in 64 bits. */
 static uint64_t div128(unsigned __int128 a, uint64_t d)
 {
-	uint64_t lo = (uint64_t)a, hi = (uint64_t)(a >> 64), q, r;
-	__asm__("divq %4" : "=a"(q), "=d"(r) : "a"(lo), "d"(hi), "rm"(d) : "cc");
+	unsigned __int128 r = 0;
+	uint64_t q = 0;
+	for (int i = 127; i >= 0; i--) {
+		r = (r << 1) | (uint64_t)((a >> i) & 1);
+		if (r >= d) {
+			r -= d;
+			if (i < 64)
+				q |= 1ull << i;
+		}
+	}
 	return q;
 }
 

@@ -1,5 +1,8 @@
 /*
- * exp_prims.c - the primitive-cost experiment (`make run`, protocol.md §4).
+ * exp_prims.c - the primitive-cost experiment (`make run`, protocol.md §4). It lives in
+ * the port because every row is an x86 instruction sequence named by what it executes
+ * (port 0x21, IOAPIC registers, %gs:16, CR8, the LAPIC TPR); the portable experiments
+ * reach the same mechanisms through arch_if.h's measurement hooks (kernel/exp/irq.c).
  *
  * Small & Manley 1997, section 5.3 and Table 5: the cost of setting and restoring the
  * interrupt priority off-chip (8259A IMR), on-chip (cli/sti) and through a flag, each

@@ -1,0 +1,133 @@
+/*
+ * arch_impl.h - x86-64 inline half of arch_if.h (the fast-path hooks), the port's only
+ * public header (arch/x86_64/public/): kernel objects see this directory and no other of
+ * the port's. Included only through arch_if.h, after its prototypes, so the compiler
+ * checks every definition here against the contract. Self-contained: the port's private
+ * headers (x86.h, percpu.h, trap.h in arch/x86_64/include/) stay out of kernel objects.
+ */
+#ifndef KSYNC_ARCH_IMPL_H
+#define KSYNC_ARCH_IMPL_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#define ARCH_NAME "x86_64"
+#define ARCH_RFLAGS_IF (1ul << 9)
+/* The vector of the port's per-CPU clock (trap.h's VEC_TIMER; lapic.c asserts equality). */
+#define ARCH_VEC_TIMER 0xef
+
+/* pushf/cli: the "memory" clobber keeps the compiler from moving accesses out of the
+ * masked region; the CPU itself never reorders around cli/popf for this CPU's IRQs. */
+static inline irqkey_t arch_irq_save(void)
+{
+	uint64_t f;
+	__asm__ volatile("pushfq; popq %0; cli" : "=r"(f) :: "memory");
+	return f;
+}
+static inline void arch_irq_restore(irqkey_t k)
+{
+	__asm__ volatile("pushq %0; popfq" :: "r"(k) : "memory", "cc");
+}
+static inline void arch_irq_enable(void) { __asm__ volatile("sti" ::: "memory"); }
+static inline void arch_irq_disable(void) { __asm__ volatile("cli" ::: "memory"); }
+static inline bool arch_irq_enabled(void)
+{
+	uint64_t f;
+	__asm__ volatile("pushfq; popq %0" : "=r"(f) :: "memory");
+	return (f & ARCH_RFLAGS_IF) != 0;
+}
+static inline bool arch_irqkey_on(irqkey_t k) { return (k & ARCH_RFLAGS_IF) != 0; }
+/* sti; hlt: sti's one-instruction shadow makes enable-and-wait atomic. */
+static inline void arch_wait_for_irq(void) { __asm__ volatile("sti; hlt" ::: "memory"); }
+
+static inline unsigned arch_tpr_get(void)
+{
+	uint64_t v;
+	__asm__ volatile("mov %%cr8, %0" : "=r"(v));
+	return (unsigned)v;
+}
+static inline void arch_tpr_set(unsigned cls) { __asm__ volatile("mov %0, %%cr8" :: "r"((uint64_t)cls) : "memory"); }
+
+static inline uint64_t arch_cycles(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+/* lfence before: earlier instructions have completed; lfence after: later ones wait. */
+static inline uint64_t arch_cycles_begin(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+/* rdtscp waits for earlier instructions; lfence keeps later ones after the read. CPUs
+ * (or VMMs) without RDTSCP get lfence; rdtsc; lfence, which orders the same way. The
+ * branch sits outside every timed loop, and the empty loop pays it too. */
+extern bool arch_has_rdtscp;	/* set once at boot (tsc.c) */
+static inline uint64_t arch_cycles_end(void)
+{
+	uint32_t lo, hi, aux;
+	if (arch_has_rdtscp) {
+		__asm__ volatile("rdtscp; lfence" : "=a"(lo), "=d"(hi), "=c"(aux) :: "memory");
+		(void)aux;
+	} else {
+		__asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
+	}
+	return ((uint64_t)hi << 32) | lo;
+}
+static inline void arch_cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
+/* struct cpu's index field at %gs:8 (percpu.h asserts the offset). */
+static inline unsigned arch_cpu_id(void)
+{
+	uint32_t i;
+	__asm__ volatile("movl %%gs:8, %0" : "=r"(i));
+	return i;
+}
+
+/* One instruction each, no lock prefix: atomic against this CPU's interrupts only. */
+static inline void arch_cpu_local_xor64(volatile uint64_t *p, uint64_t x)
+{
+	__asm__ volatile("xorq %1, %0" : "+m"(*p) : "r"(x) : "memory", "cc");
+}
+static inline uint64_t arch_cpu_local_cas64(volatile uint64_t *p, uint64_t old, uint64_t want)
+{
+	__asm__ volatile("cmpxchgq %2, %1" : "+a"(old), "+m"(*p) : "r"(want) : "memory", "cc");
+	return old;
+}
+
+/* ---- measurement hooks (Small & Manley Table 5 rows) ------------------------------- */
+static inline uint8_t arch_x86_inb(uint16_t port)
+{
+	uint8_t v;
+	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port) : "memory");
+	return v;
+}
+static inline void arch_x86_outb(uint16_t port, uint8_t v)
+{
+	__asm__ volatile("outb %0, %1" :: "a"(v), "Nd"(port) : "memory");
+}
+#define ARCH_MEAS_OFFCHIP_DETAIL "8259A master OCW1: outb 0x21 all-masked, restore"
+static inline uint32_t arch_meas_offchip_read(void) { return arch_x86_inb(0x21); }
+static inline void arch_meas_offchip_pair(uint32_t saved)
+{
+	arch_x86_outb(0x21, 0xff);
+	arch_x86_outb(0x21, (uint8_t)saved);
+}
+#define ARCH_MEAS_ONCHIP_DETAIL "cli; sti"
+static inline void arch_meas_onchip_pair(void) { __asm__ volatile("cli; sti" ::: "memory"); }
+#define ARCH_MEAS_FLAG_DETAIL "movb $1,%gs:flag; movb $0,%gs:flag"
+static inline void arch_meas_flag_pair(void)
+{
+	__asm__ volatile("movb $1, %%gs:16; movb $0, %%gs:16" ::: "memory");
+}
+#define ARCH_MEAS_FLAG_INCDEC_DETAIL "incb %gs:flag; decb %gs:flag (the floor of a nestable flag)"
+static inline void arch_meas_flag_incdec(void)
+{
+	__asm__ volatile("incb %%gs:16; decb %%gs:16" ::: "memory", "cc");
+}
+#define ARCH_MEAS_PRIO_DETAIL "mov cr8<-15; mov cr8<-old"
+/* The serial model's per-character device read: COM1's line status register. */
+static inline uint32_t arch_dev_status_read(void) { return arch_x86_inb(0x3fd); }
+
+#endif
