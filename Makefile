@@ -57,6 +57,7 @@ KLDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=0x1000 --no-warn-rw
 	-T arch/x86_64/kernel.ld
 
 include mk/lib.mk
+include mk/hosted-port.mk
 
 KSRCS_C := $(sort $(filter-out kernel/spl_%.c,$(wildcard kernel/*.c)) kernel/spl_$(SCHEME_ID).c \
 	$(wildcard kernel/tests/*.c arch/x86_64/*.c)) $(LIBKSYNC_SRCS)
