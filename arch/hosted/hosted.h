@@ -41,10 +41,55 @@ static inline uint64_t hosted_cycles(void)	/* the real TSC */
 	return __builtin_ia32_rdtsc();
 }
 
-/* 2. On-chip masking. key: the previous state (0 = enabled). */
+/* 2. On-chip masking. key: the previous state (0 = enabled).
+ * The per-vCPU masking state; the signal-safety argument is in runtime.c's top comment. */
+#include <signal.h>
+#include <stdatomic.h>
+struct hosted_irq_cpu {
+	/* Soft flag: this vCPU's thread and its own signal handlers only. */
+	volatile sig_atomic_t masked;
+	/* Held sources, bit s = source s: this thread and its handlers; taken by exchange. */
+	_Atomic uint32_t pending;
+	/* IPI bits: any thread ORs (seq_cst: the sender's data before the bit, and the
+	 * Dekker handshake with idle); the owner takes them by exchange (acquire). */
+	_Alignas(64) _Atomic uint32_t mailbox;
+};
+extern _Thread_local struct hosted_irq_cpu *hosted_irq_self;	/* NULL off the vCPUs */
+
+#if HOSTED_HARD_MASK
 unsigned long hosted_irq_save(void);
 void hosted_irq_restore(unsigned long key);
-void hosted_irq_enable(void);
+bool hosted_irq_enabled(void);
+#else
+void hosted_irq_replay(void);	/* restore's slow path: something is pending */
+
+static inline unsigned long hosted_irq_save(void)
+{
+	struct hosted_irq_cpu *c = hosted_irq_self;
+	unsigned long key = (unsigned long)c->masked;
+
+	c->masked = 1;
+	atomic_signal_fence(memory_order_seq_cst);	/* flag before the section */
+	return key;
+}
+
+static inline void hosted_irq_restore(unsigned long key)
+{
+	struct hosted_irq_cpu *c = hosted_irq_self;
+
+	atomic_signal_fence(memory_order_seq_cst);	/* the section before the flag */
+	c->masked = (sig_atomic_t)key;
+	atomic_signal_fence(memory_order_seq_cst);	/* flag before the pending check */
+	if (!key && __builtin_expect((atomic_load_explicit(&c->pending, memory_order_relaxed) |
+				      atomic_load_explicit(&c->mailbox, memory_order_relaxed)) != 0, 0))
+		hosted_irq_replay();
+}
+
+static inline bool hosted_irq_enabled(void)
+{
+	return !hosted_irq_self->masked;
+}
+#endif
 void hosted_irq_disable(void);
 bool hosted_irq_enabled(void);
 

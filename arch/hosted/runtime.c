@@ -14,12 +14,12 @@
  * and the interrupted code never run at the same time and need no atomic RMW against each
  * other, only that the compiler neither caches nor reorders the accesses across the
  * possible interruption points:
- *   - vcpu->masked (the soft flag): written by the thread and by the handler around a
+ *   - vcpu->irq.masked (the soft flag): written by the thread and by the handler around a
  *     dispatch (it restores the value it found). A volatile sig_atomic_t access plus
  *     atomic_signal_fence(seq_cst) after the store in save/disable (the store is visible
  *     to a handler before any access of the critical section) and before the store in
  *     restore/enable (the section's accesses are done before a handler may run).
- *   - vcpu->pending (held sources): set by the handler, taken by the thread. Taken with one
+ *   - vcpu->irq.pending (held sources): set by the handler, taken by the thread. Taken with one
  *     atomic exchange (relaxed: it is not shared with other threads, but a read followed
  *     by a separate clear could lose a bit set by a handler running between the two).
  *   - mailbox, idle, activity, progress ARE shared with other threads: C11 atomics, each
@@ -63,13 +63,8 @@ struct vcpu {
 	unsigned id;
 	pid_t tid;			/* written before the thread runs entry; read-only after */
 	pthread_t thread;
-	/* Soft flag: this thread and its own signal handlers only (see top comment). */
-	volatile sig_atomic_t masked;
-	/* Held sources, bit s = source s: this thread and its handlers, atomic exchange. */
-	_Atomic uint32_t pending;
-	/* IPI bits: any thread ORs (release: the sender's data before the bit); the owner
-	 * exchanges with 0 (acquire). */
-	_Atomic uint32_t mailbox;
+	/* masked, pending, mailbox: see struct hosted_irq_cpu in hosted.h */
+	struct hosted_irq_cpu irq;
 	/* 1 while in hosted_idle. seq_cst with the mailbox accesses (Dekker pattern: a
 	 * sender sees idle or the sleeper sees the mail). */
 	_Atomic int idle;
@@ -88,6 +83,7 @@ static struct vcpu vcpus[HOSTED_MAX_CPUS];
 static unsigned nvcpus;			/* set before any vCPU starts */
 static bool oversubscribed, fifo;	/* set before any vCPU starts */
 static _Thread_local struct vcpu *self;
+_Thread_local struct hosted_irq_cpu *hosted_irq_self;	/* = &self->irq */
 static unsigned watchdog_s = 10;	/* set before hosted_start */
 static _Atomic unsigned long clock_misrouted;
 
@@ -142,7 +138,7 @@ static void run_source(struct vcpu *v, unsigned src)
 
 static void run_mailbox(struct vcpu *v)
 {
-	uint32_t bits = atomic_exchange_explicit(&v->mailbox, 0, memory_order_acquire);
+	uint32_t bits = atomic_exchange_explicit(&v->irq.mailbox, 0, memory_order_acquire);
 
 	if (bits && ipi_handler)
 		ipi_handler(v->id, bits);
@@ -153,12 +149,12 @@ static void run_mailbox(struct vcpu *v)
 static void replay(struct vcpu *v)
 {
 	for (;;) {
-		uint32_t held = atomic_exchange_explicit(&v->pending, 0, memory_order_relaxed);
-		bool mail = atomic_load_explicit(&v->mailbox, memory_order_relaxed) != 0;
+		uint32_t held = atomic_exchange_explicit(&v->irq.pending, 0, memory_order_relaxed);
+		bool mail = atomic_load_explicit(&v->irq.mailbox, memory_order_relaxed) != 0;
 
 		if (!held && !mail)
 			return;
-		v->masked = 1;
+		v->irq.masked = 1;
 		atomic_signal_fence(memory_order_seq_cst);
 		for (unsigned s = 0; held; s++, held >>= 1)
 			if (held & 1)
@@ -166,7 +162,7 @@ static void replay(struct vcpu *v)
 		if (mail)
 			run_mailbox(v);
 		atomic_signal_fence(memory_order_seq_cst);
-		v->masked = 0;
+		v->irq.masked = 0;
 	}
 }
 
@@ -187,16 +183,16 @@ static void on_source(int sig, siginfo_t *si, void *uc)
 
 	if (si->si_code == SI_TIMER && (unsigned)si->si_value.sival_int != v->id)
 		atomic_fetch_add_explicit(&clock_misrouted, 1, memory_order_relaxed);
-	if (!HOSTED_HARD_MASK && v->masked) {
-		atomic_fetch_or_explicit(&v->pending, 1u << src, memory_order_relaxed);
+	if (!HOSTED_HARD_MASK && v->irq.masked) {
+		atomic_fetch_or_explicit(&v->irq.pending, 1u << src, memory_order_relaxed);
 	} else {
-		sig_atomic_t was = v->masked;
+		sig_atomic_t was = v->irq.masked;
 
-		v->masked = 1;
+		v->irq.masked = 1;
 		atomic_signal_fence(memory_order_seq_cst);
 		run_source(v, src);
 		atomic_signal_fence(memory_order_seq_cst);
-		v->masked = was;
+		v->irq.masked = was;
 	}
 	errno = saved_errno;
 }
@@ -219,7 +215,7 @@ void hosted_irq_restore(unsigned long key)
 	sigset_t all = src_set();
 
 	pthread_sigmask(SIG_UNBLOCK, &all, NULL);	/* held signals are delivered here */
-	if (self && atomic_load_explicit(&self->mailbox, memory_order_relaxed))
+	if (self && atomic_load_explicit(&self->irq.mailbox, memory_order_relaxed))
 		hosted_poll();	/* blocks, runs the mailbox, unblocks: no recursion */
 }
 
@@ -231,31 +227,10 @@ bool hosted_irq_enabled(void)
 	return !sigismember(&cur, SIG_SRC(0));
 }
 #else
-unsigned long hosted_irq_save(void)
+/* hosted_irq_save/restore/enabled are inline in hosted.h; this is restore's slow path. */
+void hosted_irq_replay(void)
 {
-	struct vcpu *v = self;
-	unsigned long key = (unsigned long)v->masked;
-
-	v->masked = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	return key;
-}
-
-void hosted_irq_restore(unsigned long key)
-{
-	struct vcpu *v = self;
-
-	atomic_signal_fence(memory_order_seq_cst);
-	v->masked = (sig_atomic_t)key;
-	atomic_signal_fence(memory_order_seq_cst);
-	if (!key && (atomic_load_explicit(&v->pending, memory_order_relaxed) |
-		     atomic_load_explicit(&v->mailbox, memory_order_relaxed)))
-		replay(v);
-}
-
-bool hosted_irq_enabled(void)
-{
-	return !self->masked;
+	replay(self);
 }
 #endif
 
@@ -353,7 +328,7 @@ void hosted_ipi_send(unsigned cpu, uint32_t bits)
 
 	if (cpu >= nvcpus || !bits)
 		return;
-	atomic_fetch_or_explicit(&t->mailbox, bits, memory_order_seq_cst);
+	atomic_fetch_or_explicit(&t->irq.mailbox, bits, memory_order_seq_cst);
 	if (atomic_load_explicit(&t->idle, memory_order_seq_cst))
 		syscall(SYS_tgkill, getpid(), t->tid, SIG_WAKE);
 }
@@ -373,8 +348,8 @@ void hosted_poll(void)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return;
 	}
-	if (atomic_load_explicit(&v->pending, memory_order_relaxed) |
-	    atomic_load_explicit(&v->mailbox, memory_order_relaxed))
+	if (atomic_load_explicit(&v->irq.pending, memory_order_relaxed) |
+	    atomic_load_explicit(&v->irq.mailbox, memory_order_relaxed))
 		replay(v);
 }
 
@@ -388,7 +363,7 @@ void hosted_idle(void)
 	hosted_irq_enable();
 	atomic_store_explicit(&v->activity, "idle", memory_order_relaxed);
 	atomic_store_explicit(&v->idle, 1, memory_order_seq_cst);
-	if (!atomic_load_explicit(&v->mailbox, memory_order_seq_cst)) {
+	if (!atomic_load_explicit(&v->irq.mailbox, memory_order_seq_cst)) {
 		pthread_sigmask(SIG_BLOCK, NULL, &during);
 		sigdelset(&during, SIG_WAKE);
 		sigsuspend(&during);
@@ -644,6 +619,7 @@ static stack_t vcpu_main(struct vcpu *v)
 	sigset_t wake;
 
 	self = v;
+	hosted_irq_self = &v->irq;
 	v->tid = (pid_t)syscall(SYS_gettid);
 	if (sigaltstack(&ss, &old) != 0)
 		die("sigaltstack");
