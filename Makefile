@@ -65,6 +65,7 @@ KLDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=0x1000 --no-warn-rw
 	-T arch/x86_64/kernel.ld
 
 include mk/lib.mk
+include mk/hosted-port.mk
 
 # kernel/<subsystem>/*.c, the interrupt layer and this build's one scheme file
 # (kernel/spl/<scheme>.c), the kernel tests, the port; then libksync's sources.

@@ -1,0 +1,130 @@
+/*
+ * arch/hosted/hosted.h - the hosted port's runtime: vCPUs as pinned pthreads, on-chip
+ * interrupt masking as a per-vCPU soft flag (or real pthread_sigmask with
+ * -DHOSTED_HARD_MASK=1), interrupt sources as POSIX real-time signals, a per-vCPU clock,
+ * mailbox IPIs, a serialized console, a fault panic, a hang watchdog and a page arena.
+ * See runtime.c for the design and docs/hosted-port.md for the contract.
+ * Hosted only (Linux, glibc, x86-64).
+ */
+#ifndef KSYNC_ARCH_HOSTED_H
+#define KSYNC_ARCH_HOSTED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* 1: on-chip masking is pthread_sigmask (real, a system call); 0: the soft flag. */
+#ifndef HOSTED_HARD_MASK
+#define HOSTED_HARD_MASK 0
+#endif
+
+#define HOSTED_MAX_CPUS 64
+/* Interrupt sources 0..HOSTED_NSRC-1, source s on signal SIGRTMIN+1+s (SIGRTMIN itself
+ * wakes an idle vCPU for the mailbox). Source 0 is the per-vCPU clock. */
+#define HOSTED_NSRC 8
+#define HOSTED_SRC_CLOCK 0
+
+/* Exit statuses: the verdict of hosted_exit, a fault panic, the watchdog. */
+enum { HOSTED_EXIT_PASS = 0, HOSTED_EXIT_FAIL = 1, HOSTED_EXIT_PANIC = 2,
+       HOSTED_EXIT_HANG = 3 };
+
+/* 1. vCPUs. Runs entry(cpu) on ncpus threads and returns when every entry returned.
+ * Pinned one per allowed host core when ncpus <= cores, else oversubscribed. SCHED_FIFO
+ * + mlockall are tried unless KSYNC_HOSTED_FIFO=0 is in the environment. */
+void hosted_start(unsigned ncpus, void (*entry)(unsigned cpu));
+unsigned hosted_cpu_id(void);		/* current vCPU; ~0u on a non-vCPU thread */
+unsigned hosted_ncpus(void);
+bool hosted_oversubscribed(void);
+const char *hosted_sched_label(void);	/* "SCHED_FIFO" or "best-effort scheduling" */
+static inline uint64_t hosted_cycles(void)	/* the real TSC */
+{
+	return __builtin_ia32_rdtsc();
+}
+
+/* 2. On-chip masking. key: the previous state (0 = enabled).
+ * The per-vCPU masking state; the signal-safety argument is in runtime.c's top comment. */
+#include <signal.h>
+#include <stdatomic.h>
+struct hosted_irq_cpu {
+	/* Soft flag: this vCPU's thread and its own signal handlers only. */
+	volatile sig_atomic_t masked;
+	/* Held sources, bit s = source s: this thread and its handlers; taken by exchange. */
+	_Atomic uint32_t pending;
+	/* IPI bits: any thread ORs (seq_cst: the sender's data before the bit, and the
+	 * Dekker handshake with idle); the owner takes them by exchange (acquire). */
+	_Alignas(64) _Atomic uint32_t mailbox;
+};
+extern _Thread_local struct hosted_irq_cpu *hosted_irq_self;	/* NULL off the vCPUs */
+
+#if HOSTED_HARD_MASK
+unsigned long hosted_irq_save(void);
+void hosted_irq_restore(unsigned long key);
+bool hosted_irq_enabled(void);
+#else
+void hosted_irq_replay(void);	/* restore's slow path: something is pending */
+
+static inline unsigned long hosted_irq_save(void)
+{
+	struct hosted_irq_cpu *c = hosted_irq_self;
+	unsigned long key = (unsigned long)c->masked;
+
+	c->masked = 1;
+	atomic_signal_fence(memory_order_seq_cst);	/* flag before the section */
+	return key;
+}
+
+static inline void hosted_irq_restore(unsigned long key)
+{
+	struct hosted_irq_cpu *c = hosted_irq_self;
+
+	atomic_signal_fence(memory_order_seq_cst);	/* the section before the flag */
+	c->masked = (sig_atomic_t)key;
+	atomic_signal_fence(memory_order_seq_cst);	/* flag before the pending check */
+	if (!key && __builtin_expect((atomic_load_explicit(&c->pending, memory_order_relaxed) |
+				      atomic_load_explicit(&c->mailbox, memory_order_relaxed)) != 0, 0))
+		hosted_irq_replay();
+}
+
+static inline bool hosted_irq_enabled(void)
+{
+	return !hosted_irq_self->masked;
+}
+#endif
+void hosted_irq_disable(void);
+bool hosted_irq_enabled(void);
+
+/* 3. Interrupt sources. handler runs on the vCPU the signal was sent to, with
+ * interrupts (soft-)disabled, in signal context. */
+typedef void (*hosted_handler_t)(unsigned src, void *arg);
+/* Before hosted_start (read-only while vCPUs run). */
+void hosted_source_register(unsigned src, hosted_handler_t handler, void *arg);
+void hosted_source_raise(unsigned src, unsigned cpu);	/* tgkill to that vCPU */
+void hosted_source_mask(unsigned src);	/* at the "controller": pthread_sigmask, this vCPU */
+void hosted_source_unmask(unsigned src);
+/* The calling vCPU's clock (source 0): periodic when periodic, else one-shot. */
+void hosted_clock_start(uint64_t period_ns, bool periodic);
+void hosted_clock_stop(void);
+/* Clock signals that arrived on a vCPU other than the one that armed the clock. */
+unsigned long hosted_clock_misrouted(void);
+
+/* IPIs: bits ORed into the target's mailbox; delivered to the IPI handler (with the bits
+ * taken) at the target's next irq enable/restore, hosted_poll or idle wake. */
+typedef void (*hosted_ipi_handler_t)(unsigned cpu, uint32_t bits);
+void hosted_ipi_set_handler(hosted_ipi_handler_t handler);	/* before hosted_start */
+void hosted_ipi_send(unsigned cpu, uint32_t bits);
+void hosted_poll(void);		/* deliver whatever is pending (if enabled) */
+void hosted_idle(void);		/* enable, sleep until a signal or the mailbox, return */
+
+/* 4. Console, verdict, watchdog. */
+void hosted_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void hosted_exit(bool pass);
+void hosted_activity(const char *what);	/* hook point: "last activity" + progress */
+void hosted_watchdog(unsigned seconds);	/* 0 = off (default 10, before hosted_start) */
+
+/* 5. Memory. */
+int hosted_arena_init(size_t bytes);
+void *hosted_page_alloc(void);
+void hosted_page_free(void *page);
+size_t hosted_pages_free(void);
+
+#endif /* KSYNC_ARCH_HOSTED_H */

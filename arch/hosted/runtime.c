@@ -1,0 +1,831 @@
+/*
+ * arch/hosted/runtime.c - the hosted port's runtime (issue 9, DESIGN.md "Hosted port").
+ *
+ * Model (after Linux UML arch/um/os-Linux/signal.c: a soft "signals enabled" flag and
+ * pending bits replayed on unblock; NuttX sim:smp and Zephyr arch/posix for vCPUs as host
+ * threads): a vCPU is a pthread; an interrupt source is a real-time signal, one number
+ * per source, so a source masked with pthread_sigmask stays pending in the host like an
+ * IRR bit; the clock is a timer_create(CLOCK_MONOTONIC, SIGEV_THREAD_ID) timer aimed at
+ * the vCPU that armed it; an IPI is a bit in the target's mailbox plus SIGRTMIN only when
+ * the target sleeps in hosted_idle.
+ *
+ * Signal-safety argument of the soft mask (default build). Every signal a vCPU receives
+ * runs its handler ON THAT vCPU'S THREAD, between two of its instructions; so the handler
+ * and the interrupted code never run at the same time and need no atomic RMW against each
+ * other, only that the compiler neither caches nor reorders the accesses across the
+ * possible interruption points:
+ *   - vcpu->irq.masked (the soft flag): written by the thread and by the handler around a
+ *     dispatch (it restores the value it found). A volatile sig_atomic_t access plus
+ *     atomic_signal_fence(seq_cst) after the store in save/disable (the store is visible
+ *     to a handler before any access of the critical section) and before the store in
+ *     restore/enable (the section's accesses are done before a handler may run).
+ *   - vcpu->irq.pending (held sources): set by the handler, taken by the thread. Taken with one
+ *     atomic exchange (relaxed: it is not shared with other threads, but a read followed
+ *     by a separate clear could lose a bit set by a handler running between the two).
+ *   - mailbox, idle, activity, progress ARE shared with other threads: C11 atomics, each
+ *     with the ordering its comment names.
+ * A handler that finds masked set records the source in pending and returns; restore of
+ * key 0 clears the flag, then replays every pending source (and the mailbox) with the flag
+ * set during each dispatch, so each held signal is delivered exactly once. Several
+ * signals of one source while masked coalesce into one (like an IRR bit; the host also
+ * coalesces a blocked signal only for standard signals - these are RT signals, so with
+ * HOSTED_HARD_MASK each one queued is delivered).
+ *
+ * -DHOSTED_HARD_MASK=1 masks for real: save/restore are pthread_sigmask of every source
+ * signal and SIGRTMIN (a system call each), and the handler always dispatches.
+ */
+#define _GNU_SOURCE
+#include "hosted.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SIG_WAKE (SIGRTMIN)
+#define SIG_SRC(s) (SIGRTMIN + 1 + (int)(s))
+#define ALTSTACK_BYTES (64 * 1024)
+
+struct vcpu {
+	unsigned id;
+	pid_t tid;			/* written before the thread runs entry; read-only after */
+	pthread_t thread;
+	/* masked, pending, mailbox: see struct hosted_irq_cpu in hosted.h */
+	struct hosted_irq_cpu irq;
+	/* 1 while in hosted_idle. seq_cst with the mailbox accesses (Dekker pattern: a
+	 * sender sees idle or the sleeper sees the mail). */
+	_Atomic int idle;
+	/* Written by the owner at hook points, read by the watchdog: relaxed (a report, no
+	 * data depends on it). */
+	_Atomic(const char *) activity;
+	_Atomic unsigned long progress;
+	_Atomic int done;		/* entry returned (release) */
+	timer_t clock;			/* owner only */
+	bool clock_armed;		/* owner only */
+	void (*entry)(unsigned);
+	char *altstack;
+} __attribute__((aligned(64)));
+
+static struct vcpu vcpus[HOSTED_MAX_CPUS];
+static unsigned nvcpus;			/* set before any vCPU starts */
+static bool oversubscribed, fifo;	/* set before any vCPU starts */
+static _Thread_local struct vcpu *self;
+_Thread_local struct hosted_irq_cpu *hosted_irq_self;	/* = &self->irq */
+static unsigned watchdog_s = 10;	/* set before hosted_start */
+static _Atomic unsigned long clock_misrouted;
+
+struct source { hosted_handler_t handler; void *arg; };
+/* Written by hosted_source_register before hosted_start (thread creation publishes them
+ * to the vCPUs); read-only while vCPUs run. */
+static struct source sources[HOSTED_NSRC];
+static hosted_ipi_handler_t ipi_handler;
+
+static pthread_mutex_t console_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void die(const char *what)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "hosted: %s: %s\n", what, strerror(errno));
+
+	if (write(2, buf, (size_t)n) < 0) { /* nothing left to report to */ }
+	_exit(HOSTED_EXIT_FAIL);
+}
+
+static sigset_t src_set(void)	/* every source signal (what HOSTED_HARD_MASK masks) */
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	for (unsigned i = 0; i < HOSTED_NSRC; i++)
+		sigaddset(&s, SIG_SRC(i));
+	return s;
+}
+
+static sigset_t irq_set(void)	/* every source signal and the wake signal */
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIG_WAKE);
+	for (unsigned i = 0; i < HOSTED_NSRC; i++)
+		sigaddset(&s, SIG_SRC(i));
+	return s;
+}
+
+/* ---- dispatch -------------------------------------------------------------------- */
+
+static void run_source(struct vcpu *v, unsigned src)
+{
+	struct source *s = &sources[src];
+
+	(void)v;
+	if (s->handler)
+		s->handler(src, s->arg);
+}
+
+static void run_mailbox(struct vcpu *v)
+{
+	uint32_t bits = atomic_exchange_explicit(&v->irq.mailbox, 0, memory_order_acquire);
+
+	if (bits && ipi_handler)
+		ipi_handler(v->id, bits);
+}
+
+/* Deliver everything held, with the flag set during each dispatch; the flag is clear on
+ * entry and on return. */
+static void replay(struct vcpu *v)
+{
+	for (;;) {
+		uint32_t held = atomic_exchange_explicit(&v->irq.pending, 0, memory_order_relaxed);
+		bool mail = atomic_load_explicit(&v->irq.mailbox, memory_order_relaxed) != 0;
+
+		if (!held && !mail)
+			return;
+		v->irq.masked = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		for (unsigned s = 0; held; s++, held >>= 1)
+			if (held & 1)
+				run_source(v, s);
+		if (mail)
+			run_mailbox(v);
+		atomic_signal_fence(memory_order_seq_cst);
+		v->irq.masked = 0;
+	}
+}
+
+static void on_source(int sig, siginfo_t *si, void *uc)
+{
+	struct vcpu *v = self;
+	int saved_errno = errno;
+
+	(void)uc;
+	if (!v)
+		return;		/* not a vCPU (main or watchdog thread): dropped */
+	if (sig == SIG_WAKE) {
+		/* only ends a sleep; the mailbox is read by the interrupted hosted_idle */
+		errno = saved_errno;
+		return;
+	}
+	unsigned src = (unsigned)(sig - SIGRTMIN - 1);
+
+	if (si->si_code == SI_TIMER && (unsigned)si->si_value.sival_int != v->id)
+		atomic_fetch_add_explicit(&clock_misrouted, 1, memory_order_relaxed);
+	if (!HOSTED_HARD_MASK && v->irq.masked) {
+		atomic_fetch_or_explicit(&v->irq.pending, 1u << src, memory_order_relaxed);
+	} else {
+		sig_atomic_t was = v->irq.masked;
+
+		v->irq.masked = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		run_source(v, src);
+		atomic_signal_fence(memory_order_seq_cst);
+		v->irq.masked = was;
+	}
+	errno = saved_errno;
+}
+
+/* ---- 2. on-chip masking ---------------------------------------------------------- */
+
+#if HOSTED_HARD_MASK
+unsigned long hosted_irq_save(void)
+{
+	sigset_t all = src_set(), old;
+
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	return sigismember(&old, SIG_SRC(0)) ? 1 : 0;
+}
+
+void hosted_irq_restore(unsigned long key)
+{
+	if (key)
+		return;
+	sigset_t all = src_set();
+
+	pthread_sigmask(SIG_UNBLOCK, &all, NULL);	/* held signals are delivered here */
+	if (self && atomic_load_explicit(&self->irq.mailbox, memory_order_relaxed))
+		hosted_poll();	/* blocks, runs the mailbox, unblocks: no recursion */
+}
+
+bool hosted_irq_enabled(void)
+{
+	sigset_t cur;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	return !sigismember(&cur, SIG_SRC(0));
+}
+#else
+/* hosted_irq_save/restore/enabled are inline in hosted.h; this is restore's slow path. */
+void hosted_irq_replay(void)
+{
+	replay(self);
+}
+#endif
+
+void hosted_irq_disable(void)
+{
+	(void)hosted_irq_save();
+}
+
+void hosted_irq_enable(void)
+{
+	hosted_irq_restore(0);
+}
+
+/* ---- 3. sources, clock, IPIs ------------------------------------------------------ */
+
+void hosted_source_register(unsigned src, hosted_handler_t handler, void *arg)
+{
+	if (src >= HOSTED_NSRC)
+		return;
+	sources[src] = (struct source){ handler, arg };
+}
+
+void hosted_source_raise(unsigned src, unsigned cpu)
+{
+	if (src < HOSTED_NSRC && cpu < nvcpus)
+		syscall(SYS_tgkill, getpid(), vcpus[cpu].tid, SIG_SRC(src));
+}
+
+/* The hosted analog of a write to the interrupt controller: a system call. */
+void hosted_source_mask(unsigned src)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIG_SRC(src));
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+}
+
+void hosted_source_unmask(unsigned src)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIG_SRC(src));
+	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+}
+
+void hosted_clock_start(uint64_t period_ns, bool periodic)
+{
+	struct vcpu *v = self;
+	struct itimerspec its = { 0 };
+
+	if (!v->clock_armed) {
+		struct sigevent ev = { 0 };
+
+		ev.sigev_notify = SIGEV_THREAD_ID;
+		ev.sigev_signo = SIG_SRC(HOSTED_SRC_CLOCK);
+		ev.sigev_value.sival_int = (int)v->id;
+		ev._sigev_un._tid = v->tid;
+		if (timer_create(CLOCK_MONOTONIC, &ev, &v->clock) != 0)
+			die("timer_create");
+		v->clock_armed = true;
+	}
+	its.it_value.tv_sec = (time_t)(period_ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(period_ns % 1000000000u);
+	if (periodic)
+		its.it_interval = its.it_value;
+	if (timer_settime(v->clock, 0, &its, NULL) != 0)
+		die("timer_settime");
+}
+
+void hosted_clock_stop(void)
+{
+	struct vcpu *v = self;
+
+	if (v->clock_armed) {
+		timer_delete(v->clock);
+		v->clock_armed = false;
+	}
+}
+
+unsigned long hosted_clock_misrouted(void)
+{
+	return atomic_load_explicit(&clock_misrouted, memory_order_relaxed);
+}
+
+void hosted_ipi_set_handler(hosted_ipi_handler_t handler)
+{
+	ipi_handler = handler;
+}
+
+void hosted_ipi_send(unsigned cpu, uint32_t bits)
+{
+	struct vcpu *t = &vcpus[cpu];
+
+	if (cpu >= nvcpus || !bits)
+		return;
+	atomic_fetch_or_explicit(&t->irq.mailbox, bits, memory_order_seq_cst);
+	if (atomic_load_explicit(&t->idle, memory_order_seq_cst))
+		syscall(SYS_tgkill, getpid(), t->tid, SIG_WAKE);
+}
+
+void hosted_poll(void)
+{
+	struct vcpu *v = self;
+
+	if (!hosted_irq_enabled())
+		return;
+	if (HOSTED_HARD_MASK) {
+		/* held signals were delivered when the mask was lifted; only mail is left */
+		sigset_t all = src_set(), old;
+
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		run_mailbox(v);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
+	if (atomic_load_explicit(&v->irq.pending, memory_order_relaxed) |
+	    atomic_load_explicit(&v->irq.mailbox, memory_order_relaxed))
+		replay(v);
+}
+
+/* Sleep until a signal (a source or SIG_WAKE) or mail. SIG_WAKE is blocked outside this
+ * function, so one sent between the check and sigsuspend stays pending and ends it. */
+void hosted_idle(void)
+{
+	struct vcpu *v = self;
+	sigset_t during;
+
+	hosted_irq_enable();
+	atomic_store_explicit(&v->activity, "idle", memory_order_relaxed);
+	atomic_store_explicit(&v->idle, 1, memory_order_seq_cst);
+	if (!atomic_load_explicit(&v->irq.mailbox, memory_order_seq_cst)) {
+		pthread_sigmask(SIG_BLOCK, NULL, &during);
+		sigdelset(&during, SIG_WAKE);
+		sigsuspend(&during);
+	}
+	atomic_store_explicit(&v->idle, 0, memory_order_relaxed);
+	hosted_poll();
+}
+
+/* ---- 4. console, verdict, panic, watchdog ---------------------------------------- */
+
+void hosted_printf(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	/* interrupts off while holding the lock: a handler that prints cannot deadlock */
+	unsigned long k = self ? hosted_irq_save() : 1;
+	pthread_mutex_lock(&console_lock);
+	for (size_t off = 0; off < (size_t)n;) {
+		ssize_t w = write(1, buf + off, (size_t)n - off);
+		if (w <= 0 && errno != EINTR)
+			break;
+		if (w > 0)
+			off += (size_t)w;
+	}
+	pthread_mutex_unlock(&console_lock);
+	if (self)
+		hosted_irq_restore(k);
+}
+
+_Noreturn void hosted_exit(bool pass)
+{
+	hosted_printf("hosted: verdict %s\n", pass ? "PASS" : "FAIL");
+	_exit(pass ? HOSTED_EXIT_PASS : HOSTED_EXIT_FAIL);
+}
+
+void hosted_activity(const char *what)
+{
+	struct vcpu *v = self;
+
+	if (!v)
+		return;
+	atomic_store_explicit(&v->activity, what, memory_order_relaxed);
+	atomic_fetch_add_explicit(&v->progress, 1, memory_order_relaxed);
+}
+
+void hosted_watchdog(unsigned seconds)
+{
+	watchdog_s = seconds;
+}
+
+/* async-signal-safe formatting for the panic path */
+static void put(const char *s)
+{
+	if (write(2, s, strlen(s)) < 0) { /* stderr gone: nothing to do */ }
+}
+
+static void put_hex(uintptr_t x)
+{
+	char b[19] = "0x";
+	int i = 18;
+
+	b[i] = '\0';
+	do {
+		b[--i] = "0123456789abcdef"[x & 15];
+		x >>= 4;
+	} while (x && i > 2);
+	put("0x");
+	put(b + i);
+}
+
+static void put_dec(unsigned long x)
+{
+	char b[24];
+	int i = 23;
+
+	b[i] = '\0';
+	do {
+		b[--i] = (char)('0' + x % 10);
+		x /= 10;
+	} while (x);
+	put(b + i);
+}
+
+static void *exe_base;	/* load address of the executable, set in hosted_start */
+static char exe_path[4096];	/* its path, set in hosted_start */
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	void *frames[32];
+	(void)uc;
+
+	put("\nPANIC: vCPU ");
+	if (self)
+		put_dec(self->id);
+	else
+		put("-");
+	put(": signal SIG");
+	put(sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	put(" (");
+	put(sigdescr_np(sig) ? sigdescr_np(sig) : "?");
+	put(") at fault address ");
+	put_hex((uintptr_t)si->si_addr);
+	put("\nbacktrace:\n");
+	/* backtrace() may allocate on first use; it was warmed up in hosted_start */
+	int n = backtrace(frames, 32);
+	static char hex[40][20];
+	char *argv[40];
+	int argc = 0;
+
+	argv[argc++] = "addr2line";
+	argv[argc++] = "-f";
+	argv[argc++] = "-p";
+	argv[argc++] = "-e";
+	argv[argc++] = exe_path;	/* not /proc/self/exe: that is addr2line after exec */
+	for (int i = 0; i < n; i++) {
+		Dl_info info = { 0 };
+
+		put("  ");
+		put_hex((uintptr_t)frames[i]);
+		if (dladdr(frames[i], &info) && info.dli_fname) {
+			put(" ");
+			put(info.dli_fname);
+			put("+");
+			put_hex((uintptr_t)frames[i] - (uintptr_t)info.dli_fbase);
+			if (info.dli_sname) {
+				put(" ");
+				put(info.dli_sname);
+			}
+			/* return addresses: the call is the byte before */
+			if (info.dli_fbase == exe_base && argc < 39) {
+				uintptr_t off = (uintptr_t)frames[i] - (uintptr_t)exe_base - 1;
+				char *h = hex[argc];
+				int k = 19;
+
+				h[k] = '\0';
+				do {
+					h[--k] = "0123456789abcdef"[off & 15];
+					off >>= 4;
+				} while (off && k > 2);
+				h[--k] = 'x';
+				h[--k] = '0';
+				argv[argc++] = h + k;
+			}
+		}
+		put("\n");
+	}
+	argv[argc] = NULL;
+	/* symbolize the executable's frames (static functions too) with addr2line */
+	if (argc > 5 && exe_path[0]) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			dup2(2, 1);
+			execvp("addr2line", argv);
+			_exit(127);
+		}
+		if (pid > 0) {
+			put("source lines (addr2line):\n");
+			waitpid(pid, NULL, 0);
+		}
+	}
+	_exit(HOSTED_EXIT_PANIC);
+}
+
+static void *watchdog_main(void *arg)
+{
+	unsigned long last[HOSTED_MAX_CPUS];
+	unsigned stuck[HOSTED_MAX_CPUS] = { 0 };
+	const unsigned tick_ms = 100, limit = watchdog_s * 1000 / tick_ms;
+	(void)arg;
+
+	for (unsigned i = 0; i < nvcpus; i++)
+		last[i] = atomic_load_explicit(&vcpus[i].progress, memory_order_relaxed);
+	for (;;) {
+		struct timespec ts = { 0, (long)tick_ms * 1000000L };
+		bool hang = false;
+
+		nanosleep(&ts, NULL);
+		for (unsigned i = 0; i < nvcpus; i++) {
+			unsigned long p = atomic_load_explicit(&vcpus[i].progress,
+							       memory_order_relaxed);
+			bool quiet = atomic_load_explicit(&vcpus[i].done, memory_order_acquire);
+
+			stuck[i] = (p == last[i] && !quiet) ? stuck[i] + 1 : 0;
+			last[i] = p;
+			if (stuck[i] >= limit)
+				hang = true;
+		}
+		if (!hang)
+			continue;
+		pthread_mutex_lock(&console_lock);
+		fprintf(stderr, "\nWATCHDOG: no progress for %u s; vCPU state:\n", watchdog_s);
+		for (unsigned i = 0; i < nvcpus; i++) {
+			const char *a = atomic_load_explicit(&vcpus[i].activity,
+							     memory_order_relaxed);
+			fprintf(stderr, "  vCPU %u: %s, last activity: %s (progress %lu)\n", i,
+				atomic_load_explicit(&vcpus[i].done, memory_order_acquire) ?
+				"finished" : stuck[i] >= limit ? "STUCK" : "running",
+				a ? a : "(none)", last[i]);
+		}
+		fflush(stderr);
+		_exit(HOSTED_EXIT_HANG);
+	}
+	return NULL;
+}
+
+/* ---- 1. vCPUs -------------------------------------------------------------------- */
+
+unsigned hosted_cpu_id(void)
+{
+	return self ? self->id : ~0u;
+}
+
+unsigned hosted_ncpus(void)
+{
+	return nvcpus;
+}
+
+bool hosted_oversubscribed(void)
+{
+	return oversubscribed;
+}
+
+const char *hosted_sched_label(void)
+{
+	return fifo ? "SCHED_FIFO" : "best-effort scheduling";
+}
+
+static void install(int sig, void (*fn)(int, siginfo_t *, void *), int flags)
+{
+	struct sigaction sa = { 0 };
+
+	sa.sa_sigaction = fn;
+	sa.sa_flags = SA_SIGINFO | flags;
+	sa.sa_mask = irq_set();		/* sources do not nest inside a handler */
+	if (sigaction(sig, &sa, NULL) != 0)
+		die("sigaction");
+}
+
+/* Runs first on a vCPU thread; returns the alternate stack it replaced (a sanitizer
+ * runtime's own, which it unmaps at thread exit: it gets it back first). */
+static stack_t vcpu_main(struct vcpu *v)
+{
+	stack_t ss = { .ss_sp = v->altstack, .ss_size = ALTSTACK_BYTES }, old;
+	sigset_t wake;
+
+	self = v;
+	hosted_irq_self = &v->irq;
+	v->tid = (pid_t)syscall(SYS_gettid);
+	if (sigaltstack(&ss, &old) != 0)
+		die("sigaltstack");
+	sigemptyset(&wake);
+	sigaddset(&wake, SIG_WAKE);
+	pthread_sigmask(SIG_BLOCK, &wake, NULL);
+	return old;
+}
+
+struct start_arg { struct vcpu *v; pthread_barrier_t *ready; };
+
+static void *vcpu_thread(void *p)
+{
+	struct start_arg *a = p;
+	struct vcpu *v = a->v;
+
+	stack_t prev = vcpu_main(v);
+	pthread_barrier_wait(a->ready);	/* every tid known before any entry runs */
+	hosted_activity("entry");
+	v->entry(v->id);
+	atomic_store_explicit(&v->done, 1, memory_order_release);
+	hosted_clock_stop();
+	if (!(prev.ss_flags & SS_DISABLE))
+		sigaltstack(&prev, NULL);
+	else {
+		stack_t off = { .ss_flags = SS_DISABLE };
+		sigaltstack(&off, NULL);
+	}
+	return NULL;
+}
+
+void hosted_start(unsigned ncpus, void (*entry)(unsigned cpu))
+{
+	cpu_set_t allowed;
+	unsigned cores[CPU_SETSIZE], ncores = 0;
+	const char *env = getenv("KSYNC_HOSTED_FIFO");
+	bool try_fifo = !(env && env[0] == '0');
+	struct rlimit nocore = { 0, 0 };
+	void *warm[2];
+
+	if (ncpus == 0 || ncpus > HOSTED_MAX_CPUS) {
+		fprintf(stderr, "hosted: %u vCPUs: 1..%d supported\n", ncpus, HOSTED_MAX_CPUS);
+		_exit(HOSTED_EXIT_FAIL);
+	}
+	setrlimit(RLIMIT_CORE, &nocore);	/* a panic never leaves a core file */
+	(void)backtrace(warm, 2);		/* load libgcc now, not in the fault handler */
+	Dl_info self_info;
+	if (dladdr((void *)hosted_start, &self_info))
+		exe_base = self_info.dli_fbase;
+	ssize_t plen = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+	exe_path[plen > 0 ? plen : 0] = '\0';
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+		die("sched_getaffinity");
+	for (unsigned c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed))
+			cores[ncores++] = c;
+	nvcpus = ncpus;
+	oversubscribed = ncpus > ncores;
+	/* SCHED_FIFO only when every vCPU has a core of its own: spinning FIFO threads
+	 * sharing a core would starve each other. */
+	fifo = false;
+	if (try_fifo && !oversubscribed) {
+		struct sched_param sp = { .sched_priority = 1 };
+
+		if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0) {
+			if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0) {
+				fifo = true;
+			} else {
+				sp.sched_priority = 0;
+				pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+			}
+		}
+	}
+	install(SIG_WAKE, on_source, 0);
+	for (unsigned i = 0; i < HOSTED_NSRC; i++)
+		install(SIG_SRC(i), on_source, SA_RESTART);
+	install(SIGSEGV, on_fault, SA_ONSTACK);
+	install(SIGBUS, on_fault, SA_ONSTACK);
+	install(SIGILL, on_fault, SA_ONSTACK);
+	install(SIGFPE, on_fault, SA_ONSTACK);
+
+	hosted_printf("hosted: %u vCPUs on %u host cores%s, %s\n", ncpus, ncores,
+		      oversubscribed ? " (oversubscribed)" : ", pinned",
+		      hosted_sched_label());
+
+	pthread_barrier_t ready;
+	struct start_arg args[HOSTED_MAX_CPUS];
+
+	pthread_barrier_init(&ready, NULL, ncpus);
+	for (unsigned i = 0; i < ncpus; i++) {
+		struct vcpu *v = &vcpus[i];
+		pthread_attr_t attr;
+
+		v->id = i;
+		v->entry = entry;
+		v->altstack = malloc(ALTSTACK_BYTES);
+		if (!v->altstack)
+			die("malloc");
+		args[i] = (struct start_arg){ v, &ready };
+		pthread_attr_init(&attr);	/* inherits the policy of this thread */
+		if (!oversubscribed) {
+			cpu_set_t one;
+
+			CPU_ZERO(&one);
+			CPU_SET(cores[i], &one);
+			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		}
+		if (pthread_create(&v->thread, &attr, vcpu_thread, &args[i]) != 0)
+			die("pthread_create");
+		pthread_attr_destroy(&attr);
+	}
+	if (watchdog_s) {
+		pthread_t wd;
+		sigset_t all = irq_set(), old;
+
+		pthread_sigmask(SIG_BLOCK, &all, &old);	/* the watchdog takes no sources */
+		if (pthread_create(&wd, NULL, watchdog_main, NULL) != 0)
+			die("pthread_create");
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_detach(wd);
+	}
+	for (unsigned i = 0; i < ncpus; i++)
+		pthread_join(vcpus[i].thread, NULL);
+	pthread_barrier_destroy(&ready);
+	for (unsigned i = 0; i < ncpus; i++) {
+		/* the vCPU exited, so its alternate stack is no longer in use */
+		free(vcpus[i].altstack);
+		vcpus[i].altstack = NULL;
+	}
+}
+
+/* ---- 5. memory ------------------------------------------------------------------- */
+
+#define PAGE 4096u
+static char *arena;
+static size_t arena_pages;
+/* Free pages as a stack of indices; protected by arena_lock, taken with interrupts
+ * (soft-)disabled so a handler on the same vCPU cannot deadlock on it. */
+static uint32_t *free_stack;
+static size_t free_top;
+static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int hosted_arena_init(size_t bytes)
+{
+	size_t pages = bytes / PAGE;
+
+	if (!pages || pages > UINT32_MAX)
+		return -1;
+	arena = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (arena == MAP_FAILED) {
+		arena = NULL;
+		return -1;
+	}
+	free_stack = malloc(pages * sizeof(*free_stack));
+	if (!free_stack)
+		return -1;
+	arena_pages = pages;
+	for (size_t i = 0; i < pages; i++)
+		free_stack[i] = (uint32_t)(pages - 1 - i);
+	free_top = pages;
+	return 0;
+}
+
+static unsigned long arena_enter(void)
+{
+	unsigned long k = self ? hosted_irq_save() : 1;
+
+	pthread_mutex_lock(&arena_lock);
+	return k;
+}
+
+static void arena_leave(unsigned long k)
+{
+	pthread_mutex_unlock(&arena_lock);
+	if (self)
+		hosted_irq_restore(k);
+}
+
+void *hosted_page_alloc(void)
+{
+	void *p = NULL;
+	unsigned long k = arena_enter();
+
+	if (free_top)
+		p = arena + (size_t)free_stack[--free_top] * PAGE;
+	arena_leave(k);
+	return p;
+}
+
+void hosted_page_free(void *page)
+{
+	char *p = page;
+
+	if (!p || p < arena || p >= arena + arena_pages * PAGE || (p - arena) % PAGE)
+		return;
+	unsigned long k = arena_enter();
+	free_stack[free_top++] = (uint32_t)((p - arena) / PAGE);
+	arena_leave(k);
+}
+
+size_t hosted_pages_free(void)
+{
+	unsigned long k = arena_enter();
+	size_t n = free_top;
+
+	arena_leave(k);
+	return n;
+}
