@@ -19,29 +19,7 @@
 #define SPL_RUN_AT_NONE_ONLY 1
 #define SPL_USES_TPR 0
 
-/* Raise: one store of the logical level. */
-static inline spl_t splraise(unsigned level)
-{
-	SPL_CHECK_RAISE(level);
-	struct spl_cpu *c = spl_self();
-	spl_t s = c->ipl;
-	if (level > s)
-		c->ipl = level;
-	return s;
-}
-/* Store, then check. Safe here without the cmpxchg: once something is pending, nothing
- * at or below the level that deferred it can arrive (cli-optim resumed the section with
- * IF clear; tpr-optim raised CR8), so no deferral can fall between the store and the
- * check, and an interrupt that arrives after the store sees the new level. */
-static inline void splx(spl_t s)
-{
-	struct spl_cpu *c = spl_self();
-	SPL_CHECK_LOWER(c, s);
-	c->ipl = s;
-	ksync_compiler_barrier();	/* the check reads pending after the store */
-	if (c->pending & SPL_RUNNABLE(s))
-		spl_lower_slow(c, s);
-}
+#include "spl/level-store.h"
 
 #include "spl/crit-optim.h"
 
