@@ -159,11 +159,13 @@ def test_scheme_files_follow_the_list():
 
 
 def test_parse_scheme_list_refuses_bad_lines():
-    ok = "a 1 0 onchip -\nb 0 1 flag offchip\n"
+    ok = "a 1 0 onchip - 1\nb 0 1 flag offchip 0\n"
     got = schemes.parse_scheme_list(ok)
     assert [s.name for s in got] == ["a", "b"] and got[1].interrupted == "offchip"
-    for bad in ("a 1 0 onchip\n", "a 1 0 onchip -\na 0 0 onchip -\n", "a 0 0 onchip -\n",
-                "a 1 0 onchip -\nb 1 0 onchip -\n", "a 2 0 onchip -\n"):
+    assert got[0].hosted and not got[1].hosted
+    for bad in ("a 1 0 onchip 1\n", "a 1 0 onchip -\n", "a 1 0 onchip - 1\na 0 0 onchip - 1\n",
+                "a 0 0 onchip - 1\n", "a 1 0 onchip - 1\nb 1 0 onchip - 1\n",
+                "a 2 0 onchip - 1\n", "a 1 0 onchip - 2\n"):
         with pytest.raises(ValueError):
             schemes.parse_scheme_list(bad)
 

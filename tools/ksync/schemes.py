@@ -14,7 +14,7 @@ Layout: the default scheme (spl-optim, what NetBSD 1.2 used) builds into build/k
 exactly as before issue 4, so every existing path keeps working; any other scheme builds
 into build/kernel-<name>/ (ksync.elf32 for QEMU -kernel, ksync.elf for symbols).
 
-Public API: ``SCHEMES``, ``DEFAULT_SCHEME``, ``OPTIMISTIC``, ``SCHEME_INFO`` (from
+Public API: ``SCHEMES``, ``DEFAULT_SCHEME``, ``OPTIMISTIC``, ``HOSTED_SCHEMES``, ``SCHEME_INFO`` (from
 kernel/spl/schemes.txt, the one list), ``scheme_id(name)``, ``check_scheme(name)``,
 ``parse_schemes(text)``, ``scheme_dir(repo, name)``, ``scheme_image(repo, name)``,
 ``scheme_elf(repo, name)``, ``make_vars(name)``.
@@ -38,6 +38,7 @@ class SchemeInfo:
     optimistic: bool
     enter: str                  # Table 2's E term: flag, onchip, offchip, cr8
     interrupted: str | None     # the I term of an optimistic scheme, else None
+    hosted: bool = False        # the hosted port (arch/hosted) builds it
 
 
 def parse_scheme_list(text: str) -> tuple[SchemeInfo, ...]:
@@ -48,14 +49,14 @@ def parse_scheme_list(text: str) -> tuple[SchemeInfo, ...]:
         words = line.split("#", 1)[0].split()
         if not words:
             continue
-        if len(words) != 5 or words[1] not in "01" or words[2] not in "01":
+        if len(words) != 6 or any(w not in "01" for w in (words[1], words[2], words[5])):
             raise ValueError(f"schemes.txt line {n}: want 'name default optimistic enter "
-                             f"interrupted', got {line!r}")
-        name, dflt, optim, enter, intr = words
+                             f"interrupted hosted', got {line!r}")
+        name, dflt, optim, enter, intr, hosted = words
         if any(s.name == name for s in out):
             raise ValueError(f"schemes.txt line {n}: {name} listed twice")
         out.append(SchemeInfo(name, dflt == "1", optim == "1", enter,
-                              None if intr == "-" else intr))
+                              None if intr == "-" else intr, hosted == "1"))
     if sum(s.default for s in out) != 1:
         raise ValueError("schemes.txt: exactly one scheme must have default 1")
     return tuple(out)
@@ -67,6 +68,8 @@ DEFAULT_SCHEME = next(s.name for s in SCHEME_INFO.values() if s.default)
 # optimistic schemes: a critical section only sets a per-CPU flag; the hardware is touched
 # only when an interrupt arrives inside one (paper section 3.2)
 OPTIMISTIC = tuple(s.name for s in SCHEME_INFO.values() if s.optimistic)
+# the schemes the hosted port builds (docs/hosted-port.md says what each means there)
+HOSTED_SCHEMES = tuple(s.name for s in SCHEME_INFO.values() if s.hosted)
 
 
 def scheme_id(name: str) -> str:
