@@ -650,7 +650,8 @@ def table5_hosted(ix: IrqIndex) -> Table | None:
                      report.fmt_ticks(d2) if d2 is not None else DASH, bar])
     model = facts.get("cpu_model") or "unknown CPU"
     return Table(
-        title="Table 5c: the optimistic fast paths on the real CPU [hosted]",
+        title="Table 5c: the optimistic fast paths in user mode [hosted stand-in, "
+              "bench/spl_shim; the hosted kernel's own figures: Table 5b, hosted kernel]",
         headers=["scheme", "crit_enter_leave ticks", "ns", "splraise_splx ticks", "flag ticks",
                  "flag inc/dec ticks", "crit - flag", "crit - inc/dec",
                  f"bar: within {OPTIM_BAR_TICKS:g} ticks of flag"],
@@ -1301,14 +1302,19 @@ def attach_figures(doc: Document, figures: dict[str, list[Figure]] | None) -> Do
 
 
 def results_document(prims: dict | None, irq: dict | None,
-                     figures: dict[str, list[Figure]] | None = None) -> Document:
+                     figures: dict[str, list[Figure]] | None = None,
+                     hosted: dict | None = None) -> Document:
     """The report of whatever results exist, the findings first: prims only keeps the
     issue-2 tables; irq only is the interrupt-scheme document; both are concatenated.
     ``figures`` (plots.write_figures) are attached under their tables."""
     from .findings import all_findings    # findings.py imports this module
+    from . import hostedreport
+    if prims is None and irq is None and hosted is None:
+        raise KsyncError("no results to report (neither prims.json nor irq.json nor "
+                         "hosted.json)", exit_code=2)
     if prims is None and irq is None:
-        raise KsyncError("no results to report (neither prims.json nor irq.json)", exit_code=2)
-    if irq is None:
+        doc = Document(title="ksync results: the kernel on the hosted port", tables=[])
+    elif irq is None:
         doc = report.prims_document(prims)
     elif prims is None:
         doc = irq_document(irq)
@@ -1317,7 +1323,10 @@ def results_document(prims: dict | None, irq: dict | None,
         doc = Document(title="ksync results: primitive costs and interrupt-masking schemes",
                        meta=[(f"primitive costs: {k}", v) for k, v in pdoc.meta]
                        + irq_meta(irq), tables=pdoc.tables + irq_tables(irq))
-    doc.findings = all_findings(prims, irq)
+    if hosted is not None:
+        doc.meta += hostedreport.hosted_meta(hosted)
+        doc.tables += hostedreport.hosted_tables(hosted)
+    doc.findings = all_findings(prims, irq, hosted)
     return attach_figures(doc, figures)
 
 
@@ -1328,7 +1337,8 @@ def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = 
 
 
 def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | None = None,
-                       strict: bool = False, warn=None) -> tuple[list[Path], Document]:
+                       strict: bool = False, warn=None, hosted: dict | None = None
+                       ) -> tuple[list[Path], Document]:
     """Write report.md / report.html and the figures (PNG + SVG) from ``prims`` / ``irq`` or,
     for the ones not given, from prims.json / irq.json in ``out_dir`` when they exist.
 
@@ -1354,12 +1364,16 @@ def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | Non
         prims = load(PRIMS_JSON, report.load_prims)
     if irq is None:
         irq = load(IRQ_JSON, load_irq)
-    if prims is None and irq is None:
-        raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}); run `ksync run` "
-                         "first (or pass --out DIR)", exit_code=2)
+    from . import hostedreport
+    if hosted is None:
+        hosted = load(hostedreport.HOSTED_JSON, hostedreport.load_hosted)
+    if prims is None and irq is None and hosted is None:
+        raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}, "
+                         f"{hostedreport.HOSTED_JSON}); run `ksync run` first (or pass "
+                         "--out DIR)", exit_code=2)
     from . import plots                   # matplotlib: imported only to draw
     figures = plots.write_figures(prims, irq, out_dir)
-    doc = results_document(prims, irq, figures)
+    doc = results_document(prims, irq, figures, hosted)
     written = report.write_document(doc, out_dir)
     for figs in figures.values():
         for f in figs:
