@@ -368,7 +368,13 @@ def test_hosted_column_renders_from_fixture_records():
               "rows": [{"kind": "prim", "name": n, "median": m, "p99": m * 2}
                        for n, m in (("hosted_soft_irq_pair", 1.5), ("hosted_sigmask_pair", 300.0),
                                     ("hosted_signal_self", 2000.0),
-                                    ("hosted_signal_cross", 8000.0))]}]
+                                    ("hosted_signal_cross", 8000.0))],
+              "sched": hostedreport.placement_sched(
+                  ["hosted: 2 vCPUs on 2 host cores, pinned, SCHED_FIFO"])},
+             {"program": "build/hosted-port/costs-hard", "status": "ok", "facts": {},
+              "rows": [{"kind": "prim", "name": n, "median": m}
+                       for n, m in (("hosted_hard_irq_pair", 310.0),
+                                    ("hosted_sigmask_pair", 320.0))]}]
     runs = [_rec(s, 2, False, crit=float(i + 3)) for i, s in enumerate(schemes.HOSTED_SCHEMES)]
     data = _data(runs, costs)
     doc = irqreport.results_document(None, None, None, data)
@@ -380,8 +386,11 @@ def test_hosted_column_renders_from_fixture_records():
                                          for i in range(len(schemes.HOSTED_SCHEMES))]
     gap = next(t for t in doc.tables if t.title.startswith("Table 5, hosted"))
     ratio_1997 = f"{report.fmt_ratio(irqreport.CYCLES_1997['offchip'] / irqreport.CYCLES_1997['onchip'])}x"
-    costs_row = next(r for r in gap.rows if r[0] == "build/hosted-port/costs")
+    costs_row = next(r for r in gap.rows if r[0] == "costs (soft flag)")
     assert costs_row[4] == f"{report.fmt_ratio(300.0 / 1.5)}x" and costs_row[5] == ratio_1997
+    assert "SCHED_FIFO" in costs_row[1]          # the program's placement line, not a guess
+    hard_row = next(r for r in gap.rows if r[0] == "costs-hard (hard mask)")
+    assert hard_row[2] == report.fmt_ticks(310.0) and hard_row[3] == report.fmt_ticks(320.0)
     sig = next(t for t in doc.tables if t.title.startswith("Signal delivery latency"))
     assert [r[1] for r in sig.rows] == ["hosted_signal_self", "hosted_signal_cross"]
     assert sig.rows[0][3] == "1000"              # 2000 ticks at 2 GHz = 1000 ns
@@ -392,3 +401,14 @@ def test_hosted_column_renders_from_fixture_records():
         assert "hosted" in t.title
     text = report.render_text(doc)
     assert "Hosted kernel runs" in text
+
+
+def test_a_run_that_did_not_start_is_not_labelled_a_timing():
+    rec = hostedreport.run_record(schemes.DEFAULT_SCHEME, 2, host_cores=2)
+    rec["reason"] = "binary missing"
+    label = hostedreport.run_label(rec)
+    assert "did not run" in label and "oversubscribed" not in label
+    assert hostedreport.timing_runs(_data([rec])) == []
+    assert hostedreport.placement_sched(["hosted: 4 vCPUs on 2 host cores, oversubscribed, "
+                                         "best-effort scheduling"]) == "best-effort scheduling"
+    assert hostedreport.placement_sched(["no such line"]) is None

@@ -855,13 +855,13 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
                 _build_hosted(repo, progress, s, hkernel.DEFAULT_FLAVOUR)
             except KsyncError as e:
                 for n in args.smp:
-                    rec = hostedreport.run_record(s, n)
+                    rec = hostedreport.run_record(s, n, host_cores=cores)
                     rec["reason"] = f"build failed: {e}"
                     runs.append(rec)
                 progress(f"hosted kernel {s}: build FAILED: {e}")
                 continue
         for n in args.smp:
-            rec = hostedreport.run_record(s, n)
+            rec = hostedreport.run_record(s, n, host_cores=cores)
             runs.append(rec)
             cfg = _hosted_config(args, repo, "bench", n, set_=kernel_set, scheme=s,
                                  flavour=hkernel.DEFAULT_FLAVOUR)
@@ -891,7 +891,7 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
             progress(f"hosted port cost programs: build FAILED: {e}")
     for prog in hkernel.HOSTED_COSTS:
         c = {"program": str(prog), "status": "failed", "reason": None, "log": None,
-             "facts": None, "rows": []}
+             "facts": None, "sched": None, "placement": None, "rows": []}
         costs.append(c)
         progress(f"running {display_path(repo / prog)}")
         try:
@@ -902,6 +902,8 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
             continue
         c.update(status="ok" if h.passed else "failed", reason=h.reason,
                  log=display_path(h.log_path), facts=_hosted_facts(h.objects) or None,
+                 sched=hostedreport.placement_sched(h.lines),
+                 placement=next((l for l in h.lines if l.startswith("hosted: ")), None),
                  rows=[dict(o, env="hosted") for o in h.objects.of_kind("prim")])
         if not h.passed:
             progress(f"{prog}: FAILED: {h.reason}; see {display_path(h.log_path)}")

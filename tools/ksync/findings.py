@@ -384,7 +384,8 @@ def all_findings(prims: dict | None, irq: dict | None,
     from .hostedreport import hosted_findings
     ix = IrqIndex(irq if isinstance(irq, dict) else None)
     out: list[Finding] = []
-    out += table5_findings(prims, ix)
+    if prims is not None or irq is not None or hosted is None:
+        out += table5_findings(prims, ix)
     out += hosted_findings(hosted)
     if irq is not None:
         out += table6_findings(ix)

@@ -45,11 +45,14 @@ KEEP_OUT = ("boot", "done")          # KSYNC objects not stored as rows
 # data
 
 
-def run_record(scheme: str, cpus: int, flavour: str = "plain") -> dict:
+def run_record(scheme: str, cpus: int, flavour: str = "plain",
+               host_cores: int | None = None) -> dict:
     """An empty record of one hosted kernel run, keyed by (platform, scheme, cpus)."""
     return {"platform": "hosted", "scheme": scheme, "cpus": cpus, "flavour": flavour,
             "env": "hosted", "status": "failed", "reason": None, "log": None, "elapsed": None,
-            "boot": None, "sched": BEST_EFFORT, "oversubscribed": None, "host_cores": None,
+            "boot": None, "sched": BEST_EFFORT,
+            "oversubscribed": None if host_cores is None else cpus > host_cores,
+            "host_cores": host_cores,
             "cpu_model": None, "tsc_hz": None, "refused": [], "rows": []}
 
 
@@ -102,6 +105,8 @@ def run_label(rec: dict) -> str:
     """The environment words of a hosted run: hosted, CPU model, vCPUs, scheduling; or the
     oversubscribed label."""
     cpus = rec.get("cpus") or "?"
+    if rec.get("status") != "ok" and not rec.get("boot"):
+        return f"hosted, {cpus} vCPUs: did not run"
     if is_oversubscribed(rec):
         cores = rec.get("host_cores") or "?"
         return (f"hosted, oversubscribed ({cpus} vCPUs on {cores} cores): correctness only, "
@@ -133,14 +138,25 @@ def _t(v: Any) -> str:
     return fmt_ticks(v) if v is not None else DASH
 
 
+def placement_sched(lines: list[str]) -> str | None:
+    """The scheduling label of a cost program's placement line ("hosted: 2 vCPUs on 2 host
+    cores, pinned, SCHED_FIFO"), or None."""
+    for line in lines:
+        if line.startswith("hosted: ") and " vCPUs on " in line:
+            last = line.rsplit(",", 1)[-1].strip()
+            return last if last in ("SCHED_FIFO", BEST_EFFORT) else None
+    return None
+
+
 def _cost_rows(data: dict | None) -> tuple[dict[str, dict], dict]:
-    """name -> row over the cost programs that ran, and the first one's facts."""
+    """name -> row over the cost programs that ran, and the first one's facts (with the
+    program's scheduling label as "sched")."""
     rows: dict[str, dict] = {}
     facts: dict = {}
     for c in (data or {}).get("costs") or []:
         if not isinstance(c, dict) or c.get("status") != "ok":
             continue
-        facts = facts or (c.get("facts") or {})
+        facts = facts or dict(c.get("facts") or {}, sched=c.get("sched") or BEST_EFFORT)
         for r in c.get("rows") or []:
             if isinstance(r, dict) and r.get("kind") == "prim":
                 rows.setdefault(str(r.get("name")), r)
@@ -168,7 +184,9 @@ def status_table(data: dict) -> Table:
                      run_label(r), refused or DASH, r.get("log") or DASH])
     for c in (data.get("costs") or []):
         rows.append(["hosted", DASH, DASH, "ok" if c.get("status") == "ok"
-                     else f"failed: {c.get('reason')}", c.get("program", "?"), DASH,
+                     else f"failed: {c.get('reason')}",
+                     f"{c.get('program', '?')}" + (f" ({c['placement']})"
+                                                   if c.get("placement") else ""), DASH,
                      c.get("log") or DASH])
     return Table(title="Hosted kernel runs (platform, scheme, cpus) [hosted]",
                  headers=["platform", "scheme", "cpus", "status", "environment",
@@ -231,23 +249,26 @@ def gap_table(data: dict) -> Table | None:
         ratio = f"{fmt_ratio(a / b)}x" if a is not None and b else DASH
         rows.append([f"kernel irq_prims ({s})", run_label(rec), _t(b), _t(a), ratio,
                      f"{fmt_ratio(then)}x"])
-    costs, facts = _cost_rows(data)
-    soft, sig = costs.get(SOFT_PAIR), costs.get(SIGMASK_PAIR)
-    if soft is not None and sig is not None:
-        a, b = num(sig.get("median")), num(soft.get("median"))
+    for prog in data.get("costs") or []:
+        if not isinstance(prog, dict) or prog.get("status") != "ok":
+            continue
+        named = {str(r.get("name")): r for r in prog.get("rows") or [] if isinstance(r, dict)}
+        on = named.get(SOFT_PAIR) or named.get(HARD_PAIR)
+        sig = named.get(SIGMASK_PAIR)
+        if on is None or sig is None:
+            continue
+        a, b = num(sig.get("median")), num(on.get("median"))
         ratio = f"{fmt_ratio(a / b)}x" if a is not None and b else DASH
-        rows.append(["build/hosted-port/costs", _costs_label(facts, data.get("host_cpu_model")),
+        what = "soft flag" if on is named.get(SOFT_PAIR) else "hard mask"
+        facts = dict(prog.get("facts") or {}, sched=prog.get("sched") or BEST_EFFORT)
+        rows.append([f"{Path(str(prog.get('program'))).name} ({what})",
+                     _costs_label(facts, data.get("host_cpu_model")),
                      _t(b), _t(a), ratio, f"{fmt_ratio(then)}x"])
-    hard = costs.get(HARD_PAIR)
-    if hard is not None:
-        rows.append(["build/hosted-port/costs-hard (masking for real)",
-                     _costs_label(facts, data.get("host_cpu_model")), DASH,
-                     _t(hard.get("median")), DASH, DASH])
     if not rows:
         return None
     return Table(
         title="Table 5, hosted: the on-chip/off-chip gap [hosted]",
-        headers=["source", "environment", "on-chip: soft cli+sti ticks",
+        headers=["source", "environment", "on-chip pair ticks",
                  "off-chip: pthread_sigmask pair ticks", "off / on",
                  f"1997 off / on ({c['offchip']} / {c['onchip']} cycles)"],
         rows=rows, align=["l", "l", "r", "r", "r", "r"],
@@ -255,7 +276,9 @@ def gap_table(data: dict) -> Table | None:
                      "check (save + restore), and masking a source at the controller is "
                      "pthread_sigmask, a system call: the hosted analog of the 1997 gap "
                      "between cli; sti and an 8259A IMR write (Small & Manley 1997 Table 5, "
-                     "Pentium 120 MHz). Medians in TSC ticks of the real CPU."])
+                     "Pentium 120 MHz). Medians in TSC ticks of the real CPU. costs and "
+                     "costs-hard are build/hosted-port's programs; costs-hard is the "
+                     "hard-mask build, whose on-chip pair is pthread_sigmask of every source."])
 
 
 def mp_table(data: dict) -> Table | None:
