@@ -175,15 +175,15 @@ def test_a_scheme_the_hosted_port_does_not_build_names_the_ones_it_does(fake_rep
     one_line_error(p, missing[0], *schemes.HOSTED_SCHEMES)
 
 
-def test_qemu_options_on_a_hosted_run_and_qemu_sweeps_in_run(fake_repo, tmp_path):
+def test_qemu_options_on_a_hosted_run(fake_repo, tmp_path):
     base = ("test", "--repo", str(fake_repo), "--no-build", "--platform", "hosted")
     one_line_error(run_cli(*base, "--iso"), "--iso")
     one_line_error(run_cli(*base, "--accel", "kvm"), "--accel")
     one_line_error(run_cli(*base, "--qemu-arg=-d"), "--qemu-arg")
     one_line_error(run_cli("boot", "--repo", str(fake_repo), "--platform", "hosted",
                            "--smp", "1,2"), "--smp")
-    one_line_error(run_cli("run", "--repo", str(fake_repo), "--no-build", "--platform", "qemu",
-                           "--smp", "1,2", "--out", str(tmp_path / "o")), "--smp")
+    one_line_error(run_cli("run", "prims", "--repo", str(fake_repo), "--no-build",
+                           "--platform", "hosted", "--out", str(tmp_path / "o")), "prims")
 
 
 # ---------------------------------------------------------------------------------------
@@ -412,3 +412,43 @@ def test_a_run_that_did_not_start_is_not_labelled_a_timing():
     assert hostedreport.placement_sched(["hosted: 4 vCPUs on 2 host cores, oversubscribed, "
                                          "best-effort scheduling"]) == "best-effort scheduling"
     assert hostedreport.placement_sched(["no such line"]) is None
+
+
+def test_run_irq_sweep_on_qemu_keys_every_run(tmp_path):
+    """--smp 1,2 on qemu: every scheme boots at both counts; irq.json keys the runs by
+    (platform, scheme, cpus); the tables index the first count, the sweep table shows all."""
+    from test_tool_irq import make_fake
+    repo = tmp_path / "repo"
+    for s in schemes.SCHEMES:
+        img = schemes.scheme_image(repo, s)
+        img.parent.mkdir(parents=True, exist_ok=True)
+        img.write_bytes(b"\x7fELF dummy")
+    fake = make_fake(tmp_path)
+    out = tmp_path / "results"
+    p = run_cli("run", "irq", "--repo", str(repo), "--no-build", "--qemu", str(fake),
+                "--out", str(out), "--schemes", "spl-optim,cli-optim", "--smp", "1,2",
+                "--platform", "qemu")
+    assert p.returncode == 0, p.stdout + p.stderr
+    data = json.loads((out / "irq.json").read_text())
+    keys = sorted((r["platform"], r["scheme"], r["requested_cpus"]) for r in data["schemes"])
+    assert keys == sorted(("qemu", s, n) for s in ("spl-optim", "cli-optim") for n in (1, 2))
+    seen = sorted(int(a[a.index("-smp") + 1]) for a in
+                  (json.loads(f.read_text()) for f in tmp_path.glob("argv-*.json")))
+    assert seen == [1, 1, 2, 2]
+    ix = irqreport.IrqIndex(data)
+    assert {ix.run(s)["requested_cpus"] for s in ("spl-optim", "cli-optim")} == {1}
+    t = irqreport.sweep_table(data)
+    assert sorted((r[1], r[2]) for r in t.rows) == sorted(
+        (s, str(n)) for s in ("spl-optim", "cli-optim") for n in (1, 2))
+    assert "Interrupt schemes by CPU count" in (out / "report.md").read_text()
+
+
+def test_prims_sweep_table_has_a_column_per_cpus():
+    def side(n):
+        return {"platform": "qemu", "scheme": "spl-optim", "cpus": n, "requested_cpus": n,
+                "side": {"env": "tcg"}, "rows": [{"name": "cli_sti", "median": 10.0 * n}]}
+    t = report.sweep_table({"kernel_sweep": [side(1), side(4)]})
+    assert t.headers[1:] == ["qemu spl-optim 1 CPUs", "qemu spl-optim 4 CPUs"]
+    assert t.rows == [["cli_sti", report.fmt_ticks(10.0), report.fmt_ticks(40.0)]]
+    assert "tcg" in t.title
+    assert report.sweep_table({"kernel_sweep": [side(2)]}) is None

@@ -644,10 +644,6 @@ def cmd_run(args, repo: Path) -> int:
                          "both)")
     check_platform_options(args, args.platform)
     on_qemu, on_hosted = "qemu" in args.platform, "hosted" in args.platform
-    if on_qemu and len(args.smp) > 1:
-        raise UsageError(f"--smp {','.join(map(str, args.smp))} with --platform qemu: the tcg "
-                         "tables (prims.json, irq.json) hold one CPU count per run; sweep the "
-                         "hosted column with --platform hosted, or run qemu once per count")
     if not on_qemu and args.what != "all":
         raise UsageError(f"`ksync run {args.what}` is a qemu measurement; --platform hosted "
                          "runs the hosted column (ksync run --platform hosted)")
@@ -711,17 +707,36 @@ def cmd_run(args, repo: Path) -> int:
 
 
 def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str) -> dict:
-    """Primitive costs (issue 2): kernel boots, hosted programs, peers -> prims.json data."""
+    """Primitive costs (issue 2): kernel boots, hosted programs, peers -> prims.json data.
+    An --smp sweep (issue 9): the first CPU count makes the tables and findings as before;
+    each further count's kernel rows go to ``kernel_sweep``, keyed (platform, scheme, cpus)."""
+    if not args.no_build:
+        make(repo, "kernel", progress)
+    krows, kernel_side = _kernel_prims(args, repo, env, progress, host_model, args.smp[0])
+    sweep = []
+    for n in args.smp[1:]:
+        rows, side = _kernel_prims(args, repo, env, progress, host_model, n)
+        sweep.append({"platform": "qemu", "scheme": side.get("scheme") or
+                      schemes.DEFAULT_SCHEME, "cpus": side["cpus"], "requested_cpus": n,
+                      "side": side, "rows": rows})
+    data = _hosted_prims(args, repo, progress, meta, host_model, krows, kernel_side)
+    if sweep:
+        first = {"platform": "qemu", "scheme": kernel_side.get("scheme") or
+                 schemes.DEFAULT_SCHEME, "cpus": kernel_side["cpus"],
+                 "requested_cpus": args.smp[0], "side": kernel_side, "rows": krows}
+        data["kernel_sweep"] = [first, *sweep]
+    return data
+
+
+def _kernel_prims(args, repo: Path, env: str, progress, host_model: str, smp: int
+                  ) -> tuple[list[dict], dict]:
+    """The kernel's prim rows at ``smp`` CPUs (the middle of --repeat runs) and its side."""
     cfg = _boot_config(args, repo, "bench", "prims,lf_cost,lf_fifo_cost",
-                       RUN_SETS[args.set].kernel_set)
+                       RUN_SETS[args.set].kernel_set, smp=smp)
     if env == "kvm-pvm":
         # kvm_pvm stops the guest at a ring-0 cmpxchg16b (QEMU then pauses): leave it out
         cfg.append = [*cfg.append, "skip=cmpxchg16b"]
         progress("kvm-pvm: the kernel leaves the cmpxchg16b row out (it stops the guest)")
-
-    # (a) kernel
-    if not args.no_build:
-        make(repo, "kernel", progress)
     kruns: list[list[dict]] = []
     for i in range(args.repeat):
         progress(f"booting kernel: prims, smp={cfg.smp}, {env}, run {i + 1} of {args.repeat}, "
@@ -756,7 +771,12 @@ def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str
         "log": display_path(res.log_path),
         "boot": bootobj or None,
     }
+    return krows, kernel_side
 
+
+def _hosted_prims(args, repo: Path, progress, meta: dict, host_model: str, krows: list[dict],
+                  kernel_side: dict) -> dict:
+    """The hosted programs and the peer comparison of prims.json (issue 2)."""
     # (b) hosted
     if not args.no_build:
         make(repo, "bench-hosted", progress, what="hosted benchmarks")
@@ -916,11 +936,18 @@ def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:
     still run.  Returns the irq.json data."""
     names = args.schemes or list(schemes.SCHEMES)
     seconds = args.irq_seconds
+    runs = []
+    for n in args.smp:       # a sweep: every scheme at each CPU count; the first is the tables'
+        cfg = _boot_config(args, repo, "bench", "irq*", RUN_SETS[args.set].kernel_set, smp=n)
+        cfg.append = irq_words(args, env) + cfg.append   # the user's --append comes last
+        for i, s in enumerate(names):
+            rec = _run_irq_scheme(args, repo, cfg, s, env, progress, i + 1, len(names),
+                                  build=n == args.smp[0])
+            rec["platform"], rec["requested_cpus"] = "qemu", n
+            runs.append(rec)
     cfg = _boot_config(args, repo, "bench", "irq*", RUN_SETS[args.set].kernel_set)
-    cfg.append = irq_words(args, env) + cfg.append   # the user's --append comes last: it wins
-    runs = [_run_irq_scheme(args, repo, cfg, s, env, progress, i + 1, len(names))
-            for i, s in enumerate(names)]
-    options = {"smp": cfg.smp, "accel": args.accel, "machine": cfg.machine,
+    options = {"smp": cfg.smp, "smp_sweep": list(args.smp), "accel": args.accel,
+               "machine": cfg.machine,
                "irq_seconds": float(seconds),
                "irq_quick": bool(args.irq_quick), "disk": cfg.disk is not None,
                "timeout": cfg.timeout, "schemes": names, "set": args.set,
@@ -961,7 +988,7 @@ def _run_spl_fast(args, repo: Path, progress, names: list[str]) -> dict:
 
 
 def _run_irq_scheme(args, repo: Path, cfg: qemu.BootConfig, scheme: str, env: str, progress,
-                    i: int, n: int) -> dict:
+                    i: int, n: int, build: bool = True) -> dict:
     rec: dict = {"scheme": scheme, "status": "failed", "reason": None, "note": None,
                  "log": None, "env": env, "cpus": None, "tsc_hz": None, "tsc_source": None,
                  "guest_cpu_model": None, "hypervisor": None, "cmdline": None,
@@ -969,7 +996,7 @@ def _run_irq_scheme(args, repo: Path, cfg: qemu.BootConfig, scheme: str, env: st
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     build_log = repo / qemu.LOG_DIR / f"{stamp}-build-{scheme}.log"
     try:
-        if not args.no_build:
+        if build and not args.no_build:
             make(repo, "kernel", progress, what=f"kernel, scheme {scheme} ({i} of {n})",
                  variables={"SCHEME": scheme}, log_path=build_log)
         c = dataclasses.replace(cfg, scheme=scheme, append=list(cfg.append))

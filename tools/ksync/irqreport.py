@@ -240,8 +240,13 @@ class IrqIndex:
         self.data = data or {}
         self.runs: dict[str, dict] = {}
         self.order: list[str] = []
+        # an --smp sweep (issue 9) stores every (platform, scheme, cpus); the tables index
+        # the first CPU count's runs, sweep_table shows the others
+        primary = (self.data.get("options") or {}).get("smp")
         for rec in self.data.get("schemes") or []:
             if not isinstance(rec, dict) or not isinstance(rec.get("scheme"), str):
+                continue
+            if rec.get("requested_cpus") not in (None, primary):
                 continue
             name = rec["scheme"]
             if name not in self.runs:
@@ -1258,6 +1263,39 @@ def lossmap_table(ix: IrqIndex) -> Table:
                      serial_bits_note(ix), ix.env_note(ix.schemes_shown())])
 
 
+def sweep_table(data: dict) -> Table | None:
+    """An --smp sweep (issue 9): each (platform, scheme, cpus) run's critical-section costs;
+    the other tables show the first CPU count only."""
+    sweep = (data.get("options") or {}).get("smp_sweep") or []
+    if len(sweep) < 2:
+        return None
+    rows = []
+    for rec in data.get("schemes") or []:
+        if not isinstance(rec, dict):
+            continue
+        prim = {r.get("name"): r for r in rec.get("rows") or []
+                if isinstance(r, dict) and r.get("kind") == "irq_prim"}
+        crit = num((prim.get("crit_enter_leave") or {}).get("median"))
+        spl = num((prim.get("splraise_splx") or {}).get("median"))
+        rows.append([str(rec.get("platform") or "qemu"), str(rec.get("scheme")),
+                     str(rec.get("requested_cpus") or rec.get("cpus") or "?"),
+                     str(rec.get("env") or "?"),
+                     "ok" if rec.get("status") == "ok" else f"failed: {rec.get('reason')}",
+                     report.fmt_ticks(crit) if crit is not None else DASH,
+                     report.fmt_ticks(spl) if spl is not None else DASH])
+    envs = sorted({r[3] for r in rows})
+    return Table(
+        title=f"Interrupt schemes by CPU count (platform, scheme, cpus) [{', '.join(envs)}]",
+        headers=["platform", "scheme", "cpus", "environment", "status",
+                 "crit_enter_leave ticks", "splraise_splx ticks"],
+        rows=rows, align=["l", "l", "r", "l", "l", "r", "r"],
+        notes_above=[f"--smp {','.join(str(n) for n in sweep)}: every scheme booted at each "
+                     f"CPU count. The other interrupt-scheme tables show {sweep[0]} CPUs. "
+                     "Medians in TSC ticks; " + ENV_WHAT.get(envs[0], envs[0] if envs else "?")
+                     + (" - the emulator's costs, not hardware costs." if "tcg" in envs
+                        else ".")])
+
+
 def irq_tables(data: dict) -> list[Table]:
     ix = IrqIndex(data)
     optional = [table5_hosted(ix), table6(ix), table6_parts(ix), table6_units(ix)]
@@ -1265,7 +1303,8 @@ def irq_tables(data: dict) -> list[Table]:
     return [status_table(ix), table3(ix), table4(ix), table4_schemes(ix), table5(ix),
             table5_schemes(ix), *[t for t in (hosted, t6, t6d, t6e) if t],
             *table6_1997(ix), table6_repro(),
-            table7(ix), table7_schemes(ix), loss_table(ix), lossmap_table(ix)]
+            table7(ix), table7_schemes(ix), loss_table(ix), lossmap_table(ix),
+            *[t for t in (sweep_table(data),) if t]]
 
 
 def irq_meta(data: dict) -> list[tuple[str, str]]:
