@@ -351,6 +351,9 @@ def test_oversubscribed_runs_stay_out_of_findings_and_comparisons():
     assert hostedreport.mp_table(data) is None
     crit = hostedreport.crit_tables(data)
     assert len(crit) == 1 and "oversubscribed (4 vCPUs on 2 cores)" in crit[0].title
+    # never a timing table: no figure of the run appears in it
+    cells = {c for r in crit[0].rows for c in r[2:]}
+    assert report.fmt_ticks(4.0) not in cells and cells == {"not a timing"}
     # the same figures from a pinned run are judged
     data = _data([_rec(schemes.DEFAULT_SCHEME, 2, False), _rec(schemes.DEFAULT_SCHEME, 4, True,
                                                                off=1.0)])

@@ -285,8 +285,10 @@ def build_parser() -> Parser:
     t = sub.add_parser("test", parents=[repo, vm, sch, plat],
                        help="boot mode=test and check the verdict",
                        description="Build the kernel, boot it in test mode and pass only if "
-                                   "QEMU exits 33 and the KTAP plan is complete with no "
-                                   "'not ok'.")
+                                   "the KTAP plan is complete with no 'not ok' and the exit "
+                                   "status is the pass status (QEMU 33, hosted kernel 0); "
+                                   "with --platform and --smp lists, every (platform, CPU "
+                                   "count) must pass.")
     t.add_argument("--platform", type=platforms_type, default=["qemu"], metavar="P[,P]",
                    help="qemu (default: the x86_64 kernel under QEMU), hosted (the portable "
                         "kernel as a Linux process, build/hosted-kernel/), or qemu,hosted; "
