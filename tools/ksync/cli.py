@@ -22,12 +22,13 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from . import __version__, disk, envdetect, hosted, irqreport, peers, qemu, report, schemes
+from . import (__version__, disk, envdetect, hkernel, hosted, hostedreport, irqreport, peers,
+               qemu, report, schemes)
 from .util import (KsyncError, Progress, SetupError, Terminated, UsageError, display_path,
                    find_repo, install_signal_handlers, make, restore_signal_handlers,
                    utc_timestamp)
 
-MAX_SMP = 64
+MAX_SMP = 64          # MAX_CPUS of the kernel (kernel/include: one limit, static asserts)
 DEFAULT_TIMEOUT = 300.0
 
 
@@ -75,6 +76,37 @@ def smp_type(text: str) -> int:
     if not 1 <= n <= MAX_SMP:
         raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_SMP} (got {n})")
     return n
+
+
+def smp_list_type(text: str) -> list[int]:
+    """``--smp 2`` or a sweep ``--smp 1,2,4``: distinct CPU counts from 1 to MAX_CPUS, in
+    the order given."""
+    out: list[int] = []
+    for word in text.split(","):
+        try:
+            n = smp_type(word.strip())
+        except argparse.ArgumentTypeError as e:
+            raise argparse.ArgumentTypeError(
+                f"{e} (one CPU count or a comma list such as 1,2,4; limit MAX_CPUS = "
+                f"{MAX_SMP})") from None
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def platforms_type(text: str) -> list[str]:
+    try:
+        return hkernel.check_platforms(text)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def platform_type(text: str) -> str:
+    p = platforms_type(text)
+    if len(p) != 1:
+        raise argparse.ArgumentTypeError(f"takes one platform ({', '.join(hkernel.PLATFORMS)}; "
+                                         f"got {text!r})")
+    return p[0]
 
 
 def repeat_type(text: str) -> int:
@@ -203,8 +235,9 @@ def build_parser() -> Parser:
                       help="ksync source tree (default: the tree this tool lives in)")
 
     vm = Parser(add_help=False)
-    vm.add_argument("--smp", type=smp_type, default=2, metavar="N",
-                    help=f"number of CPUs, 1..{MAX_SMP} (default 2)")
+    vm.add_argument("--smp", type=smp_list_type, default=[2], metavar="N[,N...]",
+                    help=f"number of CPUs, 1..{MAX_SMP} (default 2); test and run take a "
+                         "comma list (1,2,4): a sweep, one run per value")
     vm.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
                     help="accelerator: tcg (default), kvm, or auto (kvm only with hardware "
                          "virtualization)")
@@ -235,6 +268,13 @@ def build_parser() -> Parser:
                          "unless a --qemu-arg gives -drive/-hda/-blockdev; created with the "
                          "sector-number pattern if missing)")
 
+    plat = Parser(add_help=False)
+    plat.add_argument("--flavour", choices=hkernel.FLAVOURS, default=None,
+                      help="hosted kernel build: plain (default, every scheme the hosted port "
+                           "builds), asan (ASan+UBSan), tsan (ThreadSanitizer), hard "
+                           "(pthread_sigmask masking); the last three for the default scheme "
+                           "only; --platform hosted only")
+
     sch = Parser(add_help=False)
     sch.add_argument("--scheme", type=scheme_type, metavar="NAME",
                      help="interrupt-masking scheme of the kernel build: "
@@ -242,18 +282,28 @@ def build_parser() -> Parser:
                           "in build/kernel/; others in build/kernel-NAME/, built with "
                           "make SCHEME=NAME kernel)")
 
-    t = sub.add_parser("test", parents=[repo, vm, sch], help="boot mode=test and check the verdict",
+    t = sub.add_parser("test", parents=[repo, vm, sch, plat],
+                       help="boot mode=test and check the verdict",
                        description="Build the kernel, boot it in test mode and pass only if "
-                                   "QEMU exits 33 and the KTAP plan is complete with no "
-                                   "'not ok'.")
+                                   "the KTAP plan is complete with no 'not ok' and the exit "
+                                   "status is the pass status (QEMU 33, hosted kernel 0); "
+                                   "with --platform and --smp lists, every (platform, CPU "
+                                   "count) must pass.")
+    t.add_argument("--platform", type=platforms_type, default=["qemu"], metavar="P[,P]",
+                   help="qemu (default: the x86_64 kernel under QEMU), hosted (the portable "
+                        "kernel as a Linux process, build/hosted-kernel/), or qemu,hosted; "
+                        "every (platform, CPU count) must pass")
     t.add_argument("--iso", action="store_true",
                    help="boot build/ksync.iso through GRUB (make iso) instead of -kernel")
     t.add_argument("--filter", type=filter_type, metavar="GLOBS",
                    help="run only tests matching these comma-separated globs")
 
-    b = sub.add_parser("boot", parents=[repo, vm, sch], help="boot and stream the serial console",
+    b = sub.add_parser("boot", parents=[repo, vm, sch, plat],
+                       help="boot and stream the serial console",
                        description="Boot the kernel and stream its serial console to stdout. "
                                    "Exit status is the verdict in test/bench mode.")
+    b.add_argument("--platform", type=platform_type, default="qemu", metavar="P",
+                   help="qemu (default) or hosted (the portable kernel as a Linux process)")
     b.add_argument("--mode", choices=qemu.MODES, default="test", help="kernel mode "
                    "(default test)")
     b.add_argument("--iso", action="store_true", help="boot build/ksync.iso (mode=test only)")
@@ -272,6 +322,12 @@ def build_parser() -> Parser:
                                    "default): both. Then print the tables and write "
                                    "report.md and report.html from every results JSON in "
                                    "<out>.")
+    r.add_argument("--platform", type=platforms_type, default=["qemu", "hosted"],
+                   metavar="P[,P]",
+                   help="qemu,hosted (default: the tcg tables and the hosted kernel column), "
+                        "qemu or hosted. The hosted column runs the plain hosted kernel of "
+                        "each scheme the port builds at every --smp value (mode=bench "
+                        "set=default) and build/hosted-port/costs(-hard)")
     r.add_argument("what", nargs="?", choices=("all", "prims", "irq"), default="all",
                    help="what to measure: all (default), prims or irq")
     r.add_argument("--schemes", type=schemes_type, metavar="LIST",
@@ -335,7 +391,8 @@ def build_parser() -> Parser:
 
 
 def _boot_config(args, repo: Path, mode: str, filt: str | None = None,
-                 set_: str | None = None, iso: bool = False) -> qemu.BootConfig:
+                 set_: str | None = None, iso: bool = False,
+                 smp: int | None = None) -> qemu.BootConfig:
     if iso and args.append:
         raise UsageError("--append cannot be used with --iso (GRUB's menu entry fixes the "
                          "kernel command line)")
@@ -343,7 +400,7 @@ def _boot_config(args, repo: Path, mode: str, filt: str | None = None,
     if iso and scheme not in (None, schemes.DEFAULT_SCHEME):
         raise UsageError(f"--scheme {scheme} cannot be used with --iso (the ISO holds the "
                          f"default scheme's kernel, {schemes.DEFAULT_SCHEME})")
-    return qemu.BootConfig(repo=repo, mode=mode, smp=args.smp, accel=args.accel,
+    return qemu.BootConfig(repo=repo, mode=mode, smp=smp or args.smp[0], accel=args.accel,
                            timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT,
                            iso=iso, filter=filt, set=set_,
                            qemu=args.qemu, allow_pvm=args.allow_pvm,
@@ -373,9 +430,12 @@ def _echo_stdout(line: str) -> None:
 
 
 def _summary(cmd: str, res: qemu.BootResult) -> str:
-    machine = "" if res.machine == "pc" else f" machine={res.machine}"
-    where = (f"smp={res.smp}{machine} {res.env}  {res.elapsed:.1f}s  "
-             f"log: {display_path(res.log_path)}")
+    """One line per run, keyed by (platform, scheme, cpus) and naming the environment."""
+    machine = "" if res.machine in ("pc", "hosted") else f" machine={res.machine}"
+    flavour = f" flavour={res.flavour}" if res.platform == "hosted" else ""
+    scheme = res.scheme or schemes.DEFAULT_SCHEME
+    where = (f"{res.platform} {scheme} smp={res.smp}{machine}{flavour} {res.env}  "
+             f"{res.elapsed:.1f}s  log: {display_path(res.log_path)}")
     if res.passed and res.mode not in qemu.KTAP_MODES and res.timed_out:
         return f"ksync {cmd}: {res.mode} kernel stopped at the {res.elapsed:.0f}s timeout  {where}"
     if res.passed:
@@ -387,45 +447,133 @@ def _summary(cmd: str, res: qemu.BootResult) -> str:
     return f"ksync {cmd}: FAIL  {res.reason}  {where}"
 
 
+QEMU_ONLY = (("iso", "--iso"), ("gdb", "--gdb"), ("qemu_arg", "--qemu-arg"),
+             ("qemu", "--qemu"), ("allow_pvm", "--allow-pvm"))
+
+
+def check_platform_options(args, platforms: list[str]) -> None:
+    """Options that make no sense for the platforms asked for are usage errors: QEMU's own
+    options on a hosted-only run, --flavour without hosted, a scheme or flavour the hosted
+    port does not build."""
+    if "qemu" not in platforms:
+        given = [opt for key, opt in QEMU_ONLY if getattr(args, key, None)]
+        if args.machine != "pc":
+            given.append("--machine")
+        if args.accel != "tcg":
+            given.append("--accel")
+        if given:
+            raise UsageError(f"{', '.join(given)}: QEMU option(s), not for --platform hosted")
+    flavour = getattr(args, "flavour", None)
+    if flavour and "hosted" not in platforms:
+        raise UsageError(f"--flavour {flavour} is for --platform hosted (the QEMU kernel has "
+                         "one build per scheme)")
+    if "hosted" in platforms and hasattr(args, "scheme"):
+        hkernel.check_hosted(args.scheme, flavour)
+
+
+def _hosted_config(args, repo: Path, mode: str, smp: int, filt: str | None = None,
+                   set_: str | None = None, scheme: str | None = None,
+                   flavour: str | None = None, timeout: float | None = None
+                   ) -> hkernel.HostedBootConfig:
+    return hkernel.HostedBootConfig(
+        repo=repo, mode=mode, smp=smp,
+        timeout=timeout or (args.timeout if args.timeout is not None else DEFAULT_TIMEOUT),
+        filter=filt, set=set_, append=list(args.append),
+        scheme=scheme or getattr(args, "scheme", None),
+        flavour=flavour or getattr(args, "flavour", None) or hkernel.DEFAULT_FLAVOUR,
+        disk=None if args.no_disk else repo / qemu.DISK_IMAGE)
+
+
+def _build_hosted(repo: Path, progress, scheme: str | None, flavour: str | None) -> None:
+    scheme, flavour = hkernel.check_hosted(scheme, flavour)
+    make(repo, "hosted-kernel", progress,
+         what=f"hosted kernel, scheme {scheme}, flavour {flavour}",
+         variables={"SCHEME": scheme, "FLAVOUR": flavour})
+
+
+def _boot_any(args, repo: Path, platform: str, mode: str, smp: int, progress,
+              filt: str | None = None, set_: str | None = None, iso: bool = False,
+              echo=None) -> qemu.BootResult:
+    """One boot on ``platform``: QEMU or the hosted kernel."""
+    if platform == "hosted":
+        cfg = _hosted_config(args, repo, mode, smp, filt, set_)
+        progress(f"running hosted kernel: {mode}, scheme "
+                 f"{schemes.check_scheme(cfg.scheme)}, smp={smp}, flavour {cfg.flavour}"
+                 + (f", filter={filt}" if filt else "") + f", timeout {cfg.timeout:g}s")
+        return hkernel.boot(cfg, echo=echo)
+    cfg = _boot_config(args, repo, mode, filt, set_, iso=iso, smp=smp)
+    cfg.gdb_port = getattr(args, "gdb", None)
+    env = qemu.precheck(cfg)
+    progress(f"booting kernel: {mode}{_scheme_words(cfg)}, smp={cfg.smp}, {env}"
+             + (f", filter={cfg.filter}" if cfg.filter else "") + (", iso" if cfg.iso else "")
+             + (f", cmdline '{qemu.kernel_cmdline(cfg)}'" if mode != "test" and not iso
+                else "") + f", timeout {cfg.timeout:g}s")
+    if cfg.gdb_port:
+        progress(f"QEMU waits for gdb on localhost:{cfg.gdb_port} (guest halted until gdb "
+                 "continues)")
+    return qemu.boot(cfg, echo=echo)
+
+
+def _prepare_platforms(args, repo: Path, platforms: list[str], progress,
+                       iso: bool = False) -> None:
+    """Check (QEMU present, ...) and build what each platform boots, before any boot."""
+    if "qemu" in platforms:
+        for smp in args.smp:
+            qemu.precheck(_boot_config(args, repo, "test", iso=iso, smp=smp))
+    if args.no_build:
+        return
+    if "qemu" in platforms:
+        _build_kernel(args, repo, progress, iso=iso)
+    if "hosted" in platforms:
+        _build_hosted(repo, progress, args.scheme, args.flavour)
+
+
 def cmd_test(args, repo: Path) -> int:
     if args.iso and args.filter:
         raise UsageError("--filter cannot be used with --iso (the ISO's GRUB entry boots "
                          "plain mode=test)")
-    cfg = _boot_config(args, repo, "test", args.filter, iso=args.iso)
-    env = qemu.precheck(cfg)
+    check_platform_options(args, args.platform)
+    _boot_config(args, repo, "test", args.filter, iso=args.iso)   # option checks
     progress = Progress()
-    if not args.no_build:
-        _build_kernel(args, repo, progress, iso=args.iso)
-    progress(f"booting kernel: test{_scheme_words(cfg)}, smp={cfg.smp}, {env}"
-             + (f", filter={cfg.filter}" if cfg.filter else "") + (", iso" if cfg.iso else ""))
-    res = qemu.boot(cfg, echo=_echo_stdout if args.verbose else None)
-    if res.bad_filter:
-        raise UsageError(res.reason)
-    if not res.passed:
-        print(qemu.failure_report(res), flush=True)
-    print(_summary("test", res), flush=True)
-    return 0 if res.passed else 1
+    _prepare_platforms(args, repo, args.platform, progress, iso=args.iso)
+    results = []
+    for platform in args.platform:
+        for smp in args.smp:
+            res = _boot_any(args, repo, platform, "test", smp, progress, args.filter,
+                            iso=args.iso and platform == "qemu",
+                            echo=_echo_stdout if args.verbose else None)
+            if res.bad_filter:
+                raise UsageError(res.reason)
+            if not res.passed:
+                print(qemu.failure_report(res), flush=True)
+            print(_summary("test", res), flush=True)
+            results.append(res)
+    if len(results) > 1:
+        bad = [r for r in results if not r.passed]
+        print(f"ksync test: {len(results) - len(bad)} of {len(results)} runs passed"
+              + (": failed " + ", ".join(f"{r.platform} {r.scheme or schemes.DEFAULT_SCHEME} "
+                                         f"smp={r.smp}" for r in bad) if bad else ""),
+              flush=True)
+    return 0 if all(r.passed for r in results) else 1
 
 
 def cmd_boot(args, repo: Path) -> int:
     if args.iso and (args.mode != "test" or args.filter or args.set):
         raise UsageError("--iso boots the ISO's default GRUB entry (mode=test); --mode, "
                          "--filter and --set need a -kernel boot (drop --iso)")
-    cfg = _boot_config(args, repo, args.mode, args.filter, args.set, iso=args.iso)
-    cfg.gdb_port = args.gdb
-    env = qemu.precheck(cfg)
+    if len(args.smp) != 1:
+        raise UsageError("ksync boot takes one --smp value (a sweep is for test and run)")
+    platforms = [args.platform]
+    check_platform_options(args, platforms)
+    _boot_config(args, repo, args.mode, args.filter, args.set, iso=args.iso)
     progress = Progress()
-    if not args.no_build:
-        _build_kernel(args, repo, progress, iso=args.iso)
-    progress(f"booting kernel: {cfg.mode}{_scheme_words(cfg)}, smp={cfg.smp}, {env}"
-             + (f", cmdline '{qemu.kernel_cmdline(cfg)}'" if not cfg.iso else ", iso")
-             + f", timeout {cfg.timeout:g}s")
-    if cfg.gdb_port:
-        progress(f"QEMU waits for gdb on localhost:{cfg.gdb_port} (guest halted until gdb "
-                 "continues)")
-    res = qemu.boot(cfg, echo=_echo_stdout)
+    _prepare_platforms(args, repo, platforms, progress, iso=args.iso)
+    res = _boot_any(args, repo, args.platform, args.mode, args.smp[0], progress, args.filter,
+                    args.set, iso=args.iso, echo=_echo_stdout)
     if res.bad_filter:
         raise UsageError(res.reason)
+    if not res.passed and args.platform == "hosted":
+        print(qemu.failure_report(res), file=sys.stderr, flush=True)
     print(_summary("boot", res), file=sys.stderr, flush=True)
     return 0 if res.passed else 1
 
@@ -460,7 +608,8 @@ def irq_words(args, env: str) -> list[str]:
     return words
 
 
-RESULT_FILES = (irqreport.PRIMS_JSON, irqreport.IRQ_JSON, "report.md", "report.html")
+RESULT_FILES = (irqreport.PRIMS_JSON, irqreport.IRQ_JSON, hostedreport.HOSTED_JSON, "report.md",
+                "report.html")
 
 
 def check_out_dir(out_dir: Path) -> None:
@@ -495,9 +644,14 @@ def cmd_run(args, repo: Path) -> int:
         raise UsageError("--schemes, --irq-seconds, --irq-quick, --loss-repeats and "
                          "--serial-bits are for `ksync run irq` (or `ksync run`, which runs "
                          "both)")
+    check_platform_options(args, args.platform)
+    on_qemu, on_hosted = "qemu" in args.platform, "hosted" in args.platform
+    if not on_qemu and args.what != "all":
+        raise UsageError(f"`ksync run {args.what}` is a qemu measurement; --platform hosted "
+                         "runs the hosted column (ksync run --platform hosted)")
     run_set = apply_run_set(args)
     check_out_dir(out_dir)
-    env = qemu.precheck(_boot_config(args, repo, "bench"))
+    env = qemu.precheck(_boot_config(args, repo, "bench")) if on_qemu else None
     progress = Progress()
     host_model = envdetect.cpu_model()
     meta = {
@@ -505,29 +659,37 @@ def cmd_run(args, repo: Path) -> int:
         "commit": envdetect.git_commit(repo),
         "host_cpu_model": host_model,
         "host_cpus": envdetect.cpu_count(),
-        "qemu_version": envdetect.qemu_version(envdetect.find_qemu(args.qemu)),
+        "qemu_version": envdetect.qemu_version(envdetect.find_qemu(args.qemu))
+        if on_qemu else None,
         "set": run_set.name,
         "repeat": args.repeat,
     }
-    prims_data = irq_data = None
+    prims_data = irq_data = hosted_data = None
     failed: list[dict] = []
-    if args.what in ("all", "prims"):
+    hosted_failed: list[str] = []
+    if on_qemu and args.what in ("all", "prims"):
         prims_data = _run_prims(args, repo, env, progress, meta, host_model)
-    if args.what in ("all", "irq"):
+    if on_qemu and args.what in ("all", "irq"):
         irq_data = _run_irq(args, repo, env, progress, meta)
         failed = [r for r in irq_data["schemes"] if r.get("status") != "ok"]
+    if on_hosted and args.what == "all":
+        hosted_data = _run_hosted_column(args, repo, progress, meta)
+        hosted_failed = [f"{r['scheme']} smp={r['cpus']}" for r in hosted_data["runs"]
+                         if r.get("status") != "ok"]
+        hosted_failed += [c["program"] for c in hosted_data["costs"] if c.get("status") != "ok"]
 
     # (c) report: the JSON of what ran, then report.md/.html from every JSON in out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for name, data in ((irqreport.PRIMS_JSON, prims_data), (irqreport.IRQ_JSON, irq_data)):
+    for name, data in ((irqreport.PRIMS_JSON, prims_data), (irqreport.IRQ_JSON, irq_data),
+                       (hostedreport.HOSTED_JSON, hosted_data)):
         if data is not None:
             path = out_dir / name
             path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n",
                             encoding="utf-8")
             written.append(path)
     files, doc = irqreport.render_results_doc(out_dir, prims=prims_data, irq=irq_data,
-                                              warn=progress)
+                                              warn=progress, hosted=hosted_data)
     written += files
     print(report.render_text(doc), end="", flush=True)     # with the figures' file names
     progress("wrote " + ", ".join(display_path(p) for p in written))
@@ -537,22 +699,46 @@ def cmd_run(args, repo: Path) -> int:
               + ", ".join(r["scheme"] for r in failed) + " (reasons above and in the table "
               f"'Interrupt-scheme runs' of {display_path(out_dir / 'report.md')})",
               file=sys.stderr, flush=True)
+    if hosted_failed:
+        print(f"ksync: run hosted: {len(hosted_failed)} run(s) failed: "
+              + ", ".join(hosted_failed) + " (reasons above and in the table 'Hosted kernel "
+              f"runs' of {display_path(out_dir / 'report.md')})", file=sys.stderr, flush=True)
+    if failed or hosted_failed:
         return 1
     return 0
 
 
 def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str) -> dict:
-    """Primitive costs (issue 2): kernel boots, hosted programs, peers -> prims.json data."""
+    """Primitive costs (issue 2): kernel boots, hosted programs, peers -> prims.json data.
+    An --smp sweep (issue 9): the first CPU count makes the tables and findings as before;
+    each further count's kernel rows go to ``kernel_sweep``, keyed (platform, scheme, cpus)."""
+    if not args.no_build:
+        make(repo, "kernel", progress)
+    krows, kernel_side = _kernel_prims(args, repo, env, progress, host_model, args.smp[0])
+    sweep = []
+    for n in args.smp[1:]:
+        rows, side = _kernel_prims(args, repo, env, progress, host_model, n)
+        sweep.append({"platform": "qemu", "scheme": side.get("scheme") or
+                      schemes.DEFAULT_SCHEME, "cpus": side["cpus"], "requested_cpus": n,
+                      "side": side, "rows": rows})
+    data = _hosted_prims(args, repo, progress, meta, host_model, krows, kernel_side)
+    if sweep:
+        first = {"platform": "qemu", "scheme": kernel_side.get("scheme") or
+                 schemes.DEFAULT_SCHEME, "cpus": kernel_side["cpus"],
+                 "requested_cpus": args.smp[0], "side": kernel_side, "rows": krows}
+        data["kernel_sweep"] = [first, *sweep]
+    return data
+
+
+def _kernel_prims(args, repo: Path, env: str, progress, host_model: str, smp: int
+                  ) -> tuple[list[dict], dict]:
+    """The kernel's prim rows at ``smp`` CPUs (the middle of --repeat runs) and its side."""
     cfg = _boot_config(args, repo, "bench", "prims,lf_cost,lf_fifo_cost",
-                       RUN_SETS[args.set].kernel_set)
+                       RUN_SETS[args.set].kernel_set, smp=smp)
     if env == "kvm-pvm":
         # kvm_pvm stops the guest at a ring-0 cmpxchg16b (QEMU then pauses): leave it out
         cfg.append = [*cfg.append, "skip=cmpxchg16b"]
         progress("kvm-pvm: the kernel leaves the cmpxchg16b row out (it stops the guest)")
-
-    # (a) kernel
-    if not args.no_build:
-        make(repo, "kernel", progress)
     kruns: list[list[dict]] = []
     for i in range(args.repeat):
         progress(f"booting kernel: prims, smp={cfg.smp}, {env}, run {i + 1} of {args.repeat}, "
@@ -587,7 +773,12 @@ def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str
         "log": display_path(res.log_path),
         "boot": bootobj or None,
     }
+    return krows, kernel_side
 
+
+def _hosted_prims(args, repo: Path, progress, meta: dict, host_model: str, krows: list[dict],
+                  kernel_side: dict) -> dict:
+    """The hosted programs and the peer comparison of prims.json (issue 2)."""
     # (b) hosted
     if not args.no_build:
         make(repo, "bench-hosted", progress, what="hosted benchmarks")
@@ -671,17 +862,94 @@ def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str
     return report.make_prims_data(krows, hrows, kernel_side, hosted_side, meta, cmp_rows)
 
 
+def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
+    """Issue 9 item 5: the hosted column.  For each scheme the hosted port builds (and
+    --schemes names) and each --smp value: the plain hosted kernel, mode=bench set=default;
+    then build/hosted-port/costs and costs-hard.  A failed run is recorded with its reason
+    and log; the others still run.  Returns the hosted.json data."""
+    names = [s for s in (args.schemes or schemes.SCHEMES) if s in schemes.HOSTED_SCHEMES]
+    cores = envdetect.cpu_count()
+    kernel_set = RUN_SETS[args.set].kernel_set
+    runs: list[dict] = []
+    for i, s in enumerate(names):
+        if not args.no_build:
+            try:
+                _build_hosted(repo, progress, s, hkernel.DEFAULT_FLAVOUR)
+            except KsyncError as e:
+                for n in args.smp:
+                    rec = hostedreport.run_record(s, n, host_cores=cores)
+                    rec["reason"] = f"build failed: {e}"
+                    runs.append(rec)
+                progress(f"hosted kernel {s}: build FAILED: {e}")
+                continue
+        for n in args.smp:
+            rec = hostedreport.run_record(s, n, host_cores=cores)
+            runs.append(rec)
+            cfg = _hosted_config(args, repo, "bench", n, set_=kernel_set, scheme=s,
+                                 flavour=hkernel.DEFAULT_FLAVOUR)
+            progress(f"running hosted kernel: bench set={kernel_set}, scheme {s} ({i + 1} of "
+                     f"{len(names)}), smp={n}, timeout {cfg.timeout:g}s")
+            try:
+                res = hkernel.boot(cfg, echo=_echo_stdout if args.verbose else None)
+            except KsyncError as e:
+                rec["reason"] = str(e)
+                progress(f"hosted kernel {s} smp={n}: FAILED: {e}")
+                continue
+            labels = hkernel.boot_labels(res.boot, cores, n)
+            hostedreport.fill_record(rec, res, labels)
+            if not res.passed:
+                print(qemu.failure_report(res), file=sys.stderr, flush=True)
+            for x in rec["refused"]:
+                progress(f"hosted kernel {s} smp={n}: {x['name']} refused: {x['reason']}")
+            progress(f"hosted kernel {s} smp={n}: "
+                     + (f"{len(rec['rows'])} rows in {res.elapsed:.1f}s"
+                        if rec["status"] == "ok" else f"FAILED: {rec['reason']}")
+                     + f" [{hostedreport.run_label(rec)}], log {display_path(res.log_path)}")
+    costs: list[dict] = []
+    if not args.no_build:
+        try:
+            make(repo, "hosted-port", progress, what="hosted port cost programs")
+        except KsyncError as e:
+            progress(f"hosted port cost programs: build FAILED: {e}")
+    for prog in hkernel.HOSTED_COSTS:
+        c = {"program": str(prog), "status": "failed", "reason": None, "log": None,
+             "facts": None, "sched": None, "placement": None, "rows": []}
+        costs.append(c)
+        progress(f"running {display_path(repo / prog)}")
+        try:
+            h = hosted.run_program(repo / prog, args.timeout, repo / qemu.LOG_DIR)
+        except KsyncError as e:
+            c["reason"] = str(e)
+            progress(f"{prog}: FAILED: {e}")
+            continue
+        c.update(status="ok" if h.passed else "failed", reason=h.reason,
+                 log=display_path(h.log_path), facts=_hosted_facts(h.objects) or None,
+                 sched=hostedreport.placement_sched(h.lines),
+                 placement=next((l for l in h.lines if l.startswith("hosted: ")), None),
+                 rows=[dict(o, env="hosted") for o in h.objects.of_kind("prim")])
+        if not h.passed:
+            progress(f"{prog}: FAILED: {h.reason}; see {display_path(h.log_path)}")
+    return hostedreport.make_hosted_data(runs, costs, meta)
+
+
 def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:
     """Interrupt schemes (issue 4): per scheme build, boot mode=bench filter=irq*, collect
     the irq_* rows.  A scheme that fails is recorded with its reason and log; the others
     still run.  Returns the irq.json data."""
     names = args.schemes or list(schemes.SCHEMES)
     seconds = args.irq_seconds
+    runs = []
+    for n in args.smp:       # a sweep: every scheme at each CPU count; the first is the tables'
+        cfg = _boot_config(args, repo, "bench", "irq*", RUN_SETS[args.set].kernel_set, smp=n)
+        cfg.append = irq_words(args, env) + cfg.append   # the user's --append comes last
+        for i, s in enumerate(names):
+            rec = _run_irq_scheme(args, repo, cfg, s, env, progress, i + 1, len(names),
+                                  build=n == args.smp[0])
+            rec["platform"], rec["requested_cpus"] = "qemu", n
+            runs.append(rec)
     cfg = _boot_config(args, repo, "bench", "irq*", RUN_SETS[args.set].kernel_set)
-    cfg.append = irq_words(args, env) + cfg.append   # the user's --append comes last: it wins
-    runs = [_run_irq_scheme(args, repo, cfg, s, env, progress, i + 1, len(names))
-            for i, s in enumerate(names)]
-    options = {"smp": cfg.smp, "accel": args.accel, "machine": cfg.machine,
+    options = {"smp": cfg.smp, "smp_sweep": list(args.smp), "accel": args.accel,
+               "machine": cfg.machine,
                "irq_seconds": float(seconds),
                "irq_quick": bool(args.irq_quick), "disk": cfg.disk is not None,
                "timeout": cfg.timeout, "schemes": names, "set": args.set,
@@ -722,7 +990,7 @@ def _run_spl_fast(args, repo: Path, progress, names: list[str]) -> dict:
 
 
 def _run_irq_scheme(args, repo: Path, cfg: qemu.BootConfig, scheme: str, env: str, progress,
-                    i: int, n: int) -> dict:
+                    i: int, n: int, build: bool = True) -> dict:
     rec: dict = {"scheme": scheme, "status": "failed", "reason": None, "note": None,
                  "log": None, "env": env, "cpus": None, "tsc_hz": None, "tsc_source": None,
                  "guest_cpu_model": None, "hypervisor": None, "cmdline": None,
@@ -730,7 +998,7 @@ def _run_irq_scheme(args, repo: Path, cfg: qemu.BootConfig, scheme: str, env: st
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     build_log = repo / qemu.LOG_DIR / f"{stamp}-build-{scheme}.log"
     try:
-        if not args.no_build:
+        if build and not args.no_build:
             make(repo, "kernel", progress, what=f"kernel, scheme {scheme} ({i} of {n})",
                  variables={"SCHEME": scheme}, log_path=build_log)
         c = dataclasses.replace(cfg, scheme=scheme, append=list(cfg.append))
@@ -812,11 +1080,17 @@ def cmd_env(args, repo: Path) -> int:
 def cmd_report(args, repo: Path) -> int:
     out_dir = Path(args.out) if args.out else repo / "results"
     prims = irq = None
-    if (out_dir / irqreport.PRIMS_JSON).exists() or not (out_dir / irqreport.IRQ_JSON).exists():
+    if (out_dir / irqreport.PRIMS_JSON).exists() or not (
+            (out_dir / irqreport.IRQ_JSON).exists()
+            or (out_dir / hostedreport.HOSTED_JSON).exists()):
         prims = report.load_prims(out_dir / irqreport.PRIMS_JSON)
     if (out_dir / irqreport.IRQ_JSON).exists():
         irq = irqreport.load_irq(out_dir / irqreport.IRQ_JSON)
-    written, doc = irqreport.render_results_doc(out_dir, prims=prims, irq=irq, strict=True)
+    hosted_data = None
+    if (out_dir / hostedreport.HOSTED_JSON).exists():
+        hosted_data = hostedreport.load_hosted(out_dir / hostedreport.HOSTED_JSON)
+    written, doc = irqreport.render_results_doc(out_dir, prims=prims, irq=irq, strict=True,
+                                                hosted=hosted_data)
     print(report.render_text(doc), end="", flush=True)
     print("wrote " + ", ".join(display_path(p) for p in written), file=sys.stderr)
     return 0

@@ -377,11 +377,16 @@ def mp_findings(prims: dict | None) -> list[Finding]:
 # ---------------------------------------------------------------------------------------
 
 
-def all_findings(prims: dict | None, irq: dict | None) -> list[Finding]:
-    """Every finding the results support, in the papers' order."""
+def all_findings(prims: dict | None, irq: dict | None,
+                 hosted: dict | None = None) -> list[Finding]:
+    """Every finding the results support, in the papers' order; ``hosted``: hosted.json
+    (issue 9), whose on-chip/off-chip gap is a line of its own."""
+    from .hostedreport import hosted_findings
     ix = IrqIndex(irq if isinstance(irq, dict) else None)
     out: list[Finding] = []
-    out += table5_findings(prims, ix)
+    if prims is not None or irq is not None or hosted is None:
+        out += table5_findings(prims, ix)
+    out += hosted_findings(hosted)
     if irq is not None:
         out += table6_findings(ix)
         out.append(loss_finding(ix))

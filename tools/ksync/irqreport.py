@@ -240,8 +240,13 @@ class IrqIndex:
         self.data = data or {}
         self.runs: dict[str, dict] = {}
         self.order: list[str] = []
+        # an --smp sweep (issue 9) stores every (platform, scheme, cpus); the tables index
+        # the first CPU count's runs, sweep_table shows the others
+        primary = (self.data.get("options") or {}).get("smp")
         for rec in self.data.get("schemes") or []:
             if not isinstance(rec, dict) or not isinstance(rec.get("scheme"), str):
+                continue
+            if rec.get("requested_cpus") not in (None, primary):
                 continue
             name = rec["scheme"]
             if name not in self.runs:
@@ -650,7 +655,8 @@ def table5_hosted(ix: IrqIndex) -> Table | None:
                      report.fmt_ticks(d2) if d2 is not None else DASH, bar])
     model = facts.get("cpu_model") or "unknown CPU"
     return Table(
-        title="Table 5c: the optimistic fast paths on the real CPU [hosted]",
+        title="Table 5c: the optimistic fast paths in user mode [hosted stand-in, "
+              "bench/spl_shim; the hosted kernel's own figures: Table 5b, hosted kernel]",
         headers=["scheme", "crit_enter_leave ticks", "ns", "splraise_splx ticks", "flag ticks",
                  "flag inc/dec ticks", "crit - flag", "crit - inc/dec",
                  f"bar: within {OPTIM_BAR_TICKS:g} ticks of flag"],
@@ -1257,6 +1263,39 @@ def lossmap_table(ix: IrqIndex) -> Table:
                      serial_bits_note(ix), ix.env_note(ix.schemes_shown())])
 
 
+def sweep_table(data: dict) -> Table | None:
+    """An --smp sweep (issue 9): each (platform, scheme, cpus) run's critical-section costs;
+    the other tables show the first CPU count only."""
+    sweep = (data.get("options") or {}).get("smp_sweep") or []
+    if len(sweep) < 2:
+        return None
+    rows = []
+    for rec in data.get("schemes") or []:
+        if not isinstance(rec, dict):
+            continue
+        prim = {r.get("name"): r for r in rec.get("rows") or []
+                if isinstance(r, dict) and r.get("kind") == "irq_prim"}
+        crit = num((prim.get("crit_enter_leave") or {}).get("median"))
+        spl = num((prim.get("splraise_splx") or {}).get("median"))
+        rows.append([str(rec.get("platform") or "qemu"), str(rec.get("scheme")),
+                     str(rec.get("requested_cpus") or rec.get("cpus") or "?"),
+                     str(rec.get("env") or "?"),
+                     "ok" if rec.get("status") == "ok" else f"failed: {rec.get('reason')}",
+                     report.fmt_ticks(crit) if crit is not None else DASH,
+                     report.fmt_ticks(spl) if spl is not None else DASH])
+    envs = sorted({r[3] for r in rows})
+    return Table(
+        title=f"Interrupt schemes by CPU count (platform, scheme, cpus) [{', '.join(envs)}]",
+        headers=["platform", "scheme", "cpus", "environment", "status",
+                 "crit_enter_leave ticks", "splraise_splx ticks"],
+        rows=rows, align=["l", "l", "r", "l", "l", "r", "r"],
+        notes_above=[f"--smp {','.join(str(n) for n in sweep)}: every scheme booted at each "
+                     f"CPU count. The other interrupt-scheme tables show {sweep[0]} CPUs. "
+                     "Medians in TSC ticks; " + ENV_WHAT.get(envs[0], envs[0] if envs else "?")
+                     + (" - the emulator's costs, not hardware costs." if "tcg" in envs
+                        else ".")])
+
+
 def irq_tables(data: dict) -> list[Table]:
     ix = IrqIndex(data)
     optional = [table5_hosted(ix), table6(ix), table6_parts(ix), table6_units(ix)]
@@ -1264,7 +1303,8 @@ def irq_tables(data: dict) -> list[Table]:
     return [status_table(ix), table3(ix), table4(ix), table4_schemes(ix), table5(ix),
             table5_schemes(ix), *[t for t in (hosted, t6, t6d, t6e) if t],
             *table6_1997(ix), table6_repro(),
-            table7(ix), table7_schemes(ix), loss_table(ix), lossmap_table(ix)]
+            table7(ix), table7_schemes(ix), loss_table(ix), lossmap_table(ix),
+            *[t for t in (sweep_table(data),) if t]]
 
 
 def irq_meta(data: dict) -> list[tuple[str, str]]:
@@ -1301,14 +1341,19 @@ def attach_figures(doc: Document, figures: dict[str, list[Figure]] | None) -> Do
 
 
 def results_document(prims: dict | None, irq: dict | None,
-                     figures: dict[str, list[Figure]] | None = None) -> Document:
+                     figures: dict[str, list[Figure]] | None = None,
+                     hosted: dict | None = None) -> Document:
     """The report of whatever results exist, the findings first: prims only keeps the
     issue-2 tables; irq only is the interrupt-scheme document; both are concatenated.
     ``figures`` (plots.write_figures) are attached under their tables."""
     from .findings import all_findings    # findings.py imports this module
+    from . import hostedreport
+    if prims is None and irq is None and hosted is None:
+        raise KsyncError("no results to report (neither prims.json nor irq.json nor "
+                         "hosted.json)", exit_code=2)
     if prims is None and irq is None:
-        raise KsyncError("no results to report (neither prims.json nor irq.json)", exit_code=2)
-    if irq is None:
+        doc = Document(title="ksync results: the kernel on the hosted port", tables=[])
+    elif irq is None:
         doc = report.prims_document(prims)
     elif prims is None:
         doc = irq_document(irq)
@@ -1317,7 +1362,10 @@ def results_document(prims: dict | None, irq: dict | None,
         doc = Document(title="ksync results: primitive costs and interrupt-masking schemes",
                        meta=[(f"primitive costs: {k}", v) for k, v in pdoc.meta]
                        + irq_meta(irq), tables=pdoc.tables + irq_tables(irq))
-    doc.findings = all_findings(prims, irq)
+    if hosted is not None:
+        doc.meta += hostedreport.hosted_meta(hosted)
+        doc.tables += hostedreport.hosted_tables(hosted)
+    doc.findings = all_findings(prims, irq, hosted)
     return attach_figures(doc, figures)
 
 
@@ -1328,7 +1376,8 @@ def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = 
 
 
 def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | None = None,
-                       strict: bool = False, warn=None) -> tuple[list[Path], Document]:
+                       strict: bool = False, warn=None, hosted: dict | None = None
+                       ) -> tuple[list[Path], Document]:
     """Write report.md / report.html and the figures (PNG + SVG) from ``prims`` / ``irq`` or,
     for the ones not given, from prims.json / irq.json in ``out_dir`` when they exist.
 
@@ -1354,12 +1403,16 @@ def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | Non
         prims = load(PRIMS_JSON, report.load_prims)
     if irq is None:
         irq = load(IRQ_JSON, load_irq)
-    if prims is None and irq is None:
-        raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}); run `ksync run` "
-                         "first (or pass --out DIR)", exit_code=2)
+    from . import hostedreport
+    if hosted is None:
+        hosted = load(hostedreport.HOSTED_JSON, hostedreport.load_hosted)
+    if prims is None and irq is None and hosted is None:
+        raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}, "
+                         f"{hostedreport.HOSTED_JSON}); run `ksync run` first (or pass "
+                         "--out DIR)", exit_code=2)
     from . import plots                   # matplotlib: imported only to draw
     figures = plots.write_figures(prims, irq, out_dir)
-    doc = results_document(prims, irq, figures)
+    doc = results_document(prims, irq, figures, hosted)
     written = report.write_document(doc, out_dir)
     for figs in figures.values():
         for f in figs:

@@ -121,6 +121,8 @@ class BootResult:
     scheme: str | None = None      # the BootConfig's scheme (None: default build)
     machine: str = "pc"            # the BootConfig's QEMU machine
     bad_filter: bool = False       # failed because the filter matched nothing (a user error)
+    platform: str = "qemu"         # issue 9: qemu, or hosted (hkernel.boot)
+    flavour: str | None = None     # hosted: plain | asan | tsan | hard
 
     @property
     def boot(self) -> dict | None:
@@ -653,12 +655,19 @@ def failure_report(res: BootResult, n: int = TAIL_LINES) -> str:
     out = [f"FAIL: {res.reason}"]
     tail = res.tail(n)
     if tail:
-        out.append(f"--- last {len(tail)} serial line(s) ---")
+        where = "output" if res.platform == "hosted" else "serial"
+        out.append(f"--- last {len(tail)} {where} line(s) ---")
         out.extend(tail)
         out.append("---")
     else:
-        out.append("(no serial output)")
-    if res.stderr_lines:
+        out.append("(no output)" if res.platform == "hosted" else "(no serial output)")
+    if res.stderr_lines and res.platform == "hosted":
+        # the hosted kernel's panic text and the runtime's per-vCPU report go to stderr
+        err = [l for l in res.stderr_lines if l.strip()][-n:]
+        out.append(f"--- last {len(err)} stderr line(s) ---")
+        out.extend(err)
+        out.append("---")
+    elif res.stderr_lines:
         out.append("QEMU stderr: " + " | ".join(l for l in res.stderr_lines[:5] if l.strip()))
     out.append(f"full log: {display_path(res.log_path)}")
     return "\n".join(out)

@@ -625,6 +625,36 @@ def _env_lines(data: dict) -> list[str]:
     return lines
 
 
+def sweep_table(data: dict) -> Table | None:
+    """An --smp sweep (issue 9): the kernel's prim medians at every CPU count, one column
+    per (platform, scheme, cpus); the other tables show the first count."""
+    sweep = [s for s in data.get("kernel_sweep") or [] if isinstance(s, dict)]
+    if len(sweep) < 2:
+        return None
+    names: list[str] = []
+    cols = []
+    for s in sweep:
+        med = {}
+        for r in s.get("rows") or []:
+            if isinstance(r, dict) and r.get("name") is not None:
+                med[str(r["name"])] = r.get("median")
+                if str(r["name"]) not in names:
+                    names.append(str(r["name"]))
+        cols.append(med)
+    envs = sorted({str((s.get("side") or {}).get("env") or "?") for s in sweep})
+    headers = ["primitive"] + [f"{s.get('platform', 'qemu')} {s.get('scheme', '?')} "
+                               f"{s.get('requested_cpus') or s.get('cpus')} CPUs"
+                               for s in sweep]
+    rows = [[n] + [fmt_ticks(c.get(n)) if c.get(n) is not None else DASH for c in cols]
+            for n in names]
+    return Table(title=f"Kernel primitive costs by CPU count [{', '.join(envs)}]",
+                 headers=headers, rows=rows, align=["l"] + ["r"] * len(sweep),
+                 notes_above=["Medians in TSC ticks of the kernel's prims, lf_cost and "
+                              "lf_fifo_cost rows at each --smp value; the other tables show "
+                              "the first." + (" Under tcg these are the emulator's costs, "
+                                              "not hardware costs." if "tcg" in envs else "")])
+
+
 def prims_tables(data: dict) -> list[Table]:
     sides = data.get("sides", {})
     kidx, hidx = _index(data, "kernel"), _index(data, "hosted")
@@ -697,6 +727,9 @@ def prims_tables(data: dict) -> list[Table]:
     cost = cost_table(kidx, hidx, sides)
     if cost:
         tables.append(cost)
+    sweep = sweep_table(data)
+    if sweep:
+        tables.append(sweep)
     cmp_rows = data.get("cmp") or []
     if cmp_rows:
         from . import peers

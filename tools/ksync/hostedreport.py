@@ -1,0 +1,396 @@
+"""The hosted column of the report (issue 9 item 5): the kernel's own code run on the hosted
+port (a Linux process on real cores, arch/hosted), beside the tcg tables.
+
+Data: ``hosted.json`` (``make_hosted_data``), one record per (platform, scheme, cpus) run of
+``build/hosted-kernel/plain/<scheme>/ksync -smp N -append "mode=bench set=default"`` with the
+kernel's rows (irq_prim: Small & Manley Table 5 rows through the port's measurement hooks and
+each scheme's crit_enter/leave and splraise/splx; prim: the Massalin & Pu rows of lf_cost and
+lf_fifo_cost in kernel context; irq_load/irq_loss when the hosted devices exist), plus the
+rows of build/hosted-port/costs and costs-hard (soft cli+sti pair, pthread_sigmask pair,
+signal delivery same/cross vCPU, mailbox IPI round trip).
+
+Labels (DESIGN.md "Measurement discipline"): every table names ``hosted``, the CPU model, the
+vCPUs and the scheduling label from the boot object (SCHED_FIFO or best-effort scheduling).
+A run with more vCPUs than host cores is "hosted, oversubscribed (N vCPUs on M cores):
+correctness only, not a timing figure" and never enters a finding.
+
+Public API: ``HOSTED_JSON``, ``SCHEMA``, ``make_hosted_data``, ``load_hosted``, ``run_label``,
+``timing_runs``, ``hosted_tables``, ``hosted_findings``, ``hosted_meta``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from . import schemes
+from .irqreport import CYCLES_1997, fmt_sig, num, ticks_to_us
+from .report import DASH, Finding, Table, fmt_ratio, fmt_ticks
+from .util import KsyncError, display_path
+
+HOSTED_JSON = "hosted.json"
+SCHEMA = "ksync-hosted/1"
+SM = "Small & Manley 1997"
+BEST_EFFORT = "best-effort scheduling"
+# the cost program's rows (arch/hosted/costs.c)
+SOFT_PAIR, SIGMASK_PAIR, HARD_PAIR = ("hosted_soft_irq_pair", "hosted_sigmask_pair",
+                                      "hosted_hard_irq_pair")
+SIGNAL_ROWS = (("hosted_signal_self", "signal raise -> handler entry, same vCPU"),
+               ("hosted_signal_cross", "signal raise -> handler entry, cross-vCPU"),
+               ("hosted_ipi_round_trip", "mailbox IPI round trip to an idle vCPU"))
+KEEP_OUT = ("boot", "done")          # KSYNC objects not stored as rows
+# DESIGN.md "Hosted port": what the port does not represent, said under every timing table
+NOT_FAITHFUL = ("Not represented on the hosted port: privileged instructions, interrupt-"
+                "controller MMIO, IDT entry/iret, TLB shootdowns, NMIs; host interrupts still "
+                "run while ksync masks, and the host can preempt a vCPU (also one holding a "
+                "lock).")
+
+
+# ---------------------------------------------------------------------------------------
+# data
+
+
+def run_record(scheme: str, cpus: int, flavour: str = "plain",
+               host_cores: int | None = None) -> dict:
+    """An empty record of one hosted kernel run, keyed by (platform, scheme, cpus)."""
+    return {"platform": "hosted", "scheme": scheme, "cpus": cpus, "flavour": flavour,
+            "env": "hosted", "status": "failed", "reason": None, "log": None, "elapsed": None,
+            "boot": None, "sched": BEST_EFFORT,
+            "oversubscribed": None if host_cores is None else cpus > host_cores,
+            "host_cores": host_cores,
+            "cpu_model": None, "tsc_hz": None, "refused": [], "rows": []}
+
+
+def fill_record(rec: dict, res: Any, labels: dict) -> dict:
+    """Fill ``rec`` from a hkernel BootResult and its ``boot_labels``."""
+    boot = res.boot or {}
+    rec.update(status="ok" if res.passed else "failed", reason=res.reason,
+               log=display_path(res.log_path), elapsed=round(res.elapsed, 2),
+               boot=boot or None, sched=labels["sched"], oversubscribed=labels["oversubscribed"],
+               host_cores=labels["host_cores"], cpu_model=labels["cpu_model"],
+               tsc_hz=boot.get("tsc_hz"),
+               refused=[{"name": c.name, "reason": c.directive} for c in res.ktap.skipped],
+               rows=[dict(o) for o in res.objects if o.get("kind") not in KEEP_OUT])
+    for r in rec["rows"]:
+        r.setdefault("scheme", rec["scheme"])
+        r["env"] = "hosted"
+    if res.passed and not rec["rows"]:
+        rec["status"], rec["reason"] = "failed", "the hosted kernel printed no KSYNC rows"
+    return rec
+
+
+def make_hosted_data(runs: list[dict], costs: list[dict], meta: dict) -> dict:
+    return {"schema": SCHEMA, **meta, "runs": runs, "costs": costs}
+
+
+def load_hosted(path: Path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise KsyncError(f"{display_path(path)}: cannot read: {e}", exit_code=2) from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise KsyncError(f"{display_path(path)}: not a {SCHEMA} file", exit_code=2)
+    return data
+
+
+# ---------------------------------------------------------------------------------------
+# labels
+
+
+def _runs(data: dict | None) -> list[dict]:
+    return [r for r in (data or {}).get("runs") or [] if isinstance(r, dict)]
+
+
+def is_oversubscribed(rec: dict) -> bool:
+    """A run is a timing figure only when it says it was not oversubscribed."""
+    return rec.get("oversubscribed") is not False
+
+
+def run_label(rec: dict) -> str:
+    """The environment words of a hosted run: hosted, CPU model, vCPUs, scheduling; or the
+    oversubscribed label."""
+    cpus = rec.get("cpus") or "?"
+    if rec.get("status") != "ok" and not rec.get("boot"):
+        return f"hosted, {cpus} vCPUs: did not run"
+    if is_oversubscribed(rec):
+        cores = rec.get("host_cores") or "?"
+        return (f"hosted, oversubscribed ({cpus} vCPUs on {cores} cores): correctness only, "
+                "not a timing figure")
+    model = rec.get("cpu_model") or "unknown CPU"
+    return f"hosted, {model}, {cpus} vCPUs, {rec.get('sched') or BEST_EFFORT}"
+
+
+def timing_runs(data: dict | None) -> list[dict]:
+    """The ok runs whose figures are timings (not oversubscribed)."""
+    return [r for r in _runs(data) if r.get("status") == "ok" and not is_oversubscribed(r)]
+
+
+def _row(rec: dict, kind: str, name: str, scheme: str | None = None) -> dict | None:
+    for r in rec.get("rows") or []:
+        if (r.get("kind") == kind and r.get("name") == name
+                and (scheme is None or r.get("scheme") == scheme)):
+            return r
+    return None
+
+
+def _ns(ticks: float | None, hz: Any) -> str:
+    us = ticks_to_us(ticks, num(hz))
+    return fmt_sig(us * 1000) if us is not None else DASH
+
+
+def _t(v: Any) -> str:
+    v = num(v)
+    return fmt_ticks(v) if v is not None else DASH
+
+
+def placement_sched(lines: list[str]) -> str | None:
+    """The scheduling label of a cost program's placement line ("hosted: 2 vCPUs on 2 host
+    cores, pinned, SCHED_FIFO"), or None."""
+    for line in lines:
+        if line.startswith("hosted: ") and " vCPUs on " in line:
+            last = line.rsplit(",", 1)[-1].strip()
+            return last if last in ("SCHED_FIFO", BEST_EFFORT) else None
+    return None
+
+
+def _cost_rows(data: dict | None) -> tuple[dict[str, dict], dict]:
+    """name -> row over the cost programs that ran, and the first one's facts (with the
+    program's scheduling label as "sched")."""
+    rows: dict[str, dict] = {}
+    facts: dict = {}
+    for c in (data or {}).get("costs") or []:
+        if not isinstance(c, dict) or c.get("status") != "ok":
+            continue
+        facts = facts or dict(c.get("facts") or {}, sched=c.get("sched") or BEST_EFFORT)
+        for r in c.get("rows") or []:
+            if isinstance(r, dict) and r.get("kind") == "prim":
+                rows.setdefault(str(r.get("name")), r)
+    return rows, facts
+
+
+def _costs_label(facts: dict, host_model: str | None) -> str:
+    model = facts.get("cpu_model") or host_model or "unknown CPU"
+    sched = facts.get("sched") or BEST_EFFORT
+    cpus = facts.get("cpus") or facts.get("vcpus") or "?"
+    return f"hosted, {model}, {cpus} vCPUs, {sched}"
+
+
+# ---------------------------------------------------------------------------------------
+# tables
+
+
+def status_table(data: dict) -> Table:
+    rows = []
+    for r in _runs(data):
+        refused = "; ".join(f"{x.get('name')}: {x.get('reason')}" for x in r.get("refused") or [])
+        rows.append([r.get("platform", "hosted"), r.get("scheme", "?"), str(r.get("cpus", "?")),
+                     r.get("status", "?") if r.get("status") == "ok"
+                     else f"failed: {r.get('reason')}",
+                     run_label(r), refused or DASH, r.get("log") or DASH])
+    for c in (data.get("costs") or []):
+        rows.append(["hosted", DASH, DASH, "ok" if c.get("status") == "ok"
+                     else f"failed: {c.get('reason')}",
+                     f"{c.get('program', '?')}" + (f" ({c['placement']})"
+                                                   if c.get("placement") else ""), DASH,
+                     c.get("log") or DASH])
+    return Table(title="Hosted kernel runs (platform, scheme, cpus) [hosted]",
+                 headers=["platform", "scheme", "cpus", "status", "environment",
+                          "refused experiments", "log"],
+                 rows=rows, align=["l", "l", "r", "l", "l", "l", "l"],
+                 notes_above=["The portable kernel as a Linux process (arch/hosted), plain "
+                              "build, mode=bench set=default, one run per scheme the hosted "
+                              "port builds and CPU count. An experiment the port cannot run "
+                              "yet (the load and loss experiments need the hosted devices) is "
+                              "refused by the kernel with its reason, shown here."])
+
+
+def crit_tables(data: dict) -> list[Table]:
+    """Each scheme's crit_enter/leave and splraise/splx in the hosted kernel, one table per
+    CPU count (the hosted tables next to tcg's Table 5b)."""
+    out = []
+    by_cpus: dict[Any, list[dict]] = {}
+    for r in _runs(data):
+        if r.get("status") == "ok":
+            by_cpus.setdefault(r.get("cpus"), []).append(r)
+    for cpus, recs in sorted(by_cpus.items(), key=lambda kv: num(kv[0]) or 0):
+        rows = []
+        over = any(is_oversubscribed(r) for r in recs)
+        for rec in recs:
+            s, hz = rec.get("scheme"), rec.get("tsc_hz")
+            crit = num((_row(rec, "irq_prim", "crit_enter_leave", s) or {}).get("median"))
+            spl = num((_row(rec, "irq_prim", "splraise_splx", s) or {}).get("median"))
+            if over:        # never a timing table (DESIGN.md): the run passed, no figures
+                rows.append([s, str(cpus)] + ["not a timing"] * 4)
+            else:
+                rows.append([s, str(cpus), _t(crit), _ns(crit, hz), _t(spl), _ns(spl, hz)])
+        labels = sorted({run_label(r) for r in recs})
+        out.append(Table(
+            title=f"Table 5b, hosted kernel: each scheme's critical-section cost, {cpus} vCPUs "
+                  f"[{labels[0] if len(labels) == 1 else '; '.join(labels)}]",
+            headers=["scheme", "cpus", "crit_enter_leave ticks", "ns", "splraise_splx ticks",
+                     "ns"],
+            rows=rows, align=["l", "r", "r", "r", "r", "r"],
+            notes_below=[NOT_FAITHFUL],
+            notes_above=[("Correctness only: more vCPUs than host cores, so the runs' figures "
+                          "are not timings: not shown, and they enter no finding or "
+                          "comparison (the rows are in hosted.json). " if over else "")
+                         + "The kernel's own crit_enter + crit_leave and splx(splraise("
+                         "IPL_BIO)) (experiment irq_prims, kernel/exp/irq.c) compiled for and "
+                         "run on the hosted port: medians in TSC ticks of the real CPU, empty "
+                         "loop subtracted. These replace the user-mode stand-in (bench/"
+                         "spl_shim, Table 5c)."]))
+    return out
+
+
+def gap_table(data: dict) -> Table | None:
+    """The hosted on-chip/off-chip gap (soft cli+sti vs pthread_sigmask pair) with the 1997
+    ratio beside it: from the hosted kernel's irq_prims rows (onchip/offchip through the
+    port's measurement hooks) and from the cost program."""
+    c = CYCLES_1997
+    then = c["offchip"] / c["onchip"]
+    rows = []
+    for rec in timing_runs(data):       # an oversubscribed run is no timing: left out
+        s = rec.get("scheme")
+        on = _row(rec, "irq_prim", "onchip", s)
+        off = _row(rec, "irq_prim", "offchip", s)
+        if on is None or off is None:
+            continue
+        a, b = num(off.get("median")), num(on.get("median"))
+        ratio = f"{fmt_ratio(a / b)}x" if a is not None and b else DASH
+        rows.append([f"kernel irq_prims ({s})", run_label(rec), _t(b), _t(a), ratio,
+                     f"{fmt_ratio(then)}x"])
+    for prog in data.get("costs") or []:
+        if not isinstance(prog, dict) or prog.get("status") != "ok":
+            continue
+        named = {str(r.get("name")): r for r in prog.get("rows") or [] if isinstance(r, dict)}
+        on = named.get(SOFT_PAIR) or named.get(HARD_PAIR)
+        sig = named.get(SIGMASK_PAIR)
+        if on is None or sig is None:
+            continue
+        a, b = num(sig.get("median")), num(on.get("median"))
+        ratio = f"{fmt_ratio(a / b)}x" if a is not None and b else DASH
+        what = "soft flag" if on is named.get(SOFT_PAIR) else "hard mask"
+        facts = dict(prog.get("facts") or {}, sched=prog.get("sched") or BEST_EFFORT)
+        rows.append([f"{Path(str(prog.get('program'))).name} ({what})",
+                     _costs_label(facts, data.get("host_cpu_model")),
+                     _t(b), _t(a), ratio, f"{fmt_ratio(then)}x"])
+    if not rows:
+        return None
+    return Table(
+        title="Table 5, hosted: the on-chip/off-chip gap [hosted]",
+        headers=["source", "environment", "on-chip pair ticks",
+                 "off-chip: pthread_sigmask pair ticks", "off / on",
+                 f"1997 off / on ({c['offchip']} / {c['onchip']} cycles)"],
+        rows=rows, align=["l", "l", "r", "r", "r", "r"], notes_below=[NOT_FAITHFUL],
+        notes_above=["On the hosted port on-chip masking is a per-vCPU soft flag with a pending "
+                     "check (save + restore), and masking a source at the controller is "
+                     "pthread_sigmask, a system call: the hosted analog of the 1997 gap "
+                     "between cli; sti and an 8259A IMR write (Small & Manley 1997 Table 5, "
+                     "Pentium 120 MHz). Medians in TSC ticks of the real CPU. costs and "
+                     "costs-hard are build/hosted-port's programs; costs-hard is the "
+                     "hard-mask build, whose on-chip pair is pthread_sigmask of every source."])
+
+
+def mp_table(data: dict) -> Table | None:
+    """The Massalin & Pu rows (lf_cost, lf_fifo_cost) in kernel context on the hosted port,
+    from the default scheme's run at the smallest timing CPU count."""
+    recs = sorted(timing_runs(data), key=lambda r: (r.get("scheme") != schemes.DEFAULT_SCHEME,
+                                                    num(r.get("cpus")) or 0))
+    rec = next((r for r in recs if any(x.get("kind") == "prim" for x in r.get("rows") or [])),
+               None)
+    if rec is None:
+        return None
+    hz = rec.get("tsc_hz")
+    rows = [[str(r.get("name")), _t(r.get("median")), _ns(num(r.get("median")), hz),
+             _t(r.get("p99"))]
+            for r in rec.get("rows") or [] if r.get("kind") == "prim"
+            and str(r.get("name", "")).startswith(("mp_", "ref_"))]
+    if not rows:
+        return None
+    return Table(
+        title=f"Massalin & Pu 1991 rows in kernel context [{run_label(rec)}, scheme "
+              f"{rec.get('scheme')}]",
+        headers=["row", "median ticks", "ns", "p99 ticks"], rows=rows,
+        align=["l", "r", "r", "r"], notes_below=[NOT_FAITHFUL],
+        notes_above=["The kernel's lf_cost and lf_fifo_cost experiments (common/lf_cost_rows.h, "
+                     "common/lf_fifo_rows.h) on the hosted port: the lock-free structures' "
+                     "costs as kernel code on the real CPU, beside the tcg figures."])
+
+
+def signal_table(data: dict) -> Table | None:
+    costs, facts = _cost_rows(data)
+    hz = facts.get("tsc_hz")
+    rows = []
+    for name, what in SIGNAL_ROWS:
+        r = costs.get(name)
+        if r is None:
+            continue
+        med, p99 = num(r.get("median")), num(r.get("p99"))
+        rows.append([what, name, _t(med), _ns(med, hz), _t(p99), _ns(p99, hz)])
+    if not rows:
+        return None
+    return Table(
+        title=f"Signal delivery latency [{_costs_label(facts, data.get('host_cpu_model'))}]",
+        headers=["what", "row", "median ticks", "median ns", "p99 ticks", "p99 ns"],
+        rows=rows, align=["l", "l", "r", "r", "r", "r"], notes_below=[NOT_FAITHFUL],
+        notes_above=["One sample per raise (build/hosted-port/costs, arch/hosted/costs.c): "
+                     "from the raise to the handler's first instruction. Every hosted "
+                     "interrupt is a POSIX signal, so this bounds what the hosted latency "
+                     "tables can show: a latency below it is not measurable on this port."])
+
+
+def hosted_tables(data: dict | None) -> list[Table]:
+    if not data:
+        return []
+    return [t for t in (status_table(data), *crit_tables(data), gap_table(data),
+                        mp_table(data), signal_table(data)) if t is not None]
+
+
+def hosted_meta(data: dict | None) -> list[tuple[str, str]]:
+    if not data:
+        return []
+    runs = _runs(data)
+    ok = [f"{r.get('scheme')} smp={r.get('cpus')}" for r in runs if r.get("status") == "ok"]
+    bad = [f"{r.get('scheme')} smp={r.get('cpus')}" for r in runs if r.get("status") != "ok"]
+    return [("hosted kernel: commit", str(data.get("commit", "unknown"))),
+            ("hosted kernel: ok", ", ".join(ok) or "none"),
+            ("hosted kernel: failed", ", ".join(bad) or "none")]
+
+
+# ---------------------------------------------------------------------------------------
+# findings
+
+
+def hosted_findings(data: dict | None) -> list[Finding]:
+    """Small & Manley's off-chip/on-chip gap on the hosted port: pthread_sigmask pair vs the
+    soft cli+sti pair, from the first timing run's irq_prims rows, else the cost program.
+    Oversubscribed runs never count."""
+    from .findings import compare_greater, spread_of, _fs, _ratio
+    if not data:
+        return []
+    c = CYCLES_1997
+    claim = ("off-chip masking costs more than on-chip; hosted: pthread_sigmask (a system "
+             "call) vs the soft cli+sti flag")
+    then = (f"Table 5, Pentium 120 MHz: {c['offchip']} vs {c['onchip']} cycles "
+            f"({fmt_ratio(c['offchip'] / c['onchip'])}x)")
+    pairs: list[tuple[dict | None, dict | None, str]] = []
+    for rec in timing_runs(data):
+        s = rec.get("scheme")
+        pairs.append((_row(rec, "irq_prim", "offchip", s), _row(rec, "irq_prim", "onchip", s),
+                      run_label(rec)))
+    costs, facts = _cost_rows(data)
+    pairs.append((costs.get(SIGMASK_PAIR), costs.get(SOFT_PAIR),
+                  _costs_label(facts, data.get("host_cpu_model"))))
+    for off, on, label in pairs:
+        a, b = spread_of(off), spread_of(on)
+        if a is None or b is None:
+            continue
+        return [Finding(SM, claim, then, f"{_ratio(a, b)} (off-chip / on-chip)", label,
+                        compare_greater(a, b),
+                        f"pthread_sigmask pair {_fs(a)} vs soft pair {_fs(b)} TSC ticks, "
+                        f"medians with their spread ({a.how}); holds when the spreads are "
+                        "apart.")]
+    over = [r for r in _runs(data) if r.get("status") == "ok" and is_oversubscribed(r)]
+    why = ("only oversubscribed runs (more vCPUs than host cores) measured it: correctness "
+           "only, not a timing figure" if over else "no hosted run measured both pairs")
+    return [Finding(SM, claim, then, DASH, "hosted", "not measurable here", why + ".")]
