@@ -72,7 +72,10 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdatomic.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -107,6 +110,14 @@ static _Atomic uint32_t dev_wake;	/* the device thread's futex word (see top) */
 static _Atomic bool dev_stop;		/* shutdown: set before the last kick (release) */
 static bool dev_running;		/* init/shutdown only (the port's boot thread) */
 static pthread_t dev_thread;		/* init/shutdown only */
+static bool dev_try_fifo;		/* written by init before the thread starts */
+static _Atomic bool dev_fifo;		/* the device thread got SCHED_FIFO (relaxed: a label) */
+
+const char *hosted_dev_sched_label(void)
+{
+	return atomic_load_explicit(&dev_fifo, memory_order_relaxed) ? "SCHED_FIFO"
+								      : "best-effort scheduling";
+}
 
 static void kick(void)
 {
@@ -493,6 +504,17 @@ static void *dev_main(void *arg)
 	sigset_t all;				/* the port's interrupt signals go to vCPUs only */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* Linux lets a normal thread's timed sleeps end up to 50 us late (timer slack, so
+	 * wake-ups coalesce); a device's timer must not: 1 ns, the least it takes */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	/* Above the vCPUs: with SCHED_FIFO vCPUs spinning on every core, a SCHED_OTHER
+	 * device thread would get only the RT throttling's leftovers. Best effort: without
+	 * the privilege it stays SCHED_OTHER and says so (hosted_dev_sched_label). */
+	if (dev_try_fifo) {
+		struct sched_param sp = { .sched_priority = sched_get_priority_max(SCHED_FIFO) };
+		if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0)
+			atomic_store_explicit(&dev_fifo, true, memory_order_relaxed);
+	}
 	struct ticker pit = { 0, 0, 0 }, rtc = { 0, 0, 0 };
 	struct drive drv = { 0, 0 };
 	for (;;) {
@@ -564,6 +586,9 @@ int hosted_dev_init(const char *disk_path)
 		ata_image_sectors = (uint64_t)st.st_size / SECTOR;
 	}
 	atomic_store_explicit(&dev_stop, false, memory_order_relaxed);
+	atomic_store_explicit(&dev_fifo, false, memory_order_relaxed);
+	const char *fifo = getenv("KSYNC_HOSTED_FIFO");	/* as the port's vCPUs */
+	dev_try_fifo = !(fifo && !strcmp(fifo, "0"));
 	if (pthread_create(&dev_thread, NULL, dev_main, NULL) != 0) {
 		if (ata_fd >= 0)
 			close(ata_fd);

@@ -43,6 +43,10 @@ void hosted_dev_ata_timing(uint64_t command_ns, uint64_t sector_ns);
  * HOSTED_DEV_LATE_SAMPLES) into out and returns how many. Also counts PIT periods that
  * passed unseen while the thread was late (their edges coalesce into one raise, as a
  * controller's request bit would) and RTC periods dropped because rtc_ack was not called. */
+/* "SCHED_FIFO" if the device thread got the highest SCHED_FIFO priority (tried unless
+ * KSYNC_HOSTED_FIFO=0, like the port's vCPUs), else "best-effort scheduling". */
+const char *hosted_dev_sched_label(void);
+
 #define HOSTED_DEV_LATE_SAMPLES 16384
 size_t hosted_dev_pit_lateness(uint64_t *out, size_t max);
 uint64_t hosted_dev_pit_missed(void);

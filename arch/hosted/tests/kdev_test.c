@@ -399,10 +399,10 @@ static void s_late(unsigned seconds)
 	if (n) {
 		printf("KSYNC {\"kind\":\"hosted_dev_late\",\"device\":\"pit\",\"hz\":1000,"
 		       "\"seconds\":%u,\"samples\":%zu,\"median_ns\":%llu,\"p99_ns\":%llu,"
-		       "\"max_ns\":%llu,\"missed_periods\":%llu}\n",
+		       "\"max_ns\":%llu,\"missed_periods\":%llu,\"sched\":\"%s\"}\n",
 		       seconds, n, (unsigned long long)s[n / 2],
 		       (unsigned long long)s[n * 99 / 100], (unsigned long long)s[n - 1],
-		       (unsigned long long)hosted_dev_pit_missed());
+		       (unsigned long long)hosted_dev_pit_missed(), hosted_dev_sched_label());
 	}
 }
 
