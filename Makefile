@@ -66,6 +66,7 @@ KLDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=0x1000 --no-warn-rw
 
 include mk/lib.mk
 include mk/hosted-port.mk
+include mk/hosted-kdev.mk
 
 # kernel/<subsystem>/*.c, the interrupt layer and this build's one scheme file
 # (kernel/spl/<scheme>.c), the kernel tests, the port; then libksync's sources.
