@@ -66,6 +66,7 @@ KLDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=0x1000 --no-warn-rw
 
 include mk/lib.mk
 include mk/hosted-port.mk
+include mk/hosted-kernel.mk
 
 # kernel/<subsystem>/*.c, the interrupt layer and this build's one scheme file
 # (kernel/spl/<scheme>.c), the kernel tests, the port; then libksync's sources.
@@ -79,7 +80,7 @@ KELF32 := $(KBUILD)/ksync.elf32
 ISO := $(BUILD)/ksync.iso
 
 .PHONY: all kernel iso test run debug stress bench deps venv clean help print-schemes
-all: $(VENV)/.stamp kernel lib
+all: $(VENV)/.stamp kernel lib hosted-kernel
 
 kernel: $(KELF32)
 
