@@ -125,7 +125,7 @@ $(VENV)/.stamp: pyproject.toml scripts/venv.sh
 venv: deps $(VENV)/.stamp
 
 # ---- the two commands ----------------------------------------------------------------
-test: venv
+test: venv hosted-kernel
 	$(PY) -m pytest -q -ra tests/
 
 run: venv
