@@ -579,11 +579,11 @@ uint64_t arch_vm_translate(uint64_t va) { (void)va; return 0; }
 /* ---- measurement helpers (arch_impl.h) ------------------------------------------------- */
 void hosted_meas_sigmask_pair(void)
 {
-	sigset_t s;
+	sigset_t s, old;
 	sigemptyset(&s);
-	sigaddset(&s, SIGRTMIN + 1 + HOSTED_NSRC - 1);	/* a source no line uses for work */
-	pthread_sigmask(SIG_BLOCK, &s, NULL);
-	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	sigaddset(&s, SIGRTMIN + 1 + HOSTED_NSRC - 1);	/* ISA 15's source */
+	pthread_sigmask(SIG_BLOCK, &s, &old);		/* "all masked" */
+	pthread_sigmask(SIG_SETMASK, &old, NULL);	/* back to the saved mask */
 }
 
 void hosted_meas_hard_pair(void)
