@@ -54,6 +54,7 @@ _Static_assert(MAX_CPUS == HOSTED_MAX_CPUS, "one vCPU per kernel CPU slot");
 
 _Thread_local unsigned hosted_kcpu;
 _Thread_local volatile unsigned hosted_tpr;
+_Thread_local volatile unsigned hosted_tpr_held;	/* owner + its handlers */
 _Thread_local volatile uint8_t hosted_meas_flag;
 volatile uint32_t hosted_dev_status;
 bool arch_has_rdtscp;
@@ -133,6 +134,7 @@ static void dispatch(unsigned vector)
 	unsigned cpu = hosted_kcpu;
 	if ((vector >> 4) <= hosted_tpr) {	/* held by the priority class, like the IRR */
 		held[cpu][vector / 64] |= 1ull << (vector % 64);
+		hosted_tpr_held = 1;
 		return;
 	}
 	irq_handler_t fn = __atomic_load_n(&vectors[vector].fn, __ATOMIC_ACQUIRE);
@@ -157,6 +159,7 @@ void hosted_tpr_lowered(void)
 	unsigned cpu = hosted_kcpu, cls = hosted_tpr;
 	bool any = false;
 	irqkey_t k = arch_irq_save();
+	hosted_tpr_held = 0;
 	for (unsigned w = 0; w < 4; w++) {
 		uint64_t runnable = 0;
 		for (uint64_t b = held[cpu][w]; b; b &= b - 1) {
@@ -164,6 +167,8 @@ void hosted_tpr_lowered(void)
 			if ((v >> 4) > cls)
 				runnable |= 1ull << (v % 64);
 		}
+		if (held[cpu][w] & ~runnable)
+			hosted_tpr_held = 1;	/* still some the class holds */
 		if (runnable) {
 			held[cpu][w] &= ~runnable;
 			__atomic_fetch_or(&vec_pending[cpu][w], runnable, __ATOMIC_RELEASE);

@@ -51,7 +51,8 @@ bool hosted_irq_enabled(void);
 /* kport.c: the calling vCPU's index (thread-local) and its soft priority class */
 extern _Thread_local unsigned hosted_kcpu;
 extern _Thread_local volatile unsigned hosted_tpr;
-void hosted_tpr_lowered(void);		/* replay vectors the old class held */
+extern _Thread_local volatile unsigned hosted_tpr_held;	/* 1: some vector is held */
+void hosted_tpr_lowered(void);		/* re-send vectors the old class held */
 /* kport.c: the per-vCPU byte of the flag measurement hooks, and the device status word */
 extern _Thread_local volatile uint8_t hosted_meas_flag;
 extern volatile uint32_t hosted_dev_status;
@@ -102,7 +103,8 @@ static inline void arch_tpr_set(unsigned cls)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	hosted_tpr = cls & 15;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if ((cls & 15) < old)
+	/* a handler after the store sees the new class and holds nothing it allows */
+	if ((cls & 15) < old && hosted_tpr_held)
 		hosted_tpr_lowered();
 }
 
