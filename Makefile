@@ -11,6 +11,8 @@
 #                 SCHEME=name other than spl-optim: build/kernel-<name>/
 #   make iso      build/ksync.iso (GRUB, BIOS boot)
 #   make lib      build/hosted/libksync.a;  make install PREFIX=/usr/local
+#   make hosted-kernel  the kernel as a Linux process (arch/hosted):
+#                 build/hosted-kernel/<flavour>/<scheme>/ksync (mk/hosted-kernel.mk)
 #   make debug    boot under QEMU with its gdb stub; connect with gdb (see README)
 #   make stress   the long stress runs;  make bench   the longer measurement set (ksync run
 #                 --set bench: more repeats, longer runs; not part of make test)
