@@ -11,6 +11,8 @@
 #                 SCHEME=name other than spl-optim: build/kernel-<name>/
 #   make iso      build/ksync.iso (GRUB, BIOS boot)
 #   make lib      build/hosted/libksync.a;  make install PREFIX=/usr/local
+#   make hosted-kernel  the kernel as a Linux process (arch/hosted):
+#                 build/hosted-kernel/<flavour>/<scheme>/ksync (mk/hosted-kernel.mk)
 #   make debug    boot under QEMU with its gdb stub; connect with gdb (see README)
 #   make stress   the long stress runs;  make bench   the longer measurement set (ksync run
 #                 --set bench: more repeats, longer runs; not part of make test)
@@ -67,6 +69,7 @@ KLDFLAGS := -m elf_x86_64 -nostdlib -static -z max-page-size=0x1000 --no-warn-rw
 include mk/lib.mk
 include mk/hosted-port.mk
 include mk/hosted-kdev.mk
+include mk/hosted-kernel.mk
 
 # kernel/<subsystem>/*.c, the interrupt layer and this build's one scheme file
 # (kernel/spl/<scheme>.c), the kernel tests, the port; then libksync's sources.
@@ -80,7 +83,7 @@ KELF32 := $(KBUILD)/ksync.elf32
 ISO := $(BUILD)/ksync.iso
 
 .PHONY: all kernel iso test run debug stress bench deps venv clean help print-schemes
-all: $(VENV)/.stamp kernel lib
+all: $(VENV)/.stamp kernel lib hosted-kernel
 
 kernel: $(KELF32)
 
@@ -125,7 +128,7 @@ $(VENV)/.stamp: pyproject.toml scripts/venv.sh
 venv: deps $(VENV)/.stamp
 
 # ---- the two commands ----------------------------------------------------------------
-test: venv
+test: venv hosted-kernel
 	$(PY) -m pytest -q -ra tests/
 
 run: venv

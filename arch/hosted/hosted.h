@@ -45,6 +45,10 @@ static inline uint64_t hosted_cycles(void)	/* the real TSC */
  * The per-vCPU masking state; the signal-safety argument is in runtime.c's top comment. */
 #include <signal.h>
 #include <stdatomic.h>
+/* The kernel's port files (kport.c, boot.c) include arch_if.h first, whose
+ * arch/hosted/public/arch_impl.h restates this struct and the inline save/restore without
+ * <stdatomic.h>/<signal.h>; the layout is asserted on both sides. */
+#ifndef KSYNC_ARCH_IMPL_H
 struct hosted_irq_cpu {
 	/* Soft flag: this vCPU's thread and its own signal handlers only. */
 	volatile sig_atomic_t masked;
@@ -55,12 +59,19 @@ struct hosted_irq_cpu {
 	_Alignas(64) _Atomic uint32_t mailbox;
 };
 extern _Thread_local struct hosted_irq_cpu *hosted_irq_self;	/* NULL off the vCPUs */
+_Static_assert(sizeof(sig_atomic_t) == sizeof(int) &&
+	       __builtin_offsetof(struct hosted_irq_cpu, pending) == 4 &&
+	       __builtin_offsetof(struct hosted_irq_cpu, mailbox) == 64,
+	       "arch/hosted/public/arch_impl.h restates this layout");
+#endif
 
 #if HOSTED_HARD_MASK
+/* The hard build keeps `masked` as the on-chip state too (set with the signals blocked),
+ * so a restore unblocks only the sources not masked at the "controller". */
 unsigned long hosted_irq_save(void);
 void hosted_irq_restore(unsigned long key);
 bool hosted_irq_enabled(void);
-#else
+#elif !defined(KSYNC_ARCH_IMPL_H)
 void hosted_irq_replay(void);	/* restore's slow path: something is pending */
 
 static inline unsigned long hosted_irq_save(void)
@@ -91,6 +102,7 @@ static inline bool hosted_irq_enabled(void)
 }
 #endif
 void hosted_irq_disable(void);
+void hosted_irq_enable(void);
 bool hosted_irq_enabled(void);
 
 /* 3. Interrupt sources. handler runs on the vCPU the signal was sent to, with
@@ -101,6 +113,11 @@ void hosted_source_register(unsigned src, hosted_handler_t handler, void *arg);
 void hosted_source_raise(unsigned src, unsigned cpu);	/* tgkill to that vCPU */
 void hosted_source_mask(unsigned src);	/* at the "controller": pthread_sigmask, this vCPU */
 void hosted_source_unmask(unsigned src);
+/* Inside a source handler (or an IPI handler): the interrupted context resumes with
+ * on-chip interrupts disabled (x86: IF cleared in the interrupt frame). A controller
+ * mask changed inside a handler (hosted_source_mask/unmask) also survives the handler's
+ * return: the runtime writes it into every interrupted signal context it holds. */
+void hosted_trap_resume_masked(void);
 /* The calling vCPU's clock (source 0): periodic when periodic, else one-shot. */
 void hosted_clock_start(uint64_t period_ns, bool periodic);
 void hosted_clock_stop(void);

@@ -40,6 +40,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -53,7 +54,20 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
+
+/* 1 in a ThreadSanitizer build (gcc: __SANITIZE_THREAD__; clang: __has_feature) */
+#if defined(__SANITIZE_THREAD__)
+#define HOSTED_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HOSTED_TSAN 1
+#endif
+#endif
+#ifndef HOSTED_TSAN
+#define HOSTED_TSAN 0
+#endif
 
 #define SIG_WAKE (SIGRTMIN)
 #define SIG_SRC(s) (SIGRTMIN + 1 + (int)(s))
@@ -73,6 +87,15 @@ struct vcpu {
 	_Atomic(const char *) activity;
 	_Atomic unsigned long progress;
 	_Atomic int done;		/* entry returned (release) */
+	/* Owner and its handlers: sources masked "at the controller" (hosted_source_mask),
+	 * bit s = source s; the interrupted signal contexts (ucontext_t *) of the source
+	 * handlers running on this thread, innermost last, so a controller mask changed in
+	 * a handler is written into them and survives sigreturn; set by a handler that asks
+	 * the interrupted context to resume masked (hosted_trap_resume_masked). */
+	uint32_t ctl_mask;
+	void *trap_uc[16];
+	unsigned trap_depth;
+	volatile sig_atomic_t resume_masked;
 	timer_t clock;			/* owner only */
 	bool clock_armed;		/* owner only */
 	void (*entry)(unsigned);
@@ -162,6 +185,10 @@ static void replay(struct vcpu *v)
 		if (mail)
 			run_mailbox(v);
 		atomic_signal_fence(memory_order_seq_cst);
+		if (v->resume_masked) {	/* a handler asked: the restorer resumes masked */
+			v->resume_masked = 0;
+			return;
+		}
 		v->irq.masked = 0;
 	}
 }
@@ -187,11 +214,25 @@ static void on_source(int sig, siginfo_t *si, void *uc)
 		atomic_fetch_or_explicit(&v->irq.pending, 1u << src, memory_order_relaxed);
 	} else {
 		sig_atomic_t was = v->irq.masked;
+		bool pushed = v->trap_depth < sizeof(v->trap_uc) / sizeof(v->trap_uc[0]);
 
+		if (pushed)
+			v->trap_uc[v->trap_depth++] = uc;
 		v->irq.masked = 1;
 		atomic_signal_fence(memory_order_seq_cst);
 		run_source(v, src);
 		atomic_signal_fence(memory_order_seq_cst);
+		if (pushed)
+			v->trap_depth--;
+		if (v->resume_masked) {
+			v->resume_masked = 0;
+			was = 1;
+			if (HOSTED_HARD_MASK) {	/* the interrupted context's mask: sources off */
+				sigset_t all = src_set();
+				sigorset(&((ucontext_t *)uc)->uc_sigmask,
+					 &((ucontext_t *)uc)->uc_sigmask, &all);
+			}
+		}
 		v->irq.masked = was;
 	}
 	errno = saved_errno;
@@ -200,27 +241,58 @@ static void on_source(int sig, siginfo_t *si, void *uc)
 /* ---- 2. on-chip masking ---------------------------------------------------------- */
 
 #if HOSTED_HARD_MASK
+/* The sources not masked at the controller (ctl_mask): what an on-chip enable unblocks. */
+static sigset_t src_set_enabled(struct vcpu *v)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	for (unsigned i = 0; i < HOSTED_NSRC; i++)
+		if (!(v->ctl_mask & (1u << i)))
+			sigaddset(&s, SIG_SRC(i));
+	return s;
+}
+
+/* On a non-vCPU thread (main, watchdog) there is no flag: the signal mask only. */
 unsigned long hosted_irq_save(void)
 {
+	struct vcpu *v = self;
 	sigset_t all = src_set(), old;
 
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	return sigismember(&old, SIG_SRC(0)) ? 1 : 0;
+	if (!v)
+		return sigismember(&old, SIG_SRC(0)) ? 1 : 0;
+	unsigned long key = (unsigned long)v->irq.masked;
+	v->irq.masked = 1;	/* after the block: a handler never sees masked == 0 with
+				   the sources blocked by this save */
+	atomic_signal_fence(memory_order_seq_cst);
+	return key;
 }
 
 void hosted_irq_restore(unsigned long key)
 {
+	struct vcpu *v = self;
+
 	if (key)
 		return;
-	sigset_t all = src_set();
+	if (!v) {
+		sigset_t all = src_set();
+		pthread_sigmask(SIG_UNBLOCK, &all, NULL);
+		return;
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	v->irq.masked = 0;
+	sigset_t on = src_set_enabled(v);
 
-	pthread_sigmask(SIG_UNBLOCK, &all, NULL);	/* held signals are delivered here */
-	if (self && atomic_load_explicit(&self->irq.mailbox, memory_order_relaxed))
+	pthread_sigmask(SIG_UNBLOCK, &on, NULL);	/* held signals are delivered here */
+	if (atomic_load_explicit(&v->irq.mailbox, memory_order_relaxed))
 		hosted_poll();	/* blocks, runs the mailbox, unblocks: no recursion */
 }
 
 bool hosted_irq_enabled(void)
 {
+	if (self)
+		return !self->irq.masked;
 	sigset_t cur;
 
 	pthread_sigmask(SIG_BLOCK, NULL, &cur);
@@ -259,23 +331,53 @@ void hosted_source_raise(unsigned src, unsigned cpu)
 		syscall(SYS_tgkill, getpid(), vcpus[cpu].tid, SIG_SRC(src));
 }
 
-/* The hosted analog of a write to the interrupt controller: a system call. */
-void hosted_source_mask(unsigned src)
+/* The hosted analog of a write to the interrupt controller: a system call. Inside a
+ * source handler the change is also written into the interrupted contexts' saved masks,
+ * which sigreturn would otherwise put back. In the hard build an unmask while on-chip
+ * masking is on changes only ctl_mask: the restore unblocks the source. */
+static void ctl_write(unsigned src, bool masked)
 {
+	struct vcpu *v = self;
 	sigset_t s;
 
+	if (src >= HOSTED_NSRC)
+		return;
 	sigemptyset(&s);
 	sigaddset(&s, SIG_SRC(src));
-	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	if (v) {
+		if (masked)
+			v->ctl_mask |= 1u << src;
+		else
+			v->ctl_mask &= ~(1u << src);
+		for (unsigned i = 0; i < v->trap_depth; i++) {
+			ucontext_t *uc = v->trap_uc[i];
+
+			if (masked)
+				sigaddset(&uc->uc_sigmask, SIG_SRC(src));
+			else
+				sigdelset(&uc->uc_sigmask, SIG_SRC(src));
+		}
+	}
+	if (masked)
+		pthread_sigmask(SIG_BLOCK, &s, NULL);
+	else if (!(HOSTED_HARD_MASK && v && v->irq.masked))
+		pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+}
+
+void hosted_source_mask(unsigned src)
+{
+	ctl_write(src, true);
 }
 
 void hosted_source_unmask(unsigned src)
 {
-	sigset_t s;
+	ctl_write(src, false);
+}
 
-	sigemptyset(&s);
-	sigaddset(&s, SIG_SRC(src));
-	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+void hosted_trap_resume_masked(void)
+{
+	if (self)
+		self->resume_masked = 1;
 }
 
 void hosted_clock_start(uint64_t period_ns, bool periodic)
@@ -355,20 +457,59 @@ void hosted_poll(void)
 
 /* Sleep until a signal (a source or SIG_WAKE) or mail. SIG_WAKE is blocked outside this
  * function, so one sent between the check and sigsuspend stays pending and ends it. */
+/* Enabling and sleeping are one step, like x86 sti; hlt: the sources are blocked in the
+ * host first, so one arriving after the enable waits in the host and ends the sigsuspend
+ * (which unblocks them atomically) instead of being handled just before the sleep. If
+ * the enable itself delivered something (held by the soft mask, or mail), there is no
+ * sleep. On return the sources not masked at the controller are unblocked again. */
 void hosted_idle(void)
 {
 	struct vcpu *v = self;
-	sigset_t during;
+	sigset_t all = src_set(), during, ctl;
+	bool ran;
 
-	hosted_irq_enable();
+	sigemptyset(&ctl);
+	pthread_sigmask(SIG_BLOCK, &all, &during);
+	ran = !HOSTED_HARD_MASK && (atomic_load_explicit(&v->irq.pending, memory_order_relaxed) |
+				     atomic_load_explicit(&v->irq.mailbox, memory_order_relaxed));
+	if (HOSTED_HARD_MASK) {	/* the flag only: the sources stay blocked until sigsuspend */
+		atomic_signal_fence(memory_order_seq_cst);
+		v->irq.masked = 0;
+	} else {
+		hosted_irq_enable();	/* replays what the soft flag held */
+	}
+	if (v->irq.masked)	/* a handler made the enable resume masked */
+		ran = true;
 	atomic_store_explicit(&v->activity, "idle", memory_order_relaxed);
 	atomic_store_explicit(&v->idle, 1, memory_order_seq_cst);
-	if (!atomic_load_explicit(&v->irq.mailbox, memory_order_seq_cst)) {
-		pthread_sigmask(SIG_BLOCK, NULL, &during);
+	if (!ran && !atomic_load_explicit(&v->irq.mailbox, memory_order_seq_cst)) {
 		sigdelset(&during, SIG_WAKE);
-		sigsuspend(&during);
+		for (unsigned i = 0; i < HOSTED_NSRC; i++) {
+			if (v->ctl_mask & (1u << i))
+				sigaddset(&during, SIG_SRC(i));
+			else
+				sigdelset(&during, SIG_SRC(i));
+		}
+		if (HOSTED_TSAN) {
+			/* ThreadSanitizer defers a signal that arrives outside a blocking call
+			 * and delivers it at its next interceptor - possibly the entry of this
+			 * very wait, after the checks above: the wakeup would be consumed and
+			 * sigsuspend would sleep for good (seen: the serial-model test hung in
+			 * idle under TSan only). ppoll is sigsuspend with a timeout; 1 ms bounds
+			 * that stall. The TSan build checks races, never timing. */
+			struct timespec ts = { 0, 1000000 };
+			ppoll(NULL, 0, &ts, &during);
+		} else {
+			sigsuspend(&during);
+		}
 	}
 	atomic_store_explicit(&v->idle, 0, memory_order_relaxed);
+	/* back to the enabled state's host mask: the sources not masked at the controller */
+	for (unsigned i = 0; i < HOSTED_NSRC; i++)
+		if (!(v->ctl_mask & (1u << i)))
+			sigaddset(&ctl, SIG_SRC(i));
+	if (!v->irq.masked)
+		pthread_sigmask(SIG_UNBLOCK, &ctl, NULL);
 	hosted_poll();
 }
 
@@ -553,7 +694,9 @@ static void *watchdog_main(void *arg)
 		for (unsigned i = 0; i < nvcpus; i++) {
 			unsigned long p = atomic_load_explicit(&vcpus[i].progress,
 							       memory_order_relaxed);
-			bool quiet = atomic_load_explicit(&vcpus[i].done, memory_order_acquire);
+			/* finished, or asleep in hosted_idle waiting for work: not a hang */
+			bool quiet = atomic_load_explicit(&vcpus[i].done, memory_order_acquire) ||
+				     atomic_load_explicit(&vcpus[i].idle, memory_order_relaxed);
 
 			stuck[i] = (p == last[i] && !quiet) ? stuck[i] + 1 : 0;
 			last[i] = p;
@@ -569,7 +712,9 @@ static void *watchdog_main(void *arg)
 							     memory_order_relaxed);
 			fprintf(stderr, "  vCPU %u: %s, last activity: %s (progress %lu)\n", i,
 				atomic_load_explicit(&vcpus[i].done, memory_order_acquire) ?
-				"finished" : stuck[i] >= limit ? "STUCK" : "running",
+				"finished" : stuck[i] >= limit ? "STUCK" :
+				atomic_load_explicit(&vcpus[i].idle, memory_order_relaxed) ?
+				"idle" : "running",
 				a ? a : "(none)", last[i]);
 		}
 		fflush(stderr);

@@ -124,4 +124,8 @@ void arch_get_facts(struct arch_facts *f)
 	f->lapic_timer_hz = arch_timer_hz();
 	f->nioapic = platform.nioapic;
 	f->rdtscp = arch_has_rdtscp;
+	f->port = ARCH_NAME;
+	f->sched = "";
+	f->oversubscribed = false;
+	f->host_cores = 0;
 }

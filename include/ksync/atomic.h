@@ -190,14 +190,15 @@ KSYNC__PTR_RMW(seq_cst, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
  *    on `p` before every CAS (attempted, so a failed CAS over-approximates: it may hide
  *    a race, never report a false one) and an acquire after every CAS and load;
  *  - every fence becomes an acq_rel (seq_cst for ksync_fence_seq_cst) read-modify-write
- *    of one global word, ksync__tsan_fence_word (lib/hosted/platform.c), so all fences
+ *    of one global word, ksync__tsan_fence_word (lib/hosted/platform.c; the hosted
+ *    kernel's arch/hosted/kport.c), so all fences
  *    synchronize with each other: stronger than real fences (may hide a race, never
  *    reports a false one), and what TSan can reason about.
  * Elsewhere these macros are the plain operations.
  */
-#if !defined(KSYNC_KERNEL) && defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__)	/* hosted code, and the kernel's hosted-port TSan build */
 #define KSYNC__TSAN 1
-#elif !defined(KSYNC_KERNEL) && defined(__has_feature)
+#elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define KSYNC__TSAN 1
 #endif

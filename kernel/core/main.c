@@ -39,12 +39,14 @@ static void report_boot(struct boot_info *bi)
 	kprintf("KSYNC {\"kind\":\"boot\",\"cpus\":%u,\"cpus_online\":%u,\"cpus_found\":%u,\"tsc_hz\":%lu,"
 		"\"tsc_source\":\"%s\",\"hypervisor\":\"%s\",\"cpu_model\":\"%s\",\"x2apic\":%s,"
 		"\"apic\":\"%s\",\"platform\":\"%s\",\"ioapics\":%u,\"lapic_timer_hz\":%lu,\"rdtscp\":%s,"
-		"\"mem_kib\":%lu,\"cmdline\":\"%s\"}\n",
+		"\"mem_kib\":%lu,\"port\":\"%s\",\"sched\":\"%s\",\"oversubscribed\":%s,"
+		"\"host_cores\":%u,\"cmdline\":\"%s\"}\n",
 		f.cpus_online, f.cpus_online, f.cpus_found, f.tsc_hz, f.tsc_source, f.hypervisor,
 		json_safe(f.cpu_model, model, sizeof model),
 		f.apic_mode[0] == 'x' && f.apic_mode[1] == '2' ? "true" : "false",
 		f.apic_mode, f.platform_source, f.nioapic, f.lapic_timer_hz,
-		f.rdtscp ? "true" : "false", bi->mem_kib,
+		f.rdtscp ? "true" : "false", bi->mem_kib, f.port, f.sched,
+		f.oversubscribed ? "true" : "false", f.host_cores,
 		json_safe(bi->cmdline, cmd, sizeof cmd));
 }
 

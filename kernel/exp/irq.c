@@ -440,6 +440,8 @@ static void cal_device(struct ktest_ctx *kt, unsigned src, uint64_t pair)
 	uint64_t ms = 300, body = ns_to_ticks(2000), before[NSRC], after[NSRC];
 	if (src == SRC_DISK && !have_disk)
 		return;
+	if (src != SRC_DISK && !arch_has_platform_devices())
+		return;		/* the models need the PIT/RTC: no calibration for them */
 	if (src != SRC_DISK && !devices_start(kt, src == SRC_SERIAL, 115200, src == SRC_NET, ms))
 		return;
 	kstat_reset(&cal_k);
@@ -807,6 +809,11 @@ KEXPERIMENT(irq_load, "default")
 	unsigned nw = ARRAY_SIZE(workloads) + (custom_rate ? 1 : 0);
 	for (unsigned i = 0; i < nw; i++) {
 		const struct workload *w = i < ARRAY_SIZE(workloads) ? &workloads[i] : &custom;
+		if ((w->serial || w->net) && !arch_has_platform_devices()) {
+			kt_diag(kt, "%s: left out: no platform devices on this port (%s) for "
+				"its serial/NIC model", w->name, ARCH_NAME);
+			continue;
+		}
 		stats_reset_all();
 		if (!devices_start(kt, w->serial, 115200, w->net, run_ms)) {
 			KT_EXPECT(false);
@@ -845,6 +852,9 @@ KEXPERIMENT(irq_loss, "default")
 	unsigned nb = quick ? ARRAY_SIZE(bauds_quick) : ARRAY_SIZE(bauds_full);
 	unsigned np = quick ? ARRAY_SIZE(pio_quick) : ARRAY_SIZE(pio_full);
 	uint64_t ms = run_ms / 4 < 100 ? 100 : run_ms / 4;
+	if (!arch_has_platform_devices())
+		KT_SKIP("no platform devices on this port (arch_has_platform_devices() is false): "
+			"the serial and NIC models need the PIT and RTC");
 	KT_ASSERT(sources_up(kt));
 	check_errors = 0;
 	KT_ASSERT_EQ(clock_start(&s_clock, clock_hz), KSYNC_OK);

@@ -165,11 +165,15 @@ struct arch_facts {
 	const char *tsc_source;		/* "cpuid15", "cpuid16", "pit" */
 	char hypervisor[13];		/* CPUID 0x40000000 signature, "" on bare metal */
 	char cpu_model[49];		/* CPUID brand string */
-	const char *apic_mode;		/* "xapic" or "x2apic" */
-	const char *platform_source;	/* "acpi-madt", "mp-table", "none" */
+	const char *apic_mode;		/* "xapic" or "x2apic" ("none": hosted) */
+	const char *platform_source;	/* "acpi-madt", "mp-table", "none", "hosted" */
 	uint64_t lapic_timer_hz;
 	unsigned nioapic;
 	bool rdtscp;			/* arch_cycles_end uses RDTSCP */
+	const char *port;		/* ARCH_NAME: "x86_64", "hosted" */
+	const char *sched;		/* hosted: "SCHED_FIFO" or "best-effort scheduling"; x86: "" */
+	bool oversubscribed;		/* hosted: more vCPUs than host cores; x86: false */
+	unsigned host_cores;		/* hosted: host cores the process may use; x86: 0 */
 };
 void arch_get_facts(struct arch_facts *f);
 void arch_backtrace(void);		/* print "  bt: 0x..." lines for the caller's stack */

@@ -1,0 +1,191 @@
+/*
+ * arch_impl.h - the hosted port's inline half of arch_if.h (arch/hosted/public/): the
+ * fast-path hooks of the kernel running as a Linux process (DESIGN.md "Hosted port",
+ * docs/hosted-port.md "The kernel on the hosted port"). Included only through
+ * arch_if.h, after its prototypes, so the compiler checks every definition here.
+ *
+ * Self-contained: <stdint.h>/<stdbool.h> and a few declarations of the runtime
+ * (arch/hosted/hosted.h) restated below, so kernel objects never see <signal.h>. The
+ * restated struct must match hosted.h's struct hosted_irq_cpu (both assert the same
+ * offsets; hosted.h skips its own definition when this header came first).
+ *
+ * On-chip masking (Linux UML's model, Small & Manley's cli-optim in the host): a per-vCPU
+ * soft flag; a source signal arriving while it is set is recorded pending and replayed
+ * when the flag is restored (runtime.c's top comment argues the signal safety: the
+ * handler runs on the same thread, so compiler/signal fences order the flag against the
+ * section). With -DHOSTED_HARD_MASK=1 save/restore are out-of-line pthread_sigmask calls.
+ */
+#ifndef KSYNC_ARCH_IMPL_H
+#define KSYNC_ARCH_IMPL_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#define ARCH_NAME "hosted"
+/* The vector of the port's per-CPU clock (same number as x86's: the clock's class is
+ * 0xe, above every level's class but IPL_HIGH's). */
+#define ARCH_VEC_TIMER 0xef
+
+#ifndef HOSTED_HARD_MASK
+#define HOSTED_HARD_MASK 0
+#endif
+
+/* ---- restated from arch/hosted/hosted.h (kport.c asserts the layout) ---- */
+struct hosted_irq_cpu {
+	volatile int masked;		/* sig_atomic_t there: the soft flag, this vCPU only */
+	uint32_t pending;		/* _Atomic there: held sources (this vCPU + handlers) */
+	_Alignas(64) uint32_t mailbox;	/* _Atomic there: IPI bits, any thread ORs */
+};
+extern _Thread_local struct hosted_irq_cpu *hosted_irq_self;
+_Static_assert(__builtin_offsetof(struct hosted_irq_cpu, pending) == 4 &&
+	       __builtin_offsetof(struct hosted_irq_cpu, mailbox) == 64,
+	       "arch/hosted/hosted.h's struct hosted_irq_cpu has this layout");
+void hosted_irq_replay(void);
+void hosted_poll(void);
+void hosted_idle(void);
+#if HOSTED_HARD_MASK
+unsigned long hosted_irq_save(void);
+void hosted_irq_restore(unsigned long key);
+bool hosted_irq_enabled(void);
+#endif
+/* kport.c: the calling vCPU's index (thread-local) and its soft priority class */
+extern _Thread_local unsigned hosted_kcpu;
+extern _Thread_local volatile unsigned hosted_tpr;
+extern _Thread_local volatile unsigned hosted_tpr_held;	/* 1: some vector is held */
+void hosted_tpr_lowered(void);		/* re-send vectors the old class held */
+/* kport.c: the per-vCPU byte of the flag measurement hooks, and the device status word */
+extern _Thread_local volatile uint8_t hosted_meas_flag;
+extern volatile uint32_t hosted_dev_status;
+void hosted_meas_sigmask_pair(void);	/* block + unblock one source's signal */
+void hosted_meas_hard_pair(void);	/* pthread_sigmask of every source, and back */
+
+/* ---- on-chip masking ---- */
+#if HOSTED_HARD_MASK
+static inline irqkey_t arch_irq_save(void) { return hosted_irq_save(); }
+static inline void arch_irq_restore(irqkey_t k) { hosted_irq_restore((unsigned long)k); }
+static inline bool arch_irq_enabled(void) { return hosted_irq_enabled(); }
+#else
+static inline irqkey_t arch_irq_save(void)
+{
+	struct hosted_irq_cpu *c = hosted_irq_self;
+	irqkey_t key = (irqkey_t)c->masked;
+
+	c->masked = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* flag before the section */
+	return key;
+}
+static inline void arch_irq_restore(irqkey_t k)
+{
+	struct hosted_irq_cpu *c = hosted_irq_self;
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* the section before the flag */
+	c->masked = (int)k;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* flag before the pending check */
+	if (!k && __builtin_expect((__atomic_load_n(&c->pending, __ATOMIC_RELAXED) |
+				    __atomic_load_n(&c->mailbox, __ATOMIC_RELAXED)) != 0, 0))
+		hosted_irq_replay();
+}
+static inline bool arch_irq_enabled(void) { return !hosted_irq_self->masked; }
+#endif
+/* key: the previous flag (0 = enabled), or the hard build's 0/1 */
+static inline bool arch_irqkey_on(irqkey_t k) { return k == 0; }
+static inline void arch_irq_enable(void) { arch_irq_restore(0); }
+static inline void arch_irq_disable(void) { (void)arch_irq_save(); }
+/* enable + sigsuspend as one step (runtime.c hosted_idle); returns with IRQs on */
+static inline void arch_wait_for_irq(void) { hosted_idle(); }
+
+/* ---- task priority: a per-vCPU soft class (kport.c holds the vectors it blocks) ---- */
+static inline unsigned arch_tpr_get(void) { return hosted_tpr; }
+static inline void arch_tpr_set(unsigned cls)
+{
+	unsigned old = hosted_tpr;
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	hosted_tpr = cls & 15;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* a handler after the store sees the new class and holds nothing it allows */
+	if ((cls & 15) < old && hosted_tpr_held)
+		hosted_tpr_lowered();
+}
+
+/* ---- cycle counter (the real TSC), CPU identity ---- */
+static inline uint64_t arch_cycles(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+static inline uint64_t arch_cycles_begin(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+extern bool arch_has_rdtscp;	/* set once at boot (kport.c, from cpuid) */
+static inline uint64_t arch_cycles_end(void)
+{
+	uint32_t lo, hi, aux;
+	if (arch_has_rdtscp) {
+		__asm__ volatile("rdtscp; lfence" : "=a"(lo), "=d"(hi), "=c"(aux) :: "memory");
+		(void)aux;
+	} else {
+		__asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
+	}
+	return ((uint64_t)hi << 32) | lo;
+}
+/* A spin-wait step is also a preemption point: mail (IPIs, cross-CPU calls) waiting for
+ * this vCPU is taken here when IRQs are on, as a LAPIC would interrupt the spin. */
+static inline void arch_cpu_relax(void)
+{
+	__asm__ volatile("pause" ::: "memory");
+	struct hosted_irq_cpu *c = hosted_irq_self;
+	if (c && __builtin_expect(__atomic_load_n(&c->mailbox, __ATOMIC_RELAXED) != 0, 0))
+		hosted_poll();
+}
+static inline unsigned arch_cpu_id(void) { return hosted_kcpu; }
+
+/* One instruction each, no lock prefix: the word is this vCPU's, and the only other
+ * code touching it is this thread's own signal handlers (which run between
+ * instructions), exactly the x86 port's argument. */
+static inline void arch_cpu_local_xor64(volatile uint64_t *p, uint64_t x)
+{
+	__asm__ volatile("xorq %1, %0" : "+m"(*p) : "r"(x) : "memory", "cc");
+}
+static inline uint64_t arch_cpu_local_cas64(volatile uint64_t *p, uint64_t old, uint64_t want)
+{
+	__asm__ volatile("cmpxchgq %2, %1" : "+a"(old), "+m"(*p) : "r"(want) : "memory", "cc");
+	return old;
+}
+
+/* ---- measurement hooks (Small & Manley Table 5 rows, as the host can show them) ---- */
+#define ARCH_MEAS_OFFCHIP_DETAIL "pthread_sigmask block + unblock of one source signal (2 system calls; the hosted analog of an 8259A IMR write)"
+static inline uint32_t arch_meas_offchip_read(void) { return 0; }
+static inline void arch_meas_offchip_pair(uint32_t saved) { (void)saved; hosted_meas_sigmask_pair(); }
+#if HOSTED_HARD_MASK
+#define ARCH_MEAS_ONCHIP_DETAIL "pthread_sigmask of every source signal, and back (hard-mask build: 2 system calls)"
+static inline void arch_meas_onchip_pair(void) { hosted_meas_hard_pair(); }
+#else
+#define ARCH_MEAS_ONCHIP_DETAIL "soft flag set + restore with the pending check (no system call)"
+static inline void arch_meas_onchip_pair(void) { arch_irq_restore(arch_irq_save()); }
+#endif
+#define ARCH_MEAS_FLAG_DETAIL "movb $1 / movb $0 to a thread-local byte"
+static inline void arch_meas_flag_pair(void)
+{
+	hosted_meas_flag = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	hosted_meas_flag = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+#define ARCH_MEAS_FLAG_INCDEC_DETAIL "increment + decrement of a thread-local byte (the floor of a nestable flag)"
+static inline void arch_meas_flag_incdec(void)
+{
+	hosted_meas_flag = (uint8_t)(hosted_meas_flag + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	hosted_meas_flag = (uint8_t)(hosted_meas_flag - 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+#define ARCH_MEAS_PRIO_DETAIL "soft priority class (thread-local) <- 15, <- old, with the held-vector check"
+/* A device register read: a volatile load of a status word in memory (no port I/O). */
+static inline uint32_t arch_dev_status_read(void) { return hosted_dev_status; }
+
+#endif

@@ -1,0 +1,199 @@
+"""The portable kernel on the hosted port (arch/hosted, a Linux process): the kernel's own
+test suites (mode=test) and the bad-input paths of build/hosted-kernel/<flavour>/<scheme>/
+ksync (mk/hosted-kernel.mk; docs/hosted-port.md "The kernel on the hosted port").
+
+Pass = exit status 0 AND a complete KTAP plan AND no `not ok` (tools/ksync/hosted.py
+run_program applies the same verdict rules as the tool). Suites: the default scheme at
+-smp 1, 2 and 4 in the plain, ASan+UBSan and TSan builds (4 vCPUs on a 2-core machine
+are oversubscribed and the boot object must say so), the hard-mask build at -smp 2, and
+every other scheme whose `hosted` column is 1 at -smp 2. A sanitizer report fails the
+run (halt_on_error). KSYNC_HOSTED_FIFO=0: no SCHED_FIFO spinning on a shared machine.
+"""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ksync import disk as diskmod
+from ksync import hosted
+from ksync.schemes import DEFAULT_SCHEME, HOSTED_SCHEMES
+from test_hosted import SANITIZER_ENV, SANITIZER_MARKERS
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "build" / "hosted-kernel"
+TIMEOUT = 60
+EX_USAGE, EXIT_PANIC, EXIT_HANG = 64, 2, 3
+
+
+def _exe(flavour: str, scheme: str = DEFAULT_SCHEME) -> Path:
+    return OUT / flavour / scheme / "ksync"
+
+
+@pytest.fixture(scope="session")
+def hk_bins() -> Path:
+    r = subprocess.run(["make", "-C", str(ROOT), "-s", "-j2", "hosted-kernel"],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        pytest.fail(f"make hosted-kernel failed (exit {r.returncode}):\n{r.stdout}\n{r.stderr}",
+                    pytrace=False)
+    return OUT
+
+
+TSAN_SUPPRESSIONS = ROOT / "arch" / "hosted" / "tsan.supp"   # each entry with its reason
+
+
+@pytest.fixture
+def host_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KSYNC_HOSTED_FIFO", "0")
+    for key, value in SANITIZER_ENV.items():
+        if key not in os.environ:
+            monkeypatch.setenv(key, value)
+    tsan = os.environ.get("TSAN_OPTIONS", "")
+    monkeypatch.setenv("TSAN_OPTIONS", f"{tsan}:suppressions={TSAN_SUPPRESSIONS}".lstrip(":"))
+
+
+def _objects(result: hosted.HostedResult) -> list[dict]:
+    return [json.loads(l[len("KSYNC "):]) for l in result.lines if l.startswith("KSYNC {")]
+
+
+def _boot(result: hosted.HostedResult) -> dict:
+    boots = [o for o in _objects(result) if o.get("kind") == "boot"]
+    assert len(boots) == 1, "one KSYNC boot object per run"
+    return boots[0]
+
+
+@pytest.fixture(scope="session")
+def disk_image(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ATA disk the device tests read (the tool's image, as QEMU gets it)."""
+    path = tmp_path_factory.mktemp("disk") / "disk.img"
+    diskmod.ensure_disk(path, diskmod.DEFAULT_MIB)
+    return path
+
+
+def _suite(exe: Path, smp: int, tmp_path: Path, disk: Path | None = None) -> hosted.HostedResult:
+    args = ["-smp", str(smp), "-append", "mode=test"]
+    if disk is not None:
+        args = ["-disk", str(disk), *args]
+    result = hosted.run_program(exe, TIMEOUT, tmp_path / "logs", args)
+    shown = "\n".join(result.tail(40)) + "\n--- stderr\n" + result.stderr[-4000:]
+    reports = [m for m in SANITIZER_MARKERS if m in result.stderr]
+    assert not reports, f"sanitizer report ({', '.join(reports)}):\n{shown}"
+    assert result.exit_code == 0, f"exit status {result.exit_code}: {result.reason}\n{shown}"
+    assert result.ktap.complete, f"KTAP plan incomplete:\n{shown}"
+    assert not result.ktap.failed, f"not ok: {[c.name for c in result.ktap.failed]}\n{shown}"
+    assert result.passed, f"{result.reason}\n{shown}"
+    for case in result.ktap.results:
+        if case.skipped:
+            assert case.directive[len("SKIP"):].strip(), f"{case.name}: SKIP without a reason"
+    boot = _boot(result)
+    assert boot["port"] == "hosted" and boot["platform"] == "hosted"
+    assert boot["cpus"] == smp
+    assert boot["oversubscribed"] == (smp > boot["host_cores"])
+    assert boot["sched"] in ("SCHED_FIFO", "best-effort scheduling")
+    return result
+
+
+@pytest.mark.parametrize("smp", (1, 2, 4))
+@pytest.mark.parametrize("flavour", ("plain", "asan", "tsan"))
+def test_default_scheme_suite(hk_bins: Path, host_env: None, tmp_path: Path, flavour: str,
+                              smp: int, disk_image: Path):
+    result = _suite(_exe(flavour), smp, tmp_path, disk_image)
+    skipped = {c.name: c.directive for c in result.ktap.results if c.skipped}
+    # the platform devices (arch/hosted/kdev.c) and the -disk image: every device test ran
+    assert not [n for n in skipped if n.startswith("dev_")], skipped
+    # the stated reasons of what the port cannot run
+    for name in ("vm_map_translate_unmap", "vm_map_races_one_winner_per_entry"):
+        assert "KSYNC_ENOTSUP" in skipped.get(name, ""), f"{name}: {skipped.get(name)}"
+    ran = [c.name for c in result.ktap.results if not c.skipped]
+    assert "pmm_lockfree_freelist_all_cpus" in ran and "mwcas_soft_all_cpus_sum_invariant" in ran
+
+
+def test_oversubscribed_is_said(hk_bins: Path, host_env: None, tmp_path: Path):
+    cores = len(os.sched_getaffinity(0))
+    result = _suite(_exe("plain"), cores + 1, tmp_path)
+    assert _boot(result)["oversubscribed"] is True
+    assert any("oversubscribed" in line for line in result.lines[:3])
+
+
+def test_hard_mask_suite(hk_bins: Path, host_env: None, tmp_path: Path, disk_image: Path):
+    _suite(_exe("hard"), 2, tmp_path, disk_image)
+
+
+@pytest.mark.parametrize("scheme", [s for s in HOSTED_SCHEMES if s != DEFAULT_SCHEME])
+def test_other_hosted_schemes(hk_bins: Path, host_env: None, tmp_path: Path, scheme: str,
+                              disk_image: Path):
+    _suite(_exe("plain", scheme), 2, tmp_path, disk_image)
+
+
+def test_without_disk_the_ata_tests_skip_with_the_reason(hk_bins: Path, host_env: None,
+                                                          tmp_path: Path):
+    result = _suite(_exe("plain"), 2, tmp_path)
+    skipped = {c.name: c.directive for c in result.ktap.results if c.skipped}
+    assert "dev_ata_probe_finds_disk" in skipped and "-disk" in skipped["dev_ata_probe_finds_disk"]
+    assert "dev_pit_oneshot_fires_once" not in skipped
+
+
+def test_bench_mode_runs_every_experiment(hk_bins: Path, host_env: None, tmp_path: Path,
+                                           disk_image: Path):
+    """mode=bench with the platform devices and a disk: every experiment of the default
+    set runs on the hosted port (the clock and the devices are real signal sources) and
+    prints its rows; the plan completes and passes."""
+    result = hosted.run_program(_exe("plain"), TIMEOUT, tmp_path / "logs",
+                                ["-smp", "2", "-disk", str(disk_image), "-append", "mode=bench"])
+    assert result.passed, f"{result.reason}\n" + "\n".join(result.tail(30))
+    assert not [c.name for c in result.ktap.results if c.skipped]
+    kinds = {o.get("kind") for o in _objects(result)}
+    assert {"irq_prim", "irq_load", "irq_loss", "prim", "done"} <= kinds
+
+
+def _raw(exe: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=TIMEOUT,
+                          cwd=cwd, env=env)
+
+
+def _no_core(*dirs: Path) -> None:
+    for d in dirs:
+        cores = [p.name for p in d.iterdir() if p.name == "core" or p.name.startswith("core.")]
+        assert not cores, f"core file(s) left in {d}: {cores}"
+
+
+@pytest.mark.parametrize("how,signame,addr", [("pf", "SIGSEGV", "0xdeadbeef000"),
+                                              ("ud", "SIGILL", None)])
+def test_crash_panics(hk_bins: Path, host_env: None, tmp_path: Path, how: str, signame: str,
+                      addr: str | None):
+    r = _raw(_exe("plain"), ["-smp", "2", "-append", f"crash={how}"], tmp_path)
+    shown = f"--- exit {r.returncode}\n{r.stdout}\n--- stderr\n{r.stderr}"
+    assert r.returncode == EXIT_PANIC, shown
+    assert f"PANIC: vCPU 0: signal {signame}" in r.stderr, shown
+    assert "at fault address 0x" in r.stderr, shown
+    if addr:
+        assert f"at fault address {addr}" in r.stderr, shown
+    assert "backtrace:" in r.stderr and "kernel_main" in r.stderr, shown
+    _no_core(tmp_path, ROOT)
+
+
+def test_crash_hang_ends_by_watchdog(hk_bins: Path, host_env: None, tmp_path: Path):
+    r = _raw(_exe("plain"), ["-smp", "2", "-watchdog", "2", "-append", "crash=hang"], tmp_path)
+    shown = f"--- exit {r.returncode}\n{r.stdout}\n--- stderr\n{r.stderr}"
+    assert r.returncode == EXIT_HANG, shown
+    assert "WATCHDOG" in r.stderr, shown
+    assert "vCPU 0: STUCK, last activity: halted" in r.stderr, shown
+    assert "vCPU 1:" in r.stderr, shown
+
+
+def test_crash_triple_unsupported(hk_bins: Path, host_env: None, tmp_path: Path):
+    r = _raw(_exe("plain"), ["-smp", "1", "-append", "crash=triple"], tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "crash=triple" in r.stdout and "(hosted)" in r.stdout
+
+
+@pytest.mark.parametrize("args", [["-smp", "65"], ["-smp", "0"], ["-smp", "two"],
+                                  ["-m", "0"], ["-bogus", "1"], ["-smp"]])
+def test_bad_options_exit_64(hk_bins: Path, host_env: None, tmp_path: Path, args: list[str]):
+    r = _raw(_exe("plain"), args, tmp_path)
+    assert r.returncode == EX_USAGE, r.stdout + r.stderr
+    assert r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.strip(), r.stderr
