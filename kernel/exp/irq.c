@@ -63,6 +63,9 @@ static volatile uint64_t softnet_work, net_pkts_seen;	/* net handler and softnet
 static struct node bufhash[NBUCKET];		/* "buffer cache" headers, key = block */
 static volatile uint64_t check_errors;
 
+/* A consistency check of the experiment failed: count it and say which one. */
+#define CHECK_FAIL(...) do { check_errors++; kprintf("ktap: # check failed: " __VA_ARGS__); } while (0)
+
 static void list_insert(struct node *n)
 {
 	n->next = list_head.next;
@@ -515,8 +518,9 @@ static void disk_kick(unsigned per_irq)
 	areq.lba = disk_lba;
 	areq.buf = abuf;
 	disk_lba = (disk_lba + 64) % 8192;
-	if (ata_read_start(&areq) != KSYNC_OK)
-		check_errors++;
+	int rc = ata_read_start(&areq);
+	if (rc != KSYNC_OK)
+		CHECK_FAIL("ata_read_start: %s\n", ksync_strerror(rc));
 }
 
 static void disk_quiesce(void)
@@ -527,7 +531,8 @@ static void disk_quiesce(void)
 	while (!areq.done && (int64_t)(arch_cycles() - dl) < 0)
 		arch_cpu_relax();
 	if (!areq.done) {
-		check_errors++;
+		CHECK_FAIL("disk request not done 2 s after the load (%u of %u sectors)\n",
+			   areq.done_sectors, areq.count);
 		ata_reset();
 	}
 	areq.count = 0;
@@ -776,16 +781,20 @@ static void devices_stop(bool serial, bool net)
 		arch_cpu_relax();
 	if (serial) {
 		if (!sm.done)
-			check_errors++;
+			CHECK_FAIL("serial stream not done 3 s after its schedule\n");
 		if (sm.gaps_seen != sm.lost || sm.seq_errors)
-			check_errors++;
+			CHECK_FAIL("serial: %lu gaps seen, %lu lost, %lu sequence errors\n",
+				   (unsigned long)sm.gaps_seen, (unsigned long)sm.lost,
+				   (unsigned long)sm.seq_errors);
 		serial_model_stop(&sm);
 	}
 	if (net) {
 		if (!nm.done)
-			check_errors++;
+			CHECK_FAIL("net stream not done 3 s after its schedule\n");
 		if (nm.gaps_seen != nm.dropped || nm.seq_errors || nm.data_errors)
-			check_errors++;
+			CHECK_FAIL("net: %lu gaps seen, %lu dropped, %lu sequence, %lu data errors\n",
+				   (unsigned long)nm.gaps_seen, (unsigned long)nm.dropped,
+				   (unsigned long)nm.seq_errors, (unsigned long)nm.data_errors);
 		net_model_stop(&nm);
 	}
 }
@@ -822,7 +831,7 @@ KEXPERIMENT(irq_load, "default")
 		run_load(w->rate, w->mean_ns, w->disk_per_irq, run_ms);
 		devices_stop(w->serial, w->net);
 		if (!list_consistent())
-			check_errors++;
+			CHECK_FAIL("the workload's list is inconsistent after %s\n", w->name);
 		emit_load(w->name, w);
 		emit_source(w->name, &s_clock, "clock", lr.busy);
 		if (w->disk_per_irq)

@@ -84,6 +84,33 @@ static void run_controller(unsigned cpu)
 	check("ctl.held", hit(cpu, 3), 0);
 	hosted_source_unmask(3);
 	check("ctl.delivered_once", hit(cpu, 3), 1);
+
+	/* held by the on-chip mask, then masked at the controller before the enable: an
+	 * 8259A keeps it in its IRR until unmasked; the enable must not deliver it */
+	unsigned long k = hosted_irq_save();
+	hosted_source_raise(3, cpu);
+	hosted_source_mask(3);
+	hosted_irq_restore(k);
+	check("ctl.held_across_enable", hit(cpu, 3), 1);
+	hosted_source_unmask(3);
+	check("ctl.delivered_at_unmask", hit(cpu, 3), 2);
+
+	/* a handler unmasks a source whose request waits: it is taken when the handler
+	 * returns to this enabled context (x86 iret), with no enable of this code after */
+	hosted_source_mask(5);
+	hosted_source_raise(5, cpu);
+	check("ctl.held5", hit(cpu, 5), 0);
+	hosted_source_raise(4, cpu);	/* its handler unmasks 5 */
+	/* read both before check(): its console write saves and restores the mask */
+	unsigned long ran4 = hit(cpu, 4), took5 = hit(cpu, 5);
+	check("ctl.handler_ran", ran4, 1);
+	check("ctl.taken_at_handler_return", took5, 1);
+}
+
+static void count_and_unmask5(unsigned src, void *arg)
+{
+	count(src, arg);
+	hosted_source_unmask(5);
 }
 
 static const unsigned clock_ticks = 20;
@@ -231,7 +258,7 @@ int main(int argc, char **argv)
 		/* registered before any vCPU runs: the runtime's contract (sources[] is
 		 * published to the vCPUs by their creation) */
 		for (unsigned src = 0; src < HOSTED_NSRC; src++)
-			hosted_source_register(src, count, NULL);
+			hosted_source_register(src, src == 4 ? count_and_unmask5 : count, NULL);
 		hosted_ipi_set_handler(on_ipi);
 		hosted_start(n, s[i].fn);
 		if (!strcmp(scenario, "clock")) {
