@@ -87,6 +87,10 @@ def _suite(exe: Path, smp: int, tmp_path: Path, disk: Path | None = None) -> hos
     for case in result.ktap.results:
         if case.skipped:
             assert case.directive[len("SKIP"):].strip(), f"{case.name}: SKIP without a reason"
+    # the host's context switches of every vCPU (DESIGN.md: flag preempted runs)
+    sw = [o for o in _objects(result) if o.get("kind") == "host_switches"]
+    assert len(sw) == 1 and len(sw[0]["involuntary"]) == smp == sw[0]["vcpus"], sw
+    assert all(isinstance(n, int) and n >= 0 for n in sw[0]["involuntary"] + sw[0]["voluntary"])
     boot = _boot(result)
     assert boot["port"] == "hosted" and boot["platform"] == "hosted"
     assert boot["cpus"] == smp

@@ -455,3 +455,11 @@ def test_prims_sweep_table_has_a_column_per_cpus():
     assert t.rows == [["cli_sti", report.fmt_ticks(10.0), report.fmt_ticks(40.0)]]
     assert "tcg" in t.title
     assert report.sweep_table({"kernel_sweep": [side(2)]}) is None
+
+
+def test_host_switches_column_flags_a_preempted_run():
+    from ksync import hostedreport as hr
+    row = {"kind": "host_switches", "vcpus": 2, "involuntary": [0, 3], "voluntary": [4, 5]}
+    assert hr.host_switches({"rows": [row]}) == "0,3 (preempted)"
+    assert hr.host_switches({"rows": [dict(row, involuntary=[0, 0])]}) == "0,0"
+    assert hr.host_switches({"rows": []}) == hr.DASH

@@ -39,6 +39,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <execinfo.h>
 #include <poll.h>
 #include <pthread.h>
@@ -575,8 +576,52 @@ void hosted_printf(const char *fmt, ...)
 		hosted_irq_restore(k);
 }
 
+/* One context-switch count of a vCPU thread from /proc (the kernel's own count for that
+ * thread); -1 if it cannot be read. open/read, no stdio: hosted_exit may run in a
+ * handler (a kernel panic). */
+static long proc_switches(pid_t tid, const char *key)
+{
+	char path[64], buf[4096];
+	size_t klen = strlen(key);
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, key, klen) && l[klen] == ':')
+			return strtol(l + klen + 1, NULL, 10);
+	return -1;
+}
+
+/* DESIGN.md "Hosted port": the host can take a vCPU's core away (also while it holds a
+ * lock or is inside a measured section); every timing run says how often it did. One
+ * KSYNC line per run with each vCPU's involuntary and voluntary switches since it
+ * started (the tool prints them beside the hosted tables and flags preempted runs). */
+static void print_host_switches(void)
+{
+	char inv[HOSTED_MAX_CPUS * 12 + 8], vol[HOSTED_MAX_CPUS * 12 + 8];
+	size_t a = 0, b = 0;
+
+	for (unsigned i = 0; i < nvcpus; i++) {
+		a += (size_t)snprintf(inv + a, sizeof inv - a, "%s%ld", i ? "," : "",
+				      proc_switches(vcpus[i].tid, "nonvoluntary_ctxt_switches"));
+		b += (size_t)snprintf(vol + b, sizeof vol - b, "%s%ld", i ? "," : "",
+				      proc_switches(vcpus[i].tid, "voluntary_ctxt_switches"));
+	}
+	hosted_printf("KSYNC {\"kind\":\"host_switches\",\"vcpus\":%u,\"involuntary\":[%s],"
+		      "\"voluntary\":[%s]}\n", nvcpus, inv, vol);
+}
+
 _Noreturn void hosted_exit(bool pass)
 {
+	if (nvcpus)
+		print_host_switches();
 	hosted_printf("hosted: verdict %s\n", pass ? "PASS" : "FAIL");
 	_exit(pass ? HOSTED_EXIT_PASS : HOSTED_EXIT_FAIL);
 }

@@ -179,6 +179,17 @@ def _costs_label(facts: dict, host_model: str | None) -> str:
 # tables
 
 
+def host_switches(rec: dict) -> str:
+    """The host's involuntary context switches of each vCPU during the run (the
+    runtime's ``host_switches`` line), e.g. ``0,0`` or ``3,0 (preempted)``."""
+    row = next((r for r in rec.get("rows") or [] if r.get("kind") == "host_switches"), None)
+    inv = row.get("involuntary") if row else None
+    if not isinstance(inv, list) or not inv:
+        return DASH
+    text = ",".join(str(n) for n in inv)
+    return f"{text} (preempted)" if any(isinstance(n, int) and n > 0 for n in inv) else text
+
+
 def status_table(data: dict) -> Table:
     rows = []
     for r in _runs(data):
@@ -186,22 +197,25 @@ def status_table(data: dict) -> Table:
         rows.append([r.get("platform", "hosted"), r.get("scheme", "?"), str(r.get("cpus", "?")),
                      r.get("status", "?") if r.get("status") == "ok"
                      else f"failed: {r.get('reason')}",
-                     run_label(r), refused or DASH, r.get("log") or DASH])
+                     run_label(r), host_switches(r), refused or DASH, r.get("log") or DASH])
     for c in (data.get("costs") or []):
         rows.append(["hosted", DASH, DASH, "ok" if c.get("status") == "ok"
                      else f"failed: {c.get('reason')}",
                      f"{c.get('program', '?')}" + (f" ({c['placement']})"
                                                    if c.get("placement") else ""), DASH,
-                     c.get("log") or DASH])
+                     DASH, c.get("log") or DASH])
     return Table(title="Hosted kernel runs (platform, scheme, cpus) [hosted]",
                  headers=["platform", "scheme", "cpus", "status", "environment",
-                          "refused experiments", "log"],
-                 rows=rows, align=["l", "l", "r", "l", "l", "l", "l"],
+                          "host switches", "refused experiments", "log"],
+                 rows=rows, align=["l", "l", "r", "l", "l", "l", "l", "l"],
                  notes_above=["The portable kernel as a Linux process (arch/hosted), plain "
                               "build, mode=bench set=default, one run per scheme the hosted "
                               "port builds and CPU count. An experiment the port cannot run "
-                              "yet (the load and loss experiments need the hosted devices) is "
-                              "refused by the kernel with its reason, shown here."])
+                              "is refused by the kernel with its reason, shown here. "
+                              "'host switches': the host's involuntary context switches of "
+                              "each vCPU during the run (/proc); a run marked 'preempted' had "
+                              "a vCPU taken off its core at least once, so any of its figures "
+                              "may include that gap."])
 
 
 def crit_tables(data: dict) -> list[Table]:
