@@ -188,6 +188,33 @@ def test_crash_hang_ends_by_watchdog(hk_bins: Path, host_env: None, tmp_path: Pa
     assert "vCPU 1:" in r.stderr, shown
 
 
+def test_sigquit_reports_each_vcpu(hk_bins: Path, host_env: None, tmp_path: Path):
+    """The tool's timeout sends SIGQUIT: the runtime answers with what each vCPU was last
+    doing and the hang status, also with the watchdog's limit off."""
+    import signal
+    import time
+    p = subprocess.Popen([str(_exe("plain")), "-smp", "2", "-watchdog", "0", "-append",
+                          "crash=hang"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        line = ""
+        while "deliberate crash" not in line and time.monotonic() < deadline:
+            line = p.stdout.readline()      # the kernel says it is about to hang
+            if not line and p.poll() is not None:
+                break
+        p.send_signal(signal.SIGQUIT)
+        out, err = p.communicate(timeout=TIMEOUT)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    shown = f"--- exit {p.returncode}\n{out}\n--- stderr\n{err}"
+    assert p.returncode == EXIT_HANG, shown
+    assert "SIGQUIT" in err and "vCPU 0:" in err and "vCPU 1:" in err, shown
+    assert "last activity: halted" in err, shown
+    _no_core(tmp_path)
+
+
 def test_crash_triple_unsupported(hk_bins: Path, host_env: None, tmp_path: Path):
     r = _raw(_exe("plain"), ["-smp", "1", "-append", "crash=triple"], tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr

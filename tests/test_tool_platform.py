@@ -463,3 +463,30 @@ def test_host_switches_column_flags_a_preempted_run():
     assert hr.host_switches({"rows": [row]}) == "0,3 (preempted)"
     assert hr.host_switches({"rows": [dict(row, involuntary=[0, 0])]}) == "0,0"
     assert hr.host_switches({"rows": []}) == hr.DASH
+
+
+def test_hosted_load_tables_render_the_hosted_schemes_only():
+    """Small & Manley Tables 3/4/7 and the loss table from the hosted kernel's rows: titled
+    'hosted kernel', no rows or columns for schemes the hosted port does not build, and
+    an oversubscribed run contributes nothing."""
+    from ksync import hostedreport as hr
+    from ksync.report import render_text, Document
+
+    def run(scheme, cpus=2, oversub=False, rate=1000):
+        load = {"kind": "irq_load", "scheme": scheme, "workload": "andrew-local",
+                "seconds": 1.0, "window_s": 0.1,
+                "crit": {"n": rate, "per_s_mean": rate, "per_s_std": 10, "per_s_max": rate + 5,
+                         "dur_mean": 2596},
+                "interrupted": 10, "interrupted_per_s": 10.0, "interrupted_pct": 1.0}
+        return {"platform": "hosted", "scheme": scheme, "cpus": cpus, "status": "ok",
+                "oversubscribed": oversub, "host_cores": 2, "tsc_hz": 2596000000,
+                "boot": {"tsc_hz": 2596000000}, "rows": [load]}
+    data = {"runs": [run("spl-optim"), run("cli-pessim"), run("spl-pessim", 4, True, 7)],
+            "costs": []}
+    tables = hr.load_tables(data)
+    assert tables and all("hosted kernel" in t.title for t in tables)
+    text = render_text(Document("t", tables=tables))
+    for absent in ("tpr-optim", "cli-spl-pessim", "spl-pessim"):
+        assert absent not in text, absent        # not built on hosted / oversubscribed
+    assert "spl-optim" in text and "cli-pessim" in text
+    assert hr.load_tables({"runs": [run("spl-optim", 4, True)], "costs": []}) == []

@@ -755,20 +755,48 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	_exit(HOSTED_EXIT_PANIC);
 }
 
+/* Print what each vCPU was last doing and leave with the hang status. `stuck` marks the
+ * vCPUs that made no progress (NULL: none known). */
+static _Noreturn void report_vcpus(const char *why, const unsigned *stuck, unsigned limit,
+				   const unsigned long *last)
+{
+	pthread_mutex_lock(&console_lock);
+	fprintf(stderr, "\n%s; vCPU state:\n", why);
+	for (unsigned i = 0; i < nvcpus; i++) {
+		const char *a = atomic_load_explicit(&vcpus[i].activity, memory_order_relaxed);
+		fprintf(stderr, "  vCPU %u: %s, last activity: %s (progress %lu)\n", i,
+			atomic_load_explicit(&vcpus[i].done, memory_order_acquire) ?
+			"finished" : stuck && stuck[i] >= limit ? "STUCK" :
+			atomic_load_explicit(&vcpus[i].idle, memory_order_relaxed) ?
+			"idle" : "running",
+			a ? a : "(none)", last[i]);
+	}
+	fflush(stderr);
+	_exit(HOSTED_EXIT_HANG);
+}
+
+/* The watchdog thread: every 100 ms it looks for vCPUs without progress (when a watchdog
+ * limit is set) and it is the one thread that takes SIGQUIT - the tool's timeout sends
+ * it, and the answer is the same per-vCPU report (every other thread blocks SIGQUIT). */
 static void *watchdog_main(void *arg)
 {
 	unsigned long last[HOSTED_MAX_CPUS];
 	unsigned stuck[HOSTED_MAX_CPUS] = { 0 };
 	const unsigned tick_ms = 100, limit = watchdog_s * 1000 / tick_ms;
+	sigset_t quit;
+	char why[96];
 	(void)arg;
 
+	sigemptyset(&quit);
+	sigaddset(&quit, SIGQUIT);
 	for (unsigned i = 0; i < nvcpus; i++)
 		last[i] = atomic_load_explicit(&vcpus[i].progress, memory_order_relaxed);
 	for (;;) {
 		struct timespec ts = { 0, (long)tick_ms * 1000000L };
 		bool hang = false;
 
-		nanosleep(&ts, NULL);
+		if (sigtimedwait(&quit, NULL, &ts) == SIGQUIT)
+			report_vcpus("SIGQUIT (the tool's timeout)", NULL, 0, last);
 		for (unsigned i = 0; i < nvcpus; i++) {
 			unsigned long p = atomic_load_explicit(&vcpus[i].progress,
 							       memory_order_relaxed);
@@ -778,25 +806,13 @@ static void *watchdog_main(void *arg)
 
 			stuck[i] = (p == last[i] && !quiet) ? stuck[i] + 1 : 0;
 			last[i] = p;
-			if (stuck[i] >= limit)
+			if (watchdog_s && stuck[i] >= limit)
 				hang = true;
 		}
-		if (!hang)
-			continue;
-		pthread_mutex_lock(&console_lock);
-		fprintf(stderr, "\nWATCHDOG: no progress for %u s; vCPU state:\n", watchdog_s);
-		for (unsigned i = 0; i < nvcpus; i++) {
-			const char *a = atomic_load_explicit(&vcpus[i].activity,
-							     memory_order_relaxed);
-			fprintf(stderr, "  vCPU %u: %s, last activity: %s (progress %lu)\n", i,
-				atomic_load_explicit(&vcpus[i].done, memory_order_acquire) ?
-				"finished" : stuck[i] >= limit ? "STUCK" :
-				atomic_load_explicit(&vcpus[i].idle, memory_order_relaxed) ?
-				"idle" : "running",
-				a ? a : "(none)", last[i]);
+		if (hang) {
+			snprintf(why, sizeof why, "WATCHDOG: no progress for %u s", watchdog_s);
+			report_vcpus(why, stuck, limit, last);
 		}
-		fflush(stderr);
-		_exit(HOSTED_EXIT_HANG);
 	}
 	return NULL;
 }
@@ -923,6 +939,12 @@ void hosted_start(unsigned ncpus, void (*entry)(unsigned cpu))
 	install(SIGBUS, on_fault, SA_ONSTACK);
 	install(SIGILL, on_fault, SA_ONSTACK);
 	install(SIGFPE, on_fault, SA_ONSTACK);
+	/* SIGQUIT goes to the watchdog thread alone (sigtimedwait there): blocked here before
+	 * any thread starts, so every thread inherits the block */
+	sigset_t quitset;
+	sigemptyset(&quitset);
+	sigaddset(&quitset, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &quitset, NULL);
 
 	hosted_printf("hosted: %u vCPUs on %u host cores%s, %s\n", ncpus, ncores,
 		      oversubscribed ? " (oversubscribed)" : ", pinned",
@@ -954,7 +976,7 @@ void hosted_start(unsigned ncpus, void (*entry)(unsigned cpu))
 			die("pthread_create");
 		pthread_attr_destroy(&attr);
 	}
-	if (watchdog_s) {
+	{	/* also without a hang limit (watchdog 0): it answers SIGQUIT */
 		pthread_t wd;
 		sigset_t all = irq_set(), old;
 

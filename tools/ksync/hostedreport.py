@@ -353,11 +353,69 @@ def signal_table(data: dict) -> Table | None:
                      "tables can show: a latency below it is not measurable on this port."])
 
 
+def irq_view(data: dict | None) -> dict:
+    """The hosted timing runs of the first CPU count as an irq.json-shaped dict, so the
+    Small & Manley tables render from the hosted kernel's rows with the same code."""
+    runs = timing_runs(data)
+    cpus = runs[0].get("cpus") if runs else None
+    recs = []
+    for r in runs:
+        if r.get("cpus") != cpus:
+            continue
+        boot = r.get("boot") or {}
+        recs.append({"scheme": r.get("scheme"), "status": "ok", "env": "hosted",
+                     "cpus": r.get("cpus"), "tsc_hz": r.get("tsc_hz") or boot.get("tsc_hz"),
+                     "tsc_source": boot.get("tsc_source"), "boot": boot,
+                     "rows": r.get("rows") or []})
+    return {"options": {"smp": cpus}, "schemes": recs}
+
+
+def _prune(tb: Table) -> None:
+    """Drop the rows and columns that only hold DASH (schemes the hosted port does not
+    build), keeping the first column."""
+    tb.rows = [r for r in tb.rows if any(c != DASH for c in r[1:])]
+    keep = [i for i in range(len(tb.headers))
+            if i == 0 or any(i < len(r) and r[i] != DASH for r in tb.rows)]
+    if len(keep) < len(tb.headers):
+        tb.headers = [tb.headers[i] for i in keep]
+        tb.rows = [[r[i] for i in keep] for r in tb.rows]
+        if tb.align:
+            tb.align = [tb.align[i] for i in keep]
+
+
+def load_tables(data: dict | None) -> list[Table]:
+    """Small & Manley Tables 3, 4 and 7 and the loss table from the hosted kernel's
+    irq_load / irq_source / irq_loss rows (real signal interrupts, modelled devices)."""
+    from . import irqreport as ir
+    view = irq_view(data)
+    if not any(any(row.get("kind") == "irq_load" for row in rec["rows"])
+               for rec in view["schemes"]):
+        return []
+    ix = ir.IrqIndex(view)
+    names = [s for s in ("cli-pessim", "spl-optim") if ix.ok(s)]
+    out = []
+    if names:
+        out.append(ir.table3(ix, names[0]))
+    out += [ir.table4_schemes(ix), ir.table7_schemes(ix), ir.loss_table(ix)]
+    note = ("The hosted kernel (arch/hosted): its interrupts are POSIX signals from the "
+            "device thread's PIT, RTC and disk models, so every latency here includes a "
+            "signal delivery (see 'Signal delivery latency'); the device thread's timing "
+            "is the host's (docs/hosted-port.md, 'Platform devices').")
+    for tb in out:
+        _prune(tb)
+        tb.title = tb.title.replace("[", "— hosted kernel [", 1) if "[" in tb.title \
+            else tb.title + " — hosted kernel"
+        tb.notes_above = [note] + list(tb.notes_above or [])
+        tb.notes_below = list(tb.notes_below or []) + [NOT_FAITHFUL]
+    return out
+
+
 def hosted_tables(data: dict | None) -> list[Table]:
     if not data:
         return []
     return [t for t in (status_table(data), *crit_tables(data), gap_table(data),
-                        mp_table(data), signal_table(data)) if t is not None]
+                        mp_table(data), *load_tables(data), signal_table(data))
+            if t is not None]
 
 
 def hosted_meta(data: dict | None) -> list[tuple[str, str]]:
