@@ -113,6 +113,11 @@ void hosted_source_register(unsigned src, hosted_handler_t handler, void *arg);
 void hosted_source_raise(unsigned src, unsigned cpu);	/* tgkill to that vCPU */
 void hosted_source_mask(unsigned src);	/* at the "controller": pthread_sigmask, this vCPU */
 void hosted_source_unmask(unsigned src);
+/* Both at once (bit s = source s): one pthread_sigmask per direction, like one IMR write
+ * for every line it changes. `unmask` bits also in `mask` stay masked. */
+void hosted_source_mask_set(uint32_t mask, uint32_t unmask);
+/* Whether a request of `src` waits for the calling vCPU (in the host or the soft set). */
+bool hosted_source_held(unsigned src);
 /* Inside a source handler (or an IPI handler): the interrupted context resumes with
  * on-chip interrupts disabled (x86: IF cleared in the interrupt frame). A controller
  * mask changed inside a handler (hosted_source_mask/unmask) also survives the handler's

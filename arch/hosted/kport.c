@@ -204,13 +204,16 @@ static bool line_masked(unsigned irq)
 	}
 }
 
-/* Make the BSP's signal mask match the routing: only changed lines cost a system call.
- * Called on the BSP (the contract's callers are); elsewhere only the model changes and
- * the BSP applies it at its next routing change. */
+/* Make the BSP's signal mask match the routing in one "IMR write": the changed lines'
+ * signals are blocked with one pthread_sigmask and unblocked with another (none when
+ * nothing changed), as the 8259A takes one OCW1 for all its lines. Called on the BSP (the
+ * contract's callers are); elsewhere only the model changes and the BSP applies it at its
+ * next routing change. */
 static void lines_apply(void)
 {
 	if (hosted_kcpu != 0)
 		return;
+	uint32_t on = 0, off = 0;
 	for (unsigned irq = 0; irq < 16; irq++) {
 		int src = kport_isa_src[irq];
 		if (src < 0)
@@ -219,13 +222,14 @@ static void lines_apply(void)
 		if (want == is)
 			continue;
 		if (want) {
-			hosted_source_mask((unsigned)src);
+			on |= 1u << src;
 			blocked |= (uint16_t)(1u << irq);
 		} else {
-			hosted_source_unmask((unsigned)src);
+			off |= 1u << src;
 			blocked &= (uint16_t)~(1u << irq);
 		}
 	}
+	hosted_source_mask_set(on, off);
 }
 
 static void on_isa(unsigned src, void *arg)
@@ -350,9 +354,7 @@ void arch_clock_mask(void) { hosted_source_mask(HOSTED_SRC_CLOCK); }
  * delivers it (when IRQs are on), which is the LAPIC port's re-raise. */
 bool arch_clock_unmask(void)
 {
-	sigset_t p;
-	sigpending(&p);
-	bool held_exp = sigismember(&p, SIGRTMIN + 1 + HOSTED_SRC_CLOCK);
+	bool held_exp = hosted_source_held(HOSTED_SRC_CLOCK);
 	hosted_source_unmask(HOSTED_SRC_CLOCK);
 	return held_exp;
 }
