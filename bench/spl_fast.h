@@ -25,7 +25,7 @@
 #include "spl.h"
 
 _Thread_local unsigned shim_cpu_index __attribute__((tls_model("local-exec")));
-struct spl_cpu spl_cpus[1];
+struct kcpu kcpus[MAX_CPUS];	/* the kernel's per-CPU structure (spl at offset 0) */
 static _Thread_local uint8_t flag __attribute__((used, tls_model("local-exec")));
 
 void shim_unreachable(const char *what)
@@ -88,7 +88,7 @@ int main(void)
 			KSYNC_MEASURE(t, KSYNC_PRIM_BATCHES, KSYNC_PRIM_OPS_PER_BATCH, ({ crit_enter(); crit_leave(); }));
 		}
 	}
-	int ok = spl_cpus[0].ipl == IPL_NONE && spl_cpus[0].pending == 0 && spl_cpus[0].crit_flag == 0 && spl_cpus[0].crit_nest == 0;
+	int ok = kcpus[0].spl.ipl == IPL_NONE && kcpus[0].spl.pending == 0 && kcpus[0].spl.crit_flag == 0 && kcpus[0].spl.crit_nest == 0;
 	printf("ktap: %s 1 spl_fast_%s\n", ok ? "ok" : "not ok", KSYNC_SCHEME);
 	return ok ? 0 : 1;
 }

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBE = """#define KSYNC_SPL_HEADER "spl/{scheme}.h"
 #include "spl.h"
 _Thread_local unsigned shim_cpu_index __attribute__((tls_model("local-exec")));
-struct spl_cpu spl_cpus[1];
+struct kcpu kcpus[MAX_CPUS];
 void probe_crit(void) {{ crit_enter(); crit_leave(); }}
 void probe_spl(void) {{ spl_t s = splraise(IPL_BIO); splx(s); }}
 """

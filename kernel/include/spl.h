@@ -91,9 +91,8 @@ struct spl_cpu {
 				   deadline: a tick delivered twice (must stay 0) */
 } __attribute__((aligned(64)));
 
-extern struct spl_cpu spl_cpus[];
-
-static inline struct spl_cpu *spl_self(void) { return &spl_cpus[arch_cpu_id()]; }
+/* struct kcpu (this CPU's structure, spl at offset 0), kcpu_this(), spl_self() */
+#include "kcpu.h"
 
 
 /* Slow paths and checks (kernel/spl/intr.c and kernel/spl/<scheme>.c). */

@@ -31,9 +31,8 @@ static void replay_done(struct spl_cpu *c, struct intr_source *src) { (void)c; (
 
 #include "spl_common.h"
 
-/* Set when a deferral cleared IF in the interrupted section; the replaying splx turns IF
- * back on. Per CPU, this CPU only. */
-static bool if_cleared[INTR_MAX_CPUS];
+/* struct kcpu's if_cleared: set when a deferral cleared IF in the interrupted section;
+ * the replaying splx turns IF back on. Per CPU, this CPU only. */
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
@@ -44,7 +43,7 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 		intr_src_eoi(src);
 		intr_note_pending(c, src);
 		arch_frame_irqs_off(tf);
-		if_cleared[arch_cpu_id()] = true;
+		kcpu_this()->if_cleared = true;
 		return;
 	}
 	spl_handle_now(c, src, s);
@@ -54,7 +53,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 {
 	irqkey_t k = arch_irq_save();
 	spl_replay(c, SPL_LEVEL(s), hw_of(SPL_LEVEL(s)));
-	bool *cleared = &if_cleared[arch_cpu_id()];
+	bool *cleared = &kcpu_this()->if_cleared;
 	if (*cleared && SPL_LEVEL(s) == IPL_NONE) {
 		*cleared = false;
 		arch_irq_enable();	/* IF was on when the deferred interrupt arrived */

@@ -51,5 +51,5 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 		arch_irq_enable();
 }
 
-void spl_scheme_attach(struct intr_source *src) { intr_attach_pic(src, intr_imr_at_level[spl_cpus[0].hwlevel]); }
+void spl_scheme_attach(struct intr_source *src) { intr_attach_pic(src, intr_imr_at_level[kcpu_of(0)->spl.hwlevel]); }
 void spl_scheme_detach(struct intr_source *src) { intr_detach_isa(src); }

@@ -20,7 +20,7 @@
 _Static_assert(INTR_MAX_CPUS == MAX_CPUS, "intr.h's per-CPU arrays cover every CPU");
 _Static_assert(KSYNC_MWCAS_CPU_SLOTS >= MAX_CPUS, "libksync's mwcas has a slot per kernel CPU");
 
-struct spl_cpu spl_cpus[INTR_MAX_CPUS];
+struct kcpu kcpus[MAX_CPUS];
 struct intr_source *intr_by_bit[32];
 static struct intr_source *isa_src[16];
 static struct intr_source *clock_src;
@@ -34,7 +34,6 @@ bool intr_clock_at_or_below[IPL_COUNT];
 const uint8_t spl_tpr_class[IPL_COUNT] = { 0, 4, 5, 6, 7, 8, 15 };
 
 static uint64_t clock_period;			/* TSC ticks; set by clock_start */
-static uint64_t clock_deadline[INTR_MAX_CPUS];	/* per CPU, written by that CPU; 0: stopped */
 
 static const char *const ipl_names[IPL_COUNT] = { "none", "soft", "net", "bio", "tty", "clock", "high" };
 
@@ -127,7 +126,7 @@ void intr_disestablish(struct intr_source *src)
 		clock_src = NULL;
 	recompute_masks();
 	for (unsigned i = 0; i < INTR_MAX_CPUS; i++)
-		spl_cpus[i].pending &= ~(1u << src->bit);	/* sources are quiet: nothing races */
+		kcpu_of(i)->spl.pending &= ~(1u << src->bit);	/* sources are quiet: nothing races */
 	arch_irq_restore(key);
 }
 
@@ -147,20 +146,20 @@ void intr_run(struct intr_source *src)
 	KASSERT(cpu < INTR_MAX_CPUS);	/* was: CPU 64+ silently counted as CPU 0 */
 	uint64_t t0 = arch_cycles();
 	bool stats = src->stats_on && (src->kind != INTR_CLOCK || cpu == 0);
-	uint64_t arrival = src->kind == INTR_CLOCK ? clock_deadline[cpu] : src->arrival;
+	uint64_t arrival = src->kind == INTR_CLOCK ? kcpu_of(cpu)->clock_deadline : src->arrival;
 	if (stats && arrival && t0 > arrival)
 		kstat_add(&src->latency, t0 - arrival);
 	if (src->kind != INTR_CLOCK)
 		src->arrival = 0;
-	else if (clock_deadline[cpu]) {	/* this CPU's clock runs (clock_stop clears it) */
-		if ((int64_t)(clock_deadline[cpu] - t0) > (int64_t)(clock_period / 2))
+	else if (kcpu_of(cpu)->clock_deadline) {	/* this CPU's clock runs (clock_stop clears it) */
+		if ((int64_t)(kcpu_of(cpu)->clock_deadline - t0) > (int64_t)(clock_period / 2))
 			c->clock_early++;	/* a second delivery of a tick already handled */
 		/* re-arm before the body: the next deadline keeps the period's phase;
 		 * periods that passed while the tick was held are skipped (one tick late) */
-		uint64_t next = clock_deadline[cpu] + clock_period;
+		uint64_t next = kcpu_of(cpu)->clock_deadline + clock_period;
 		if ((int64_t)(next - t0) <= 0)
 			next = t0 + clock_period;
-		clock_deadline[cpu] = next;
+		kcpu_of(cpu)->clock_deadline = next;
 		arch_clock_arm(src->vector, next - t0);
 	}
 	c->intr_depth++;
@@ -198,7 +197,7 @@ int clock_start(struct intr_source *clock, unsigned hz)
 	unsigned cpu = arch_cpu_id();
 	irqkey_t k = arch_irq_save();
 	clock_period = arch_tsc_hz() / hz;
-	clock_deadline[cpu] = arch_cycles() + clock_period;
+	kcpu_of(cpu)->clock_deadline = arch_cycles() + clock_period;
 	arch_clock_arm(clock->vector, clock_period);
 	arch_irq_restore(k);
 	return KSYNC_OK;
@@ -207,7 +206,7 @@ int clock_start(struct intr_source *clock, unsigned hz)
 void clock_stop(void)
 {
 	irqkey_t k = arch_irq_save();
-	clock_deadline[arch_cpu_id()] = 0;
+	kcpu_this()->clock_deadline = 0;
 	arch_clock_stop();
 	arch_irq_restore(k);
 }

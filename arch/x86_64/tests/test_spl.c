@@ -220,7 +220,7 @@ static bool setup(struct ktest_ctx *kt)
 	pit_chain = false;
 	for (unsigned i = 0; i < INTR_MAX_CPUS; i++) {
 		section_level[i] = IPL_NONE;
-		spl_cpus[i].violations = 0;
+		kcpu_of(i)->spl.violations = 0;
 	}
 	for (unsigned i = 0; i < S_N; i++) {
 		memset(&srcs[i], 0, sizeof srcs[i]);
@@ -471,10 +471,10 @@ KTEST(spl_levels_hold_exactly_the_right_sources)
 	}
 	teardown();
 	KT_EXPECT_EQ(bad_runs[0], 0);
-	KT_EXPECT_EQ(spl_cpus[0].violations, 0);
+	KT_EXPECT_EQ(kcpu_of(0)->spl.violations, 0);
 	kt_diag(kt, "deferred %lu replayed %lu clock recovered %lu, 8259A spurious so far %lu, "
-		"RTC deliveries without a flag %lu", spl_cpus[0].deferred, spl_cpus[0].replayed,
-		spl_cpus[0].clock_recovered, pic_spurious, rtc_empty[0]);
+		"RTC deliveries without a flag %lu", kcpu_of(0)->spl.deferred, kcpu_of(0)->spl.replayed,
+		kcpu_of(0)->spl.clock_recovered, pic_spurious, rtc_empty[0]);
 }
 
 KTEST(spl_levels_and_sections_nest)
@@ -531,7 +531,7 @@ KTEST(spl_levels_and_sections_nest)
 	KT_EXPECT(runs[0][S_PIT] > pit0);
 	teardown();
 	KT_EXPECT_EQ(bad_runs[0], 0);
-	KT_EXPECT_EQ(spl_cpus[0].violations, 0);
+	KT_EXPECT_EQ(kcpu_of(0)->spl.violations, 0);
 }
 
 /* Everything held in one critical section runs exactly once afterwards; where the scheme
@@ -600,7 +600,7 @@ KTEST(spl_replay_exactly_once_highest_first)
 			KT_EXPECT_EQ(order_log[i], want[i]);
 	}
 	teardown();
-	KT_EXPECT_EQ(spl_cpus[0].violations, 0);
+	KT_EXPECT_EQ(kcpu_of(0)->spl.violations, 0);
 }
 
 /* A PIT one-shot chain re-armed by its own handler (~100 kHz asked) for one second while
@@ -636,10 +636,10 @@ KTEST(spl_flood_loses_nothing)
 	KT_EXPECT_EQ(handled, pit_raised);
 	KT_EXPECT_EQ(bad_runs[0], 0);
 	KT_EXPECT(counters_ok(kt, 0));
-	KT_EXPECT_EQ(spl_cpus[0].violations, 0);
+	KT_EXPECT_EQ(kcpu_of(0)->spl.violations, 0);
 	kt_diag(kt, "%lu PIT interrupts in %lu ms (%lu per second), %lu sections, deferred %lu "
 		"(pit %lu clock %lu)", handled, secs_tsc * 1000 / arch_tsc_hz(),
-		handled * arch_tsc_hz() / secs_tsc, sections, spl_cpus[0].deferred,
+		handled * arch_tsc_hz() / secs_tsc, sections, kcpu_of(0)->spl.deferred,
 		srcs[S_PIT].deferred, srcs[S_CLOCK].deferred);
 	teardown();
 }
@@ -719,13 +719,13 @@ KTEST(spl_random_injection_keeps_invariants)
 		if (!clock_alive[c])
 			kt_diag(kt, "cpu %u clock dead: armed %d masked %d lvt 0x%x ccr %u irr80 0x%x isr80 0x%x ipl %u pending 0x%x depth %u",
 				c, cpus[c].clock_armed, cpus[c].clock_masked, dead_lvt[c], dead_ccr[c],
-				dead_irr[c], dead_isr[c], spl_cpus[c].ipl, spl_cpus[c].pending, spl_cpus[c].intr_depth);
-		KT_EXPECT_EQ(spl_cpus[c].violations, 0);
+				dead_irr[c], dead_isr[c], kcpu_of(c)->spl.ipl, kcpu_of(c)->spl.pending, kcpu_of(c)->spl.intr_depth);
+		KT_EXPECT_EQ(kcpu_of(c)->spl.violations, 0);
 		kt_diag(kt, "cpu %u: %lu sections, clock %lu pit %lu soft %lu, deferred %lu replayed %lu "
 			"(pit %lu clock %lu), clock late %lu recovered %lu",
 			c, rnd_sections[c], runs[c][S_CLOCK], runs[c][S_PIT], runs[c][S_SOFT],
-			spl_cpus[c].deferred, spl_cpus[c].replayed, srcs[S_PIT].deferred,
-			srcs[S_CLOCK].deferred, spl_cpus[c].clock_late, spl_cpus[c].clock_recovered);
+			kcpu_of(c)->spl.deferred, kcpu_of(c)->spl.replayed, srcs[S_PIT].deferred,
+			srcs[S_CLOCK].deferred, kcpu_of(c)->spl.clock_late, kcpu_of(c)->spl.clock_recovered);
 	}
 	teardown();
 }
@@ -757,7 +757,7 @@ KTEST(spl_nested_handlers_by_level)
 	KT_EXPECT_EQ(runs[0][S_RTC], 2);
 	KT_EXPECT_EQ(ran_inside[S_RTC], 0);
 	KT_EXPECT_EQ(bad_runs[0], 0);
-	KT_EXPECT_EQ(spl_cpus[0].violations, 0);
+	KT_EXPECT_EQ(kcpu_of(0)->spl.violations, 0);
 	kt_diag(kt, "a tty interrupt %s a net handler; RTC deliveries without a flag %lu",
 		SPL_HANDLERS_NEST ? "preempts" : "waits for", rtc_empty[0]);
 	teardown();
@@ -806,7 +806,7 @@ KTEST(spl_clock_flood_every_cpu)
 	KT_ASSERT(setup(kt));
 	unsigned n = arch_ncpus();
 	for (unsigned c = 0; c < n; c++)
-		spl_cpus[c].clock_early = 0;
+		kcpu_of(c)->spl.clock_early = 0;
 	for (unsigned c = 1; c < n; c++)
 		arch_call_post(c, clock_flood_ap, NULL);
 	clock_flood_body(0);
@@ -816,12 +816,12 @@ KTEST(spl_clock_flood_every_cpu)
 		KT_EXPECT(clock_alive[c]);
 		KT_EXPECT_EQ(bad_runs[c], 0);
 		KT_EXPECT(counters_ok(kt, c));
-		KT_EXPECT_EQ(spl_cpus[c].violations, 0);
+		KT_EXPECT_EQ(kcpu_of(c)->spl.violations, 0);
 		/* early runs are reported, not asserted: spl-optim shows a few per second at
 		 * this period under TCG, cause not yet found (docs/irq-schemes.md, Limits) */
 		kt_diag(kt, "cpu %u: %lu clock interrupts in 1 s (100000 asked), %lu sections, "
 			"recovered %lu, late %lu, early %lu", c, cf_ticks[c], cf_sections[c],
-			spl_cpus[c].clock_recovered, spl_cpus[c].clock_late, spl_cpus[c].clock_early);
+			kcpu_of(c)->spl.clock_recovered, kcpu_of(c)->spl.clock_late, kcpu_of(c)->spl.clock_early);
 	}
 	teardown();
 }
