@@ -9,10 +9,11 @@ tail) must be found, which shows that the checks can fail.  The largest configur
 --run-stress (make stress).  Skipped, with the reason, if spin is not installed.
 """
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+import spin_util
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "spin" / "lf_fifo_mpmc.pml"
@@ -37,19 +38,7 @@ pytestmark = pytest.mark.skipif(SPIN is None, reason="spin is not installed "
 
 def run_pan(tmp_path: Path, defines: list) -> str:
     """Generate, compile and run the verifier; return pan's output."""
-    r = subprocess.run([SPIN, *defines, "-a", str(MODEL)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and (tmp_path / "pan.c").is_file(), \
-        f"spin -a failed:\n{r.stdout}\n{r.stderr}"
-    r = subprocess.run(["cc", "-O2", "-DSAFETY", "-DCOLLAPSE", "-w", "-o", "pan", "pan.c"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, f"cc pan.c failed:\n{r.stdout}\n{r.stderr}"
-    r = subprocess.run(["./pan", "-m2000000"], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=600)
-    out = r.stdout + r.stderr
-    assert "errors:" in out, f"pan did not finish its search:\n{out[-4000:]}"
-    assert "max search depth too small" not in out, f"search truncated:\n{out[-4000:]}"
-    return out
+    return spin_util.run_pan(SPIN, MODEL, tmp_path, defines)
 
 
 @pytest.mark.parametrize("name,defines,long_only", CONFIGS, ids=[c[0] for c in CONFIGS])

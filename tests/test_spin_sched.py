@@ -10,10 +10,11 @@ configurations (~25 s / 1.1 GB and ~90 s / 2.5 GB) run only with --run-stress
 (make stress).  Skipped, with the reason, if spin is not installed.
 """
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+import spin_util
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "spin" / "sched_mark.pml"
@@ -37,23 +38,11 @@ pytestmark = pytest.mark.skipif(SPIN is None, reason="spin is not installed "
 
 
 def run_pan(tmp_path: Path, defines: list) -> str:
-    """Generate, compile and run the verifier; return pan's output."""
-    r = subprocess.run([SPIN, *defines, "-a", str(MODEL)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and (tmp_path / "pan.c").is_file(), \
-        f"spin -a failed:\n{r.stdout}\n{r.stderr}"
-    # MEMLIM: a search that outgrows 4 GB stops with a message instead of swapping
-    r = subprocess.run(["cc", "-O2", "-DSAFETY", "-DCOLLAPSE", "-DMEMLIM=4000", "-w",
-                        "-o", "pan", "pan.c"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, f"cc pan.c failed:\n{r.stdout}\n{r.stderr}"
-    r = subprocess.run(["./pan", "-m100000"], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=600)
-    out = r.stdout + r.stderr
-    assert "errors:" in out, f"pan did not finish its search:\n{out[-4000:]}"
-    assert "max search depth too small" not in out, f"search truncated:\n{out[-4000:]}"
-    assert "out of memory" not in out, f"search ran out of memory:\n{out[-4000:]}"
-    return out
+    """Generate, compile and run the verifier; return pan's output. MEMLIM: a search that
+    outgrows 4 GB stops with a message instead of swapping."""
+    return spin_util.run_pan(SPIN, MODEL, tmp_path, defines,
+                             cc_flags=("-DSAFETY", "-DCOLLAPSE", "-DMEMLIM=4000"),
+                             run_flags=("-m100000",))
 
 
 @pytest.mark.parametrize("name,defines,long_only", CONFIGS, ids=[c[0] for c in CONFIGS])
