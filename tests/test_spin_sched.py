@@ -37,12 +37,12 @@ pytestmark = pytest.mark.skipif(SPIN is None, reason="spin is not installed "
                                 "(Debian package `spin`; the Makefile's deps target installs it)")
 
 
-def run_pan(tmp_path: Path, defines: list) -> str:
+def run_pan(tmp_path: Path, defines: list, opt: str = "-O2") -> str:
     """Generate, compile and run the verifier; return pan's output. MEMLIM: a search that
     outgrows 4 GB stops with a message instead of swapping."""
     return spin_util.run_pan(SPIN, MODEL, tmp_path, defines,
                              cc_flags=("-DSAFETY", "-DCOLLAPSE", "-DMEMLIM=4000"),
-                             run_flags=("-m100000",))
+                             run_flags=("-m100000",), opt=opt)
 
 
 @pytest.mark.parametrize("name,defines,long_only", CONFIGS, ids=[c[0] for c in CONFIGS])
@@ -55,6 +55,6 @@ def test_spin_sched_mark(tmp_path: Path, request, name: str, defines: list, long
 
 @pytest.mark.parametrize("name,defines", MUTANTS, ids=[m[0] for m in MUTANTS])
 def test_spin_sched_finds_seeded_bug(tmp_path: Path, name: str, defines: list):
-    out = run_pan(tmp_path, ["-DSTEPS=2", "-DNOPS=1", *defines])
+    out = run_pan(tmp_path, ["-DSTEPS=2", "-DNOPS=1", *defines], opt="-O0")
     assert "errors: 0" not in out and "assertion violated" in out, \
         f"the seeded bug {name} was not found:\n{out[-4000:]}"

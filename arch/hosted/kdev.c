@@ -136,35 +136,15 @@ static void pit_load(unsigned mode, uint32_t count)
 	kick();
 }
 
-void pit_oneshot(uint32_t pit_ticks)
-{
-	if (pit_ticks < 1)
-		pit_ticks = 1;
-	if (pit_ticks > 65535)
-		pit_ticks = 65535;
-	pit_load(PIT_ONESHOT, pit_ticks);
-}
-
-void pit_rate_restart(uint32_t pit_ticks)
-{
-	if (pit_ticks < 2)			/* mode 2 forbids a count of 1 */
-		pit_ticks = 2;
-	if (pit_ticks > 65535)
-		pit_ticks = 65535;
-	pit_load(PIT_RATE, pit_ticks);
-}
+void pit_oneshot(uint32_t pit_ticks) { pit_load(PIT_ONESHOT, pit_clamp_count(pit_ticks, 1)); }
+void pit_rate_restart(uint32_t pit_ticks) { pit_load(PIT_RATE, pit_clamp_count(pit_ticks, 2)); }
 
 void pit_periodic(unsigned hz)
 {
-	if (hz == 0) {
+	if (hz == 0)
 		pit_stop();
-		return;
-	}
-	if (hz < 19)
-		hz = 19;
-	if (hz > PIT_HZ)
-		hz = PIT_HZ;
-	pit_rate_restart(PIT_HZ / hz);
+	else
+		pit_rate_restart(pit_hz_count(hz));
 }
 
 void pit_stop(void) { pit_load(PIT_OFF, 0); }
@@ -272,19 +252,9 @@ static unsigned phase_of(uint64_t w) { return (unsigned)(w & 3); }
 
 int ata_read_start(struct ata_req *r)
 {
-	if (!r || !r->buf)
-		return KSYNC_EINVAL;
-	if (!ata_dev.present)
-		return KSYNC_ENOENT;
-	if (r->count < 1 || r->count > ATA_MAX_COUNT)
-		return KSYNC_EINVAL;
-	if (r->per_irq < 1 || r->per_irq > ATA_MAX_PER_IRQ ||
-	    (r->per_irq > 1 && r->per_irq > ata_dev.max_multiple))
-		return KSYNC_EINVAL;
-	if (r->lba >= ata_dev.sectors || r->count > ata_dev.sectors - r->lba)
-		return KSYNC_EINVAL;
-	if (r->lba + r->count > (1ull << 28) && !ata_dev.lba48)
-		return KSYNC_EINVAL;
+	int rc = ata_req_check(r, &ata_dev);	/* the contract's rules (arch_dev.h) */
+	if (rc != KSYNC_OK)
+		return rc;
 
 	/* acquire: the previous request's end (release in ata_finish) happens-before us */
 	struct ata_req *none = NULL;

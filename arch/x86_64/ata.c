@@ -197,20 +197,10 @@ static int ata_set_multiple(unsigned n)
 
 int ata_read_start(struct ata_req *r)
 {
-	if (!r || !r->buf)
-		return KSYNC_EINVAL;
-	if (!ata_dev.present)
-		return KSYNC_ENOENT;
-	if (r->count < 1 || r->count > ATA_MAX_COUNT)
-		return KSYNC_EINVAL;
-	if (r->per_irq < 1 || r->per_irq > ATA_MAX_PER_IRQ ||
-	    (r->per_irq > 1 && r->per_irq > ata_dev.max_multiple))
-		return KSYNC_EINVAL;
-	if (r->lba >= ata_dev.sectors || r->count > ata_dev.sectors - r->lba)
-		return KSYNC_EINVAL;
+	int rc = ata_req_check(r, &ata_dev);
+	if (rc != KSYNC_OK)
+		return rc;
 	bool ext = r->lba + r->count > (1ull << 28);
-	if (ext && !ata_dev.lba48)
-		return KSYNC_EINVAL;
 
 	/* Claim the channel with a marker (buf == NULL: the handler treats an interrupt
 	 * during set-up as stray); r is published only once it is initialised.

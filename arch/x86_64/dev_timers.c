@@ -37,35 +37,15 @@ static void pit_load(uint8_t mode, uint32_t count)
 	spin_unlock_irqrestore(&pit_lock, k);
 }
 
-void pit_oneshot(uint32_t pit_ticks)
-{
-	if (pit_ticks < 1)
-		pit_ticks = 1;
-	if (pit_ticks > 65535)
-		pit_ticks = 65535;
-	pit_load(PIT_MODE0, pit_ticks);
-}
-
-void pit_rate_restart(uint32_t pit_ticks)
-{
-	if (pit_ticks < 2)			/* mode 2 forbids a count of 1 */
-		pit_ticks = 2;
-	if (pit_ticks > 65535)
-		pit_ticks = 65535;
-	pit_load(PIT_MODE2, pit_ticks);
-}
+void pit_oneshot(uint32_t pit_ticks) { pit_load(PIT_MODE0, pit_clamp_count(pit_ticks, 1)); }
+void pit_rate_restart(uint32_t pit_ticks) { pit_load(PIT_MODE2, pit_clamp_count(pit_ticks, 2)); }
 
 void pit_periodic(unsigned hz)
 {
-	if (hz == 0) {
+	if (hz == 0)
 		pit_stop();
-		return;
-	}
-	if (hz < 19)
-		hz = 19;
-	if (hz > PIT_HZ)
-		hz = PIT_HZ;
-	pit_rate_restart(PIT_HZ / hz);
+	else
+		pit_rate_restart(pit_hz_count(hz));
 }
 
 void pit_stop(void)

@@ -41,6 +41,17 @@ uint64_t pit_ticks_to_tsc(uint32_t pit_ticks);
 /* TSC ticks -> PIT ticks, rounded up, clamped to [lo, hi]. */
 uint32_t tsc_to_pit_ticks(uint64_t tsc_ticks, uint32_t lo, uint32_t hi);
 
+/* The PIT calls' argument rules, one copy for every port: a count clamped to lo..65535
+ * (one-shot lo = 1; mode 2 forbids 1: lo = 2), a rate clamped to 19..PIT_HZ Hz. */
+static inline uint32_t pit_clamp_count(uint32_t pit_ticks, uint32_t lo)
+{
+	return pit_ticks < lo ? lo : pit_ticks > 65535 ? 65535 : pit_ticks;
+}
+static inline uint32_t pit_hz_count(unsigned hz)
+{
+	return PIT_HZ / (hz < 19 ? 19 : hz > PIT_HZ ? PIT_HZ : hz);
+}
+
 /* ---- CMOS RTC periodic interrupt (IRQ8) ---------------------------------------------
  * hz must be a power of two 2..8192, else KSYNC_EINVAL. rtc_ack() reads register C;
  * call it in every RTC handler or a real RTC stops interrupting. */
@@ -86,6 +97,25 @@ struct ata_req {
  * KSYNC_ENOENT if no disk was probed, KSYNC_EBUSY if a request runs (or the drive stays
  * busy). The IRQ14 line must be routed to a handler that calls ata_intr. */
 int ata_read_start(struct ata_req *r);
+/* ata_read_start's argument rules against the probed disk `d`, one copy for every port:
+ * KSYNC_OK, KSYNC_ENOENT (no disk) or KSYNC_EINVAL. */
+static inline int ata_req_check(const struct ata_req *r, const struct ata_info *d)
+{
+	if (!r || !r->buf)
+		return KSYNC_EINVAL;
+	if (!d->present)
+		return KSYNC_ENOENT;
+	if (r->count < 1 || r->count > ATA_MAX_COUNT)
+		return KSYNC_EINVAL;
+	if (r->per_irq < 1 || r->per_irq > ATA_MAX_PER_IRQ ||
+	    (r->per_irq > 1 && r->per_irq > d->max_multiple))
+		return KSYNC_EINVAL;
+	if (r->lba >= d->sectors || r->count > d->sectors - r->lba)
+		return KSYNC_EINVAL;
+	if (r->lba + r->count > (1ull << 28) && !d->lba48)
+		return KSYNC_EINVAL;
+	return KSYNC_OK;
+}
 /* The handler: reads status (acks INTRQ), moves per_irq sectors (fewer for the last
  * block) with `rep insw`. `arg` is not used (the driver knows its active request), so
  * it may be registered once with any argument. */
