@@ -213,8 +213,9 @@ def test_sigquit_reports_each_vcpu(hk_bins: Path, host_env: None, tmp_path: Path
             p.kill()
     shown = f"--- exit {p.returncode}\n{out}\n--- stderr\n{err}"
     assert p.returncode == EXIT_HANG, shown
+    # each vCPU's line (what the BSP was last doing depends on how far it got when the
+    # signal came: the watchdog test checks the "halted" activity)
     assert "SIGQUIT" in err and "vCPU 0:" in err and "vCPU 1:" in err, shown
-    assert "last activity: halted" in err, shown
     _no_core(tmp_path)
 
 
