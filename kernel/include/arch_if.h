@@ -9,8 +9,7 @@
  * Present now (foundation): masking, controllers, task priority, cycle counter, CPU
  * identity, IPIs and cross-CPU calls, timers, measurement hooks, platform devices
  * (arch_dev.h), crash triggers, idle, console, exit, and the boot hand-over
- * (kernel_entry). The context switch hook is added with the threads work (see
- * docs/design.md).
+ * (kernel_entry), and the threads' contexts, stacks and preemption (issue 10).
  *
  * The build enforces the door: kernel objects are compiled with -Iinclude -Icommon
  * -Ikernel/include -Iarch/<port>/public only (tests/test_layout.py checks the sources).
@@ -203,6 +202,60 @@ void *memcpy(void *d, const void *s, size_t n);
  * kernel/include/arch_dev.h (the PIT, RTC and ATA disk the experiments use as interrupt
  * sources) is the rest of this contract; the files that use the devices include it
  * (through dev.h), the others do not see the device names. */
+
+/* ---- threads: contexts, stacks, preemption (issue 10; docs/sched.md) ---------------
+ * struct arch_context is defined by the port in its arch_impl.h; the kernel embeds one in
+ * each struct thread and never looks inside. The switch is the port's; what a thread is,
+ * which one runs next and when, is kernel/sched/'s.
+ *
+ * FP/SIMD policy (Massalin & Pu distinguished integer-only from floating-point switches):
+ * arch_context_switch saves the callee-saved integer registers and the stack pointer only
+ * (x86_64: the kernel is built -mgeneral-regs-only, so kernel code has no FP state;
+ * hosted: the SysV ABI makes every xmm register caller-saved, and MXCSR/x87 control words
+ * are saved as callee-saved state). arch_context_switch_fp also saves the FP/SIMD state of
+ * `from` and loads that of `to`, for contexts initialised with fp = true (a context
+ * without fp is skipped on its side). */
+struct arch_context;
+/* The calling execution (a CPU's boot or idle stack) becomes ctx: the first switch away
+ * from it saves into ctx. fp = false. */
+void arch_context_adopt(struct arch_context *ctx);
+/* ctx will run entry(arg) on the stack [base, base + size) at its first switch-in, with
+ * IRQs off (entry enables them); entry never returns. base/size come from
+ * arch_stack_alloc. */
+void arch_context_init(struct arch_context *ctx, void *base, size_t size,
+		       void (*entry)(void *), void *arg, bool fp);
+/* Save the running context into *from, resume *to. IRQs off on entry; returns (IRQs off)
+ * when some CPU switches back to from - possibly another CPU. */
+void arch_context_switch(struct arch_context *from, struct arch_context *to);
+void arch_context_switch_fp(struct arch_context *from, struct arch_context *to);
+/* ctx will never run again (its thread was reaped, not from ctx itself): release what
+ * the port keeps for it (a sanitizer fiber). */
+void arch_context_destroy(struct arch_context *ctx);
+/* Thread stacks: `size` usable bytes (a multiple of 4096) above one inaccessible guard
+ * page; NULL when out of memory. Any context with IRQs on. */
+void *arch_stack_alloc(size_t size);
+void arch_stack_free(void *base, size_t size);
+/* The port's overflow check, run by the kernel at every switch away from a thread:
+ * false if [base, base + size) overflowed (hosted: a canary at the bottom is gone;
+ * x86_64: the guard page faults first, so this checks the same canary as a second net). */
+bool arch_stack_ok(void *base, size_t size);
+/* Preemption: from an interrupt handler (IRQs off), ask that the interrupted context,
+ * before it resumes, call fn() on the same CPU and stack with IRQs on, every register and
+ * flag of the interrupted code preserved across the call (x86_64: at the tail of the trap
+ * path; hosted: at the tail of the signal handler, with the interrupted context's signal
+ * mask in force, or at the next poll point in thread context where the port defers
+ * signals - its docs say which). Only for the outermost handler of a context that had
+ * IRQs on: returns false, nothing requested, otherwise. */
+bool arch_frame_call(struct trapframe *tf, void (*fn)(void));
+
+/* ---- the kernel's side of the contract (called by the port) ----------------------
+ * kernel_ap_entry: each AP, once started and with IRQs enabled, calls it instead of its
+ * own idle loop; never returns (it is that CPU's idle thread: kernel/sched/).
+ * kernel_fault_note: a fault handler names what faulted: the current thread, and whether
+ * `addr` lies in a thread's stack guard page (writes at most n bytes, NUL-terminated).
+ * Callable with IRQs off, from a fault handler. */
+__attribute__((noreturn)) void kernel_ap_entry(void);
+void kernel_fault_note(uint64_t addr, char *buf, size_t n);
 
 /* ---- boot hand-over -----------------------------------------------------------------
  * The port brings up its CPUs, interrupt controllers, timers and console, enables IRQs
