@@ -20,6 +20,8 @@ enum {
 	KSYNC_EBUSY = -5,	/* a conflicting state: entry taken, element in use */
 	KSYNC_ENOENT = -6,	/* no such element */
 	KSYNC_ENOTSUP = -7,	/* not supported on this platform (a port without the device) */
+	KSYNC_EDEADLK = -8,	/* the call would wait for itself (a thread joining itself) */
+	KSYNC_ESRCH = -9,	/* no such live thread (dead, or never created) */
 };
 
 static inline const char *ksync_strerror(int e)
@@ -33,6 +35,8 @@ static inline const char *ksync_strerror(int e)
 	case KSYNC_EBUSY: return "busy";
 	case KSYNC_ENOENT: return "no such element";
 	case KSYNC_ENOTSUP: return "not supported on this platform";
+	case KSYNC_EDEADLK: return "would wait for itself";
+	case KSYNC_ESRCH: return "no such live thread";
 	default: return "unknown error";
 	}
 }

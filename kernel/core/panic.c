@@ -4,6 +4,7 @@
  * failure code so the host runner reports the run as failed.
  */
 #include "kernel.h"
+#include "sched.h"
 
 extern bool console_panicking;
 void arch_backtrace(void);
@@ -17,7 +18,9 @@ void panic(const char *fmt, ...)
 	va_start(ap, fmt);
 	kvsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	struct thread *t = thread_self();
 	kprintf("PANIC on cpu %u: %s\n", arch_cpu_id(), msg);
+	kprintf("  in thread '%s'\n", t ? thread_name(t) : "none (scheduler not started)");
 	arch_backtrace();
 	kprintf("ksync: kernel panic; exiting with failure\n");
 	arch_exit(false);

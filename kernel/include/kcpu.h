@@ -1,8 +1,8 @@
 /*
  * kcpu.h - the kernel's one per-CPU structure (issue 9 item 2): every field that belongs
  * to one CPU hangs from struct kcpu, indexed by arch_cpu_id(). The scheduler (issue 10:
- * run-queue cursors, the current thread, the dispatch counter) and the lock statistics
- * (issue 11: per-CPU shards of each lock class) add their fields here.
+ * the reschedule request and the current thread; its cursors and counters are in
+ * kernel/sched/'s struct sched_cpu) and the lock statistics (issue 11) add their fields here.
  *
  * Included by spl.h after struct spl_cpu (which sits at offset 0, so spl_self() costs
  * what it did). The structure is exactly KCPU_BYTES bytes, a power of two, so indexing
@@ -33,7 +33,14 @@ struct kcpu {
 			/* cli-optim.c: a deferral cleared IF in the interrupted section; the
 			 * replaying splx turns IF back on. This CPU, IRQs off. */
 			bool if_cleared;
-			/* room: sched (issue 10), lockstat shards (issue 11) */
+			/* kernel/sched/: a switch is wanted at this CPU's next preemption
+			 * point (set by this CPU's clock tick and resched IPI handlers, or by
+			 * this CPU with IRQs off; cleared by this CPU with IRQs off in
+			 * sched_preempt); the thread running here (written by this CPU with
+			 * IRQs off at a switch; read by any CPU only for reports). */
+			volatile uint32_t resched;
+			struct thread *sched_cur;
+			/* room: lockstat shards (issue 11) */
 		};
 		char bytes[KCPU_BYTES];
 	};

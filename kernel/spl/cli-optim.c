@@ -46,7 +46,7 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 		kcpu_this()->if_cleared = true;
 		return;
 	}
-	spl_handle_now(c, src, s);
+	spl_handle_now(c, src, s, tf);
 }
 
 void spl_lower_slow(struct spl_cpu *c, spl_t s)
@@ -60,6 +60,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	} else {
 		arch_irq_restore(k);
 	}
+	sched_lowered();	/* a reschedule held by the section happens now */
 }
 
 void spl_scheme_attach(struct intr_source *src) { intr_attach_pic(src, arch_pic_mask_shadow() & ~(1u << src->irq)); }

@@ -29,13 +29,12 @@ static void replay_done(struct spl_cpu *c, struct intr_source *src) { (void)c; (
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
-	(void)tf;
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
 	if (s != IPL_NONE)
 		c->violations++;
-	spl_handle_now(c, src, s);
+	spl_handle_now(c, src, s, tf);
 }
 
 /* splx to IPL_NONE with soft interrupts pending: IF is off here (level was above NONE). */
@@ -45,6 +44,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	spl_replay(c, SPL_LEVEL(s), hw_of(SPL_LEVEL(s)));
 	if (SPL_LEVEL(s) == IPL_NONE)
 		arch_irq_enable();
+	sched_lowered();	/* a reschedule held by the section happens now */
 }
 
 void spl_scheme_attach(struct intr_source *src) { intr_attach_pic(src, arch_pic_mask_shadow() & ~(1u << src->irq)); }

@@ -32,7 +32,6 @@ __attribute__((unused)) static uint32_t hw_of(unsigned level) { return level; }
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
-	(void)tf;
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
@@ -40,7 +39,7 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 		intr_held_arrival(c, src, true);
 		return;
 	}
-	spl_handle_now(c, src, s);
+	spl_handle_now(c, src, s, tf);
 }
 
 void spl_lower_slow(struct spl_cpu *c, spl_t s)
@@ -49,6 +48,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	spl_replay(c, SPL_LEVEL(s), hw_get(c));	/* the handler mask stays as it is */
 	if (s & SPL_COOKIE_IF)
 		arch_irq_enable();
+	sched_lowered();	/* a reschedule held by the section happens now */
 }
 
 void spl_scheme_attach(struct intr_source *src) { intr_attach_pic(src, intr_imr_at_level[kcpu_of(0)->spl.hwlevel]); }

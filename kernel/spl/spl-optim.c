@@ -36,7 +36,6 @@ static void replay_done(struct spl_cpu *c, struct intr_source *src)
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
-	(void)tf;
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
@@ -46,7 +45,7 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 		intr_note_pending(c, src);	/* IF off: one CPU, no interleaving */
 		return;
 	}
-	spl_handle_now(c, src, s);
+	spl_handle_now(c, src, s, tf);
 }
 
 void spl_lower_slow(struct spl_cpu *c, spl_t s)
@@ -54,6 +53,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	irqkey_t k = arch_irq_save();
 	spl_replay(c, SPL_LEVEL(s), hw_of(SPL_LEVEL(s)));
 	arch_irq_restore(k);
+	sched_lowered();	/* a reschedule held by the section happens now */
 }
 
 void spl_scheme_attach(struct intr_source *src) { intr_attach_pic(src, arch_pic_mask_shadow() & ~(1u << src->irq)); }

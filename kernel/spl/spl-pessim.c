@@ -37,7 +37,6 @@ static uint32_t hw_of(unsigned level) { return level; }
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
-	(void)tf;
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
@@ -45,7 +44,7 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 		intr_held_arrival(c, src, true);
 		return;
 	}
-	spl_handle_now(c, src, s);
+	spl_handle_now(c, src, s, tf);
 }
 
 void spl_lower_slow(struct spl_cpu *c, spl_t s)
@@ -53,6 +52,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	irqkey_t k = arch_irq_save();
 	spl_replay(c, SPL_LEVEL(s), hw_of(SPL_LEVEL(s)));
 	arch_irq_restore(k);
+	sched_lowered();	/* a reschedule held by the section happens now */
 }
 
 void spl_scheme_attach(struct intr_source *src) { intr_attach_pic(src, intr_imr_at_level[kcpu_of(0)->spl.hwlevel]); }

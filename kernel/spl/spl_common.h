@@ -23,6 +23,7 @@
 #define KSYNC_SPL_COMMON_H
 
 #include "intr.h"
+#include "sched_hooks.h"
 
 /* Run every pending bit that `lvl` lets run, then leave the CPU at lvl with the hardware
  * state `hw`. IF off in and out. */
@@ -52,7 +53,8 @@ static void spl_replay(struct spl_cpu *c, unsigned lvl, uint32_t hw)
 
 /* Handle src now, from its interrupt entry (IF off): raise to its level, EOI, run, lower
  * back to the interrupted level `s` and replay what became runnable. */
-__attribute__((unused)) static void spl_handle_now(struct spl_cpu *c, struct intr_source *src, unsigned s)
+__attribute__((unused)) static void spl_handle_now(struct spl_cpu *c, struct intr_source *src, unsigned s,
+						   struct trapframe *tf)
 {
 	unsigned hl = handler_level(src);
 	uint32_t saved = hw_get(c);
@@ -70,6 +72,7 @@ __attribute__((unused)) static void spl_handle_now(struct spl_cpu *c, struct int
 		c->ipl = s;
 		hw_set(c, saved);
 	}
+	sched_intr_exit(tf, s);	/* preemption: the interrupted context may switch on return */
 }
 
 #endif

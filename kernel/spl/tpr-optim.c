@@ -60,7 +60,6 @@ static void tpr_lower(struct spl_cpu *c, unsigned lvl)
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
-	(void)tf;
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl, eff = spl_effective(c);
@@ -82,6 +81,7 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 		tpr_lower(c, s);
 	else
 		c->ipl = s;
+	sched_intr_exit(tf, s);	/* preemption: the interrupted context may switch on return */
 }
 
 void spl_lower_slow(struct spl_cpu *c, spl_t s)
@@ -89,6 +89,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	irqkey_t k = arch_irq_save();
 	tpr_lower(c, SPL_LEVEL(s));
 	arch_irq_restore(k);
+	sched_lowered();	/* a reschedule held by the section happens now */
 }
 
 void spl_scheme_attach(struct intr_source *src)

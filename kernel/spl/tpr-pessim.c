@@ -30,7 +30,6 @@ static void replay_done(struct spl_cpu *c, struct intr_source *src) { (void)c; (
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
-	(void)tf;
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
@@ -38,7 +37,7 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 		intr_held_arrival(c, src, false);
 		return;
 	}
-	spl_handle_now(c, src, s);
+	spl_handle_now(c, src, s, tf);
 }
 
 /* Soft interrupts pending at a splx: let the local APIC deliver what CR8 held first
@@ -51,6 +50,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 		arch_irq_window();
 	spl_replay(c, SPL_LEVEL(s), hw_of(SPL_LEVEL(s)));
 	arch_irq_restore(k);
+	sched_lowered();	/* a reschedule held by the section happens now */
 }
 
 void spl_scheme_attach(struct intr_source *src)

@@ -1,0 +1,145 @@
+/*
+ * sched.h - threads and the two schedulers (issue 10; docs/sched.md).
+ *
+ * Papers: Massalin & Pu 1991, "Threads", "Scheduling and dispatching", "Thread
+ * operations"; Hohmuth & Haertig 2001, section 4.1-4.2 and Figure 3 (sleep and wakeup
+ * with condition flags in the thread's state word), section 4.4 (single server).
+ *
+ * A thread is a slot of a fixed table (type-stable: never freed, so a dispatcher or an
+ * operation holding a stale pointer reads a state word, never freed memory). Its state
+ * word (t->state, SCHED_* bits below) is changed only by CAS in the lock-free scheduler
+ * and only under the master lock in the locked one. Two schedulers implement the same
+ * operations (struct sched_ops): "lockfree" (kernel/sched/rq-lockfree.c: per-CPU,
+ * per-level run queues of one bit per thread slot, dispatch and every operation by
+ * marking) and "locked" (kernel/sched/rq-locked.c: per-level FIFO lists under one master
+ * spin lock with IRQs off, as Sprite's sched_Mutex and Mach did). The build option
+ * SCHED=lockfree|locked picks the default; both are in every kernel, so an experiment
+ * measures both in one boot (sched_select).
+ *
+ * Contexts: a thread runs kernel code on its own stack (guard page below: arch_stack_alloc).
+ * Every function here is for thread context (not handlers) unless it says otherwise.
+ * Errors are the KSYNC_* codes of <ksync/errors.h>.
+ */
+#ifndef KSYNC_SCHED_H
+#define KSYNC_SCHED_H
+
+#include "kernel.h"
+
+#ifndef SCHED_LEVELS
+#define SCHED_LEVELS 4		/* run-queue levels (Synthesis: set at system generation) */
+#endif
+#define SCHED_MAX_THREADS 512	/* thread table slots, idle threads included */
+#define SCHED_TABLE_MAX 64	/* longest priority table */
+#define SCHED_STACK_BYTES 16384
+#define SCHED_HZ 1000		/* clock ticks per second while the scheduler runs */
+#define SCHED_QUANTUM_TICKS 2	/* base quantum */
+#define SCHED_NAME_MAX 16
+
+/* The state word. COND bits are Hohmuth & Haertig's condition flags. */
+#define SCHED_READY	(1ull << 0)	/* wants the CPU (H&H's ready-to-run flag) */
+#define SCHED_ONCPU	(1ull << 1)	/* marked by a dispatcher: owned by CPU SCHED_CPU_OF */
+#define SCHED_LINKED	(1ull << 2)	/* on exactly one run queue */
+#define SCHED_SUSPEND	(1ull << 3)	/* suspend requested */
+#define SCHED_STOPPED	(1ull << 4)	/* suspended: off every queue and CPU */
+#define SCHED_KILL	(1ull << 5)	/* kill requested (or exit): a dispatcher removes it */
+#define SCHED_DEAD	(1ull << 6)	/* final */
+#define SCHED_SIGPEND	(1ull << 7)	/* its stack of pending signals is not empty */
+#define SCHED_INS	(1ull << 8)	/* an insert is reserved: LINKED follows the insert */
+#define SCHED_PREEMPTED	(1ull << 9)	/* switched out by preemption: resumes on SCHED_CPU_OF */
+#define SCHED_CPU_SHIFT	10		/* bits 10..17: the owner (ONCPU) or binding (PREEMPTED) */
+#define SCHED_CPU_MASK	(0xffull << SCHED_CPU_SHIFT)
+#define SCHED_CPU_OF(s)	((unsigned)(((s) & SCHED_CPU_MASK) >> SCHED_CPU_SHIFT))
+#define SCHED_COND_SHIFT 32
+#define SCHED_COND(k)	(1ull << (SCHED_COND_SHIFT + (k)))	/* k = 0..31 */
+#define SCHED_COND_ALL	(0xffffffffull << SCHED_COND_SHIFT)
+/* Conditions the kernel uses itself; tests and objects use SCHED_COND(8..31). */
+#define SCHED_COND_JOIN	SCHED_COND(0)	/* a joined thread died */
+#define SCHED_COND_REQ	SCHED_COND(1)	/* a serializer server has requests */
+#define SCHED_COND_REPLY SCHED_COND(2)	/* a serializer request is done */
+#define SCHED_COND_USER	SCHED_COND(8)
+
+#define SCHED_AFFINITY_ANY (~0ull)
+
+struct lf_stack;
+struct thread;
+typedef void (*thread_fn)(void *arg);
+typedef void (*thread_sig_fn)(void *arg);
+
+/* ---- the scheduler's life ------------------------------------------------------------
+ * sched_start: from the BSP's boot context, which becomes thread "boot" (bound to CPU 0,
+ * level 0): selects the scheduler ("lockfree" or "locked"; NULL = the build's default),
+ * creates the idle threads, starts every CPU's clock at SCHED_HZ and lets the APs (in
+ * kernel_ap_entry) dispatch. KSYNC_EBUSY if already started, KSYNC_EINVAL for an unknown
+ * name. sched_stop: every thread but "boot" must have died and been joined (else
+ * KSYNC_EBUSY); stops the clocks and the APs' dispatching. Tests and experiments bracket
+ * their use of threads with the two. */
+int sched_start(const char *which);
+int sched_stop(void);
+const char *sched_name(void);		/* "lockfree" / "locked" (the one running) */
+const char *sched_default_name(void);	/* the build's SCHED= */
+bool sched_running(void);
+
+/* ---- threads ---------------------------------------------------------------------------
+ * level 0..SCHED_LEVELS-1 (0 is served most often); affinity a CPU bit mask (at least one
+ * online CPU). KSYNC_EINVAL for a bad level, affinity or NULL fn/out/name; KSYNC_ENOMEM
+ * when the table or memory is exhausted; KSYNC_EBUSY before sched_start. */
+#define THREAD_FP 1u		/* uses FP/SIMD: switched with arch_context_switch_fp */
+#define THREAD_DETACHED 2u	/* reaped at death, never joined */
+int thread_create(struct thread **out, thread_fn fn, void *arg, unsigned level,
+		  uint64_t affinity, const char *name, unsigned flags);
+_Noreturn void thread_exit(void);
+/* Wait until t died, free its slot. KSYNC_EDEADLK for itself, KSYNC_EINVAL for a
+ * detached or free slot. */
+int thread_join(struct thread *t);
+void thread_yield(void);
+struct thread *thread_self(void);
+const char *thread_name(const struct thread *t);
+unsigned thread_id(const struct thread *t);
+uint64_t thread_state(const struct thread *t);	/* the state word, for tests */
+uint64_t thread_dispatches(const struct thread *t);	/* times it was switched in */
+uint64_t thread_run_ticks(const struct thread *t);	/* TSC ticks it ran (at switches) */
+
+/* ---- thread operations by marking (Massalin & Pu, "Thread operations") -----------------
+ * KSYNC_ESRCH for a dead (or free) thread. suspend: a running target on another CPU is
+ * forced off by IPI; the caller returns once the mark is made (the target stops at its
+ * next preemption point). kill: marked; the dispatcher that meets it removes it (its
+ * joiner is woken). A thread may suspend or kill itself. signal: fn(arg) pushed on the
+ * thread's lock-free stack of pending signals; the thread runs it at its next switch-in,
+ * as if it had called it there (KSYNC_ENOMEM if no record). */
+int thread_suspend(struct thread *t);
+int thread_resume(struct thread *t);
+int thread_kill(struct thread *t);
+int thread_signal(struct thread *t, thread_sig_fn fn, void *arg);
+
+/* ---- sleep and wakeup with condition flags (Hohmuth & Haertig, Figure 3) ----------------
+ * sched_sleep(cond): returns at once, consuming the flags, if any of `cond` is set in the
+ * caller's state word; else clears READY by CAS only while none is set and gives up the
+ * CPU; returns (the flags consumed) once a wakeup set one. Returns the flags it consumed.
+ * sched_wakeup(t, cond): sets the flags and READY; no wakeup is lost whatever the order.
+ * Callable from handlers too (IRQs off is fine). KSYNC_ESRCH for a dead thread. */
+uint64_t sched_sleep(uint64_t cond);
+int sched_wakeup(struct thread *t, uint64_t cond);
+
+/* ---- the priority table (Massalin & Pu "Scheduling and dispatching") ---------------------
+ * A per-CPU switch counter indexes the table; the entry names the level served first
+ * (an empty level passes its turn to the next lower level, then wraps). The default, for
+ * L levels, serves level 0 every 2nd switch, level 1 every 4th, ..., level L-1 the rest.
+ * KSYNC_EINVAL for n = 0, n > SCHED_TABLE_MAX or a level out of range. */
+int sched_table_set(const uint8_t *levels, unsigned n);
+void sched_table_default(void);
+unsigned sched_table_get(uint8_t *levels, unsigned max);
+
+/* ---- software feedback on the quantum (Massalin & Pu, fine-grain scheduling) -------------
+ * A thread may name its input queue's fill level (0..100 %, read at each dispatch); the
+ * policy: above 75 % the quantum doubles (up to 8x the base), below 25 % it halves back. */
+void thread_set_input(struct thread *t, unsigned (*fill_pct)(void *arg), void *arg);
+unsigned thread_quantum(const struct thread *t);	/* ticks of its current quantum */
+
+/* ---- statistics (for tests and experiments; any CPU, relaxed reads) --------------------- */
+struct sched_stats {
+	uint64_t dispatches, steals, mark_lost, preemptions, ipis, idle_wakeups;
+};
+void sched_stats_get(struct sched_stats *st);	/* summed over CPUs */
+void sched_stats_reset(void);
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * rq-locked.c - the conventional scheduler beside Synthesis's (issue 10 item 7): one set
+ * of per-level FIFO run queues for the whole machine under one master spin lock taken
+ * with interrupts off, as Sprite's sched_Mutex (Hartman & Ousterhout: the scheduler's
+ * monitor lock, their Figure 9 bottleneck) and Mach's run queue lock. Same interface and
+ * the same state word as rq-lockfree.c, but every change of a state word or a queue is
+ * made while holding sched_lock, so none needs a CAS; the word is still an atomic so
+ * lock-free readers (thread_state, join's DEAD test) read it whole.
+ *
+ * A running thread is off the queues (dequeued by the dispatcher that picked it);
+ * LINKED means "on a run queue". A preempted thread goes back to the tail of its level
+ * bound to the CPU it was preempted on (SCHED_PREEMPTED, as in the lock-free scheduler:
+ * thread.c says why); a dispatcher skips threads bound elsewhere or not allowed on it.
+ */
+#include "sched_impl.h"
+#include "spinlock.h"
+#include <ksync/errors.h>
+
+/* The master lock: protects the queues below and every thread's state word changes and
+ * rq_next/rq_prev links while the locked scheduler runs. */
+static struct spinlock sched_lock = SPINLOCK_INIT("sched_lock");
+static struct thread *q_head[SCHED_LEVELS], *q_tail[SCHED_LEVELS];	/* sched_lock */
+
+static inline uint64_t st(struct thread *t) { return atomic_load_explicit(&t->state, memory_order_relaxed); }
+/* release: a lock-free reader (join's DEAD test) sees what the holder did before */
+static inline void st_set(struct thread *t, uint64_t s) { atomic_store_explicit(&t->state, s, memory_order_release); }
+
+static void q_append(struct thread *t)
+{
+	unsigned l = t->level;
+	t->rq_next = NULL;
+	t->rq_prev = q_tail[l];
+	if (q_tail[l])
+		q_tail[l]->rq_next = t;
+	else
+		q_head[l] = t;
+	q_tail[l] = t;
+	st_set(t, st(t) | SCHED_LINKED);
+}
+
+static void q_remove(struct thread *t)
+{
+	unsigned l = t->level;
+	if (t->rq_prev)
+		t->rq_prev->rq_next = t->rq_next;
+	else
+		q_head[l] = t->rq_next;
+	if (t->rq_next)
+		t->rq_next->rq_prev = t->rq_prev;
+	else
+		q_tail[l] = t->rq_prev;
+	t->rq_next = t->rq_prev = NULL;
+	st_set(t, st(t) & ~SCHED_LINKED);
+}
+
+/* The CPU a newly ready thread should be noticed by: its binding, else any allowed CPU
+ * that is idle or runs a lower level (sched_kick decides), starting at its last home. */
+static void kick_for(struct thread *t)
+{
+	uint64_t s = st(t);
+	if (s & SCHED_PREEMPTED) {
+		sched_kick(SCHED_CPU_OF(s), t->level);
+		return;
+	}
+	unsigned n = sched_ncpus();
+	for (unsigned k = 0; k < n; k++) {
+		unsigned c = (t->home + k) % n;
+		if (!sched_affine(t, c))
+			continue;
+		struct sched_cpu *sc = &sched_cpus[c];
+		if (atomic_load_explicit(&sc->idle_waiting, memory_order_seq_cst) ||
+		    atomic_load_explicit(&sc->cur_level, memory_order_relaxed) > t->level) {
+			sched_kick(c, t->level);
+			return;
+		}
+	}
+}
+
+static void lk_reset(void)
+{
+	for (unsigned l = 0; l < SCHED_LEVELS; l++)
+		q_head[l] = q_tail[l] = NULL;
+}
+
+static void lk_adopt(struct thread *t, unsigned cpu)
+{
+	st_set(t, SCHED_READY | SCHED_ONCPU | ((uint64_t)cpu << SCHED_CPU_SHIFT));
+}
+
+static void lk_insert_new(struct thread *t)
+{
+	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	st_set(t, SCHED_READY);
+	q_append(t);
+	spin_unlock_irqrestore(&sched_lock, k);
+	kick_for(t);
+}
+
+static struct thread *lk_pick(unsigned cpu, struct thread *prev, bool *stolen)
+{
+	(void)stolen;
+	/* prev runs here and is off the queues: it competes at the tail of its level */
+	bool prev_ok = prev && !prev->idle && (st(prev) & SCHED_READY) &&
+		       !(st(prev) & (SCHED_KILL | SCHED_SUSPEND));
+	unsigned order[SCHED_LEVELS];
+	unsigned n = sched_level_order(cpu, order);
+	struct thread *found = NULL;
+	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	for (unsigned i = 0; i < n && !found; i++) {
+		for (struct thread *t = q_head[order[i]]; t; t = t->rq_next) {
+			uint64_t s = st(t);
+			if (!sched_affine(t, cpu) || ((s & SCHED_PREEMPTED) && SCHED_CPU_OF(s) != cpu))
+				continue;
+			q_remove(t);
+			st_set(t, (st(t) & ~(SCHED_PREEMPTED | SCHED_CPU_MASK)) | SCHED_ONCPU |
+					  ((uint64_t)cpu << SCHED_CPU_SHIFT));
+			found = t;
+			break;
+		}
+		if (!found && prev_ok && prev->level == order[i])
+			found = prev;
+	}
+	spin_unlock_irqrestore(&sched_lock, k);
+	return found;
+}
+
+static bool lk_release(struct thread *t, unsigned cpu, bool preempted)
+{
+	bool dead = false;
+	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	uint64_t s = st(t);
+	if (!(s & SCHED_ONCPU) || SCHED_CPU_OF(s) != cpu)
+		panic("locked release: thread '%s' not owned by cpu %u", t->name, cpu);
+	s &= ~(SCHED_ONCPU | SCHED_CPU_MASK | SCHED_PREEMPTED);
+	if (s & SCHED_KILL) {
+		st_set(t, (s & ~(SCHED_READY | SCHED_SUSPEND)) | SCHED_DEAD);
+		dead = true;
+	} else if (s & SCHED_SUSPEND) {
+		st_set(t, s | SCHED_STOPPED | (preempted ? SCHED_PREEMPTED | ((uint64_t)cpu << SCHED_CPU_SHIFT) : 0));
+	} else if (!(s & SCHED_READY)) {
+		st_set(t, s);		/* asleep: a wakeup queues it */
+	} else {
+		if (preempted)
+			s |= SCHED_PREEMPTED | ((uint64_t)cpu << SCHED_CPU_SHIFT);
+		st_set(t, s);
+		t->home = cpu;
+		q_append(t);	/* no kick: this CPU just switched, others will look */
+	}
+	spin_unlock_irqrestore(&sched_lock, k);
+	return dead;
+}
+
+static int lk_suspend(struct thread *t)
+{
+	int force = -1;
+	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	uint64_t s = st(t);
+	if (s & SCHED_DEAD) {
+		spin_unlock_irqrestore(&sched_lock, k);
+		return KSYNC_ESRCH;
+	}
+	if (!(s & SCHED_SUSPEND)) {
+		if (s & SCHED_LINKED) {
+			q_remove(t);
+			st_set(t, st(t) | SCHED_SUSPEND | SCHED_STOPPED);
+		} else if (s & SCHED_ONCPU) {
+			st_set(t, s | SCHED_SUSPEND);
+			if (SCHED_CPU_OF(s) != sched_cpu_id())
+				force = (int)SCHED_CPU_OF(s);
+		} else {
+			st_set(t, s | SCHED_SUSPEND | SCHED_STOPPED);	/* asleep */
+		}
+	}
+	spin_unlock_irqrestore(&sched_lock, k);
+	if (force >= 0)
+		sched_force((unsigned)force);
+	return KSYNC_OK;
+}
+
+static int lk_resume(struct thread *t)
+{
+	bool queued = false;
+	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	uint64_t s = st(t);
+	if (s & SCHED_DEAD) {
+		spin_unlock_irqrestore(&sched_lock, k);
+		return KSYNC_ESRCH;
+	}
+	if (s & SCHED_SUSPEND) {
+		st_set(t, s & ~(SCHED_SUSPEND | SCHED_STOPPED));
+		if ((s & SCHED_STOPPED) && (s & SCHED_READY)) {
+			q_append(t);
+			queued = true;
+		}
+	}
+	spin_unlock_irqrestore(&sched_lock, k);
+	if (queued)
+		kick_for(t);
+	return KSYNC_OK;
+}
+
+static int lk_kill(struct thread *t)
+{
+	int rc = KSYNC_OK, force = -1;
+	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	uint64_t s = st(t);
+	if (s & SCHED_DEAD)
+		rc = KSYNC_ESRCH;
+	else if (!(s & SCHED_KILL)) {
+		if (s & SCHED_ONCPU) {
+			st_set(t, s | SCHED_KILL);
+			if (SCHED_CPU_OF(s) != sched_cpu_id())
+				force = (int)SCHED_CPU_OF(s);
+		} else {
+			if (s & SCHED_LINKED)
+				q_remove(t);
+			st_set(t, (st(t) & ~(SCHED_READY | SCHED_SUSPEND | SCHED_STOPPED |
+					     SCHED_PREEMPTED | SCHED_CPU_MASK)) | SCHED_KILL | SCHED_DEAD);
+			rc = 1;
+		}
+	}
+	spin_unlock_irqrestore(&sched_lock, k);
+	if (force >= 0)
+		sched_force((unsigned)force);
+	return rc;
+}
+
+static int lk_wakeup(struct thread *t, uint64_t cond)
+{
+	bool queued = false;
+	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	uint64_t s = st(t);
+	if (s & SCHED_DEAD) {
+		spin_unlock_irqrestore(&sched_lock, k);
+		return KSYNC_ESRCH;
+	}
+	if (!(s & SCHED_KILL)) {
+		st_set(t, s | SCHED_READY | cond);
+		if (!(s & (SCHED_ONCPU | SCHED_LINKED | SCHED_STOPPED))) {
+			q_append(t);
+			queued = true;
+		}
+	}
+	spin_unlock_irqrestore(&sched_lock, k);
+	if (queued)
+		kick_for(t);
+	return KSYNC_OK;
+}
+
+static uint64_t lk_sleep_prepare(struct thread *self, uint64_t cond)
+{
+	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	uint64_t s = st(self), got = s & cond;
+	if (got)
+		st_set(self, s & ~got);
+	else
+		st_set(self, s & ~SCHED_READY);
+	spin_unlock_irqrestore(&sched_lock, k);
+	return got;
+}
+
+static int lk_sigpend(struct thread *t)
+{
+	int force = -1;
+	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	uint64_t s = st(t);
+	if (s & SCHED_DEAD) {
+		spin_unlock_irqrestore(&sched_lock, k);
+		return KSYNC_ESRCH;
+	}
+	st_set(t, s | SCHED_SIGPEND);
+	if ((s & SCHED_ONCPU) && SCHED_CPU_OF(s) != sched_cpu_id())
+		force = (int)SCHED_CPU_OF(s);
+	spin_unlock_irqrestore(&sched_lock, k);
+	if (force >= 0)
+		sched_force((unsigned)force);
+	return KSYNC_OK;
+}
+
+static void lk_exit_mark(struct thread *self)
+{
+	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	st_set(self, st(self) | SCHED_KILL);
+	spin_unlock_irqrestore(&sched_lock, k);
+}
+
+const struct sched_ops sched_ops_locked = {
+	.name = "locked",
+	.reset = lk_reset,
+	.adopt = lk_adopt,
+	.insert_new = lk_insert_new,
+	.pick = lk_pick,
+	.release = lk_release,
+	.suspend = lk_suspend,
+	.resume = lk_resume,
+	.kill = lk_kill,
+	.wakeup = lk_wakeup,
+	.sleep_prepare = lk_sleep_prepare,
+	.sigpend = lk_sigpend,
+	.exit_mark = lk_exit_mark,
+};

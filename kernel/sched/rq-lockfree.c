@@ -1,0 +1,401 @@
+/*
+ * rq-lockfree.c - Synthesis's scheduler: per-CPU, per-level run queues without a lock,
+ * dispatch by marking the thread's state word with CAS, and every thread operation by
+ * marking (issue 10 items 3-5; docs/sched.md; spin/sched_mark.pml is this protocol).
+ *
+ * Papers: Massalin & Pu 1991, "Scheduling and dispatching": threads of a level sit on a
+ * circular run queue and STAY there while they run; "the dispatcher acquires the new TTE
+ * by marking it with compare-and-swap; if another dispatcher just acquired it, the
+ * dispatcher moves on to try to mark the next TTE; the mark does not prevent other
+ * dispatchers from accessing the rest of the run queue". "Thread operations": mark the
+ * intended operation in the TTE, perform it, check whether the situation changed, retry
+ * (suspend: a flag, the scheduler that meets the flagged thread removes it and sets
+ * "stopped"; resume: re-insert only a thread that was removed; kill: marked, removed by
+ * the dispatcher that meets it). Hohmuth & Haertig 2001, Figure 3: the condition flags
+ * and the ready-to-run flag in one word; a sleeper clears "ready" by CAS only while its
+ * condition is unset, so a wakeup between the test and the sleep is never lost.
+ *
+ * The run queue of (CPU, level) is one bit per thread slot (SCHED_MAX_THREADS bits):
+ * insert = one fetch_or, unlink = one fetch_and, both wait-free; a dispatcher walks the
+ * bits from its round-robin cursor, so the queue is circular and the running thread
+ * stays on it, as in Synthesis. Why bits rather than a linked list of TTEs: a thread is
+ * unlinked and re-inserted at every sleep and wakeup, and a lock-free list whose nodes
+ * come back while a walker may still hold them needs a grace period (include/ksync/
+ * lf_list.h's reclamation rule) or suffers ABA on the predecessor's CAS; a bit has no
+ * predecessor and a stale walk only reads a state word of a type-stable slot. The spin
+ * model's abstraction (an insert and an unlink are each one atomic step; inlist[i]) is
+ * exactly this representation. Order within a level is round-robin by slot.
+ *
+ * Per-CPU queues (item 3): a thread lives on its home CPU's queue; a wakeup or resume
+ * inserts it there from any CPU (remote enqueue without a lock) and sends an IPI only
+ * when that CPU is idle or runs a lower level (sched_kick). An idle CPU (nothing on its
+ * own queues) walks the other CPUs' queues and takes a thread by the same marking CAS
+ * (a steal); the release after it ran re-homes the thread to the CPU that ran it.
+ *
+ * The state word (sched.h) and who may change what - the invariants the spin model
+ * checks: ONCPU is set only by a marking CAS that saw it clear (no thread on two CPUs);
+ * LINKED is set by the ONCPU holder, or by an inserter holding INS only after the
+ * physical insert (a stale walk can never mark a thread whose bit is not set yet); exactly one party inserts (the holder of ONCPU or of INS) and
+ * exactly one unlinks (the holder of ONCPU); STOPPED and DEAD are set only once the
+ * thread is off its queue and off the CPU (ONCPU dropped in the same CAS, last). Every
+ * CAS is acq_rel: it orders the context saved and the queue bit changed before it with
+ * the next owner's reads. The bit operations are seq_cst (they pair with the idle CPU's
+ * seq_cst flag: Dekker, sched_kick).
+ */
+#include "sched_impl.h"
+#include <ksync/errors.h>
+
+#define WORDS (SCHED_MAX_THREADS / 64)
+#define S_READY SCHED_READY
+#define S_ONCPU SCHED_ONCPU
+#define S_LINKED SCHED_LINKED
+#define S_SUSPEND SCHED_SUSPEND
+#define S_STOPPED SCHED_STOPPED
+#define S_KILL SCHED_KILL
+#define S_DEAD SCHED_DEAD
+#define S_SIGPEND SCHED_SIGPEND
+#define S_INS SCHED_INS
+#define S_PREEMPTED SCHED_PREEMPTED
+#define S_CPU SCHED_CPU_MASK
+
+
+/* rq[cpu][level][word]: bit i of word w = thread slot 64w + i is on that queue */
+static _Atomic uint64_t rq[MAX_CPUS][SCHED_LEVELS][WORDS];
+
+static inline uint64_t bit_of(const struct thread *t) { return 1ull << (t->id % 64); }
+
+static void ins(struct thread *t)
+{
+	atomic_fetch_or_explicit(&rq[t->home][t->level][t->id / 64], bit_of(t), memory_order_seq_cst);
+}
+
+static void unl(struct thread *t)
+{
+	uint64_t old = atomic_fetch_and_explicit(&rq[t->home][t->level][t->id / 64], ~bit_of(t),
+						 memory_order_seq_cst);
+	if (!(old & bit_of(t)))
+		panic("lockfree rq: thread '%s' unlinked from cpu %u level %u where it was not",
+		      t->name, t->home, t->level);
+}
+
+static inline bool cas(struct thread *t, uint64_t *s, uint64_t want)
+{
+	return atomic_compare_exchange_strong_explicit(&t->state, s, want, memory_order_acq_rel,
+						       memory_order_acquire);
+}
+
+static inline uint64_t load(struct thread *t)
+{
+	return atomic_load_explicit(&t->state, memory_order_acquire);
+}
+
+/* An inserter holding INS: the bit is set, now LINKED (model: finish_ins). */
+static void finish_ins(struct thread *t)
+{
+	uint64_t s = load(t);
+	do
+		KASSERT(s & S_INS);
+	while (!cas(t, &s, (s & ~S_INS) | S_LINKED));
+}
+
+static void lf_reset(void)
+{
+	for (unsigned c = 0; c < MAX_CPUS; c++)
+		for (unsigned l = 0; l < SCHED_LEVELS; l++)
+			for (unsigned w = 0; w < WORDS; w++)
+				atomic_store_explicit(&rq[c][l][w], 0, memory_order_relaxed);
+}
+
+static void lf_adopt(struct thread *t, unsigned cpu)
+{
+	atomic_store_explicit(&t->state, S_READY | S_ONCPU | ((uint64_t)cpu << SCHED_CPU_SHIFT),
+			      memory_order_release);
+}
+
+static void lf_insert_new(struct thread *t)
+{
+	/* release: the thread's fields before its state (nobody else holds it yet) */
+	atomic_store_explicit(&t->state, S_READY | S_INS, memory_order_release);
+	ins(t);
+	finish_ins(t);
+	sched_kick(t->home, t->level);
+}
+
+/* The ONCPU holder gives t back (model: release): off its queue if killed, suspended or
+ * not ready, else on the queue of this CPU; ONCPU dropped last. Returns true if t is DEAD
+ * now (the caller reaps). IRQs off. */
+static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
+{
+	uint64_t s = load(t);
+	for (;;) {
+		if (!(s & S_ONCPU) || SCHED_CPU_OF(s) != cpu)
+			panic("lockfree release: thread '%s' not owned by cpu %u (state %#lx)",
+			      t->name, cpu, (unsigned long)s);
+		uint64_t bind = (s & S_PREEMPTED) ? (s & (S_PREEMPTED | S_CPU)) : 0;
+		if (s & S_KILL) {
+			if (s & S_LINKED) {
+				if (cas(t, &s, s & ~S_LINKED)) {
+					unl(t);
+					s = load(t);
+				}
+				continue;
+			}
+			if (cas(t, &s, (s & ~(S_ONCPU | S_CPU | S_READY | S_SUSPEND | S_STOPPED |
+					      S_PREEMPTED)) | S_DEAD))
+				return true;
+			continue;
+		}
+		if ((s & S_SUSPEND) || !(s & S_READY)) {
+			if (s & S_LINKED) {
+				if (cas(t, &s, s & ~S_LINKED)) {
+					unl(t);
+					s = load(t);
+				}
+				continue;
+			}
+			/* a preempted thread stays bound to its CPU while stopped */
+			if (cas(t, &s, (s & ~(S_ONCPU | S_CPU | S_PREEMPTED)) | bind |
+				       ((s & S_SUSPEND) ? S_STOPPED : 0)))
+				return false;
+			continue;
+		}
+		/* runnable: it stays (or goes) on this CPU's queue */
+		if ((s & S_LINKED) && t->home != cpu && sched_affine(t, cpu)) {
+			if (cas(t, &s, s & ~S_LINKED)) {	/* re-home: off the old CPU's queue */
+				unl(t);
+				s = load(t);
+			}
+			continue;
+		}
+		if (!(s & S_LINKED)) {
+			if (sched_affine(t, cpu))
+				t->home = cpu;	/* ONCPU, not linked, no INS: ours alone */
+			if (cas(t, &s, s | S_LINKED)) {
+				ins(t);
+				s = load(t);
+			}
+			continue;
+		}
+		uint64_t keep = preempted ? (S_PREEMPTED | ((uint64_t)cpu << SCHED_CPU_SHIFT)) : 0;
+		if (cas(t, &s, (s & ~(S_ONCPU | S_CPU | S_PREEMPTED)) | keep))
+			return false;
+	}
+}
+
+/* Try to mark t for cpu (model: the marking CAS). Returns t if it is now ours to run;
+ * NULL if it was marked already, stale, bound elsewhere, not allowed here, or marked
+ * only to be removed (done here). */
+static struct thread *try_mark(struct thread *t, unsigned cpu, struct thread *prev)
+{
+	struct sched_cpu *sc = &sched_cpus[cpu];
+	uint64_t s = load(t);
+	for (;;) {
+		if (t == prev) {	/* the running thread, on its queue as in Synthesis */
+			bool runnable = (s & S_READY) && !(s & (S_KILL | S_SUSPEND));
+			return runnable ? t : NULL;
+		}
+		if (s & S_ONCPU) {
+			sc->mark_lost++;	/* another dispatcher has it: move on */
+			return NULL;
+		}
+		if (!(s & S_LINKED))
+			return NULL;	/* stale bit (unlinked meanwhile) or insert not finished */
+		if ((s & S_PREEMPTED) && SCHED_CPU_OF(s) != cpu)
+			return NULL;	/* resumes only where it was preempted */
+		if (!sched_affine(t, cpu))
+			return NULL;
+		bool runnable = (s & S_READY) && !(s & (S_KILL | S_SUSPEND));
+		uint64_t want = (s & ~S_CPU) | S_ONCPU | ((uint64_t)cpu << SCHED_CPU_SHIFT);
+		if (runnable)
+			want &= ~S_PREEMPTED;
+		if (cas(t, &s, want)) {
+			if (runnable)
+				return t;
+			/* marked to remove it (killed, suspended): as its owner, release it */
+			if (lf_release(t, cpu, false))
+				sched_reap(t);
+			return NULL;
+		}
+	}
+}
+
+/* Walk queue (qcpu, lvl) from cpu's cursor; returns a marked runnable thread or NULL. */
+static struct thread *scan(unsigned qcpu, unsigned lvl, unsigned cpu, struct thread *prev)
+{
+	struct sched_cpu *sc = &sched_cpus[cpu];
+	unsigned start = qcpu == cpu ? sc->cursor[lvl] : 0;
+	unsigned sw = start / 64, sb = start % 64;
+	for (unsigned step = 0; step <= WORDS; step++) {
+		unsigned w = (sw + step) % WORDS;
+		uint64_t bits = atomic_load_explicit(&rq[qcpu][lvl][w], memory_order_seq_cst);
+		if (step == 0)
+			bits &= sb == 63 ? 0 : ~0ull << (sb + 1);	/* after the cursor */
+		else if (step == WORDS)
+			bits &= ~0ull >> (63 - sb);	/* wrapped: up to the cursor itself */
+		for (; bits; bits &= bits - 1) {
+			unsigned idx = w * 64 + (unsigned)__builtin_ctzll(bits);
+			struct thread *t = try_mark(&sched_threads[idx], cpu, prev);
+			if (t) {
+				if (qcpu == cpu)
+					sc->cursor[lvl] = idx;
+				return t;
+			}
+		}
+	}
+	return NULL;
+}
+
+static struct thread *lf_pick(unsigned cpu, struct thread *prev, bool *stolen)
+{
+	unsigned order[SCHED_LEVELS];
+	unsigned n = sched_level_order(cpu, order);
+	for (unsigned i = 0; i < n; i++) {
+		struct thread *t = scan(cpu, order[i], cpu, prev);
+		if (t)
+			return t;
+	}
+	/* nothing of our own: take work from the others by the same CAS */
+	unsigned ncpu = sched_ncpus();
+	for (unsigned k = 1; k < ncpu; k++) {
+		unsigned q = (cpu + k) % ncpu;
+		for (unsigned i = 0; i < n; i++) {
+			struct thread *t = scan(q, order[i], cpu, prev);
+			if (t) {
+				*stolen = true;
+				return t;
+			}
+		}
+	}
+	return NULL;
+}
+
+static int lf_suspend(struct thread *t)
+{
+	uint64_t s = load(t);
+	for (;;) {
+		if (s & S_DEAD)
+			return KSYNC_ESRCH;
+		if (s & S_SUSPEND)
+			return KSYNC_OK;
+		/* off the queue and off every CPU (a sleeper): stopped at once */
+		uint64_t want = s | S_SUSPEND | (!(s & (S_ONCPU | S_LINKED | S_INS)) ? S_STOPPED : 0);
+		if (cas(t, &s, want))
+			break;
+	}
+	if ((s & S_ONCPU) && SCHED_CPU_OF(s) != sched_cpu_id())
+		sched_force(SCHED_CPU_OF(s));	/* a running target is forced off by IPI */
+	return KSYNC_OK;
+}
+
+static int lf_resume(struct thread *t)
+{
+	uint64_t s = load(t);
+	bool doins;
+	for (;;) {
+		if (s & S_DEAD)
+			return KSYNC_ESRCH;
+		if (!(s & S_SUSPEND))
+			return KSYNC_OK;
+		doins = (s & S_STOPPED) && (s & S_READY);	/* only a removed, ready thread */
+		if (cas(t, &s, (s & ~(S_SUSPEND | S_STOPPED)) | (doins ? S_INS : 0)))
+			break;
+	}
+	if (doins) {
+		ins(t);
+		finish_ins(t);
+		sched_kick(t->home, t->level);
+	}
+	return KSYNC_OK;
+}
+
+static int lf_kill(struct thread *t)
+{
+	uint64_t s = load(t);
+	for (;;) {
+		if (s & S_DEAD)
+			return KSYNC_ESRCH;
+		if (s & S_KILL)
+			return KSYNC_OK;
+		if (!(s & (S_ONCPU | S_LINKED | S_INS))) {	/* stopped or asleep: finish it */
+			if (cas(t, &s, (s & ~(S_READY | S_SUSPEND | S_STOPPED | S_PREEMPTED | S_CPU)) |
+				       S_KILL | S_DEAD))
+				return 1;
+			continue;
+		}
+		if (cas(t, &s, s | S_KILL))	/* queued, running or being inserted */
+			break;
+	}
+	if ((s & S_ONCPU) && SCHED_CPU_OF(s) != sched_cpu_id())
+		sched_force(SCHED_CPU_OF(s));
+	return KSYNC_OK;
+}
+
+static int lf_wakeup(struct thread *t, uint64_t cond)
+{
+	uint64_t s = load(t);
+	bool doins;
+	for (;;) {
+		if (s & S_DEAD)
+			return KSYNC_ESRCH;
+		if (s & S_KILL)
+			return KSYNC_OK;	/* dies anyway */
+		doins = !(s & (S_ONCPU | S_LINKED | S_INS | S_STOPPED));
+		if (cas(t, &s, s | S_READY | cond | (doins ? S_INS : 0)))
+			break;
+	}
+	if (doins) {
+		ins(t);
+		finish_ins(t);
+		sched_kick(t->home, t->level);
+	}
+	return KSYNC_OK;
+}
+
+static uint64_t lf_sleep_prepare(struct thread *self, uint64_t cond)
+{
+	uint64_t s = load(self);
+	for (;;) {
+		if (s & cond) {		/* occurred: consume */
+			if (cas(self, &s, s & ~(s & cond)))
+				return s & cond;
+			continue;
+		}
+		if (cas(self, &s, s & ~S_READY))	/* only while the condition is unset */
+			return 0;
+	}
+}
+
+static int lf_sigpend(struct thread *t)
+{
+	uint64_t s = load(t);
+	for (;;) {
+		if (s & S_DEAD)
+			return KSYNC_ESRCH;
+		if (cas(t, &s, s | S_SIGPEND))
+			break;
+	}
+	if ((s & S_ONCPU) && SCHED_CPU_OF(s) != sched_cpu_id())
+		sched_force(SCHED_CPU_OF(s));	/* it runs them at its next switch-in */
+	return KSYNC_OK;
+}
+
+static void lf_exit_mark(struct thread *self)
+{
+	atomic_fetch_or_explicit(&self->state, S_KILL, memory_order_acq_rel);
+}
+
+const struct sched_ops sched_ops_lockfree = {
+	.name = "lockfree",
+	.reset = lf_reset,
+	.adopt = lf_adopt,
+	.insert_new = lf_insert_new,
+	.pick = lf_pick,
+	.release = lf_release,
+	.suspend = lf_suspend,
+	.resume = lf_resume,
+	.kill = lf_kill,
+	.wakeup = lf_wakeup,
+	.sleep_prepare = lf_sleep_prepare,
+	.sigpend = lf_sigpend,
+	.exit_mark = lf_exit_mark,
+};

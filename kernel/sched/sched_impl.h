@@ -1,0 +1,121 @@
+/*
+ * sched_impl.h - what kernel/sched/'s files share: struct thread, the per-CPU scheduler
+ * state, and struct sched_ops, the interface both schedulers implement (rq-lockfree.c,
+ * rq-locked.c). Not for use outside kernel/sched/ (tests read threads through sched.h).
+ */
+#ifndef KSYNC_SCHED_IMPL_H
+#define KSYNC_SCHED_IMPL_H
+
+#include "sched.h"
+#include "spl.h"
+#include <ksync/lf_stack.h>
+#include <stdatomic.h>
+
+struct thread {
+	/* The state word (sched.h SCHED_*). lockfree: changed only by CAS (acq_rel: it
+	 * orders what the changer wrote before it - a context saved, queue bits set - with
+	 * what the next changer reads after); locked: under sched_lock. */
+	_Atomic uint64_t state;
+	/* The saved context: written by the CPU switching away from the thread, read by
+	 * the CPU switching to it; the marking CAS (or the master lock) orders the two. */
+	struct arch_context ctx;
+	/* Set at create, before the thread is published (the insert's CAS/lock), constant
+	 * until the slot is freed. */
+	unsigned id, level, flags;
+	uint64_t affinity;
+	thread_fn fn;
+	void *arg;
+	void *stack;			/* NULL for adopted contexts (boot, AP idle) */
+	char name[SCHED_NAME_MAX];
+	/* lockfree: the CPU whose queue holds (or will hold) the thread; written only while
+	 * the thread is neither LINKED nor being inserted, by its ONCPU holder (re-homing at
+	 * release) or its creator. locked: under sched_lock. */
+	volatile unsigned home;
+	/* The thread waiting in thread_join: set by the joiner (seq_cst store) before it
+	 * looks for DEAD; read by the reaper after it set DEAD (seq_cst): one of them sees
+	 * the other. */
+	struct thread *_Atomic joiner;
+	/* Pending signals (Massalin & Pu "signal"): lock-free stack of struct sched_sig. */
+	struct lf_stack sigs;
+	/* locked scheduler: the run-queue links, under sched_lock */
+	struct thread *rq_next, *rq_prev;
+	/* Written by the CPU running the thread (at switches, IRQs off); read relaxed by
+	 * reports. */
+	uint64_t dispatches, run_ticks, t_in;
+	/* software feedback: set by thread_set_input before use; quantum by the dispatching
+	 * CPU. */
+	unsigned (*fill_pct)(void *);
+	void *fill_arg;
+	volatile unsigned quantum;
+	bool idle;			/* a CPU's idle thread: never queued */
+};
+
+struct sched_sig {
+	struct lf_stack_node link;
+	thread_sig_fn fn;
+	void *arg;
+};
+
+/* One CPU's scheduler state: written by that CPU with IRQs off unless a field says. */
+struct sched_cpu {
+	struct thread *idle;
+	struct thread *prev;		/* the thread this CPU just switched away from */
+	bool prev_preempted;
+	volatile bool active;		/* dispatching (sched_start .. sched_stop); BSP writes */
+	/* 1 while the idle thread is about to wait: seq_cst store, read (seq_cst) by a
+	 * waker after its insert (Dekker: the waker sees it or the idler sees the bit). */
+	_Atomic int idle_waiting;
+	/* level of the running thread (SCHED_LEVELS for idle): relaxed, read by wakers */
+	_Atomic unsigned cur_level;
+	uint64_t counter;		/* switches: indexes the priority table */
+	unsigned cursor[SCHED_LEVELS];	/* lockfree: round-robin position per level */
+	unsigned ticks_left;		/* of the running thread's quantum */
+	/* statistics (this CPU, relaxed) */
+	uint64_t dispatches, steals, mark_lost, preemptions, ipis, idle_wakeups;
+} __attribute__((aligned(64)));
+
+extern struct sched_cpu sched_cpus[MAX_CPUS];
+extern struct thread sched_threads[SCHED_MAX_THREADS];
+extern uint8_t sched_table[SCHED_TABLE_MAX];
+extern unsigned sched_table_len;	/* written by sched_table_set between runs */
+
+struct sched_ops {
+	const char *name;
+	void (*reset)(void);				/* sched_start: empty queues */
+	/* t runs on cpu now (the boot thread at start): READY|ONCPU. */
+	void (*adopt)(struct thread *t, unsigned cpu);
+	void (*insert_new)(struct thread *t);		/* a created thread: READY, queued */
+	/* IRQs off. A thread marked ONCPU for cpu, or `prev` (running here, not idle,
+	 * runnable) when the walk comes round to it first, or NULL. Sets *stolen when the
+	 * thread came from another CPU's queue. */
+	struct thread *(*pick)(unsigned cpu, struct thread *prev, bool *stolen);
+	/* IRQs off, on cpu, after the switch away from t completed. Returns true if t
+	 * became DEAD here (the caller reaps it). */
+	bool (*release)(struct thread *t, unsigned cpu, bool preempted);
+	int (*suspend)(struct thread *t);
+	int (*resume)(struct thread *t);
+	/* Returns 1 if the kill made t DEAD at once (caller reaps), 0 if marked, or an
+	 * error. */
+	int (*kill)(struct thread *t);
+	int (*wakeup)(struct thread *t, uint64_t cond);
+	/* The caller, ONCPU: consume cond if set (returns the flags, no switch) or clear
+	 * READY (returns 0: the caller switches away). IRQs off. */
+	uint64_t (*sleep_prepare)(struct thread *self, uint64_t cond);
+	/* Mark SIGPEND; KSYNC_ESRCH if dead. */
+	int (*sigpend)(struct thread *t);
+	/* The caller marks itself KILL (exit). IRQs off. */
+	void (*exit_mark)(struct thread *self);
+};
+
+extern const struct sched_ops sched_ops_lockfree, sched_ops_locked;
+
+/* thread.c, for the schedulers */
+unsigned sched_cpu_id(void);
+void sched_kick(unsigned cpu, unsigned level);	/* a thread of `level` became ready on cpu */
+bool sched_affine(const struct thread *t, unsigned cpu);
+unsigned sched_ncpus(void);
+unsigned sched_level_order(unsigned cpu, unsigned *order);	/* levels to try, in order */
+void sched_reap(struct thread *t);	/* t became DEAD: wake its joiner, free if detached */
+void sched_force(unsigned cpu);		/* make cpu switch at its next preemption point */
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * serializer.c - the single-server serializer (serializer.h; Massalin & Pu 1991, Hohmuth
+ * & Haertig 2001 section 4.4). The server sleeps on SCHED_COND_REQ (Fig. 3 flags: a
+ * request sent between its last empty check and its sleep sets the flag, so the sleep
+ * returns at once - no lost request); a waiting client sleeps on SCHED_COND_REPLY until
+ * its request's `done` is set.
+ */
+#include "serializer.h"
+#include "mm.h"
+#include <ksync/errors.h>
+
+static struct ser_req *take(struct serializer *s)
+{
+	if (s->kind == SER_QUEUE) {
+		struct ser_req *r;
+		return lf_fifo_dequeue_mpsc(&s->q, &r) == KSYNC_OK ? r : NULL;
+	}
+	struct lf_stack_node *n;
+	return lf_stack_pop_mpmc(&s->st, &n) >= 0 ? lf_stack_entry(n, struct ser_req, link) : NULL;
+}
+
+static void serve(struct serializer *s, struct ser_req *r)
+{
+	r->result = r->op(s->obj, r->arg);
+	struct thread *c = r->client;
+	bool wait = r->wait;
+	atomic_fetch_add_explicit(&s->served, 1, memory_order_relaxed);
+	/* release: the result before `done`; after this store r may be gone (the client
+	 * returns), so read what we need first */
+	__atomic_store_n((int *)&r->done, 1, __ATOMIC_RELEASE);
+	if (wait)
+		sched_wakeup(c, SCHED_COND_REPLY);
+}
+
+static void server_main(void *arg)
+{
+	struct serializer *s = arg;
+	for (;;) {
+		struct ser_req *r = take(s);
+		if (r) {
+			serve(s, r);
+			continue;
+		}
+		/* acquire: a stop is seen after every request sent before it was taken */
+		if (atomic_load_explicit(&s->stopping, memory_order_seq_cst) &&
+		    atomic_load_explicit(&s->served, memory_order_relaxed) ==
+			    atomic_load_explicit(&s->sent, memory_order_seq_cst))
+			return;
+		sched_sleep(SCHED_COND_REQ);
+	}
+}
+
+int ser_init(struct serializer *s, enum ser_kind kind, void *obj, unsigned level, const char *name)
+{
+	if (!s || (kind != SER_QUEUE && kind != SER_STACK))
+		return KSYNC_EINVAL;
+	memset(s, 0, sizeof *s);
+	s->kind = kind;
+	s->obj = obj;
+	if (kind == SER_QUEUE) {
+		size_t n = lf_fifo_storage_size_mpsc(SER_QUEUE_CAP, sizeof(struct ser_req *));
+		s->qmem = kmalloc(n);
+		if (!s->qmem)
+			return KSYNC_ENOMEM;
+		int rc = lf_fifo_init_mpsc(&s->q, s->qmem, n, SER_QUEUE_CAP, sizeof(struct ser_req *), NULL);
+		if (rc != KSYNC_OK) {
+			kfree(s->qmem);
+			return rc;
+		}
+	} else {
+		lf_stack_init(&s->st);
+	}
+	int rc = thread_create(&s->server, server_main, s, level, SCHED_AFFINITY_ANY, name, 0);
+	if (rc != KSYNC_OK && s->qmem)
+		kfree(s->qmem);
+	return rc;
+}
+
+int ser_call(struct serializer *s, struct ser_req *r, long (*op)(void *, void *), void *arg, bool wait)
+{
+	if (!s || !r || !op)
+		return KSYNC_EINVAL;
+	/* Dekker with ser_destroy/server_main: count the request, then look for a stop
+	 * (seq_cst both); the server looks at the stop, then at the count */
+	atomic_fetch_add_explicit(&s->sent, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&s->stopping, memory_order_seq_cst)) {
+		atomic_fetch_sub_explicit(&s->sent, 1, memory_order_seq_cst);
+		sched_wakeup(s->server, SCHED_COND_REQ);	/* it may wait for this count */
+		return KSYNC_EBUSY;
+	}
+	r->op = op;
+	r->arg = arg;
+	r->client = thread_self();
+	r->wait = wait;
+	r->result = 0;
+	__atomic_store_n((int *)&r->done, 0, __ATOMIC_RELAXED);
+	if (s->kind == SER_QUEUE) {
+		while (lf_fifo_enqueue_mpsc(&s->q, &r) == KSYNC_EFULL)
+			thread_yield();	/* the server drains it */
+	} else {
+		lf_stack_push_mpmc(&s->st, &r->link);
+	}
+	sched_wakeup(s->server, SCHED_COND_REQ);
+	if (wait) {
+		while (!ser_done(r))
+			sched_sleep(SCHED_COND_REPLY);
+	}
+	return KSYNC_OK;
+}
+
+int ser_destroy(struct serializer *s)
+{
+	if (!s || !s->server)
+		return KSYNC_EINVAL;
+	atomic_store_explicit(&s->stopping, true, memory_order_seq_cst);
+	sched_wakeup(s->server, SCHED_COND_REQ);
+	int rc = thread_join(s->server);
+	s->server = NULL;
+	if (s->qmem)
+		kfree(s->qmem);
+	s->qmem = NULL;
+	return rc;
+}

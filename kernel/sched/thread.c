@@ -1,0 +1,845 @@
+/*
+ * thread.c - threads and the scheduler's machinery common to both schedulers (issue 10;
+ * docs/sched.md): the thread table, create / exit / join, the switch and its second
+ * half (releasing the thread switched away from), the per-CPU idle threads, preemption
+ * by the clock (quantum) and by IPI, signal delivery, the priority table, software
+ * feedback on the quantum, and the kernel's side of the port contract
+ * (kernel_ap_entry, kernel_fault_note).
+ *
+ * Papers: Massalin & Pu 1991, "Threads" (a thread table entry per thread; the switch
+ * routine in two halves, switch-out saving the context and switch-in loading it; the
+ * clock interrupt ends the quantum), "Scheduling and dispatching" (the priority table
+ * and its global counter; here one counter per CPU, since each CPU dispatches from its
+ * own queues), "Thread operations" (signal: handlers pushed on the thread's stack of
+ * pending signals, run by the thread as if it had called them), fine-grain scheduling
+ * (software feedback on the quantum). The state word and the marking protocol are the
+ * schedulers' (rq-lockfree.c, rq-locked.c).
+ *
+ * Preemption (issue 10 item 2): the clock tick (or a resched IPI) sets kcpu.resched and
+ * marks the scheduler's soft interrupt pending. Every interrupt scheme already holds a
+ * soft interrupt while the level is raised or a crit_enter section runs and runs it when
+ * the section ends; so the switch happens exactly there: at the end of the handler when
+ * the interrupted code was preemptible (sched_intr_exit -> arch_frame_call ->
+ * sched_preempt), or at the end of the lowering that ran the soft interrupt
+ * (sched_lowered). A thread switched out by preemption resumes on the same CPU
+ * (SCHED_PREEMPTED): it may have been between computing a per-CPU pointer and using it
+ * (crit_enter's `c = spl_self(); c->crit_flag = 1`), and the CPU's spl state when it
+ * resumes is what it left (every switch happens at IPL_NONE outside sections). A thread
+ * that gave the CPU up by a call (yield, sleep, join) may resume anywhere.
+ *
+ * Context: the switch runs with IRQs off (arch_irq_save), in thread context; the thread
+ * switched away from is released by the one switched to (after the switch: its context
+ * is saved, ONCPU may drop), as Linux's finish_task_switch.
+ */
+#include "sched_impl.h"
+#include "intr.h"
+#include "sched_hooks.h"
+#include "mm.h"
+#include <ksync/errors.h>
+#include <ksync/atomic.h>
+
+/* The resched IPI's vector (class 0xe: above every level's class but IPL_HIGH's). */
+#define SCHED_VEC_RESCHED 0xe8
+
+struct sched_cpu sched_cpus[MAX_CPUS];
+struct thread sched_threads[SCHED_MAX_THREADS];
+uint8_t sched_table[SCHED_TABLE_MAX];
+unsigned sched_table_len;
+
+static struct thread idle_threads[MAX_CPUS];	/* one per CPU, never in the table */
+/* Slots in use, bit i = sched_threads[i]: fetch_or / fetch_and (acq_rel: a slot's
+ * fields are initialised after the allocating CAS, and a freed slot's last reads happen
+ * before the freeing and-not). */
+static _Atomic uint64_t slot_used[SCHED_MAX_THREADS / 64];
+/* Dead detached threads whose stacks wait to be freed in thread context (IRQs on; the
+ * reaper may run with IRQs off, where x86's unmap cannot shoot TLBs down): bit i set by
+ * the reaper (release: after its last access to the slot), taken by exchange (acquire)
+ * in thread_create / sched_stop. */
+static _Atomic uint64_t zombie_mask[SCHED_MAX_THREADS / 64];
+
+static const struct sched_ops *ops = &sched_ops_lockfree;
+static volatile bool sched_on;		/* between sched_start and sched_stop (BSP writes) */
+static struct thread *boot_thread;
+static _Atomic unsigned rr_home;	/* round-robin home CPU for new threads */
+static struct intr_source sched_clock, sched_soft;
+static _Atomic uint64_t sig_delivered, sig_discarded;
+
+#ifndef KSYNC_SCHED_DEFAULT_LOCKED
+#define KSYNC_SCHED_DEFAULT_LOCKED 0
+#endif
+
+unsigned sched_cpu_id(void) { return arch_cpu_id(); }
+unsigned sched_ncpus(void) { return arch_ncpus(); }
+bool sched_affine(const struct thread *t, unsigned cpu) { return cpu < 64 && (t->affinity >> cpu & 1); }
+static struct sched_cpu *sc_this(void) { return &sched_cpus[arch_cpu_id()]; }
+
+const char *sched_default_name(void) { return KSYNC_SCHED_DEFAULT_LOCKED ? "locked" : "lockfree"; }
+const char *sched_name(void) { return ops->name; }
+bool sched_running(void) { return sched_on; }
+
+/* ---- the priority table ------------------------------------------------------------ */
+
+void sched_table_default(void)
+{
+	/* counter i (1-based): level = number of trailing zeros, the last level takes the
+	 * rest: L=4 -> 0 1 0 2 0 1 0 3 (level 0 every 2nd switch, 1 every 4th, 2 every 8th) */
+	unsigned n = 1u << (SCHED_LEVELS - 1);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned c = i + 1, l = (unsigned)__builtin_ctz(c);
+		sched_table[i] = (uint8_t)(l < SCHED_LEVELS - 1 ? l : SCHED_LEVELS - 1);
+	}
+	sched_table_len = n;
+}
+
+int sched_table_set(const uint8_t *levels, unsigned n)
+{
+	if (!levels || n == 0 || n > SCHED_TABLE_MAX)
+		return KSYNC_EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (levels[i] >= SCHED_LEVELS)
+			return KSYNC_EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		__atomic_store_n(&sched_table[i], levels[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&sched_table_len, n, __ATOMIC_RELAXED);
+	return KSYNC_OK;
+}
+
+unsigned sched_table_get(uint8_t *levels, unsigned max)
+{
+	unsigned n = sched_table_len;
+	for (unsigned i = 0; i < n && i < max; i++)
+		levels[i] = sched_table[i];
+	return n;
+}
+
+/* The levels this CPU tries at its next dispatch: the table's entry for its counter,
+ * then the lower levels, then the higher ones (unused time falls to lower levels). */
+unsigned sched_level_order(unsigned cpu, unsigned *order)
+{
+	struct sched_cpu *sc = &sched_cpus[cpu];
+	unsigned len = __atomic_load_n(&sched_table_len, __ATOMIC_RELAXED);
+	unsigned first = __atomic_load_n(&sched_table[sc->counter % len], __ATOMIC_RELAXED);
+	unsigned k = 0;
+	sc->counter++;
+	for (unsigned l = first; l < SCHED_LEVELS; l++)
+		order[k++] = l;
+	for (unsigned l = 0; l < first; l++)
+		order[k++] = l;
+	return k;
+}
+
+/* ---- slots ----------------------------------------------------------------------------- */
+
+static struct thread *slot_alloc(void)
+{
+	for (unsigned w = 0; w < SCHED_MAX_THREADS / 64; w++) {
+		uint64_t u = atomic_load_explicit(&slot_used[w], memory_order_relaxed);
+		while (~u) {
+			unsigned b = (unsigned)__builtin_ctzll(~u);
+			/* acq_rel: the previous owner's last accesses before our init */
+			if (atomic_compare_exchange_weak_explicit(&slot_used[w], &u, u | (1ull << b),
+								  memory_order_acq_rel,
+								  memory_order_relaxed))
+				return &sched_threads[w * 64 + b];
+		}
+	}
+	return NULL;
+}
+
+static void slot_free(struct thread *t)
+{
+	unsigned i = t->id;
+	/* release: every access to the slot before it can be allocated again */
+	atomic_fetch_and_explicit(&slot_used[i / 64], ~(1ull << (i % 64)), memory_order_release);
+}
+
+static bool slot_live(const struct thread *t)
+{
+	if (t < sched_threads || t >= sched_threads + SCHED_MAX_THREADS)
+		return false;
+	unsigned i = (unsigned)(t - sched_threads);
+	return atomic_load_explicit(&slot_used[i / 64], memory_order_acquire) >> (i % 64) & 1;
+}
+
+static void thread_free(struct thread *t)
+{
+	if (t->stack) {
+		arch_context_destroy(&t->ctx);
+		arch_stack_free(t->stack, SCHED_STACK_BYTES);
+		t->stack = NULL;
+	}
+	slot_free(t);
+}
+
+/* Free the stacks of dead detached threads (thread context, IRQs on). */
+static void zombies_free(void)
+{
+	for (unsigned w = 0; w < SCHED_MAX_THREADS / 64; w++) {
+		uint64_t z = atomic_exchange_explicit(&zombie_mask[w], 0, memory_order_acquire);
+		for (; z; z &= z - 1)
+			thread_free(&sched_threads[w * 64 + (unsigned)__builtin_ctzll(z)]);
+	}
+}
+
+/* ---- signals ------------------------------------------------------------------------------ */
+
+/* Drop the pending signals of a dead thread (counted: nothing lost silently). */
+static void sigs_discard(struct thread *t)
+{
+	struct lf_stack_node *n;
+	if (lf_stack_pop_all_mpmc(&t->sigs, &n) != KSYNC_OK)
+		return;
+	while (n) {
+		struct lf_stack_node *next = lf_stack_next(n);
+		kfree(lf_stack_entry(n, struct sched_sig, link));
+		atomic_fetch_add_explicit(&sig_discarded, 1, memory_order_relaxed);
+		n = next;
+	}
+}
+
+/* The running thread runs its pending signals (Massalin & Pu: the scheduler builds the
+ * call frames; here the thread calls them on its own stack at its switch-in, IRQs on). */
+static void sigs_deliver(void)
+{
+	struct thread *t = kcpu_this()->sched_cur;
+	if (!t || t->idle || !(atomic_load_explicit(&t->state, memory_order_acquire) & SCHED_SIGPEND))
+		return;
+	/* acq_rel: clear the flag before taking the stack, so a push after the take sets it
+	 * again (it is pushed before its flag) */
+	atomic_fetch_and_explicit(&t->state, ~SCHED_SIGPEND, memory_order_acq_rel);
+	struct lf_stack_node *n;
+	if (lf_stack_pop_all_mpmc(&t->sigs, &n) != KSYNC_OK)
+		return;
+	n = lf_stack_reverse(n);	/* in the order they were sent */
+	while (n) {
+		struct lf_stack_node *next = lf_stack_next(n);
+		struct sched_sig *s = lf_stack_entry(n, struct sched_sig, link);
+		s->fn(s->arg);
+		kfree(s);
+		atomic_fetch_add_explicit(&sig_delivered, 1, memory_order_relaxed);
+		n = next;
+	}
+}
+
+uint64_t sched_signals_delivered(void) { return atomic_load_explicit(&sig_delivered, memory_order_relaxed); }
+uint64_t sched_signals_discarded(void) { return atomic_load_explicit(&sig_discarded, memory_order_relaxed); }
+
+/* ---- reaping -------------------------------------------------------------------------------- */
+
+/* t became DEAD (by a release or a kill of a thread off every CPU). IRQs off or on. */
+void sched_reap(struct thread *t)
+{
+	sigs_discard(t);
+	struct thread *j = atomic_load_explicit(&t->joiner, memory_order_seq_cst);
+	if (j)
+		sched_wakeup(j, SCHED_COND_JOIN);
+	if (t->flags & THREAD_DETACHED)
+		atomic_fetch_or_explicit(&zombie_mask[t->id / 64], 1ull << (t->id % 64),
+					 memory_order_release);	/* after our last access */
+}
+
+/* ---- the switch ---------------------------------------------------------------------------- */
+
+static void quantum_start(struct sched_cpu *sc, struct thread *t)
+{
+	unsigned q = t->quantum ? t->quantum : SCHED_QUANTUM_TICKS;
+	if (t->fill_pct) {	/* software feedback: a full input queue earns a longer quantum */
+		unsigned f = t->fill_pct(t->fill_arg);
+		if (f > 75 && q < 8 * SCHED_QUANTUM_TICKS)
+			q *= 2;
+		else if (f < 25 && q > SCHED_QUANTUM_TICKS)
+			q /= 2;
+	}
+	t->quantum = q;
+	sc->ticks_left = q;
+}
+
+/* The second half of a switch, on the thread switched to (IRQs off): give back the
+ * thread switched away from. */
+static void switch_finish(void)
+{
+	unsigned cpu = arch_cpu_id();
+	struct sched_cpu *sc = &sched_cpus[cpu];
+	struct thread *p = sc->prev, *cur = kcpu_this()->sched_cur;
+	cur->t_in = arch_cycles();
+	if (p && !p->idle && ops->release(p, cpu, sc->prev_preempted))
+		sched_reap(p);
+	sc->prev = NULL;
+}
+
+/* Switch from the running thread to `next` (marked ONCPU for this CPU, or this CPU's
+ * idle thread). IRQs off. Returns when something switches back to the caller. */
+static void switch_to(struct thread *prev, struct thread *next, bool preempted)
+{
+	unsigned cpu = arch_cpu_id();
+	struct sched_cpu *sc = &sched_cpus[cpu];
+	uint64_t now = arch_cycles();
+	if (prev->stack && !arch_stack_ok(prev->stack, SCHED_STACK_BYTES))
+		panic("stack overflow: thread '%s' wrote below its stack (canary gone)", prev->name);
+	prev->run_ticks += now - prev->t_in;
+	next->dispatches++;
+	sc->dispatches++;
+	if (!next->idle)
+		quantum_start(sc, next);
+	atomic_store_explicit(&sc->cur_level, next->idle ? SCHED_LEVELS : next->level,
+			      memory_order_relaxed);
+	sc->prev = prev;
+	sc->prev_preempted = preempted;
+	kcpu_this()->sched_cur = next;
+	if ((prev->flags | next->flags) & THREAD_FP)
+		arch_context_switch_fp(&prev->ctx, &next->ctx);
+	else
+		arch_context_switch(&prev->ctx, &next->ctx);
+	switch_finish();	/* we are `prev` again, perhaps on another CPU */
+}
+
+/* Give this CPU to the next thread, or keep the running one if it may run and nothing
+ * else is ready. IRQs off, in thread context. */
+static void schedule(bool preempted)
+{
+	unsigned cpu = arch_cpu_id();
+	struct sched_cpu *sc = &sched_cpus[cpu];
+	struct thread *prev = kcpu_this()->sched_cur;
+	bool stolen = false;
+	struct thread *next = ops->pick(cpu, prev->idle ? NULL : prev, &stolen);
+	if (stolen)
+		sc->steals++;
+	if (next == prev) {	/* its level's turn and its own: it goes on */
+		prev->dispatches++;
+		sc->dispatches++;
+		quantum_start(sc, prev);
+		return;
+	}
+	if (!next) {
+		next = sc->idle;
+		if (prev == next)
+			return;
+	}
+	if (preempted)
+		sc->preemptions++;
+	switch_to(prev, next, preempted);
+}
+
+/* The clock or an IPI asked for a switch and the interrupted code is preemptible: runs
+ * in that code's context, IRQs on (arch_frame_call), or from the end of a lowering. */
+void sched_preempt(void);
+void sched_preempt(void)
+{
+	irqkey_t k = arch_irq_save();
+	struct kcpu *kc = kcpu_this();
+	struct thread *cur = kc->sched_cur;
+	if (kc->resched && sched_cpus[arch_cpu_id()].active && cur && !cur->idle) {
+		kc->resched = 0;
+		schedule(true);
+	}
+	arch_irq_restore(k);
+	sigs_deliver();
+}
+
+void sched_intr_exit_slow(struct trapframe *tf, unsigned s)
+{
+	struct spl_cpu *c = spl_self();
+	struct thread *cur = kcpu_this()->sched_cur;
+	if (s != IPL_NONE || c->intr_depth != 0 || spl_effective(c) != IPL_NONE || !cur || cur->idle ||
+	    !sched_cpus[arch_cpu_id()].active)
+		return;
+	(void)arch_frame_call(tf, sched_preempt);	/* false: the soft interrupt waits */
+}
+
+void sched_lowered_slow(void)
+{
+	struct spl_cpu *c = spl_self();
+	struct thread *cur = kcpu_this()->sched_cur;
+	if (c->intr_depth != 0 || spl_effective(c) != IPL_NONE || !arch_irq_enabled() || !cur ||
+	    cur->idle || !sched_cpus[arch_cpu_id()].active)
+		return;
+	sched_preempt();
+}
+
+/* Ask this CPU to switch at its next preemption point (IRQs off, any context): the flag
+ * and the soft interrupt that every scheme holds until the section ends. */
+static void resched_here(void);
+static void resched_here(void)
+{
+	kcpu_this()->resched = 1;
+	spl_self()->pending |= 1u << sched_soft.bit;	/* IRQs off: no handler interleaves */
+}
+
+static void sched_softint(void *arg) { (void)arg; }	/* its running is the point */
+
+static void sched_tick(void *arg)
+{
+	(void)arg;
+	struct sched_cpu *sc = sc_this();
+	if (sc->ticks_left && --sc->ticks_left == 0)
+		resched_here();
+}
+
+static void resched_ipi(struct trapframe *tf, void *arg)
+{
+	(void)arg;
+	struct spl_cpu *c = spl_self();
+	resched_here();
+	/* an IPI is no spl source: the interrupted level is the CPU's current one */
+	sched_intr_exit(tf, spl_effective(c));
+}
+
+/* A thread of `level` became ready on `cpu`'s queue: wake or preempt that CPU if it is
+ * idle or runs a lower level (a higher number). IRQs either way. */
+void sched_kick(unsigned cpu, unsigned level)
+{
+	struct sched_cpu *sc = &sched_cpus[cpu];
+	if (!sc->active)
+		return;
+	bool idle = atomic_load_explicit(&sc->idle_waiting, memory_order_seq_cst);
+	unsigned cl = atomic_load_explicit(&sc->cur_level, memory_order_relaxed);
+	if (!idle && cl <= level)
+		return;
+	if (cpu == arch_cpu_id()) {
+		irqkey_t k = arch_irq_save();
+		resched_here();
+		arch_irq_restore(k);
+		/* in thread context at IPL_NONE the soft interrupt runs at once (softint rules) */
+		if (arch_irq_enabled() && spl_self()->intr_depth == 0 && spl_effective(spl_self()) == IPL_NONE)
+			sched_lowered_slow();
+		return;
+	}
+	__atomic_fetch_add(&sc->ipis, 1, __ATOMIC_RELAXED);
+	arch_send_ipi(cpu, SCHED_VEC_RESCHED);
+}
+
+/* Make `cpu` switch at its next preemption point whatever it runs (suspend, kill and
+ * signal of a running thread: "forced off by IPI"). */
+void sched_force(unsigned cpu)
+{
+	if (cpu == arch_cpu_id()) {
+		irqkey_t k = arch_irq_save();
+		resched_here();
+		arch_irq_restore(k);
+		return;
+	}
+	__atomic_fetch_add(&sched_cpus[cpu].ipis, 1, __ATOMIC_RELAXED);
+	arch_send_ipi(cpu, SCHED_VEC_RESCHED);
+}
+
+/* ---- idle --------------------------------------------------------------------------------- */
+
+static _Noreturn void idle_loop(void)
+{
+	for (;;) {
+		unsigned cpu = arch_cpu_id();
+		struct sched_cpu *sc = &sched_cpus[cpu];
+		if (!sc->active) {
+			arch_wait_for_irq();
+			continue;
+		}
+		irqkey_t k = arch_irq_save();
+		kcpu_this()->resched = 0;
+		/* seq_cst: the flag before the queue scan (a waker inserts, then reads it) */
+		atomic_store_explicit(&sc->idle_waiting, 1, memory_order_seq_cst);
+		bool stolen = false;
+		struct thread *t = ops->pick(cpu, NULL, &stolen);
+		if (t) {
+			atomic_store_explicit(&sc->idle_waiting, 0, memory_order_relaxed);
+			if (stolen)
+				sc->steals++;
+			switch_to(sc->idle, t, false);
+			arch_irq_restore(k);
+			continue;
+		}
+		arch_wait_for_irq();	/* IRQs on and wait, atomically; returns IRQs on */
+		atomic_store_explicit(&sc->idle_waiting, 0, memory_order_relaxed);
+		sc->idle_wakeups++;
+		(void)k;
+	}
+}
+
+static void idle_entry(void *arg)
+{
+	(void)arg;
+	switch_finish();
+	idle_loop();
+}
+
+void kernel_ap_entry(void)
+{
+	unsigned cpu = arch_cpu_id();
+	struct thread *t = &idle_threads[cpu];
+	t->idle = true;
+	t->id = SCHED_MAX_THREADS + cpu;
+	ksnprintf(t->name, sizeof t->name, "idle/%u", cpu);
+	arch_context_adopt(&t->ctx);
+	sched_cpus[cpu].idle = t;
+	kcpu_this()->sched_cur = t;
+	idle_loop();
+}
+
+/* ---- threads ------------------------------------------------------------------------------- */
+
+static void thread_start(void *arg)
+{
+	struct thread *t = arg;
+	switch_finish();
+	arch_irq_enable();
+	sigs_deliver();
+	t->fn(t->arg);
+	thread_exit();
+}
+
+int thread_create(struct thread **out, thread_fn fn, void *arg, unsigned level,
+		  uint64_t affinity, const char *name, unsigned flags)
+{
+	if (!out || !fn || !name || level >= SCHED_LEVELS || (flags & ~(THREAD_FP | THREAD_DETACHED)))
+		return KSYNC_EINVAL;
+	unsigned n = arch_ncpus();
+	uint64_t online = n >= 64 ? ~0ull : (1ull << n) - 1;
+	if (!(affinity & online))
+		return KSYNC_EINVAL;
+	if (!sched_on)
+		return KSYNC_EBUSY;
+	zombies_free();
+	struct thread *t = slot_alloc();
+	if (!t)
+		return KSYNC_ENOMEM;
+	void *stack = arch_stack_alloc(SCHED_STACK_BYTES);
+	if (!stack) {
+		slot_free(t);
+		return KSYNC_ENOMEM;
+	}
+	unsigned id = (unsigned)(t - sched_threads);
+	memset(t, 0, sizeof *t);
+	t->id = id;
+	t->level = level;
+	t->flags = flags;
+	t->affinity = affinity & online;
+	t->fn = fn;
+	t->arg = arg;
+	t->stack = stack;
+	size_t i = 0;
+	for (; name[i] && i + 1 < sizeof t->name; i++)
+		t->name[i] = name[i];
+	t->name[i] = 0;
+	lf_stack_init(&t->sigs);
+	/* home: round-robin over the CPUs it may use */
+	unsigned h = atomic_fetch_add_explicit(&rr_home, 1, memory_order_relaxed);
+	for (unsigned k = 0; k < n; k++) {
+		unsigned c = (h + k) % n;
+		if (sched_affine(t, c)) {
+			t->home = c;
+			break;
+		}
+	}
+	arch_context_init(&t->ctx, stack, SCHED_STACK_BYTES, thread_start, t, flags & THREAD_FP);
+	*out = t;
+	ops->insert_new(t);	/* publishes the thread (CAS / lock): everything above first */
+	return KSYNC_OK;
+}
+
+void thread_exit(void)
+{
+	arch_irq_disable();
+	struct thread *self = kcpu_this()->sched_cur;
+	KASSERT(self && !self->idle && self != boot_thread);
+	ops->exit_mark(self);
+	schedule(false);
+	panic("thread '%s' ran after its exit", self->name);
+}
+
+int thread_join(struct thread *t)
+{
+	struct thread *self = thread_self();
+	if (!slot_live(t) || (t->flags & THREAD_DETACHED))
+		return KSYNC_EINVAL;
+	if (t == self)
+		return KSYNC_EDEADLK;
+	atomic_store_explicit(&t->joiner, self, memory_order_seq_cst);
+	while (!(atomic_load_explicit(&t->state, memory_order_seq_cst) & SCHED_DEAD))
+		sched_sleep(SCHED_COND_JOIN);
+	/* DEAD is set by the release after the switch away from t completed, or by a
+	 * killer while t was off every CPU: its stack is no longer in use */
+	thread_free(t);
+	return KSYNC_OK;
+}
+
+void thread_yield(void)
+{
+	irqkey_t k = arch_irq_save();
+	schedule(false);
+	arch_irq_restore(k);
+	sigs_deliver();
+}
+
+struct thread *thread_self(void) { return kcpu_this()->sched_cur; }
+const char *thread_name(const struct thread *t) { return t ? t->name : "?"; }
+unsigned thread_id(const struct thread *t) { return t->id; }
+uint64_t thread_state(const struct thread *t) { return atomic_load_explicit(&((struct thread *)t)->state, memory_order_acquire); }
+uint64_t thread_dispatches(const struct thread *t) { return __atomic_load_n(&t->dispatches, __ATOMIC_RELAXED); }
+uint64_t thread_run_ticks(const struct thread *t) { return __atomic_load_n(&t->run_ticks, __ATOMIC_RELAXED); }
+unsigned thread_quantum(const struct thread *t) { return t->quantum; }
+
+void thread_set_input(struct thread *t, unsigned (*fill_pct)(void *), void *arg)
+{
+	t->fill_arg = arg;
+	t->fill_pct = fill_pct;
+}
+
+/* ---- operations (the schedulers do the marking) -------------------------------------------- */
+
+static bool op_target_ok(struct thread *t)
+{
+	return slot_live(t) && !t->idle;
+}
+
+int thread_suspend(struct thread *t)
+{
+	if (!op_target_ok(t))
+		return KSYNC_ESRCH;
+	int rc = ops->suspend(t);
+	if (rc == KSYNC_OK && t == thread_self())
+		thread_yield();		/* the release finds SUSPEND and stops it */
+	return rc;
+}
+
+int thread_resume(struct thread *t)
+{
+	if (!op_target_ok(t))
+		return KSYNC_ESRCH;
+	return ops->resume(t);
+}
+
+int thread_kill(struct thread *t)
+{
+	if (!op_target_ok(t) || t == boot_thread)
+		return op_target_ok(t) ? KSYNC_EINVAL : KSYNC_ESRCH;
+	if (t == thread_self())
+		thread_exit();
+	int rc = ops->kill(t);
+	if (rc == 1) {		/* it was off every CPU: DEAD now */
+		sched_reap(t);
+		rc = KSYNC_OK;
+	}
+	return rc;
+}
+
+int thread_signal(struct thread *t, thread_sig_fn fn, void *arg)
+{
+	if (!fn)
+		return KSYNC_EINVAL;
+	if (!op_target_ok(t))
+		return KSYNC_ESRCH;
+	if (atomic_load_explicit(&t->state, memory_order_acquire) & (SCHED_DEAD | SCHED_KILL))
+		return KSYNC_ESRCH;
+	struct sched_sig *s = kmalloc(sizeof *s);
+	if (!s)
+		return KSYNC_ENOMEM;
+	s->fn = fn;
+	s->arg = arg;
+	lf_stack_push_mpmc(&t->sigs, &s->link);	/* the record before its flag */
+	int rc = ops->sigpend(t);
+	if (rc != KSYNC_OK)
+		return rc;	/* died meanwhile: the record is discarded (counted) by its reaping */
+	if (t == thread_self())
+		sigs_deliver();
+	return KSYNC_OK;
+}
+
+/* ---- sleep and wakeup (Hohmuth & Haertig Fig. 3; the marking is the scheduler's) ----------- */
+
+uint64_t sched_sleep(uint64_t cond)
+{
+	for (;;) {
+		irqkey_t k = arch_irq_save();
+		struct thread *self = kcpu_this()->sched_cur;
+		uint64_t got = ops->sleep_prepare(self, cond);
+		if (!got)
+			schedule(false);	/* READY is clear: the release takes it off */
+		arch_irq_restore(k);
+		sigs_deliver();
+		if (got)
+			return got;
+		/* woken (or a spurious switch-in): consume the flag on the next round */
+	}
+}
+
+int sched_wakeup(struct thread *t, uint64_t cond)
+{
+	if (!op_target_ok(t) || !(cond & SCHED_COND_ALL))
+		return op_target_ok(t) ? KSYNC_EINVAL : KSYNC_ESRCH;
+	return ops->wakeup(t, cond);
+}
+
+/* ---- start / stop -------------------------------------------------------------------------- */
+
+static void clock_on(void *arg)
+{
+	(void)arg;
+	sched_cpus[arch_cpu_id()].ticks_left = SCHED_QUANTUM_TICKS;
+	(void)clock_start(&sched_clock, SCHED_HZ);
+}
+
+static void clock_off(void *arg)
+{
+	(void)arg;
+	clock_stop();
+}
+
+int sched_start(const char *which)
+{
+	if (sched_on)
+		return KSYNC_EBUSY;
+	if (!which)
+		which = sched_default_name();
+	if (!strcmp(which, "lockfree"))
+		ops = &sched_ops_lockfree;
+	else if (!strcmp(which, "locked"))
+		ops = &sched_ops_locked;
+	else
+		return KSYNC_EINVAL;
+	KASSERT(arch_cpu_id() == 0);
+	if (!sched_table_len)
+		sched_table_default();
+	unsigned n = arch_ncpus();
+	/* CPU 0's idle thread needs a stack of its own (the boot context becomes "boot") */
+	struct thread *idle0 = &idle_threads[0];
+	if (!idle0->stack) {
+		void *st = arch_stack_alloc(SCHED_STACK_BYTES);
+		if (!st)
+			return KSYNC_ENOMEM;
+		idle0->stack = st;
+	}
+	idle0->idle = true;
+	idle0->id = SCHED_MAX_THREADS;
+	ksnprintf(idle0->name, sizeof idle0->name, "idle/0");
+	arch_context_init(&idle0->ctx, idle0->stack, SCHED_STACK_BYTES, idle_entry, NULL, false);
+	sched_cpus[0].idle = idle0;
+	for (unsigned c = 1; c < n; c++)
+		KASSERT(sched_cpus[c].idle);	/* kernel_ap_entry ran on every AP */
+	zombies_free();
+	for (unsigned c = 0; c < n; c++) {
+		struct sched_cpu *sc = &sched_cpus[c];
+		sc->prev = NULL;
+		sc->counter = 0;
+		for (unsigned l = 0; l < SCHED_LEVELS; l++)
+			sc->cursor[l] = 0;
+		atomic_store_explicit(&sc->cur_level, SCHED_LEVELS, memory_order_relaxed);
+	}
+	sched_stats_reset();
+	ops->reset();
+
+	struct thread *b = slot_alloc();
+	KASSERT(b);
+	memset(b, 0, sizeof *b);
+	b->id = (unsigned)(b - sched_threads);
+	b->level = 0;
+	b->affinity = 1;	/* the boot context stays on the BSP */
+	b->home = 0;
+	ksnprintf(b->name, sizeof b->name, "boot");
+	lf_stack_init(&b->sigs);
+	arch_context_adopt(&b->ctx);
+	boot_thread = b;
+	b->t_in = arch_cycles();
+
+	sched_clock = (struct intr_source){ .name = "sched-clock", .kind = INTR_CLOCK,
+					    .level = IPL_CLOCK, .fn = sched_tick };
+	sched_soft = (struct intr_source){ .name = "sched-resched", .kind = INTR_SOFT,
+					   .level = IPL_SOFT, .fn = sched_softint };
+	int rc = intr_establish(&sched_clock);
+	if (rc == KSYNC_OK && (rc = intr_establish(&sched_soft)) != KSYNC_OK)
+		intr_disestablish(&sched_clock);
+	if (rc != KSYNC_OK) {
+		slot_free(b);
+		return rc;
+	}
+	arch_set_handler(SCHED_VEC_RESCHED, resched_ipi, NULL);
+
+	irqkey_t k = arch_irq_save();
+	ops->adopt(b, 0);
+	kcpu_this()->sched_cur = b;
+	atomic_store_explicit(&sched_cpus[0].cur_level, 0, memory_order_relaxed);
+	sched_on = true;
+	for (unsigned c = 0; c < n; c++)
+		sched_cpus[c].active = true;
+	arch_irq_restore(k);
+	clock_on(NULL);
+	for (unsigned c = 1; c < n; c++) {
+		arch_call_on(c, clock_on, NULL);
+		arch_send_ipi(c, SCHED_VEC_RESCHED);	/* out of their idle wait */
+	}
+	return KSYNC_OK;
+}
+
+int sched_stop(void)
+{
+	if (!sched_on)
+		return KSYNC_EINVAL;
+	if (thread_self() != boot_thread)
+		return KSYNC_EINVAL;
+	zombies_free();
+	for (unsigned w = 0; w < SCHED_MAX_THREADS / 64; w++) {
+		uint64_t u = atomic_load_explicit(&slot_used[w], memory_order_acquire);
+		if (w == boot_thread->id / 64)
+			u &= ~(1ull << (boot_thread->id % 64));
+		if (u)
+			return KSYNC_EBUSY;
+	}
+	unsigned n = arch_ncpus();
+	irqkey_t k = arch_irq_save();
+	for (unsigned c = 0; c < n; c++)
+		sched_cpus[c].active = false;
+	sched_on = false;
+	kcpu_this()->resched = 0;
+	arch_irq_restore(k);
+	clock_off(NULL);
+	for (unsigned c = 1; c < n; c++)
+		arch_call_on(c, clock_off, NULL);
+	intr_disestablish(&sched_soft);
+	intr_disestablish(&sched_clock);
+	k = arch_irq_save();
+	kcpu_this()->sched_cur = NULL;
+	slot_free(boot_thread);
+	boot_thread = NULL;
+	arch_irq_restore(k);
+	return KSYNC_OK;
+}
+
+void sched_stats_get(struct sched_stats *st)
+{
+	memset(st, 0, sizeof *st);
+	for (unsigned c = 0; c < MAX_CPUS; c++) {
+		struct sched_cpu *sc = &sched_cpus[c];
+		st->dispatches += __atomic_load_n(&sc->dispatches, __ATOMIC_RELAXED);
+		st->steals += __atomic_load_n(&sc->steals, __ATOMIC_RELAXED);
+		st->mark_lost += __atomic_load_n(&sc->mark_lost, __ATOMIC_RELAXED);
+		st->preemptions += __atomic_load_n(&sc->preemptions, __ATOMIC_RELAXED);
+		st->ipis += __atomic_load_n(&sc->ipis, __ATOMIC_RELAXED);
+		st->idle_wakeups += __atomic_load_n(&sc->idle_wakeups, __ATOMIC_RELAXED);
+	}
+}
+
+void sched_stats_reset(void)
+{
+	for (unsigned c = 0; c < MAX_CPUS; c++) {
+		struct sched_cpu *sc = &sched_cpus[c];
+		sc->dispatches = sc->steals = sc->mark_lost = sc->preemptions = 0;
+		sc->ipis = sc->idle_wakeups = 0;
+	}
+}
+
+/* ---- faults name the thread ------------------------------------------------------------------ */
+
+void kernel_fault_note(uint64_t addr, char *buf, size_t n)
+{
+	struct thread *cur = kcpu_this()->sched_cur;
+	const char *guard_of = NULL;
+	for (unsigned i = 0; i < SCHED_MAX_THREADS + MAX_CPUS && !guard_of; i++) {
+		struct thread *t = i < SCHED_MAX_THREADS ? &sched_threads[i] : &idle_threads[i - SCHED_MAX_THREADS];
+		uint64_t base = (uint64_t)(uintptr_t)t->stack;
+		if (base && addr >= base - 4096 && addr < base)
+			guard_of = t->name;
+	}
+	if (guard_of)
+		ksnprintf(buf, n, "in thread '%s' (stack guard page of thread '%s' hit: stack overflow)",
+			  cur ? cur->name : "none", guard_of);
+	else
+		ksnprintf(buf, n, "in thread '%s'", cur ? cur->name : "none (scheduler not started)");
+}
