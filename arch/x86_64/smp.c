@@ -3,8 +3,9 @@
  * and cross-CPU calls by IPI.
  *
  * The BSP starts the APs one at a time through the trampoline at 0x8000 (ap_tramp.S).
- * Each AP loads its own GDT/TSS, the shared IDT and its LAPIC, marks itself online and
- * idles in hlt with IRQs on, serving VEC_CALL (run a function) and VEC_PING (count).
+ * Each AP loads its own GDT/TSS, the shared IDT, its LAPIC and FPU set-up, marks itself
+ * online, enables IRQs and enters the kernel's kernel_ap_entry (its idle loop), which
+ * serves VEC_CALL (run a function) and VEC_PING (count) from handlers while it waits.
  */
 #include "kernel.h"
 #include "x86.h"
@@ -110,10 +111,13 @@ void ap_entry64(struct cpu *c)
 	gdt_init_cpu(c);
 	idt_load();
 	lapic_init_cpu();
+	fpu_init_cpu();
 	/* release: everything above is done before the BSP sees us online */
 	__atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
-	for (;;)
-		__asm__ volatile("sti; hlt; cli" ::: "memory");
+	/* The kernel's side from here (arch_if.h): this CPU's idle loop, later its idle
+	 * thread. IRQs on first: VEC_CALL/VEC_PING are served by handlers while it waits. */
+	arch_irq_enable();
+	kernel_ap_entry();
 }
 
 static bool start_ap(unsigned i)

@@ -67,6 +67,7 @@ void kmain(uint32_t magic, uint32_t mbinfo)
 	percpu_init(&cpus[0], 0);	/* GS first: everything below may ask for the CPU id */
 	serial_init();
 	gdt_init_cpu(&cpus[0]);
+	fpu_init_cpu();			/* x87/SSE/FXSAVE usable: fp thread contexts (context.c) */
 	idt_init();
 	idt_load();
 	read_multiboot(magic, (const struct mb_info *)(uintptr_t)mbinfo);

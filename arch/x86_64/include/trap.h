@@ -94,6 +94,11 @@ void tsc_init(void);
 extern const char *tsc_source;
 uint64_t pit_delay_ticks(uint32_t pit_ticks);	/* TSC ticks spanning pit_ticks of the PIT */
 
+/* context.c */
+void fpu_init_cpu(void);	/* CR0/CR4 for x87+SSE+FXSAVE, fninit, MXCSR default; each CPU */
+bool stack_guard_hit(uint64_t addr, unsigned *slot);	/* addr in a stack slot's unmapped guard */
+extern volatile uint64_t stack_slots_live;
+
 /* smp.c */
 void smp_init(void);
 void smp_call_handler(void);

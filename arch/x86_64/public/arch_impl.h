@@ -96,6 +96,19 @@ static inline uint64_t arch_cpu_local_cas64(volatile uint64_t *p, uint64_t old, 
 	return old;
 }
 
+/* ---- threads: the saved context (arch_if.h "threads"; switch.S, context.c) ----------
+ * 16 bytes for every context. The callee-saved registers (rbx, rbp, r12-r15) and the
+ * return address live on the context's own stack, below the saved rsp. An fp context
+ * keeps its 512-byte FXSAVE area at the top of its own stack (arch_context_init carves
+ * it out, 16-byte aligned), so the struct stays small and nothing needs freeing.
+ * Both fields are written only by the CPU running the context (rsp at switch-out, fxarea
+ * at init/adopt) and read by the CPU switching to it: the kernel's hand-over of the
+ * context (its run-queue release/acquire) orders those accesses. */
+struct arch_context {
+	uint64_t rsp;		/* offset 0: stack pointer saved at switch-out (switch.S) */
+	void *fxarea;		/* offset 8: FXSAVE64 area (512 bytes, 16-aligned), NULL: integer-only */
+};
+
 /* ---- measurement hooks (Small & Manley Table 5 rows) ------------------------------- */
 static inline uint8_t arch_x86_inb(uint16_t port)
 {
