@@ -1,11 +1,15 @@
 /*
- * trap.c - GDT/TSS (per CPU, IST stacks for NMI, double fault, machine check), the IDT,
- * exception reporting and interrupt dispatch.
+ * trap.c - GDT/TSS (per CPU, IST stacks for NMI, double fault, machine check and page
+ * fault), the IDT, exception reporting, interrupt dispatch, and the tail of the
+ * outermost trap where arch_frame_call's request runs (preemption).
  *
  * Every exception that nobody expects is fatal: the panic names the CPU, the vector and
  * its mnemonic, the error code, RIP, CR2, the registers and a frame-pointer backtrace
  * (the host runner symbolizes the `bt:` addresses with addr2line), then exits QEMU with
- * the failure code.
+ * the failure code. The panic also names what faulted through the kernel's
+ * kernel_fault_note (the current thread; a stack guard hit), and a #PF runs on its own
+ * IST stack so that a thread's overflow into its guard page reports instead of turning
+ * into a double fault on the overflowed stack.
  */
 #include "kernel.h"
 #include "x86.h"
@@ -26,7 +30,7 @@ extern const uint64_t isr_table[256];
 static struct { irq_handler_t fn; void *arg; } handlers[256];
 static volatile uint64_t unexpected_irqs;
 
-static uint8_t ist_stacks[MAX_CPUS][3][8192] __attribute__((aligned(16)));
+static uint8_t ist_stacks[MAX_CPUS][4][8192] __attribute__((aligned(16)));
 
 static const char *const exc_names[32] = {
 	"#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",
@@ -50,10 +54,12 @@ void gdt_init_cpu(struct cpu *c)
 	c->nmi_stack_top = (uint64_t)&ist_stacks[i][0][8192];
 	c->df_stack_top = (uint64_t)&ist_stacks[i][1][8192];
 	c->mc_stack_top = (uint64_t)&ist_stacks[i][2][8192];
+	c->pf_stack_top = (uint64_t)&ist_stacks[i][3][8192];
 	memset(&c->tss, 0, sizeof c->tss);
 	c->tss.ist[0] = c->nmi_stack_top;
 	c->tss.ist[1] = c->df_stack_top;
 	c->tss.ist[2] = c->mc_stack_top;
+	c->tss.ist[3] = c->pf_stack_top;
 	c->tss.iomap_base = sizeof(struct tss);
 	uint64_t base = (uint64_t)&c->tss, lim = sizeof(struct tss) - 1;
 	c->gdt[5] = (lim & 0xffff) | ((base & 0xffffff) << 16) | (0x89ull << 40) |
@@ -83,7 +89,9 @@ void idt_init(void)
 		uint64_t a = isr_table[v];
 		idt[v].off0 = a & 0xffff;
 		idt[v].sel = 0x08;
-		idt[v].ist = v == 2 ? 1 : v == 8 ? 2 : v == 18 ? 3 : 0;
+		/* IST: NMI 1, #DF 2, #MC 3, #PF 4. A #PF on its IST stack must never switch
+		 * threads or take interrupts (it does not: exceptions never get frame calls) */
+		idt[v].ist = v == 2 ? 1 : v == 8 ? 2 : v == 18 ? 3 : v == 14 ? 4 : 0;
 		idt[v].type = 0x8e;	/* present, DPL 0, 64-bit interrupt gate (IF cleared) */
 		idt[v].off1 = (a >> 16) & 0xffff;
 		idt[v].off2 = a >> 32;
@@ -117,9 +125,16 @@ uint64_t *trap_expect(unsigned vector)
 	return &expect[this_cpu_index()].rip;
 }
 
+/* A frame pointer the walk may follow: in the identity map, or on a mapped page of the
+ * KVA region (thread stacks, context.c), both of its two words. */
 static bool plausible_frame(uint64_t fp)
 {
-	return fp >= 0x1000 && fp < (4ull << 30) && (fp & 7) == 0;
+	if (fp & 7)
+		return false;
+	if (fp >= 0x1000 && fp < (4ull << 30))
+		return true;
+	return fp >= KVA_BASE && fp < KVA_BASE + KVA_SIZE - 16 &&
+	       arch_vm_translate(fp) && arch_vm_translate(fp + 8);
 }
 
 void arch_backtrace_from(uint64_t rbp)
@@ -156,7 +171,34 @@ static void dump_frame(struct trapframe *tf)
 	arch_backtrace_from(tf->rbp);
 }
 
-void trap_entry(struct trapframe *tf)
+void kernel_fault_note(uint64_t addr, char *buf, size_t n);
+
+static __attribute__((noreturn)) void trap_fatal(struct trapframe *tf, unsigned v)
+{
+	uint64_t cr2 = read_cr2();	/* first: nothing below may fault and replace it */
+	struct cpu *c = this_cpu();
+	console_panicking = true;
+	if (c->in_panic) {		/* a fault inside this report: say so and stop */
+		kprintf("PANIC on cpu %u: exception %u (%s) while reporting a fault, RIP=0x%lx CR2=0x%lx\n",
+			c->index, v, exc_names[v], tf->rip, cr2);
+		arch_exit(false);
+	}
+	c->in_panic = 1;
+	char note[160];
+	note[0] = 0;
+	kernel_fault_note(v == 14 ? cr2 : tf->rip, note, sizeof note);
+	note[sizeof note - 1] = 0;
+	kprintf("PANIC on cpu %u: exception %u (%s), error code 0x%lx%s%s\n",
+		c->index, v, exc_names[v], tf->error, note[0] ? " in " : "", note);
+	unsigned slot;
+	if (v == 14 && stack_guard_hit(cr2, &slot))
+		kprintf("  CR2 is in the unmapped guard area below thread stack slot %u: stack overflow\n", slot);
+	dump_frame(tf);
+	kprintf("ksync: kernel panic; exiting with failure\n");
+	arch_exit(false);
+}
+
+static void trap_dispatch(struct trapframe *tf)
 {
 	unsigned v = (unsigned)tf->vector;
 	if (v < 32) {
@@ -167,12 +209,7 @@ void trap_entry(struct trapframe *tf)
 			trap_expected_hits++;
 			return;
 		}
-		console_panicking = true;
-		kprintf("PANIC on cpu %u: exception %u (%s), error code 0x%lx\n",
-			me, v, exc_names[v], tf->error);
-		dump_frame(tf);
-		kprintf("ksync: kernel panic; exiting with failure\n");
-		arch_exit(false);
+		trap_fatal(tf, v);
 	}
 	/* acquire: pairs with arch_set_handler's release */
 	irq_handler_t fn = __atomic_load_n(&handlers[v].fn, __ATOMIC_ACQUIRE);
@@ -185,4 +222,45 @@ void trap_entry(struct trapframe *tf)
 	if (unexpected_irqs++ < 8)
 		kprintf("ksync: unexpected interrupt vector 0x%x on cpu %u\n", v, this_cpu_index());
 	lapic_eoi();
+}
+
+/* Called by isr_common with IRQs off (interrupt gates), on the interrupted context's
+ * stack (or an IST stack for NMI/#DF/#MC/#PF). trap_depth counts the traps in progress on
+ * this CPU; when the outermost one is done and a handler asked for a frame call, fn runs
+ * here - below the trap frame on the interrupted thread's stack, with IRQs on - before
+ * isr_common restores every register and iretq restores RIP/RFLAGS/RSP. fn may switch
+ * threads: this stack then waits with the frame on it, and the thread may resume on
+ * another CPU, so nothing per-CPU is touched after fn returns. The handler must have
+ * sent its EOI before the tail (the LAPIC would otherwise hold back equal and lower
+ * priorities while fn runs, or on whatever CPU ran it). */
+void trap_entry(struct trapframe *tf)
+{
+	struct cpu *c = this_cpu();
+	c->trap_depth++;
+	trap_dispatch(tf);
+	if (--c->trap_depth || !c->frame_call)
+		return;
+	void (*fn)(void) = c->frame_call;
+	c->frame_call = NULL;
+	if (!(tf->rflags & RFLAGS_IF)) {
+		/* a handler masked the frame after the request (arch_frame_irqs_off): the
+		 * interrupted code must not be preempted now; the request is dropped */
+		c->frame_calls_dropped++;
+		return;
+	}
+	c->frame_calls++;
+	arch_irq_enable();
+	fn();
+	arch_irq_disable();	/* isr_common's pops and iretq run with IRQs off */
+}
+
+bool arch_frame_call(struct trapframe *tf, void (*fn)(void))
+{
+	struct cpu *c = this_cpu();
+	/* only interrupts (not exceptions: IST stacks, faulting code), only the outermost
+	 * trap, only when the interrupted code could have been interrupted anyway (IF=1) */
+	if (tf->vector < 32 || c->trap_depth != 1 || !(tf->rflags & RFLAGS_IF))
+		return false;
+	c->frame_call = fn;	/* read at this trap's tail, same CPU, IRQs still off */
+	return true;
 }

@@ -45,6 +45,13 @@ struct cpu {
 	uint32_t clock_lvt;		/* LVT timer value without the mask bit */
 	bool clock_armed;		/* a one-shot count was started and not stopped */
 	bool clock_masked;
+	/* trap nesting and preemption requests (trap.c): written only by this CPU with IRQs
+	 * off (inside a trap, or at its tail before sti) */
+	uint32_t trap_depth;		/* traps (interrupts, exceptions) being handled here */
+	void (*frame_call)(void);	/* arch_frame_call's fn for the outermost trap's tail */
+	uint64_t frame_calls, frame_calls_dropped;	/* calls made; requests cancelled
+					   because the handler masked the frame (arch_frame_irqs_off) */
+	uint64_t pf_stack_top;		/* IST 4: #PF runs here, off a possibly overflowed stack */
 } __attribute__((aligned(64)));
 
 #define CPU_OFF_INDEX 8
