@@ -24,7 +24,8 @@ HK_SAN_FLAVOURS := asan tsan hard
 HK_KSUBSYS := core mm dev exp sched lock
 HK_KERNEL_SRCS := $(filter-out kernel/core/lib.c,$(sort $(wildcard $(HK_KSUBSYS:%=kernel/%/*.c)))) \
 	kernel/spl/intr.c kernel/spl/intr_hw.c $(sort $(wildcard kernel/tests/*.c)) $(LIBKSYNC_SRCS)
-HK_PORT_SRCS := arch/hosted/runtime.c arch/hosted/kport.c arch/hosted/boot.c $(HK_DEV_SRC)
+HK_PORT_SRCS := arch/hosted/runtime.c arch/hosted/kport.c arch/hosted/boot.c $(HK_DEV_SRC) \
+	arch/hosted/context.c arch/hosted/switch.S arch/hosted/ktest_context.c
 
 HK_CC_plain := $(HOSTED_CC)
 HK_CFLAGS_plain := $(HOSTED_OPT)
@@ -56,7 +57,7 @@ print-hosted-schemes:
 
 # $(1) flavour, $(2) scheme
 define HK_RULES
-HK_OBJS_$(1)_$(2) := $$(patsubst %.c,$(HK_OUT)/$(1)/$(2)/obj/%.o,$(HK_KERNEL_SRCS) kernel/spl/$(2).c $(HK_PORT_SRCS))
+HK_OBJS_$(1)_$(2) := $$(patsubst %.S,$(HK_OUT)/$(1)/$(2)/obj/%.o,$$(patsubst %.c,$(HK_OUT)/$(1)/$(2)/obj/%.o,$(HK_KERNEL_SRCS) kernel/spl/$(2).c $(HK_PORT_SRCS)))
 HK_DEFS_$(1)_$(2) := -DKSYNC_SPL_HEADER='"spl/$(2).h"' \
 	-DKSYNC_LIST_OPTIMISTIC=$$(shell awk '$$$$1 == "$(2)" { print $$$$3 }' $(SCHEMES_FILE))
 
@@ -65,6 +66,11 @@ $(HK_OUT)/$(1)/$(2)/obj/%.o: %.c mk/hosted-kernel.mk
 	$$(call KSYNC_SAY,CC-hk-$(1)-$(2),$$<)
 	$(KSYNC_Q)$$(HK_CC_$(1)) $(HK_COMMON) $$(HK_CFLAGS_$(1)) $$(HK_DEFS_$(1)_$(2)) $(HK_KINC) \
 		$$(if $$(filter arch/hosted/%,$$<),$(HK_PORTINC)) -c $$< -o $$@
+
+$(HK_OUT)/$(1)/$(2)/obj/%.o: %.S mk/hosted-kernel.mk
+	@mkdir -p $$(@D)
+	$$(call KSYNC_SAY,AS-hk-$(1)-$(2),$$<)
+	$(KSYNC_Q)$$(HK_CC_$(1)) -MMD -MP -c $$< -o $$@
 
 $(HK_OUT)/$(1)/$(2)/ksync: $$(HK_OBJS_$(1)_$(2))
 	$$(call KSYNC_SAY,LD-hk-$(1),$$@)

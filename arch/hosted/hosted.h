@@ -135,6 +135,16 @@ typedef void (*hosted_ipi_handler_t)(unsigned cpu, uint32_t bits);
 void hosted_ipi_set_handler(hosted_ipi_handler_t handler);	/* before hosted_start */
 void hosted_ipi_send(unsigned cpu, uint32_t bits);
 void hosted_poll(void);		/* deliver whatever is pending (if enabled) */
+void hosted_relax_tsan(void);	/* the TSan build's arch_cpu_relax (arch_impl.h) */
+
+/* Preemption (arch_frame_call; docs/hosted-port.md "Threads on the hosted port"). From a
+ * handler (IRQs off): if it is the outermost delivery and interrupted code with IRQs on,
+ * fn() will run before that code resumes - with IRQs on and the code's host signal mask
+ * (the tail of the signal handler), or, for deliveries in thread context (a replay at an
+ * enable, hosted_poll, idle; every delivery of the TSan build), when that replay returns.
+ * fn may switch threads; the interrupted one must resume on this vCPU. fn returns with
+ * IRQs on. Returns false, nothing requested, otherwise. */
+bool hosted_frame_call(void (*fn)(void));
 void hosted_idle(void);		/* enable, sleep until a signal or the mailbox, return */
 
 /* 4. Console, verdict, watchdog. */
@@ -142,6 +152,11 @@ void hosted_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void hosted_exit(bool pass);
 void hosted_activity(const char *what);	/* hook point: "last activity" + progress */
 void hosted_watchdog(unsigned seconds);	/* 0 = off (default 10, before hosted_start) */
+/* The fault panic asks fn (before hosted_start; the kernel's kernel_fault_note) to name
+ * what faulted at addr; its text (at most n bytes, NUL-terminated) follows the fault
+ * address in the panic line. Called on the alternate signal stack, IRQs off. */
+typedef void (*hosted_fault_note_t)(uint64_t addr, char *buf, size_t n);
+void hosted_fault_note_hook(hosted_fault_note_t fn);
 
 /* 5. Memory. */
 int hosted_arena_init(size_t bytes);

@@ -603,10 +603,14 @@ void hosted_meas_hard_pair(void)
 struct boot_info kport_boot;		/* boot.c fills it before hosted_start */
 const char *kport_disk_path = "";
 
+void hosted_context_boot(void);	/* context.c: the FP/SIMD save format */
+
 void kport_init(void)
 {
 	unsigned a, b, c, d;
 	tsc_init();
+	hosted_context_boot();
+	hosted_fault_note_hook(kernel_fault_note);	/* the panic names thread + guard page */
 	ncores = host_cores();
 	arch_has_rdtscp = __get_cpuid(0x80000001, &a, &b, &c, &d) && (d & (1u << 27));
 	for (unsigned irq = 0; irq < 16; irq++)
@@ -621,10 +625,8 @@ void kport_init(void)
 void kport_entry(unsigned cpu)
 {
 	hosted_kcpu = cpu;
-	if (cpu != 0) {
-		for (;;)		/* an AP: serve IPIs and calls, like x86's idle APs */
-			hosted_idle();
-	}
+	if (cpu != 0)		/* an AP, IRQs on: the kernel's idle thread (it serves IPIs) */
+		kernel_ap_entry();
 	/* the BSP: every ISA line starts masked (unrouted), then the kernel's boot order */
 	for (unsigned irq = 0; irq < 16; irq++)
 		if (kport_isa_src[irq] >= 0) {

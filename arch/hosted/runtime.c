@@ -78,6 +78,11 @@
  * no system call: the TSan build checks races, never timing. */
 #define HOSTED_CTL_SOFT HOSTED_TSAN
 
+/* irq.pending bit 31: a frame call (hosted_frame_call) waits for this vCPU; bits
+ * 0..HOSTED_NSRC-1 are held sources. Keeping it in `pending` lets every enable's
+ * existing check (arch_irq_restore's fast path) notice it. */
+#define PEND_FRAME (1u << 31)
+
 #define SIG_WAKE (SIGRTMIN)
 #define SIG_SRC(s) (SIGRTMIN + 1 + (int)(s))
 #define ALTSTACK_BYTES (64 * 1024)
@@ -105,6 +110,17 @@ struct vcpu {
 	void *trap_uc[16];
 	unsigned trap_depth;
 	volatile sig_atomic_t resume_masked;
+	/* Preemption (hosted_frame_call; docs/hosted-port.md "Threads on the hosted port").
+	 * Owner and its handlers only, each handler restoring what it found (the handler
+	 * runs on this thread between two instructions, so plain fields suffice, as for
+	 * trap_depth): deliver_depth = handlers running (nested ones included); outer_on =
+	 * the outermost one interrupted a context with IRQs on; sig_depth = on_source
+	 * frames on this thread (0: thread context); frame_fn = the requested call, with
+	 * PEND_FRAME in irq.pending; frame_hold > 0: a thread-context replay leaves the
+	 * frame call pending (hosted_idle's stretch with every source blocked). */
+	unsigned deliver_depth, sig_depth, frame_hold;
+	bool outer_on;
+	void (*frame_fn)(void);
 	timer_t clock;			/* owner only */
 	bool clock_armed;		/* owner only */
 	void (*entry)(unsigned);
@@ -126,6 +142,8 @@ static struct source sources[HOSTED_NSRC];
 static hosted_ipi_handler_t ipi_handler;
 
 static pthread_mutex_t console_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The kernel's fault note (kernel_fault_note through kport.c): set before hosted_start. */
+static hosted_fault_note_t fault_note;
 
 static void die(const char *what)
 {
@@ -176,8 +194,22 @@ static void run_mailbox(struct vcpu *v)
 		ipi_handler(v->id, bits);
 }
 
+/* A delivery begins/ends: the outermost records whether it interrupted IRQs-on code. */
+static inline void deliver_enter(struct vcpu *v, bool interrupted_on)
+{
+	if (v->deliver_depth++ == 0)
+		v->outer_on = interrupted_on;
+}
+
+static inline void deliver_leave(struct vcpu *v)
+{
+	v->deliver_depth--;
+}
+
+static void frame_call_thread(struct vcpu *v);
+
 /* Deliver everything held, with the flag set during each dispatch; the flag is clear on
- * entry and on return. */
+ * entry and on return. Then, in thread context, a frame call a handler asked for. */
 static void replay(struct vcpu *v)
 {
 	for (;;) {
@@ -188,21 +220,23 @@ static void replay(struct vcpu *v)
 		 * unmasked (ctl_write's unmask replays it). Dispatching it here would be a
 		 * delivery the level should have held (spl-pessim counted them as
 		 * violations under the serial workload). */
-		uint32_t keep = held & v->ctl_mask;
+		uint32_t keep = held & (v->ctl_mask | PEND_FRAME);	/* the frame call: below */
 		if (keep) {
 			atomic_fetch_or_explicit(&v->irq.pending, keep, memory_order_relaxed);
 			held &= ~keep;
 		}
 
 		if (!held && !mail)
-			return;
+			break;
 		v->irq.masked = 1;
 		atomic_signal_fence(memory_order_seq_cst);
+		deliver_enter(v, true);		/* replay runs with the flag clear on entry */
 		for (unsigned s = 0; held; s++, held >>= 1)
 			if (held & 1)
 				run_source(v, s);
 		if (mail)
 			run_mailbox(v);
+		deliver_leave(v);
 		atomic_signal_fence(memory_order_seq_cst);
 		if (v->resume_masked) {	/* a handler asked: the restorer resumes masked */
 			v->resume_masked = 0;
@@ -210,6 +244,84 @@ static void replay(struct vcpu *v)
 		}
 		v->irq.masked = 0;
 	}
+	frame_call_thread(v);
+}
+
+/* ---- preemption: the frame call ------------------------------------------------- */
+
+/* From a handler (IRQs off): the outermost delivery of IRQs-on code asks that fn run
+ * before that code resumes. arch_frame_call (context.c) is this. */
+bool hosted_frame_call(void (*fn)(void))
+{
+	struct vcpu *v = self;
+
+	if (!v || !fn || v->deliver_depth != 1 || !v->outer_on)
+		return false;
+	v->frame_fn = fn;
+	atomic_fetch_or_explicit(&v->irq.pending, PEND_FRAME, memory_order_relaxed);
+	return true;
+}
+
+static void (*frame_take(struct vcpu *v))(void)
+{
+	void (*fn)(void) = v->frame_fn;
+
+	v->frame_fn = NULL;
+	atomic_fetch_and_explicit(&v->irq.pending, ~PEND_FRAME, memory_order_relaxed);
+	return fn;
+}
+
+/* fn returns with IRQs on (the interrupted code resumes with them on); if it did not,
+ * they are turned on here. */
+static void frame_call_done(void)
+{
+	if (!hosted_irq_enabled())
+		hosted_irq_enable();
+}
+
+/* Thread context, IRQs on, the enabled state's host mask: run a pending frame call (the
+ * end of a replay from an enable or poll point; the TSan build's only path). fn may
+ * switch threads; this thread resumes on the same vCPU (arch_if.h), so `v` stays valid. */
+static void frame_call_thread(struct vcpu *v)
+{
+	if (v->sig_depth || v->deliver_depth || v->frame_hold || v->irq.masked ||
+	    !(atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME))
+		return;
+	void (*fn)(void) = frame_take(v);
+
+	if (fn) {
+		fn();
+		frame_call_done();
+	}
+}
+
+/* The tail of the outermost on_source, the interrupted code had IRQs on: run fn with
+ * the flag clear and that code's host signal mask - not the handler's (sa_mask blocks
+ * every source: a thread fn switched to could never be interrupted). The mask is the
+ * enabled state's, computed rather than copied from uc_sigmask: an idle vCPU's
+ * sigsuspend frame holds the pre-sleep mask, every source blocked. Two system calls
+ * around fn; then the handler finishes with the sources blocked again, and sigreturn
+ * installs the mask as fn left it (controller masks other threads wrote meanwhile
+ * included), not the stale one in the frame. */
+static void frame_call_signal(struct vcpu *v, ucontext_t *uc)
+{
+	sigset_t run = uc->uc_sigmask, all = irq_set(), cur;
+	void (*fn)(void) = frame_take(v);
+
+	if (!fn)
+		return;
+	for (unsigned i = 0; i < HOSTED_NSRC; i++) {
+		if (v->ctl_mask & (1u << i))
+			sigaddset(&run, SIG_SRC(i));
+		else
+			sigdelset(&run, SIG_SRC(i));
+	}
+	sigaddset(&run, SIG_WAKE);
+	pthread_sigmask(SIG_SETMASK, &run, NULL);
+	fn();
+	frame_call_done();
+	pthread_sigmask(SIG_BLOCK, &all, &cur);
+	uc->uc_sigmask = cur;
 }
 
 static void on_source(int sig, siginfo_t *si, void *uc)
@@ -237,9 +349,12 @@ static void on_source(int sig, siginfo_t *si, void *uc)
 
 		if (pushed)
 			v->trap_uc[v->trap_depth++] = uc;
+		v->sig_depth++;
 		v->irq.masked = 1;
 		atomic_signal_fence(memory_order_seq_cst);
+		deliver_enter(v, !was);
 		run_source(v, src);
+		deliver_leave(v);
 		atomic_signal_fence(memory_order_seq_cst);
 		if (v->resume_masked) {
 			v->resume_masked = 0;
@@ -268,7 +383,15 @@ static void on_source(int sig, siginfo_t *si, void *uc)
 		}
 		if (pushed)
 			v->trap_depth--;
+		v->sig_depth--;
 		v->irq.masked = was;
+		/* The outermost delivery is over and returns to IRQs-on code: a frame call a
+		 * handler asked for runs now, in this frame (not in the TSan build: its
+		 * handler runs on a copy of the context with every signal blocked; the next
+		 * poll point in thread context takes it there). */
+		if (!HOSTED_TSAN && !was && v->sig_depth == 0 && v->deliver_depth == 0 &&
+		    (atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME))
+			frame_call_signal(v, uc);
 	}
 	errno = saved_errno;
 }
@@ -320,8 +443,10 @@ void hosted_irq_restore(unsigned long key)
 	sigset_t on = src_set_enabled(v);
 
 	pthread_sigmask(SIG_UNBLOCK, &on, NULL);	/* held signals are delivered here */
-	if (atomic_load_explicit(&v->irq.mailbox, memory_order_relaxed))
-		hosted_poll();	/* blocks, runs the mailbox, unblocks: no recursion */
+	if (atomic_load_explicit(&v->irq.mailbox, memory_order_relaxed) ||
+	    (atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME))
+		hosted_poll();	/* blocks, runs the mailbox, unblocks: no recursion; then
+				   a pending frame call */
 }
 
 bool hosted_irq_enabled(void)
@@ -508,6 +633,26 @@ void hosted_ipi_send(unsigned cpu, uint32_t bits)
 		syscall(SYS_tgkill, getpid(), t->tid, SIG_WAKE);
 }
 
+/* arch_cpu_relax of the TSan build (arch_impl.h): pass one interceptor so TSan runs a
+ * signal it deferred (clock_gettime: vDSO, no system call; only with IRQs on - masked, the
+ * handler would only record it), then take a frame call or mail as a poll point. */
+void hosted_relax_tsan(void)
+{
+	struct vcpu *v = self;
+
+	__asm__ volatile("pause" ::: "memory");
+	if (!v)
+		return;
+	if (HOSTED_TSAN && !v->irq.masked) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	}
+	if ((atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME) |
+	    atomic_load_explicit(&v->irq.mailbox, memory_order_relaxed))
+		hosted_poll();
+}
+
 void hosted_poll(void)
 {
 	struct vcpu *v = self;
@@ -519,8 +664,21 @@ void hosted_poll(void)
 		sigset_t all = src_set(), old;
 
 		pthread_sigmask(SIG_BLOCK, &all, &old);
+		/* the IPI handler runs with IRQs off, like every handler (masked also for
+		 * arch_irq_enabled; an enable/disable pair inside it leaves it off) */
+		v->irq.masked = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		deliver_enter(v, true);
 		run_mailbox(v);
+		deliver_leave(v);
+		atomic_signal_fence(memory_order_seq_cst);
+		if (v->resume_masked) {	/* a handler asked: resume masked, sources blocked */
+			v->resume_masked = 0;
+			return;
+		}
+		v->irq.masked = 0;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		frame_call_thread(v);
 		return;
 	}
 	if (atomic_load_explicit(&v->irq.pending, memory_order_relaxed) |
@@ -576,12 +734,16 @@ void hosted_idle(void)
 	ran = !HOSTED_HARD_MASK &&
 	      ((atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & ~v->ctl_mask) |
 	       atomic_load_explicit(&v->irq.mailbox, memory_order_relaxed));
+	/* a frame call asked for by the replay below waits for the final hosted_poll, when
+	 * the sources are unblocked again (fn must not run with them blocked) */
+	v->frame_hold++;
 	if (HOSTED_HARD_MASK) {	/* the flag only: the sources stay blocked until sigsuspend */
 		atomic_signal_fence(memory_order_seq_cst);
 		v->irq.masked = 0;
 	} else {
 		hosted_irq_enable();	/* replays what the soft flag held */
 	}
+	v->frame_hold--;
 	if (v->irq.masked)	/* a handler made the enable resume masked */
 		ran = true;
 	atomic_store_explicit(&v->activity, "idle", memory_order_relaxed);
@@ -701,6 +863,11 @@ void hosted_watchdog(unsigned seconds)
 	watchdog_s = seconds;
 }
 
+void hosted_fault_note_hook(hosted_fault_note_t fn)
+{
+	fault_note = fn;
+}
+
 /* async-signal-safe formatting for the panic path */
 static void put(const char *s)
 {
@@ -753,6 +920,19 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	put(sigdescr_np(sig) ? sigdescr_np(sig) : "?");
 	put(") at fault address ");
 	put_hex((uintptr_t)si->si_addr);
+	if (fault_note) {	/* the kernel names the thread and a stack guard page hit */
+		static char note[256];	/* one fault panics the process: not reentered */
+
+		note[0] = '\0';
+		if (self)
+			self->irq.masked = 1;	/* the note's contract: IRQs off */
+		fault_note((uint64_t)(uintptr_t)si->si_addr, note, sizeof note);
+		note[sizeof note - 1] = '\0';
+		if (note[0]) {
+			put(" ");
+			put(note);
+		}
+	}
 	put("\nbacktrace:\n");
 	/* backtrace() may allocate on first use; it was warmed up in hosted_start */
 	int n = backtrace(frames, 32);

@@ -134,9 +134,28 @@ static inline uint64_t arch_cycles_end(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 /* A spin-wait step is also a preemption point: mail (IPIs, cross-CPU calls) waiting for
- * this vCPU is taken here when IRQs are on, as a LAPIC would interrupt the spin. */
+ * this vCPU is taken here when IRQs are on, as a LAPIC would interrupt the spin.
+ * The ThreadSanitizer build (HOSTED_TSAN_KERNEL) calls out of line instead: TSan runs an
+ * asynchronous signal's handler only at its next interceptor, so the step passes through
+ * one (the clock's handler runs there) and then takes a pending frame call
+ * (arch_frame_call) or mail - docs/hosted-port.md "Threads on the hosted port". */
+#if defined(__SANITIZE_THREAD__)
+#define HOSTED_TSAN_KERNEL 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HOSTED_TSAN_KERNEL 1
+#endif
+#endif
+#ifndef HOSTED_TSAN_KERNEL
+#define HOSTED_TSAN_KERNEL 0
+#endif
+void hosted_relax_tsan(void);
 static inline void arch_cpu_relax(void)
 {
+	if (HOSTED_TSAN_KERNEL) {
+		hosted_relax_tsan();
+		return;
+	}
 	__asm__ volatile("pause" ::: "memory");
 	struct hosted_irq_cpu *c = hosted_irq_self;
 	if (c && __builtin_expect(__atomic_load_n(&c->mailbox, __ATOMIC_RELAXED) != 0, 0))
@@ -188,4 +207,29 @@ static inline void arch_meas_flag_incdec(void)
 /* A device register read: a volatile load of a status word in memory (no port I/O). */
 static inline uint32_t arch_dev_status_read(void) { return hosted_dev_status; }
 
+/* ---- threads: struct arch_context (arch_if.h "threads"; arch/hosted/context.c,
+ * arch/hosted/switch.S, docs/hosted-port.md "Threads on the hosted port") ----
+ * One per kernel thread (embedded in struct thread) and one per adopted execution (a
+ * vCPU's boot/idle stack: its pthread stack). switch.S knows the offsets of sp and fpu.
+ * Protection: the fields belong to the context's owner - whoever runs it, or the CPU
+ * switching into or out of it. The asm stores `sp` (and the FP area) of `from` before it
+ * loads `to`'s; the kernel's handoff (the thread's state CAS or its master lock, released
+ * after the switch by the next thread) orders that store before another CPU's switch into
+ * it. After the stack switch the port touches only the resumed context, never `from`.
+ * The sanitizer fields are written only by the switch of their own context. */
+struct arch_context {
+	void *sp;		/* 0: saved stack pointer (the switch frame is below it, switch.S) */
+	void *fpu;		/* 8: FP/SIMD save area (xsave or fxsave layout, 64-byte aligned, at
+				   the top of the thread's stack); NULL: not an fp context */
+	void *stack_lo;		/* the stack [stack_lo, stack_lo + stack_size): ASan's fiber */
+	uint64_t stack_size;	/*   bounds (adopted: the pthread's stack) */
+	void *fake_stack;	/* ASan: this context's fake stack while it is switched out */
+	void *fiber;		/* TSan: this context's fiber (adopted: the thread's own) */
+	void (*entry)(void *);	/* arch_context_init's entry and argument, read once by the */
+	void *arg;		/*   trampoline (hosted_context_start) at the first switch-in */
+	bool adopted;		/* arch_context_adopt: no fiber of ours to destroy */
+};
+_Static_assert(__builtin_offsetof(struct arch_context, sp) == 0 &&
+	       __builtin_offsetof(struct arch_context, fpu) == 8,
+	       "arch/hosted/switch.S uses these offsets");
 #endif
