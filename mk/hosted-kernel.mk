@@ -9,8 +9,8 @@
 #   asan, tsan, hard     the default scheme (asan = ASan+UBSan; hard = -DHOSTED_HARD_MASK=1,
 #                        on-chip masking by pthread_sigmask)
 # Kernel objects see -Iinclude -Icommon -Ikernel/include -Iarch/hosted/public only (the
-# door of arch_if.h); the port's own files (runtime, kport, boot, devices) also see
-# arch/hosted/. kernel/core/lib.c is left out: its memset/memcpy/strlen/... are libc's
+# door of arch_if.h); the port's own files (runtime, kport, boot, devices, context) also
+# see arch/hosted/ (and kernel/include only after the system headers, see HK_PORTINC). kernel/core/lib.c is left out: its memset/memcpy/strlen/... are libc's
 # here (a second definition would collide with libc and with the sanitizers'
 # interceptors).
 #
@@ -42,7 +42,10 @@ HK_LDFLAGS_hard :=
 
 HK_COMMON := -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer -pthread -DKSYNC_KERNEL -MMD -MP
 HK_KINC := -Iinclude -Icommon -Ikernel/include -Iarch/hosted/public
-HK_PORTINC := -Iarch/hosted
+# The port's files reach kernel/include after the system directories (-idirafter): its
+# sched.h must not shadow the C library's <sched.h>, which <pthread.h> includes. They
+# include no kernel header that has a libc namesake.
+HK_PORTINC := -Iinclude -Icommon -idirafter kernel/include -Iarch/hosted/public -Iarch/hosted
 # -rdynamic: the panic's backtrace names functions through dladdr
 HK_LDFLAGS := -rdynamic -pthread
 
@@ -64,8 +67,8 @@ HK_DEFS_$(1)_$(2) := -DKSYNC_SPL_HEADER='"spl/$(2).h"' \
 $(HK_OUT)/$(1)/$(2)/obj/%.o: %.c mk/hosted-kernel.mk
 	@mkdir -p $$(@D)
 	$$(call KSYNC_SAY,CC-hk-$(1)-$(2),$$<)
-	$(KSYNC_Q)$$(HK_CC_$(1)) $(HK_COMMON) $$(HK_CFLAGS_$(1)) $$(HK_DEFS_$(1)_$(2)) $(HK_KINC) \
-		$$(if $$(filter arch/hosted/%,$$<),$(HK_PORTINC)) -c $$< -o $$@
+	$(KSYNC_Q)$$(HK_CC_$(1)) $(HK_COMMON) $$(HK_CFLAGS_$(1)) $$(HK_DEFS_$(1)_$(2)) \
+		$$(if $$(filter arch/hosted/%,$$<),$(HK_PORTINC),$(HK_KINC)) -c $$< -o $$@
 
 $(HK_OUT)/$(1)/$(2)/obj/%.o: %.S mk/hosted-kernel.mk
 	@mkdir -p $$(@D)
