@@ -119,6 +119,9 @@ struct vcpu {
 	 * PEND_FRAME in irq.pending; frame_hold > 0: a thread-context replay leaves the
 	 * frame call pending (hosted_idle's stretch with every source blocked). */
 	unsigned deliver_depth, sig_depth, frame_hold;
+	/* 1 while frame_call_thread runs fn (owner only): a frame call asked for during
+	 * it (by a replay at frame_call_done's enable) is run by its loop, not nested */
+	bool frame_running;
 	bool outer_on;
 	void (*frame_fn)(void);
 	timer_t clock;			/* owner only */
@@ -284,15 +287,19 @@ static void frame_call_done(void)
  * switch threads; this thread resumes on the same vCPU (arch_if.h), so `v` stays valid. */
 static void frame_call_thread(struct vcpu *v)
 {
-	if (v->sig_depth || v->deliver_depth || v->frame_hold || v->irq.masked ||
-	    !(atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME))
-		return;
-	void (*fn)(void) = frame_take(v);
+	if (v->frame_running)
+		return;		/* the loop below runs it: the stack holds one fn at most */
+	v->frame_running = true;
+	while (!(v->sig_depth || v->deliver_depth || v->frame_hold || v->irq.masked ||
+		 !(atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME))) {
+		void (*fn)(void) = frame_take(v);
 
-	if (fn) {
+		if (!fn)
+			break;
 		fn();
 		frame_call_done();
 	}
+	v->frame_running = false;
 }
 
 /* The tail of the outermost on_source, the interrupted code had IRQs on: run fn with

@@ -129,7 +129,7 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 	uint64_t s = load(t);
 	for (;;) {
 		if (!(s & S_ONCPU) || SCHED_CPU_OF(s) != cpu)
-			panic("lockfree release: thread '%s' not owned by cpu %u (state %#lx)",
+			panic("lockfree release: thread '%s' not owned by cpu %u (state 0x%lx)",
 			      t->name, cpu, (unsigned long)s);
 		uint64_t bind = (s & S_PREEMPTED) ? (s & (S_PREEMPTED | S_CPU)) : 0;
 		if (s & S_KILL) {

@@ -48,6 +48,9 @@ struct thread {
 	void *fill_arg;
 	volatile unsigned quantum;
 	bool idle;			/* a CPU's idle thread: never queued */
+	/* inside its preemption loop (thread.c): written by the thread itself with IRQs
+	 * off, read by its CPU's handlers */
+	volatile bool in_preempt;
 };
 
 struct sched_sig {
@@ -69,7 +72,7 @@ struct sched_cpu {
 	_Atomic unsigned cur_level;
 	uint64_t counter;		/* switches: indexes the priority table */
 	unsigned cursor[SCHED_LEVELS];	/* lockfree: round-robin position per level */
-	unsigned ticks_left;		/* of the running thread's quantum */
+	uint64_t quantum_end;		/* TSC time the running thread's quantum ends */
 	/* statistics (this CPU, relaxed) */
 	uint64_t dispatches, steals, mark_lost, preemptions, ipis, idle_wakeups;
 } __attribute__((aligned(64)));

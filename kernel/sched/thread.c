@@ -251,7 +251,8 @@ static void quantum_start(struct sched_cpu *sc, struct thread *t)
 			q /= 2;
 	}
 	t->quantum = q;
-	sc->ticks_left = q;
+	/* the quantum is time, not a count of ticks: ticks held by a section still end it */
+	sc->quantum_end = arch_cycles() + q * (arch_tsc_hz() / SCHED_HZ);
 }
 
 /* The second half of a switch, on the thread switched to (IRQs off): give back the
@@ -297,6 +298,7 @@ static void switch_to(struct thread *prev, struct thread *next, bool preempted)
  * else is ready. IRQs off, in thread context. */
 static void schedule(bool preempted)
 {
+	KASSERT(!arch_irq_enabled());
 	unsigned cpu = arch_cpu_id();
 	struct sched_cpu *sc = &sched_cpus[cpu];
 	struct thread *prev = kcpu_this()->sched_cur;
@@ -320,20 +322,56 @@ static void schedule(bool preempted)
 	switch_to(prev, next, preempted);
 }
 
-/* The clock or an IPI asked for a switch and the interrupted code is preemptible: runs
- * in that code's context, IRQs on (arch_frame_call), or from the end of a lowering. */
-void sched_preempt(void);
-void sched_preempt(void)
+/* Preemption (the clock or an IPI asked for a switch; the interrupted code is
+ * preemptible). A thread inside its preemption loop is never preempted again from a
+ * handler (in_preempt): an interrupt arriving while the loop runs with IRQs on (a signal
+ * handler, or a resched IPI storm from thread operations) only leaves kcpu.resched set
+ * for the loop to see, so the thread's stack holds at most one interrupted frame. */
+static void preempt_loop(void)
 {
-	irqkey_t k = arch_irq_save();
-	struct kcpu *kc = kcpu_this();
-	struct thread *cur = kc->sched_cur;
-	if (kc->resched && sched_cpus[arch_cpu_id()].active && cur && !cur->idle) {
+	/* IRQs off in and out; the thread is the one running, which stays on this CPU
+	 * while it is preempted (SCHED_PREEMPTED), so kcpu_this() is the same each round */
+	for (;;) {
+		struct kcpu *kc = kcpu_this();
+		if (!kc->resched || !sched_cpus[arch_cpu_id()].active)
+			return;
 		kc->resched = 0;
 		schedule(true);
+		struct thread *self = kcpu_this()->sched_cur;
+		if (atomic_load_explicit(&self->state, memory_order_relaxed) & SCHED_SIGPEND) {
+			arch_irq_enable();
+			sigs_deliver();
+			arch_irq_disable();
+		}
+	}
+}
+
+/* From arch_frame_call, at the end of an interrupt (IRQs on): returns with IRQs OFF, so
+ * the port's return to the interrupted code (x86 iretq's RFLAGS; hosted: the signal
+ * frame) turns them back on only once the handler's frame is gone. */
+void sched_preempt_frame(void);
+void sched_preempt_frame(void)
+{
+	arch_irq_disable();
+	struct thread *self = kcpu_this()->sched_cur;
+	if (!self || self->idle || self->in_preempt)
+		return;
+	self->in_preempt = true;
+	preempt_loop();
+	self->in_preempt = false;
+}
+
+/* From thread context at the end of a lowering (IRQs on); returns with IRQs on. */
+static void sched_preempt(void)
+{
+	irqkey_t k = arch_irq_save();
+	struct thread *self = kcpu_this()->sched_cur;
+	if (self && !self->idle && !self->in_preempt) {
+		self->in_preempt = true;
+		preempt_loop();
+		self->in_preempt = false;
 	}
 	arch_irq_restore(k);
-	sigs_deliver();
 }
 
 void sched_intr_exit_slow(struct trapframe *tf, unsigned s)
@@ -341,9 +379,9 @@ void sched_intr_exit_slow(struct trapframe *tf, unsigned s)
 	struct spl_cpu *c = spl_self();
 	struct thread *cur = kcpu_this()->sched_cur;
 	if (s != IPL_NONE || c->intr_depth != 0 || spl_effective(c) != IPL_NONE || !cur || cur->idle ||
-	    !sched_cpus[arch_cpu_id()].active)
+	    cur->in_preempt || !sched_cpus[arch_cpu_id()].active)
 		return;
-	(void)arch_frame_call(tf, sched_preempt);	/* false: the soft interrupt waits */
+	(void)arch_frame_call(tf, sched_preempt_frame);	/* false: the soft interrupt waits */
 }
 
 void sched_lowered_slow(void)
@@ -351,7 +389,7 @@ void sched_lowered_slow(void)
 	struct spl_cpu *c = spl_self();
 	struct thread *cur = kcpu_this()->sched_cur;
 	if (c->intr_depth != 0 || spl_effective(c) != IPL_NONE || !arch_irq_enabled() || !cur ||
-	    cur->idle || !sched_cpus[arch_cpu_id()].active)
+	    cur->idle || cur->in_preempt || !sched_cpus[arch_cpu_id()].active)
 		return;
 	sched_preempt();
 }
@@ -371,7 +409,8 @@ static void sched_tick(void *arg)
 {
 	(void)arg;
 	struct sched_cpu *sc = sc_this();
-	if (sc->ticks_left && --sc->ticks_left == 0)
+	struct thread *cur = kcpu_this()->sched_cur;
+	if (cur && !cur->idle && (int64_t)(arch_cycles() - sc->quantum_end) >= 0)
 		resched_here();
 }
 
@@ -379,6 +418,8 @@ static void resched_ipi(struct trapframe *tf, void *arg)
 {
 	(void)arg;
 	struct spl_cpu *c = spl_self();
+	arch_lapic_eoi();	/* a raw vector: its handler ends it (x86: else the LAPIC
+				   holds every vector of its class and below for good) */
 	resched_here();
 	/* an IPI is no spl source: the interrupted level is the CPU's current one */
 	sched_intr_exit(tf, spl_effective(c));
@@ -673,7 +714,7 @@ int sched_wakeup(struct thread *t, uint64_t cond)
 static void clock_on(void *arg)
 {
 	(void)arg;
-	sched_cpus[arch_cpu_id()].ticks_left = SCHED_QUANTUM_TICKS;
+	sched_cpus[arch_cpu_id()].quantum_end = arch_cycles() + SCHED_QUANTUM_TICKS * (arch_tsc_hz() / SCHED_HZ);
 	(void)clock_start(&sched_clock, SCHED_HZ);
 }
 

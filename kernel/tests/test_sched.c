@@ -1,0 +1,557 @@
+/*
+ * test_sched.c - threads and both schedulers (issue 10; kernel/sched/, docs/sched.md):
+ * create/exit/join and bad input, preemption of a spinning thread on every CPU, the
+ * reschedule held by a critical section / raised level until it ends (this kernel's
+ * scheme), CPU shares against the priority table, sleep/wakeup races counted (Fig. 3),
+ * racing thread operations with every signal counted, the serializer in both variants,
+ * software feedback on the quantum. Every case runs under "lockfree" and "locked".
+ * Sizes are small for make test; `sched_races=N` on the command line raises the
+ * sleep/wakeup race count (make stress: 10^6).
+ */
+#include "kernel.h"
+#include "sched.h"
+#include "serializer.h"
+#include "spl.h"
+#include <ksync/ktest.h>
+#include <ksync/errors.h>
+
+uint64_t sched_signals_delivered(void);
+uint64_t sched_signals_discarded(void);
+
+static const char *const scheds[] = { "lockfree", "locked" };
+#define FOR_EACH_SCHED(name) for (unsigned si_ = 0; si_ < 2 && ((name) = scheds[si_], 1); si_++)
+
+static unsigned ncpu(void) { return arch_ncpus(); }
+static uint64_t cpu_bit(unsigned c) { return 1ull << c; }
+
+static uint64_t ms_ticks(uint64_t ms) { return arch_tsc_hz() / 1000 * ms; }
+
+/* Spin-wait step that is a poll point in every build (the TSan hosted build takes
+ * preemption only there). */
+static inline void relax(void) { arch_cpu_relax(); }
+
+/* ---- create, exit, join, bad input ------------------------------------------------- */
+
+static volatile uint64_t counter_hits[64];
+
+static void count_fn(void *arg)
+{
+	unsigned i = (unsigned)(uintptr_t)arg;
+	__atomic_fetch_add(&counter_hits[i % 64], 1, __ATOMIC_RELAXED);
+}
+
+static void exit_early_fn(void *arg)
+{
+	count_fn(arg);
+	thread_exit();
+}
+
+KTEST(sched_create_join)
+{
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		memset((void *)counter_hits, 0, sizeof counter_hits);
+		struct thread *t[32];
+		for (unsigned i = 0; i < 32; i++)
+			KT_ASSERT_EQ(thread_create(&t[i], (i & 1) ? exit_early_fn : count_fn,
+						   (void *)(uintptr_t)i, i % SCHED_LEVELS,
+						   SCHED_AFFINITY_ANY, "worker", 0), KSYNC_OK);
+		for (unsigned i = 0; i < 32; i++)
+			KT_EXPECT_EQ(thread_join(t[i]), KSYNC_OK);
+		unsigned ok = 0;
+		for (unsigned i = 0; i < 32; i++)
+			ok += counter_hits[i] == 1;
+		KT_EXPECT_EQ(ok, 32u);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+}
+
+static void sleep_forever_fn(void *arg)
+{
+	(void)arg;
+	for (;;)
+		sched_sleep(SCHED_COND(20));	/* nobody sets it: only a kill ends it */
+}
+
+static volatile int hold_flag;
+static void hold_fn(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&hold_flag, __ATOMIC_ACQUIRE))
+		sched_sleep(SCHED_COND_USER);
+}
+
+KTEST(sched_bad_input)
+{
+	struct thread *t;
+	KT_EXPECT_EQ(thread_create(&t, count_fn, NULL, 0, SCHED_AFFINITY_ANY, "early", 0), KSYNC_EBUSY);
+	KT_ASSERT_EQ(sched_start("lockfree"), KSYNC_OK);
+	KT_EXPECT_EQ(sched_start("lockfree"), KSYNC_EBUSY);
+	KT_EXPECT_EQ(thread_create(&t, count_fn, NULL, SCHED_LEVELS, SCHED_AFFINITY_ANY, "x", 0), KSYNC_EINVAL);
+	KT_EXPECT_EQ(thread_create(&t, count_fn, NULL, 0, 0, "x", 0), KSYNC_EINVAL);
+	if (ncpu() < 64)
+		KT_EXPECT_EQ(thread_create(&t, count_fn, NULL, 0, 1ull << 63, "x", 0), KSYNC_EINVAL);
+	KT_EXPECT_EQ(thread_create(&t, NULL, NULL, 0, SCHED_AFFINITY_ANY, "x", 0), KSYNC_EINVAL);
+	KT_EXPECT_EQ(thread_create(NULL, count_fn, NULL, 0, SCHED_AFFINITY_ANY, "x", 0), KSYNC_EINVAL);
+	KT_EXPECT_EQ(thread_join(thread_self()), KSYNC_EDEADLK);
+	uint8_t bad[2] = { 0, SCHED_LEVELS };
+	KT_EXPECT_EQ(sched_table_set(bad, 2), KSYNC_EINVAL);
+	KT_EXPECT_EQ(sched_table_set(bad, 0), KSYNC_EINVAL);
+	/* detached: not joinable */
+	hold_flag = 0;
+	KT_ASSERT_EQ(thread_create(&t, hold_fn, NULL, 0, SCHED_AFFINITY_ANY, "detached", THREAD_DETACHED), KSYNC_OK);
+	KT_EXPECT_EQ(thread_join(t), KSYNC_EINVAL);
+	KT_EXPECT_EQ(sched_stop(), KSYNC_EBUSY);	/* a thread still lives */
+	__atomic_store_n(&hold_flag, 1, __ATOMIC_RELEASE);
+	sched_wakeup(t, SCHED_COND_USER);
+	/* a dead thread: signal, resume, wakeup say so */
+	struct thread *d;
+	KT_ASSERT_EQ(thread_create(&d, sleep_forever_fn, NULL, 0, SCHED_AFFINITY_ANY, "victim", 0), KSYNC_OK);
+	uint64_t t0 = arch_cycles();
+	while (thread_state(d) & SCHED_READY && arch_cycles() - t0 < ms_ticks(2000))
+		thread_yield();	/* until it sleeps */
+	KT_EXPECT_EQ(thread_kill(d), KSYNC_OK);
+	while (!(thread_state(d) & SCHED_DEAD) && arch_cycles() - t0 < ms_ticks(4000))
+		thread_yield();
+	if (!(thread_state(d) & SCHED_DEAD))
+		kt_diag(kt, "victim state 0x%lx", (unsigned long)thread_state(d));
+	KT_EXPECT(thread_state(d) & SCHED_DEAD);
+	KT_EXPECT_EQ(thread_signal(d, (thread_sig_fn)count_fn, NULL), KSYNC_ESRCH);
+	KT_EXPECT_EQ(thread_resume(d), KSYNC_ESRCH);
+	KT_EXPECT_EQ(sched_wakeup(d, SCHED_COND_USER), KSYNC_ESRCH);
+	KT_EXPECT_EQ(thread_join(d), KSYNC_OK);
+	/* the detached thread frees itself; stop waits for nothing then */
+	int rc;
+	t0 = arch_cycles();
+	while ((rc = sched_stop()) == KSYNC_EBUSY && arch_cycles() - t0 < ms_ticks(4000))
+		thread_yield();
+	KT_EXPECT_EQ(rc, KSYNC_OK);
+	KT_EXPECT_EQ(sched_start("nonsense"), KSYNC_EINVAL);
+}
+
+/* ---- preemption -------------------------------------------------------------------- */
+
+static volatile int spin_done[64];
+static volatile uint64_t spin_count[64];
+
+static void spinner_fn(void *arg)
+{
+	unsigned c = (unsigned)(uintptr_t)arg;
+	/* a tight loop: only preemption lets the setter on this CPU run */
+	while (!__atomic_load_n(&spin_done[c], __ATOMIC_ACQUIRE)) {
+		spin_count[c]++;
+#if defined(__SANITIZE_THREAD__)
+		relax();	/* the TSan hosted build preempts at poll points only */
+#endif
+	}
+}
+
+static void setter_fn(void *arg)
+{
+	unsigned c = (unsigned)(uintptr_t)arg;
+	__atomic_store_n(&spin_done[c], 1, __ATOMIC_RELEASE);
+}
+
+KTEST(sched_preempt_spinner_every_cpu)
+{
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		unsigned n = ncpu();
+		struct thread *sp[64], *st[64];
+		for (unsigned c = 0; c < n; c++) {
+			spin_done[c] = 0;
+			spin_count[c] = 0;
+			KT_ASSERT_EQ(thread_create(&sp[c], spinner_fn, (void *)(uintptr_t)c, 1, cpu_bit(c), "spinner", 0), KSYNC_OK);
+		}
+		for (unsigned c = 0; c < n; c++)
+			KT_ASSERT_EQ(thread_create(&st[c], setter_fn, (void *)(uintptr_t)c, 1, cpu_bit(c), "setter", 0), KSYNC_OK);
+		unsigned ok = 0;
+		for (unsigned c = 0; c < n; c++) {
+			KT_EXPECT_EQ(thread_join(st[c]), KSYNC_OK);
+			KT_EXPECT_EQ(thread_join(sp[c]), KSYNC_OK);
+			ok += spin_done[c] == 1;
+		}
+		KT_EXPECT_EQ(ok, n);
+		struct sched_stats ss;
+		sched_stats_get(&ss);
+		kt_diag(kt, "%s: %u CPUs, %lu preemptions, %lu dispatches, %lu steals", s, n,
+			(unsigned long)ss.preemptions, (unsigned long)ss.dispatches, (unsigned long)ss.steals);
+		KT_EXPECT(ss.preemptions > 0);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+}
+
+/* A section that outlives its quantum: the other thread on the CPU must not run inside
+ * it, and must have run by the time the section's end returns. */
+static volatile int other_ran;
+static volatile int section_kind;	/* 0 crit_enter, 1 splraise(IPL_TTY), 2 splraise(IPL_CLOCK-1) */
+static volatile int inside_saw, after_saw;
+
+static void other_fn(void *arg)
+{
+	(void)arg;
+	sched_sleep(SCHED_COND_USER);	/* until the section wakes it */
+	__atomic_store_n(&other_ran, 1, __ATOMIC_RELEASE);
+}
+
+static void section_fn(void *arg)
+{
+	struct thread *other = arg;
+	uint64_t q = ms_ticks(1000 / SCHED_HZ * SCHED_QUANTUM_TICKS);
+	spl_t sv = 0;
+	if (section_kind == 0)
+		crit_enter();
+	else
+		sv = splraise(IPL_TTY);
+	sched_wakeup(other, SCHED_COND_USER);	/* ready now, same level and CPU: it waits */
+	uint64_t t0 = arch_cycles();
+	while (arch_cycles() - t0 < 4 * q)
+		;		/* four quanta inside the section */
+	inside_saw = __atomic_load_n(&other_ran, __ATOMIC_ACQUIRE);
+	if (section_kind == 0)
+		crit_leave();
+	else
+		splx(sv);
+	after_saw = __atomic_load_n(&other_ran, __ATOMIC_ACQUIRE);
+}
+
+KTEST(sched_resched_waits_for_section_end)
+{
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		for (int kind = 0; kind < 2; kind++) {
+			KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+			unsigned c = ncpu() - 1;
+			struct thread *o, *a;
+			other_ran = inside_saw = after_saw = 0;
+			section_kind = kind;
+			KT_ASSERT_EQ(thread_create(&o, other_fn, NULL, 1, cpu_bit(c), "other", 0), KSYNC_OK);
+			KT_ASSERT_EQ(thread_create(&a, section_fn, o, 1, cpu_bit(c), "section", 0), KSYNC_OK);
+			KT_EXPECT_EQ(thread_join(a), KSYNC_OK);
+			KT_EXPECT_EQ(thread_join(o), KSYNC_OK);
+			kt_diag(kt, "%s %s (%s): other ran inside %d, at the end %d", s,
+				kind ? "splraise(IPL_TTY)" : "crit_enter", spl_scheme_name(), inside_saw, after_saw);
+			KT_EXPECT_EQ(inside_saw, 0);
+			KT_EXPECT_EQ(after_saw, 1);
+			KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+		}
+	}
+}
+
+/* ---- CPU shares against the priority table ---------------------------------------- */
+
+static volatile int share_stop, share_go;
+static struct thread *share_t[SCHED_LEVELS];
+static uint64_t share_base[SCHED_LEVELS];
+static const unsigned share_total = 128;
+
+static void share_fn(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&share_go, __ATOMIC_ACQUIRE))
+		relax();
+	for (;;) {
+		uint64_t sum = 0;
+		for (unsigned l = 0; l < 3; l++)
+			sum += thread_dispatches(share_t[l]) - share_base[l];
+		if (sum >= share_total || __atomic_load_n(&share_stop, __ATOMIC_ACQUIRE))
+			break;
+#if defined(__SANITIZE_THREAD__)
+		relax();
+#endif
+	}
+	__atomic_store_n(&share_stop, 1, __ATOMIC_RELEASE);
+}
+
+/* Expected share (per mille) of each level for a table, when levels 0..2 are busy and 3
+ * is empty (its turns wrap to level 0). Integer arithmetic: kernel code has no FP. */
+static void expect_shares(const uint8_t *tab, unsigned n, unsigned *exp)
+{
+	unsigned cnt[3] = { 0, 0, 0 };
+	for (unsigned i = 0; i < n; i++)
+		cnt[tab[i] < 3 ? tab[i] : 0]++;
+	for (unsigned l = 0; l < 3; l++)
+		exp[l] = cnt[l] * 1000 / n;
+}
+
+KTEST(sched_shares_follow_table)
+{
+	static const uint8_t custom[4] = { 2, 1, 2, 0 };	/* 1/4, 1/4, 1/2 */
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		for (int which = 0; which < 2; which++) {
+			KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+			uint8_t tab[SCHED_TABLE_MAX];
+			if (which)
+				KT_ASSERT_EQ(sched_table_set(custom, 4), KSYNC_OK);
+			else
+				sched_table_default();
+			unsigned n = sched_table_get(tab, SCHED_TABLE_MAX);
+			unsigned exp[3];
+			expect_shares(tab, n, exp);
+			unsigned c = ncpu() - 1;
+			share_stop = share_go = 0;
+			for (unsigned l = 0; l < 3; l++)
+				KT_ASSERT_EQ(thread_create(&share_t[l], share_fn, NULL, l, cpu_bit(c), "share", 0), KSYNC_OK);
+			for (unsigned l = 0; l < 3; l++)
+				share_base[l] = thread_dispatches(share_t[l]);
+			__atomic_store_n(&share_go, 1, __ATOMIC_RELEASE);
+			uint64_t d[3];
+			for (unsigned l = 0; l < 3; l++)
+				KT_EXPECT_EQ(thread_join(share_t[l]), KSYNC_OK);
+			uint64_t sum = 0;
+			for (unsigned l = 0; l < 3; l++)
+				sum += d[l] = thread_dispatches(share_t[l]) - share_base[l];
+			/* tolerance: 60 per mille of all dispatches (the first turns and the
+			 * boot thread's on a 1-CPU machine shift a few) */
+			for (unsigned l = 0; l < 3; l++) {
+				unsigned got = sum ? (unsigned)(d[l] * 1000 / sum) : 0;
+				int diff = (int)got - (int)exp[l];
+				kt_diag(kt, "%s table %s: level %u share %u/1000 expected %u/1000 (%lu of %lu dispatches)",
+					s, which ? "custom" : "default", l, got, exp[l],
+					(unsigned long)d[l], (unsigned long)sum);
+				KT_EXPECT(diff < 60 && diff > -60);
+			}
+			sched_table_default();
+			KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+		}
+	}
+}
+
+/* ---- sleep / wakeup races (Hohmuth & Haertig Fig. 3): every wakeup counted ----------- */
+
+static volatile uint64_t slept, woken_sent;
+static uint64_t race_n;
+static struct thread *sleeper;
+
+static void sleeper_fn(void *arg)
+{
+	(void)arg;
+	for (uint64_t i = 0; i < race_n; i++) {
+		sched_sleep(SCHED_COND_USER);
+		__atomic_store_n(&slept, i + 1, __ATOMIC_RELEASE);
+	}
+}
+
+static void waker_fn(void *arg)
+{
+	(void)arg;
+	for (uint64_t i = 0; i < race_n; i++) {
+		while (__atomic_load_n(&slept, __ATOMIC_ACQUIRE) != i)
+			relax();	/* the sleeper is between its count and its next sleep */
+		sched_wakeup(sleeper, SCHED_COND_USER);
+		woken_sent++;
+	}
+}
+
+KTEST(sched_sleep_wakeup_race)
+{
+	char buf[24];
+	race_n = 3000;
+	if (cmdline_get("sched_races", buf, sizeof buf)) {
+		race_n = 0;
+		for (const char *p = buf; *p >= '0' && *p <= '9'; p++)
+			race_n = race_n * 10 + (uint64_t)(*p - '0');
+	}
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		unsigned n = ncpu();
+		slept = woken_sent = 0;
+		struct thread *w;
+		KT_ASSERT_EQ(thread_create(&sleeper, sleeper_fn, NULL, 1, cpu_bit(n - 1), "sleeper", 0), KSYNC_OK);
+		KT_ASSERT_EQ(thread_create(&w, waker_fn, NULL, 1, cpu_bit(n > 1 ? n - 2 : 0), "waker", 0), KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(w), KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(sleeper), KSYNC_OK);
+		KT_EXPECT_EQ(slept, race_n);
+		KT_EXPECT_EQ(woken_sent, race_n);
+		kt_diag(kt, "%s: %lu sleep/wakeup races on %u CPUs, every wakeup counted", s,
+			(unsigned long)slept, n);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+}
+
+/* ---- racing thread operations, signals counted ---------------------------------------- */
+
+static volatile uint64_t sig_runs;
+static volatile int victim_stop;
+static struct thread *victim;
+
+static void sig_fn(void *arg)
+{
+	(void)arg;
+	__atomic_fetch_add(&sig_runs, 1, __ATOMIC_RELAXED);
+}
+
+static void victim_fn(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&victim_stop, __ATOMIC_ACQUIRE))
+		thread_yield();
+}
+
+static volatile uint64_t ops_sent_ok;
+
+static void operator_fn(void *arg)
+{
+	uint64_t x = (uint64_t)(uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
+	for (unsigned i = 0; i < 400; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		switch (x % 3) {
+		case 0: thread_suspend(victim); break;
+		case 1: thread_resume(victim); break;
+		default:
+			if (thread_signal(victim, sig_fn, NULL) == KSYNC_OK)
+				__atomic_fetch_add(&ops_sent_ok, 1, __ATOMIC_RELAXED);
+		}
+		if ((x >> 8) % 4 == 0)
+			thread_yield();
+	}
+}
+
+KTEST(sched_ops_race_signals_counted)
+{
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		unsigned n = ncpu();
+		uint64_t d0 = sched_signals_delivered(), x0 = sched_signals_discarded();
+		sig_runs = ops_sent_ok = 0;
+		victim_stop = 0;
+		KT_ASSERT_EQ(thread_create(&victim, victim_fn, NULL, 1, SCHED_AFFINITY_ANY, "victim", 0), KSYNC_OK);
+		struct thread *op[2];
+		for (unsigned i = 0; i < 2; i++)
+			KT_ASSERT_EQ(thread_create(&op[i], operator_fn, (void *)(uintptr_t)(i + 1), 1,
+						   cpu_bit(i % n), "operator", 0), KSYNC_OK);
+		for (unsigned i = 0; i < 2; i++)
+			KT_EXPECT_EQ(thread_join(op[i]), KSYNC_OK);
+		/* end it the racing way: resume and kill race with its own yields */
+		KT_EXPECT_EQ(thread_resume(victim), KSYNC_OK);
+		KT_EXPECT_EQ(thread_kill(victim), KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(victim), KSYNC_OK);
+		uint64_t del = sched_signals_delivered() - d0, dis = sched_signals_discarded() - x0;
+		kt_diag(kt, "%s: %lu signals sent, %lu delivered, %lu discarded at the kill", s,
+			(unsigned long)ops_sent_ok, (unsigned long)del, (unsigned long)dis);
+		KT_EXPECT_EQ(del, sig_runs);
+		KT_EXPECT_EQ(del + dis, ops_sent_ok);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+}
+
+/* suspend of a thread that is exiting; kill of a suspended one; signal then kill */
+static void quick_fn(void *arg) { (void)arg; }
+
+KTEST(sched_ops_pairs)
+{
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		for (unsigned i = 0; i < 50; i++) {
+			struct thread *t;
+			KT_ASSERT_EQ(thread_create(&t, quick_fn, NULL, 1, SCHED_AFFINITY_ANY, "quick", 0), KSYNC_OK);
+			int a = thread_suspend(t);	/* may race its exit */
+			KT_EXPECT(a == KSYNC_OK || a == KSYNC_ESRCH);
+			int b = (i & 1) ? thread_kill(t) : thread_resume(t);
+			KT_EXPECT(b == KSYNC_OK || b == KSYNC_ESRCH);
+			if (!(i & 1))
+				(void)thread_kill(t);	/* it may be stopped: end it */
+			KT_EXPECT_EQ(thread_join(t), KSYNC_OK);
+		}
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+}
+
+/* ---- the serializer ------------------------------------------------------------------ */
+
+struct ser_obj { uint64_t value; uint64_t last_seq[8]; uint64_t out_of_order; bool lifo; };
+static struct serializer ser;
+
+static long ser_add(void *obj, void *arg)
+{
+	struct ser_obj *o = obj;	/* only the server touches it: no synchronization */
+	uint64_t a = (uint64_t)(uintptr_t)arg, client = a >> 32, seq = a & 0xffffffffu;
+	o->value++;
+	/* a waiting client has one request in flight, so both variants keep its order;
+	 * the fire-and-forget client (6) has many: FIFO keeps it, the stack reverses it */
+	if (seq <= o->last_seq[client] && !(o->lifo && client == 6))
+		o->out_of_order++;
+	o->last_seq[client] = seq;
+	return (long)o->value;
+}
+
+static void ser_client(void *arg)
+{
+	uint64_t client = (uint64_t)(uintptr_t)arg;
+	struct ser_req r;
+	for (uint64_t i = 1; i <= 200; i++)
+		ser_call(&ser, &r, ser_add, (void *)(uintptr_t)(client << 32 | i), true);
+}
+
+KTEST(sched_serializer)
+{
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		for (int kind = 0; kind < 2; kind++) {
+			KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+			static struct ser_obj obj;
+			memset(&obj, 0, sizeof obj);
+			obj.lifo = kind == 1;
+			KT_ASSERT_EQ(ser_init(&ser, kind ? SER_STACK : SER_QUEUE, &obj, 0, "server"), KSYNC_OK);
+			struct thread *c[4];
+			for (unsigned i = 0; i < 4; i++)
+				KT_ASSERT_EQ(thread_create(&c[i], ser_client, (void *)(uintptr_t)(i + 1), 1,
+							   SCHED_AFFINITY_ANY, "client", 0), KSYNC_OK);
+			/* and fire-and-forget requests from here */
+			static struct ser_req nowait[16];
+			for (unsigned i = 0; i < 16; i++)
+				KT_EXPECT_EQ(ser_call(&ser, &nowait[i], ser_add, (void *)(uintptr_t)(6ull << 32 | (i + 1)), false), KSYNC_OK);
+			for (unsigned i = 0; i < 4; i++)
+				KT_EXPECT_EQ(thread_join(c[i]), KSYNC_OK);
+			KT_EXPECT_EQ(ser_destroy(&ser), KSYNC_OK);
+			unsigned done = 0;
+			for (unsigned i = 0; i < 16; i++)
+				done += ser_done(&nowait[i]);
+			KT_EXPECT_EQ(done, 16u);
+			KT_EXPECT_EQ(obj.value, 4 * 200 + 16ull);
+			KT_EXPECT_EQ(obj.out_of_order, 0ull);
+			KT_EXPECT_EQ(ser_call(&ser, &nowait[0], ser_add, NULL, false), KSYNC_EBUSY);
+			KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+		}
+	}
+}
+
+/* ---- software feedback on the quantum -------------------------------------------------- */
+
+static volatile unsigned fill;
+static unsigned fill_fn(void *arg) { (void)arg; return fill; }
+static volatile int fb_stop;
+static void fb_fn(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&fb_stop, __ATOMIC_ACQUIRE))
+		thread_yield();
+}
+
+KTEST(sched_feedback_quantum)
+{
+	KT_ASSERT_EQ(sched_start(NULL), KSYNC_OK);
+	struct thread *t;
+	fb_stop = 0;
+	fill = 90;
+	KT_ASSERT_EQ(thread_create(&t, fb_fn, NULL, 1, SCHED_AFFINITY_ANY, "feedback", 0), KSYNC_OK);
+	thread_set_input(t, fill_fn, NULL);
+	uint64_t t0 = arch_cycles();
+	while (thread_quantum(t) < 8 * SCHED_QUANTUM_TICKS && arch_cycles() - t0 < ms_ticks(3000))
+		thread_yield();
+	KT_EXPECT_EQ(thread_quantum(t), 8u * SCHED_QUANTUM_TICKS);	/* full input: longer */
+	fill = 10;
+	t0 = arch_cycles();
+	while (thread_quantum(t) > SCHED_QUANTUM_TICKS && arch_cycles() - t0 < ms_ticks(3000))
+		thread_yield();
+	KT_EXPECT_EQ(thread_quantum(t), (unsigned)SCHED_QUANTUM_TICKS);	/* drained: back */
+	__atomic_store_n(&fb_stop, 1, __ATOMIC_RELEASE);
+	KT_EXPECT_EQ(thread_join(t), KSYNC_OK);
+	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+}
