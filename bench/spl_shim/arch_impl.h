@@ -18,6 +18,10 @@
 extern _Thread_local unsigned shim_cpu_index __attribute__((tls_model("local-exec")));
 void shim_unreachable(const char *what) __attribute__((noreturn));
 
+/* The threads' saved context (arch_if.h): the kernel embeds one per thread and never
+ * looks inside; the stand-in only needs a size. */
+struct arch_context { uint64_t sp; };
+
 static inline irqkey_t arch_irq_save(void) { shim_unreachable("arch_irq_save"); }
 static inline void arch_irq_restore(irqkey_t k) { (void)k; shim_unreachable("arch_irq_restore"); }
 static inline void arch_irq_enable(void) { shim_unreachable("arch_irq_enable"); }
