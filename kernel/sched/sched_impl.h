@@ -37,6 +37,10 @@ struct thread {
 	struct thread *_Atomic joiner;
 	/* Pending signals (Massalin & Pu "signal"): lock-free stack of struct sched_sig. */
 	struct lf_stack sigs;
+	/* signals taken off `sigs` and not yet run: the thread itself while it runs them;
+	 * its reaper once it is DEAD */
+	struct lf_stack_node *sig_chain;
+	bool sig_running;		/* the thread is in sigs_deliver (itself only) */
 	/* locked scheduler: the run-queue links, under sched_lock */
 	struct thread *rq_next, *rq_prev;
 	/* Written by the CPU running the thread (at switches, IRQs off); read relaxed by

@@ -186,10 +186,13 @@ static void zombies_free(void)
 /* Drop the pending signals of a dead thread (counted: nothing lost silently). */
 static void sigs_discard(struct thread *t)
 {
-	struct lf_stack_node *n;
-	if (lf_stack_pop_all_mpmc(&t->sigs, &n) != KSYNC_OK)
+	struct lf_stack_node *n = t->sig_chain;	/* taken by a delivery the kill ended */
+	t->sig_chain = NULL;
+	if (!n && lf_stack_pop_all_mpmc(&t->sigs, &n) != KSYNC_OK)
 		return;
-	while (n) {
+	for (;;) {
+		if (!n && lf_stack_pop_all_mpmc(&t->sigs, &n) != KSYNC_OK)
+			return;
 		struct lf_stack_node *next = lf_stack_next(n);
 		kfree(lf_stack_entry(n, struct sched_sig, link));
 		atomic_fetch_add_explicit(&sig_discarded, 1, memory_order_relaxed);
@@ -202,23 +205,30 @@ static void sigs_discard(struct thread *t)
 static void sigs_deliver(void)
 {
 	struct thread *t = kcpu_this()->sched_cur;
-	if (!t || t->idle || !(atomic_load_explicit(&t->state, memory_order_acquire) & SCHED_SIGPEND))
-		return;
-	/* acq_rel: clear the flag before taking the stack, so a push after the take sets it
-	 * again (it is pushed before its flag) */
-	atomic_fetch_and_explicit(&t->state, ~SCHED_SIGPEND, memory_order_acq_rel);
-	struct lf_stack_node *n;
-	if (lf_stack_pop_all_mpmc(&t->sigs, &n) != KSYNC_OK)
-		return;
-	n = lf_stack_reverse(n);	/* in the order they were sent */
-	while (n) {
-		struct lf_stack_node *next = lf_stack_next(n);
-		struct sched_sig *s = lf_stack_entry(n, struct sched_sig, link);
-		s->fn(s->arg);
-		kfree(s);
-		atomic_fetch_add_explicit(&sig_delivered, 1, memory_order_relaxed);
-		n = next;
+	if (!t || t->idle || t->sig_running)
+		return;	/* a delivery further down this stack (preempted in a handler) goes on */
+	t->sig_running = true;
+	while (atomic_load_explicit(&t->state, memory_order_acquire) & SCHED_SIGPEND) {
+		/* acq_rel: clear the flag before taking the stack, so a push after the take
+		 * sets it again (a record is pushed before its flag) */
+		atomic_fetch_and_explicit(&t->state, ~SCHED_SIGPEND, memory_order_acq_rel);
+		struct lf_stack_node *n;
+		if (lf_stack_pop_all_mpmc(&t->sigs, &n) != KSYNC_OK)
+			continue;
+		/* in the order they were sent; kept in the thread while they run, so a kill
+		 * that ends the thread between two handlers leaves the rest to sigs_discard */
+		t->sig_chain = lf_stack_reverse(n);
+		while ((n = t->sig_chain) != NULL) {
+			t->sig_chain = lf_stack_next(n);
+			struct sched_sig *s = lf_stack_entry(n, struct sched_sig, link);
+			thread_sig_fn fn = s->fn;
+			void *arg = s->arg;
+			kfree(s);
+			atomic_fetch_add_explicit(&sig_delivered, 1, memory_order_relaxed);	/* begun */
+			fn(arg);
+		}
 	}
+	t->sig_running = false;
 }
 
 uint64_t sched_signals_delivered(void) { return atomic_load_explicit(&sig_delivered, memory_order_relaxed); }
@@ -510,8 +520,9 @@ void kernel_ap_entry(void)
 	t->id = SCHED_MAX_THREADS + cpu;
 	ksnprintf(t->name, sizeof t->name, "idle/%u", cpu);
 	arch_context_adopt(&t->ctx);
-	sched_cpus[cpu].idle = t;
 	kcpu_this()->sched_cur = t;
+	/* release: the idle thread's fields before sched_start sees it */
+	__atomic_store_n(&sched_cpus[cpu].idle, t, __ATOMIC_RELEASE);
 	idle_loop();
 }
 
@@ -677,8 +688,19 @@ int thread_signal(struct thread *t, thread_sig_fn fn, void *arg)
 	s->arg = arg;
 	lf_stack_push_mpmc(&t->sigs, &s->link);	/* the record before its flag */
 	int rc = ops->sigpend(t);
-	if (rc != KSYNC_OK)
-		return rc;	/* died meanwhile: the record is discarded (counted) by its reaping */
+	if (rc != KSYNC_OK) {
+		/* it died meanwhile, perhaps after its reaping emptied the stack: empty it
+		 * again (counted as discarded; pop_all races only with other pop_alls) */
+		struct lf_stack_node *n;
+		if (lf_stack_pop_all_mpmc(&t->sigs, &n) == KSYNC_OK)
+			for (; n; ) {
+				struct lf_stack_node *next = lf_stack_next(n);
+				kfree(lf_stack_entry(n, struct sched_sig, link));
+				atomic_fetch_add_explicit(&sig_discarded, 1, memory_order_relaxed);
+				n = next;
+			}
+		return rc;
+	}
 	if (t == thread_self())
 		sigs_deliver();
 	return KSYNC_OK;
@@ -753,8 +775,17 @@ int sched_start(const char *which)
 	ksnprintf(idle0->name, sizeof idle0->name, "idle/0");
 	arch_context_init(&idle0->ctx, idle0->stack, SCHED_STACK_BYTES, idle_entry, NULL, false);
 	sched_cpus[0].idle = idle0;
+	/* every AP must have entered kernel_ap_entry (its idle thread); right after boot an
+	 * AP may still be on its way there */
+	uint64_t t0 = arch_cycles();
 	for (unsigned c = 1; c < n; c++)
-		KASSERT(sched_cpus[c].idle);	/* kernel_ap_entry ran on every AP */
+		while (!__atomic_load_n(&sched_cpus[c].idle, __ATOMIC_ACQUIRE)) {
+			if (arch_cycles() - t0 > 5 * arch_tsc_hz()) {
+				kprintf("sched_start: cpu %u never entered kernel_ap_entry\n", c);
+				return KSYNC_EBUSY;
+			}
+			arch_cpu_relax();
+		}
 	zombies_free();
 	for (unsigned c = 0; c < n; c++) {
 		struct sched_cpu *sc = &sched_cpus[c];
