@@ -119,9 +119,6 @@ struct vcpu {
 	 * PEND_FRAME in irq.pending; frame_hold > 0: a thread-context replay leaves the
 	 * frame call pending (hosted_idle's stretch with every source blocked). */
 	unsigned deliver_depth, sig_depth, frame_hold;
-	/* 1 while frame_call_thread runs fn (owner only): a frame call asked for during
-	 * it (by a replay at frame_call_done's enable) is run by its loop, not nested */
-	bool frame_running;
 	bool outer_on;
 	void (*frame_fn)(void);
 	timer_t clock;			/* owner only */
@@ -287,9 +284,10 @@ static void frame_call_done(void)
  * switch threads; this thread resumes on the same vCPU (arch_if.h), so `v` stays valid. */
 static void frame_call_thread(struct vcpu *v)
 {
-	if (v->frame_running)
-		return;		/* the loop below runs it: the stack holds one fn at most */
-	v->frame_running = true;
+	/* A loop, not recursion: a frame call asked for by a replay at frame_call_done's
+	 * enable waits (frame_hold) for this loop's next round, so a storm of requests
+	 * never stacks fn calls. frame_hold is held only around frame_call_done, which does
+	 * not switch threads (fn may: it is outside the hold). */
 	while (!(v->sig_depth || v->deliver_depth || v->frame_hold || v->irq.masked ||
 		 !(atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME))) {
 		void (*fn)(void) = frame_take(v);
@@ -297,9 +295,10 @@ static void frame_call_thread(struct vcpu *v)
 		if (!fn)
 			break;
 		fn();
+		v->frame_hold++;
 		frame_call_done();
+		v->frame_hold--;
 	}
-	v->frame_running = false;
 }
 
 /* The tail of the outermost on_source, the interrupted code had IRQs on: run fn with
