@@ -136,7 +136,9 @@ static bool lk_release(struct thread *t, unsigned cpu, bool preempted)
 		st_set(t, (s & ~(SCHED_READY | SCHED_SUSPEND)) | SCHED_DEAD);
 		dead = true;
 	} else if (s & SCHED_SUSPEND) {
-		st_set(t, s | SCHED_STOPPED | (preempted ? SCHED_PREEMPTED | ((uint64_t)cpu << SCHED_CPU_SHIFT) : 0));
+		/* a preempted thread stays bound to this CPU while stopped (thread.c) */
+		bool bound = preempted || (st(t) & SCHED_PREEMPTED);
+		st_set(t, s | SCHED_STOPPED | (bound ? SCHED_PREEMPTED | ((uint64_t)cpu << SCHED_CPU_SHIFT) : 0));
 	} else if (!(s & SCHED_READY)) {
 		st_set(t, s);		/* asleep: a wakeup queues it */
 	} else {

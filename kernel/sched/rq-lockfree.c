@@ -116,9 +116,10 @@ static void lf_insert_new(struct thread *t)
 {
 	/* release: the thread's fields before its state (nobody else holds it yet) */
 	atomic_store_explicit(&t->state, S_READY | S_INS, memory_order_release);
+	unsigned h = t->home;	/* read before LINKED: after it a releaser may re-home t */
 	ins(t);
 	finish_ins(t);
-	sched_kick(t->home, t->level);
+	sched_kick(h, t->level);
 }
 
 /* The ONCPU holder gives t back (model: release): off its queue if killed, suspended or
@@ -131,7 +132,10 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 		if (!(s & S_ONCPU) || SCHED_CPU_OF(s) != cpu)
 			panic("lockfree release: thread '%s' not owned by cpu %u (state 0x%lx)",
 			      t->name, cpu, (unsigned long)s);
-		uint64_t bind = (s & S_PREEMPTED) ? (s & (S_PREEMPTED | S_CPU)) : 0;
+		/* a thread switched out by preemption (now, or earlier and marked only to be
+		 * removed) stays bound to this CPU, wherever it goes next (stopped, ...) */
+		uint64_t bind = (preempted || (s & S_PREEMPTED)) ?
+					(S_PREEMPTED | ((uint64_t)cpu << SCHED_CPU_SHIFT)) : 0;
 		if (s & S_KILL) {
 			if (s & S_LINKED) {
 				if (cas(t, &s, s & ~S_LINKED)) {
@@ -153,7 +157,10 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 				}
 				continue;
 			}
-			/* a preempted thread stays bound to its CPU while stopped */
+			/* a preempted thread stays bound to its CPU while stopped; resume
+			 * inserts it where that CPU looks first (ONCPU, not linked: ours) */
+			if (bind && sched_affine(t, cpu))
+				t->home = cpu;
 			if (cas(t, &s, (s & ~(S_ONCPU | S_CPU | S_PREEMPTED)) | bind |
 				       ((s & S_SUSPEND) ? S_STOPPED : 0)))
 				return false;
@@ -195,7 +202,7 @@ static struct thread *try_mark(struct thread *t, unsigned cpu, struct thread *pr
 			return runnable ? t : NULL;
 		}
 		if (s & S_ONCPU) {
-			sc->mark_lost++;	/* another dispatcher has it: move on */
+			SCHED_STAT_INC(sc->mark_lost);	/* another dispatcher has it: move on */
 			return NULL;
 		}
 		if (!(s & S_LINKED))
@@ -301,9 +308,10 @@ static int lf_resume(struct thread *t)
 			break;
 	}
 	if (doins) {
+		unsigned h = t->home;	/* ours while INS is held; re-homed after LINKED */
 		ins(t);
 		finish_ins(t);
-		sched_kick(t->home, t->level);
+		sched_kick(h, t->level);
 	}
 	return KSYNC_OK;
 }
@@ -344,9 +352,10 @@ static int lf_wakeup(struct thread *t, uint64_t cond)
 			break;
 	}
 	if (doins) {
+		unsigned h = t->home;	/* ours while INS is held; re-homed after LINKED */
 		ins(t);
 		finish_ins(t);
-		sched_kick(t->home, t->level);
+		sched_kick(h, t->level);
 	}
 	return KSYNC_OK;
 }

@@ -35,6 +35,9 @@ struct thread {
 	 * looks for DEAD; read by the reaper after it set DEAD (seq_cst): one of them sees
 	 * the other. */
 	struct thread *_Atomic joiner;
+	/* 1 once the reaper is done with the slot (its last access, release): join frees
+	 * the slot only after it sees this (acquire). */
+	_Atomic int reaped;
 	/* Pending signals (Massalin & Pu "signal"): lock-free stack of struct sched_sig. */
 	struct lf_stack sigs;
 	/* signals taken off `sigs` and not yet run: the thread itself while it runs them;
@@ -46,11 +49,11 @@ struct thread {
 	/* Written by the CPU running the thread (at switches, IRQs off); read relaxed by
 	 * reports. */
 	uint64_t dispatches, run_ticks, t_in;
-	/* software feedback: set by thread_set_input before use; quantum by the dispatching
-	 * CPU. */
+	/* software feedback: set by thread_set_input before use; quantum written by the
+	 * dispatching CPU, read by anyone (relaxed atomics). */
 	unsigned (*fill_pct)(void *);
 	void *fill_arg;
-	volatile unsigned quantum;
+	unsigned quantum;
 	bool idle;			/* a CPU's idle thread: never queued */
 	/* inside its preemption loop (thread.c): written by the thread itself with IRQs
 	 * off, read by its CPU's handlers */
@@ -68,7 +71,8 @@ struct sched_cpu {
 	struct thread *idle;
 	struct thread *prev;		/* the thread this CPU just switched away from */
 	bool prev_preempted;
-	volatile bool active;		/* dispatching (sched_start .. sched_stop); BSP writes */
+	_Atomic bool active;		/* dispatching (sched_start .. sched_stop): the BSP
+					   stores (release), every CPU loads (acquire) */
 	/* 1 while the idle thread is about to wait: seq_cst store, read (seq_cst) by a
 	 * waker after its insert (Dekker: the waker sees it or the idler sees the bit). */
 	_Atomic int idle_waiting;
@@ -77,7 +81,8 @@ struct sched_cpu {
 	uint64_t counter;		/* switches: indexes the priority table */
 	unsigned cursor[SCHED_LEVELS];	/* lockfree: round-robin position per level */
 	uint64_t quantum_end;		/* TSC time the running thread's quantum ends */
-	/* statistics (this CPU, relaxed) */
+	/* statistics: written by this CPU (SCHED_STAT_INC: relaxed atomic load + store,
+	 * no locked instruction), read and reset by any CPU with relaxed atomics */
 	uint64_t dispatches, steals, mark_lost, preemptions, ipis, idle_wakeups;
 } __attribute__((aligned(64)));
 
@@ -115,6 +120,11 @@ struct sched_ops {
 };
 
 extern const struct sched_ops sched_ops_lockfree, sched_ops_locked;
+
+/* A counter written by one CPU only and read by others: relaxed atomic load and store
+ * (no lock prefix on the fast path; TSan sees the accesses as atomic). */
+#define SCHED_STAT_INC(x) __atomic_store_n(&(x), __atomic_load_n(&(x), __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED)
+#define SCHED_STAT_ADD(x, v) __atomic_store_n(&(x), __atomic_load_n(&(x), __ATOMIC_RELAXED) + (v), __ATOMIC_RELAXED)
 
 /* thread.c, for the schedulers */
 unsigned sched_cpu_id(void);

@@ -58,10 +58,18 @@ static _Atomic uint64_t slot_used[SCHED_MAX_THREADS / 64];
 static _Atomic uint64_t zombie_mask[SCHED_MAX_THREADS / 64];
 
 static const struct sched_ops *ops = &sched_ops_lockfree;
-static volatile bool sched_on;		/* between sched_start and sched_stop (BSP writes) */
+/* between sched_start and sched_stop: the BSP stores (release), any CPU loads (acquire) */
+static _Atomic bool sched_on;
 static struct thread *boot_thread;
 static _Atomic unsigned rr_home;	/* round-robin home CPU for new threads */
-static struct intr_source sched_clock, sched_soft;
+static void sched_tick(void *arg);
+static void sched_softint(void *arg);
+/* Initialised once, never rewritten: a clock signal already queued in the host when a
+ * run's clock stopped may still run its handler on an AP (hosted) */
+static struct intr_source sched_clock = { .name = "sched-clock", .kind = INTR_CLOCK,
+					  .level = IPL_CLOCK, .fn = sched_tick };
+static struct intr_source sched_soft = { .name = "sched-resched", .kind = INTR_SOFT,
+					 .level = IPL_SOFT, .fn = sched_softint };
 static _Atomic uint64_t sig_delivered, sig_discarded;
 
 #ifndef KSYNC_SCHED_DEFAULT_LOCKED
@@ -75,7 +83,7 @@ static struct sched_cpu *sc_this(void) { return &sched_cpus[arch_cpu_id()]; }
 
 const char *sched_default_name(void) { return KSYNC_SCHED_DEFAULT_LOCKED ? "locked" : "lockfree"; }
 const char *sched_name(void) { return ops->name; }
-bool sched_running(void) { return sched_on; }
+bool sched_running(void) { return atomic_load_explicit(&sched_on, memory_order_acquire); }
 
 /* ---- the priority table ------------------------------------------------------------ */
 
@@ -86,9 +94,10 @@ void sched_table_default(void)
 	unsigned n = 1u << (SCHED_LEVELS - 1);
 	for (unsigned i = 0; i < n; i++) {
 		unsigned c = i + 1, l = (unsigned)__builtin_ctz(c);
-		sched_table[i] = (uint8_t)(l < SCHED_LEVELS - 1 ? l : SCHED_LEVELS - 1);
+		__atomic_store_n(&sched_table[i], (uint8_t)(l < SCHED_LEVELS - 1 ? l : SCHED_LEVELS - 1),
+				 __ATOMIC_RELAXED);
 	}
-	sched_table_len = n;
+	__atomic_store_n(&sched_table_len, n, __ATOMIC_RELAXED);
 }
 
 int sched_table_set(const uint8_t *levels, unsigned n)
@@ -106,9 +115,9 @@ int sched_table_set(const uint8_t *levels, unsigned n)
 
 unsigned sched_table_get(uint8_t *levels, unsigned max)
 {
-	unsigned n = sched_table_len;
+	unsigned n = __atomic_load_n(&sched_table_len, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < n && i < max; i++)
-		levels[i] = sched_table[i];
+		levels[i] = __atomic_load_n(&sched_table[i], __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -240,19 +249,27 @@ uint64_t sched_signals_discarded(void) { return atomic_load_explicit(&sig_discar
 void sched_reap(struct thread *t)
 {
 	sigs_discard(t);
+	bool detached = t->flags & THREAD_DETACHED;
 	struct thread *j = atomic_load_explicit(&t->joiner, memory_order_seq_cst);
 	if (j)
-		sched_wakeup(j, SCHED_COND_JOIN);
-	if (t->flags & THREAD_DETACHED)
+		sched_wakeup(j, SCHED_COND_JOIN);	/* it waits for `reaped`: its slot lives */
+	/* Our last access to t: after it the slot may be freed and reused (join frees it
+	 * once it sees `reaped`; a detached one is freed from the zombie mask). release:
+	 * every access above happens before the freeing. */
+	if (detached)
 		atomic_fetch_or_explicit(&zombie_mask[t->id / 64], 1ull << (t->id % 64),
-					 memory_order_release);	/* after our last access */
+					 memory_order_release);
+	else
+		atomic_store_explicit(&t->reaped, 1, memory_order_release);
 }
 
 /* ---- the switch ---------------------------------------------------------------------------- */
 
 static void quantum_start(struct sched_cpu *sc, struct thread *t)
 {
-	unsigned q = t->quantum ? t->quantum : SCHED_QUANTUM_TICKS;
+	unsigned q = __atomic_load_n(&t->quantum, __ATOMIC_RELAXED);
+	if (!q)
+		q = SCHED_QUANTUM_TICKS;
 	if (t->fill_pct) {	/* software feedback: a full input queue earns a longer quantum */
 		unsigned f = t->fill_pct(t->fill_arg);
 		if (f > 75 && q < 8 * SCHED_QUANTUM_TICKS)
@@ -260,7 +277,7 @@ static void quantum_start(struct sched_cpu *sc, struct thread *t)
 		else if (f < 25 && q > SCHED_QUANTUM_TICKS)
 			q /= 2;
 	}
-	t->quantum = q;
+	__atomic_store_n(&t->quantum, q, __ATOMIC_RELAXED);
 	/* the quantum is time, not a count of ticks: ticks held by a section still end it */
 	sc->quantum_end = arch_cycles() + q * (arch_tsc_hz() / SCHED_HZ);
 }
@@ -287,9 +304,9 @@ static void switch_to(struct thread *prev, struct thread *next, bool preempted)
 	uint64_t now = arch_cycles();
 	if (prev->stack && !arch_stack_ok(prev->stack, SCHED_STACK_BYTES))
 		panic("stack overflow: thread '%s' wrote below its stack (canary gone)", prev->name);
-	prev->run_ticks += now - prev->t_in;
-	next->dispatches++;
-	sc->dispatches++;
+	SCHED_STAT_ADD(prev->run_ticks, now - prev->t_in);
+	SCHED_STAT_INC(next->dispatches);
+	SCHED_STAT_INC(sc->dispatches);
 	if (!next->idle)
 		quantum_start(sc, next);
 	atomic_store_explicit(&sc->cur_level, next->idle ? SCHED_LEVELS : next->level,
@@ -315,10 +332,10 @@ static void schedule(bool preempted)
 	bool stolen = false;
 	struct thread *next = ops->pick(cpu, prev->idle ? NULL : prev, &stolen);
 	if (stolen)
-		sc->steals++;
+		SCHED_STAT_INC(sc->steals);
 	if (next == prev) {	/* its level's turn and its own: it goes on */
-		prev->dispatches++;
-		sc->dispatches++;
+		SCHED_STAT_INC(prev->dispatches);
+		SCHED_STAT_INC(sc->dispatches);
 		quantum_start(sc, prev);
 		return;
 	}
@@ -328,7 +345,7 @@ static void schedule(bool preempted)
 			return;
 	}
 	if (preempted)
-		sc->preemptions++;
+		SCHED_STAT_INC(sc->preemptions);
 	switch_to(prev, next, preempted);
 }
 
@@ -343,7 +360,7 @@ static void preempt_loop(void)
 	 * while it is preempted (SCHED_PREEMPTED), so kcpu_this() is the same each round */
 	for (;;) {
 		struct kcpu *kc = kcpu_this();
-		if (!kc->resched || !sched_cpus[arch_cpu_id()].active)
+		if (!kc->resched || !atomic_load_explicit(&sched_cpus[arch_cpu_id()].active, memory_order_acquire))
 			return;
 		kc->resched = 0;
 		schedule(true);
@@ -389,7 +406,7 @@ void sched_intr_exit_slow(struct trapframe *tf, unsigned s)
 	struct spl_cpu *c = spl_self();
 	struct thread *cur = kcpu_this()->sched_cur;
 	if (s != IPL_NONE || c->intr_depth != 0 || spl_effective(c) != IPL_NONE || !cur || cur->idle ||
-	    cur->in_preempt || !sched_cpus[arch_cpu_id()].active)
+	    cur->in_preempt || !atomic_load_explicit(&sched_cpus[arch_cpu_id()].active, memory_order_acquire))
 		return;
 	(void)arch_frame_call(tf, sched_preempt_frame);	/* false: the soft interrupt waits */
 }
@@ -399,7 +416,7 @@ void sched_lowered_slow(void)
 	struct spl_cpu *c = spl_self();
 	struct thread *cur = kcpu_this()->sched_cur;
 	if (c->intr_depth != 0 || spl_effective(c) != IPL_NONE || !arch_irq_enabled() || !cur ||
-	    cur->idle || cur->in_preempt || !sched_cpus[arch_cpu_id()].active)
+	    cur->idle || cur->in_preempt || !atomic_load_explicit(&sched_cpus[arch_cpu_id()].active, memory_order_acquire))
 		return;
 	sched_preempt();
 }
@@ -440,7 +457,7 @@ static void resched_ipi(struct trapframe *tf, void *arg)
 void sched_kick(unsigned cpu, unsigned level)
 {
 	struct sched_cpu *sc = &sched_cpus[cpu];
-	if (!sc->active)
+	if (!atomic_load_explicit(&sc->active, memory_order_acquire))
 		return;
 	bool idle = atomic_load_explicit(&sc->idle_waiting, memory_order_seq_cst);
 	unsigned cl = atomic_load_explicit(&sc->cur_level, memory_order_relaxed);
@@ -455,7 +472,7 @@ void sched_kick(unsigned cpu, unsigned level)
 			sched_lowered_slow();
 		return;
 	}
-	__atomic_fetch_add(&sc->ipis, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sc->ipis, 1, __ATOMIC_RELAXED);	/* any CPU sends */
 	arch_send_ipi(cpu, SCHED_VEC_RESCHED);
 }
 
@@ -469,7 +486,7 @@ void sched_force(unsigned cpu)
 		arch_irq_restore(k);
 		return;
 	}
-	__atomic_fetch_add(&sched_cpus[cpu].ipis, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sched_cpus[cpu].ipis, 1, __ATOMIC_RELAXED);	/* any CPU sends */
 	arch_send_ipi(cpu, SCHED_VEC_RESCHED);
 }
 
@@ -480,7 +497,7 @@ static _Noreturn void idle_loop(void)
 	for (;;) {
 		unsigned cpu = arch_cpu_id();
 		struct sched_cpu *sc = &sched_cpus[cpu];
-		if (!sc->active) {
+		if (!atomic_load_explicit(&sc->active, memory_order_acquire)) {
 			arch_wait_for_irq();
 			continue;
 		}
@@ -493,14 +510,14 @@ static _Noreturn void idle_loop(void)
 		if (t) {
 			atomic_store_explicit(&sc->idle_waiting, 0, memory_order_relaxed);
 			if (stolen)
-				sc->steals++;
+				SCHED_STAT_INC(sc->steals);
 			switch_to(sc->idle, t, false);
 			arch_irq_restore(k);
 			continue;
 		}
 		arch_wait_for_irq();	/* IRQs on and wait, atomically; returns IRQs on */
 		atomic_store_explicit(&sc->idle_waiting, 0, memory_order_relaxed);
-		sc->idle_wakeups++;
+		SCHED_STAT_INC(sc->idle_wakeups);
 		(void)k;
 	}
 }
@@ -547,7 +564,7 @@ int thread_create(struct thread **out, thread_fn fn, void *arg, unsigned level,
 	uint64_t online = n >= 64 ? ~0ull : (1ull << n) - 1;
 	if (!(affinity & online))
 		return KSYNC_EINVAL;
-	if (!sched_on)
+	if (!sched_running())
 		return KSYNC_EBUSY;
 	zombies_free();
 	struct thread *t = slot_alloc();
@@ -607,6 +624,10 @@ int thread_join(struct thread *t)
 	atomic_store_explicit(&t->joiner, self, memory_order_seq_cst);
 	while (!(atomic_load_explicit(&t->state, memory_order_seq_cst) & SCHED_DEAD))
 		sched_sleep(SCHED_COND_JOIN);
+	/* DEAD is published before its reaper is done with the slot (its signals, its
+	 * joiner's wakeup): wait for the reaper's last access (acquire) */
+	while (!atomic_load_explicit(&t->reaped, memory_order_acquire))
+		thread_yield();
 	/* DEAD is set by the release after the switch away from t completed, or by a
 	 * killer while t was off every CPU: its stack is no longer in use */
 	thread_free(t);
@@ -627,7 +648,7 @@ unsigned thread_id(const struct thread *t) { return t->id; }
 uint64_t thread_state(const struct thread *t) { return atomic_load_explicit(&((struct thread *)t)->state, memory_order_acquire); }
 uint64_t thread_dispatches(const struct thread *t) { return __atomic_load_n(&t->dispatches, __ATOMIC_RELAXED); }
 uint64_t thread_run_ticks(const struct thread *t) { return __atomic_load_n(&t->run_ticks, __ATOMIC_RELAXED); }
-unsigned thread_quantum(const struct thread *t) { return t->quantum; }
+unsigned thread_quantum(const struct thread *t) { return __atomic_load_n(&t->quantum, __ATOMIC_RELAXED); }
 
 void thread_set_input(struct thread *t, unsigned (*fill_pct)(void *), void *arg)
 {
@@ -748,7 +769,7 @@ static void clock_off(void *arg)
 
 int sched_start(const char *which)
 {
-	if (sched_on)
+	if (sched_running())
 		return KSYNC_EBUSY;
 	if (!which)
 		which = sched_default_name();
@@ -759,7 +780,7 @@ int sched_start(const char *which)
 	else
 		return KSYNC_EINVAL;
 	KASSERT(arch_cpu_id() == 0);
-	if (!sched_table_len)
+	if (!__atomic_load_n(&sched_table_len, __ATOMIC_RELAXED))
 		sched_table_default();
 	unsigned n = arch_ncpus();
 	/* CPU 0's idle thread needs a stack of its own (the boot context becomes "boot") */
@@ -811,10 +832,6 @@ int sched_start(const char *which)
 	boot_thread = b;
 	b->t_in = arch_cycles();
 
-	sched_clock = (struct intr_source){ .name = "sched-clock", .kind = INTR_CLOCK,
-					    .level = IPL_CLOCK, .fn = sched_tick };
-	sched_soft = (struct intr_source){ .name = "sched-resched", .kind = INTR_SOFT,
-					   .level = IPL_SOFT, .fn = sched_softint };
 	int rc = intr_establish(&sched_clock);
 	if (rc == KSYNC_OK && (rc = intr_establish(&sched_soft)) != KSYNC_OK)
 		intr_disestablish(&sched_clock);
@@ -828,9 +845,9 @@ int sched_start(const char *which)
 	ops->adopt(b, 0);
 	kcpu_this()->sched_cur = b;
 	atomic_store_explicit(&sched_cpus[0].cur_level, 0, memory_order_relaxed);
-	sched_on = true;
+	atomic_store_explicit(&sched_on, true, memory_order_release);
 	for (unsigned c = 0; c < n; c++)
-		sched_cpus[c].active = true;
+		atomic_store_explicit(&sched_cpus[c].active, true, memory_order_release);
 	arch_irq_restore(k);
 	clock_on(NULL);
 	for (unsigned c = 1; c < n; c++) {
@@ -842,7 +859,7 @@ int sched_start(const char *which)
 
 int sched_stop(void)
 {
-	if (!sched_on)
+	if (!sched_running())
 		return KSYNC_EINVAL;
 	if (thread_self() != boot_thread)
 		return KSYNC_EINVAL;
@@ -857,11 +874,16 @@ int sched_stop(void)
 	unsigned n = arch_ncpus();
 	irqkey_t k = arch_irq_save();
 	for (unsigned c = 0; c < n; c++)
-		sched_cpus[c].active = false;
-	sched_on = false;
+		atomic_store_explicit(&sched_cpus[c].active, false, memory_order_release);
+	atomic_store_explicit(&sched_on, false, memory_order_release);
 	kcpu_this()->resched = 0;
 	arch_irq_restore(k);
 	clock_off(NULL);
+	for (unsigned c = 1; c < n; c++)
+		arch_call_on(c, clock_off, NULL);
+	/* intr_disestablish clears the sources' pending bits on every CPU and wants the
+	 * sources quiet: a tick already raised when an AP stopped its clock is handled when
+	 * that AP re-enables IRQs after the call; one more call on each AP returns after it */
 	for (unsigned c = 1; c < n; c++)
 		arch_call_on(c, clock_off, NULL);
 	intr_disestablish(&sched_soft);
@@ -892,8 +914,12 @@ void sched_stats_reset(void)
 {
 	for (unsigned c = 0; c < MAX_CPUS; c++) {
 		struct sched_cpu *sc = &sched_cpus[c];
-		sc->dispatches = sc->steals = sc->mark_lost = sc->preemptions = 0;
-		sc->ipis = sc->idle_wakeups = 0;
+		__atomic_store_n(&sc->dispatches, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sc->steals, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sc->mark_lost, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sc->preemptions, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sc->ipis, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sc->idle_wakeups, 0, __ATOMIC_RELAXED);
 	}
 }
 

@@ -33,7 +33,9 @@ bool intr_clock_at_or_below[IPL_COUNT];
  * and the clock's vector in every scheme). IPL_HIGH = 15 holds back every vector. */
 const uint8_t spl_tpr_class[IPL_COUNT] = { 0, 4, 5, 6, 7, 8, 15 };
 
-static uint64_t clock_period;			/* TSC ticks; set by clock_start */
+/* TSC ticks; set by clock_start on each CPU that starts the clock (the same value),
+ * read by every CPU's clock handler: relaxed atomics */
+static uint64_t clock_period;
 
 static const char *const ipl_names[IPL_COUNT] = { "none", "soft", "net", "bio", "tty", "clock", "high" };
 
@@ -149,16 +151,17 @@ void intr_run(struct intr_source *src)
 	uint64_t arrival = src->kind == INTR_CLOCK ? kcpu_of(cpu)->clock_deadline : src->arrival;
 	if (stats && arrival && t0 > arrival)
 		kstat_add(&src->latency, t0 - arrival);
-	if (src->kind != INTR_CLOCK)
-		src->arrival = 0;
+	if (src->kind != INTR_CLOCK && arrival)
+		src->arrival = 0;	/* only when set: a soft source runs on every CPU */
 	else if (kcpu_of(cpu)->clock_deadline) {	/* this CPU's clock runs (clock_stop clears it) */
-		if ((int64_t)(kcpu_of(cpu)->clock_deadline - t0) > (int64_t)(clock_period / 2))
+		uint64_t period = __atomic_load_n(&clock_period, __ATOMIC_RELAXED);
+		if ((int64_t)(kcpu_of(cpu)->clock_deadline - t0) > (int64_t)(period / 2))
 			c->clock_early++;	/* a second delivery of a tick already handled */
 		/* re-arm before the body: the next deadline keeps the period's phase;
 		 * periods that passed while the tick was held are skipped (one tick late) */
-		uint64_t next = kcpu_of(cpu)->clock_deadline + clock_period;
+		uint64_t next = kcpu_of(cpu)->clock_deadline + period;
 		if ((int64_t)(next - t0) <= 0)
-			next = t0 + clock_period;
+			next = t0 + period;
 		kcpu_of(cpu)->clock_deadline = next;
 		arch_clock_arm(src->vector, next - t0);
 	}
@@ -196,9 +199,10 @@ int clock_start(struct intr_source *clock, unsigned hz)
 		return KSYNC_EINVAL;
 	unsigned cpu = arch_cpu_id();
 	irqkey_t k = arch_irq_save();
-	clock_period = arch_tsc_hz() / hz;
-	kcpu_of(cpu)->clock_deadline = arch_cycles() + clock_period;
-	arch_clock_arm(clock->vector, clock_period);
+	uint64_t period = arch_tsc_hz() / hz;
+	__atomic_store_n(&clock_period, period, __ATOMIC_RELAXED);
+	kcpu_of(cpu)->clock_deadline = arch_cycles() + period;
+	arch_clock_arm(clock->vector, period);
 	arch_irq_restore(k);
 	return KSYNC_OK;
 }
@@ -211,7 +215,7 @@ void clock_stop(void)
 	arch_irq_restore(k);
 }
 
-uint64_t clock_period_ticks(void) { return clock_period; }
+uint64_t clock_period_ticks(void) { return __atomic_load_n(&clock_period, __ATOMIC_RELAXED); }
 
 /* ---- controller operations on one source ---- */
 void intr_src_mask(struct intr_source *src)
