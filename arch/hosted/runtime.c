@@ -295,6 +295,7 @@ static void frame_call_thread(struct vcpu *v)
 		if (!fn)
 			break;
 		fn();
+		v = self;	/* fn may have switched threads: re-read, never trust a cached vCPU */
 		v->frame_hold++;
 		frame_call_done();
 		v->frame_hold--;

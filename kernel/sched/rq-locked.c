@@ -53,24 +53,34 @@ static void q_remove(struct thread *t)
 	st_set(t, st(t) & ~SCHED_LINKED);
 }
 
-/* The CPU a newly ready thread should be noticed by: its binding, else any allowed CPU
- * that is idle or runs a lower level (sched_kick decides), starting at its last home. */
-static void kick_for(struct thread *t)
+/* Who should notice a thread that became ready: read under sched_lock by the caller
+ * (after the unlock the thread may run and be re-homed), used after it. */
+struct kick { int bound; unsigned home, level; uint64_t affinity; };
+
+static struct kick kick_of(struct thread *t)	/* sched_lock held */
 {
 	uint64_t s = st(t);
-	if (s & SCHED_PREEMPTED) {
-		sched_kick(SCHED_CPU_OF(s), t->level);
+	return (struct kick){ (s & SCHED_PREEMPTED) ? (int)SCHED_CPU_OF(s) : -1, t->home, t->level,
+			      t->affinity };
+}
+
+/* Its binding, else any allowed CPU that is idle or runs a lower level (sched_kick
+ * decides), starting at its last home. */
+static void kick_for(struct kick k)
+{
+	if (k.bound >= 0) {
+		sched_kick((unsigned)k.bound, k.level);
 		return;
 	}
 	unsigned n = sched_ncpus();
-	for (unsigned k = 0; k < n; k++) {
-		unsigned c = (t->home + k) % n;
-		if (!sched_affine(t, c))
+	for (unsigned i = 0; i < n; i++) {
+		unsigned c = (k.home + i) % n;
+		if (c >= 64 || !(k.affinity >> c & 1))
 			continue;
 		struct sched_cpu *sc = &sched_cpus[c];
 		if (atomic_load_explicit(&sc->idle_waiting, memory_order_seq_cst) ||
-		    atomic_load_explicit(&sc->cur_level, memory_order_relaxed) > t->level) {
-			sched_kick(c, t->level);
+		    atomic_load_explicit(&sc->cur_level, memory_order_relaxed) > k.level) {
+			sched_kick(c, k.level);
 			return;
 		}
 	}
@@ -92,8 +102,9 @@ static void lk_insert_new(struct thread *t)
 	irqkey_t k = spin_lock_irqsave(&sched_lock);
 	st_set(t, SCHED_READY);
 	q_append(t);
+	struct kick kk = kick_of(t);
 	spin_unlock_irqrestore(&sched_lock, k);
-	kick_for(t);
+	kick_for(kk);
 }
 
 static struct thread *lk_pick(unsigned cpu, struct thread *prev, bool *stolen)
@@ -182,6 +193,7 @@ static int lk_suspend(struct thread *t)
 static int lk_resume(struct thread *t)
 {
 	bool queued = false;
+	struct kick kk = { -1, 0, 0, 0 };
 	irqkey_t k = spin_lock_irqsave(&sched_lock);
 	uint64_t s = st(t);
 	if (s & SCHED_DEAD) {
@@ -192,12 +204,13 @@ static int lk_resume(struct thread *t)
 		st_set(t, s & ~(SCHED_SUSPEND | SCHED_STOPPED));
 		if ((s & SCHED_STOPPED) && (s & SCHED_READY)) {
 			q_append(t);
+			kk = kick_of(t);
 			queued = true;
 		}
 	}
 	spin_unlock_irqrestore(&sched_lock, k);
 	if (queued)
-		kick_for(t);
+		kick_for(kk);
 	return KSYNC_OK;
 }
 
@@ -230,6 +243,7 @@ static int lk_kill(struct thread *t)
 static int lk_wakeup(struct thread *t, uint64_t cond)
 {
 	bool queued = false;
+	struct kick kk = { -1, 0, 0, 0 };
 	irqkey_t k = spin_lock_irqsave(&sched_lock);
 	uint64_t s = st(t);
 	if (s & SCHED_DEAD) {
@@ -240,12 +254,13 @@ static int lk_wakeup(struct thread *t, uint64_t cond)
 		st_set(t, s | SCHED_READY | cond);
 		if (!(s & (SCHED_ONCPU | SCHED_LINKED | SCHED_STOPPED))) {
 			q_append(t);
+			kk = kick_of(t);
 			queued = true;
 		}
 	}
 	spin_unlock_irqrestore(&sched_lock, k);
 	if (queued)
-		kick_for(t);
+		kick_for(kk);
 	return KSYNC_OK;
 }
 
