@@ -61,7 +61,7 @@ static struct kick kick_of(struct thread *t)	/* sched_lock held */
 {
 	uint64_t s = st(t);
 	return (struct kick){ (s & SCHED_PREEMPTED) ? (int)SCHED_CPU_OF(s) : -1, t->home, t->level,
-			      t->affinity };
+			      __atomic_load_n(&t->affinity, __ATOMIC_RELAXED) };
 }
 
 /* Its binding, else any allowed CPU that is idle or runs a lower level (sched_kick

@@ -78,7 +78,11 @@ static _Atomic uint64_t sig_delivered, sig_discarded;
 
 unsigned sched_cpu_id(void) { return arch_cpu_id(); }
 unsigned sched_ncpus(void) { return arch_ncpus(); }
-bool sched_affine(const struct thread *t, unsigned cpu) { return cpu < 64 && (t->affinity >> cpu & 1); }
+bool sched_affine(const struct thread *t, unsigned cpu)
+{
+	/* relaxed atomic: a stale walker may read a slot being re-created (slot_reset) */
+	return cpu < 64 && (__atomic_load_n(&t->affinity, __ATOMIC_RELAXED) >> cpu & 1);
+}
 static struct sched_cpu *sc_this(void) { return &sched_cpus[arch_cpu_id()]; }
 
 const char *sched_default_name(void) { return KSYNC_SCHED_DEFAULT_LOCKED ? "locked" : "lockfree"; }
@@ -168,6 +172,36 @@ static bool slot_live(const struct thread *t)
 		return false;
 	unsigned i = (unsigned)(t - sched_threads);
 	return atomic_load_explicit(&slot_used[i / 64], memory_order_acquire) >> (i % 64) & 1;
+}
+
+/* A slot's fields for a new thread. Not memset: a dispatcher walking a stale bit may
+ * still load this slot's state word and affinity (it then fails its CAS), so those two
+ * are written with atomics; the rest nobody reads before the thread is published. */
+static void slot_reset(struct thread *t, unsigned id)
+{
+	atomic_store_explicit(&t->state, 0, memory_order_relaxed);
+	__atomic_store_n(&t->affinity, 0, __ATOMIC_RELAXED);
+	t->id = id;
+	t->level = t->flags = 0;
+	t->fn = NULL;
+	t->arg = NULL;
+	t->stack = NULL;
+	t->name[0] = 0;
+	t->home = 0;
+	atomic_store_explicit(&t->joiner, NULL, memory_order_relaxed);
+	atomic_store_explicit(&t->reaped, 0, memory_order_relaxed);
+	t->sig_chain = NULL;
+	t->sig_running = false;
+	t->rq_next = t->rq_prev = NULL;
+	__atomic_store_n(&t->dispatches, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->run_ticks, 0, __ATOMIC_RELAXED);
+	t->t_in = 0;
+	t->fill_pct = NULL;
+	t->fill_arg = NULL;
+	__atomic_store_n(&t->quantum, 0, __ATOMIC_RELAXED);
+	t->idle = false;
+	t->in_preempt = false;
+	memset(&t->ctx, 0, sizeof t->ctx);
 }
 
 static void thread_free(struct thread *t)
@@ -576,11 +610,10 @@ int thread_create(struct thread **out, thread_fn fn, void *arg, unsigned level,
 		return KSYNC_ENOMEM;
 	}
 	unsigned id = (unsigned)(t - sched_threads);
-	memset(t, 0, sizeof *t);
-	t->id = id;
+	slot_reset(t, id);
 	t->level = level;
 	t->flags = flags;
-	t->affinity = affinity & online;
+	__atomic_store_n(&t->affinity, affinity & online, __ATOMIC_RELAXED);
 	t->fn = fn;
 	t->arg = arg;
 	t->stack = stack;
@@ -821,10 +854,9 @@ int sched_start(const char *which)
 
 	struct thread *b = slot_alloc();
 	KASSERT(b);
-	memset(b, 0, sizeof *b);
-	b->id = (unsigned)(b - sched_threads);
+	slot_reset(b, (unsigned)(b - sched_threads));
 	b->level = 0;
-	b->affinity = 1;	/* the boot context stays on the BSP */
+	__atomic_store_n(&b->affinity, 1, __ATOMIC_RELAXED);	/* the boot context stays on the BSP */
 	b->home = 0;
 	ksnprintf(b->name, sizeof b->name, "boot");
 	lf_stack_init(&b->sigs);
