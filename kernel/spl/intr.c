@@ -151,9 +151,10 @@ void intr_run(struct intr_source *src)
 	uint64_t arrival = src->kind == INTR_CLOCK ? kcpu_of(cpu)->clock_deadline : src->arrival;
 	if (stats && arrival && t0 > arrival)
 		kstat_add(&src->latency, t0 - arrival);
-	if (src->kind != INTR_CLOCK && arrival)
-		src->arrival = 0;	/* only when set: a soft source runs on every CPU */
-	else if (kcpu_of(cpu)->clock_deadline) {	/* this CPU's clock runs (clock_stop clears it) */
+	if (src->kind != INTR_CLOCK) {
+		if (arrival)
+			src->arrival = 0;	/* only when set: a soft source runs on every CPU */
+	} else if (kcpu_of(cpu)->clock_deadline) {	/* this CPU's clock runs (clock_stop clears it) */
 		uint64_t period = __atomic_load_n(&clock_period, __ATOMIC_RELAXED);
 		if ((int64_t)(kcpu_of(cpu)->clock_deadline - t0) > (int64_t)(period / 2))
 			c->clock_early++;	/* a second delivery of a tick already handled */
