@@ -231,7 +231,7 @@ static void section_fn(void *arg)
 	after_saw = __atomic_load_n(&other_ran, __ATOMIC_ACQUIRE);
 }
 
-KTEST(sched_resched_waits_for_section_end)
+KTEST(spl_sched_resched_waits_for_section_end)
 {
 	SKIP_UNDER_TSAN();
 	const char *s;
