@@ -185,6 +185,17 @@ def test_crash_panics(hk_bins: Path, host_env: None, tmp_path: Path, how: str, s
     _no_core(tmp_path, ROOT)
 
 
+def test_crash_stack_overflow_names_the_thread(hk_bins: Path, host_env: None, tmp_path: Path):
+    """A kernel thread recursing into its stack's guard page (PROT_NONE): the fault panic
+    names the thread and the guard page (issue 10, bad input: stack exhaustion)."""
+    r = _raw(_exe("plain"), ["-smp", "2", "-append", "crash=stack"], tmp_path)
+    shown = f"--- exit {r.returncode}\n{r.stdout}\n--- stderr\n{r.stderr}"
+    assert r.returncode == EXIT_PANIC, shown
+    assert "signal SIGSEGV" in r.stderr, shown
+    assert "in thread 'overflow'" in r.stderr and "guard page" in r.stderr, shown
+    _no_core(tmp_path, ROOT)
+
+
 def test_crash_hang_ends_by_watchdog(hk_bins: Path, host_env: None, tmp_path: Path):
     r = _raw(_exe("plain"), ["-smp", "2", "-watchdog", "2", "-append", "crash=hang"], tmp_path)
     shown = f"--- exit {r.returncode}\n{r.stdout}\n--- stderr\n{r.stderr}"

@@ -73,6 +73,16 @@ def test_panic_is_reported_with_symbols(built):
     assert "build/logs/" in out
 
 
+def test_stack_overflow_panics_naming_the_thread(built):
+    """A thread that recurses into its stack's guard page: the page fault's panic names the
+    thread and says it hit a guard page (issue 10, bad input: stack exhaustion)."""
+    rc, out = ksync("boot", "--mode", "test", "--append", "crash=stack", "--smp", "2",
+                    "--no-build", "--timeout", "120")
+    assert rc != 0
+    assert "kernel panic" in out and "#PF page fault" in out, out
+    assert "in thread 'overflow'" in out and "guard page" in out, out
+
+
 def test_assertion_panics(built):
     rc, out = ksync("boot", "--mode", "test", "--append", "crash=assert", "--smp", "1",
                     "--no-build", "--timeout", "120")

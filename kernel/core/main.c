@@ -10,6 +10,7 @@
 #include "mm.h"
 #include "experiment.h"
 #include "spl.h"
+#include "sched.h"
 #include <ksync/ktest.h>
 #include <ksync/errors.h>
 
@@ -52,6 +53,36 @@ static void report_boot(struct boot_info *bi)
 
 static volatile int crash_sink;
 
+/* crash=stack: a thread recurses until it runs into its stack's guard page (x86_64: an
+ * unmapped page; hosted: PROT_NONE); the fault's panic must name the thread. */
+static volatile int recurse_on = 1;	/* always 1: hides the recursion's end from gcc */
+static int recurse(int depth)
+{
+	volatile char pad[512];
+	pad[0] = (char)depth;
+	if (!recurse_on)
+		return 0;
+	return recurse(depth + 1) + pad[0];	/* not a tail call: every frame stays */
+}
+
+static void overflow_fn(void *arg)
+{
+	(void)arg;
+	crash_sink = recurse(0);
+}
+
+static void crash_stack(void)
+{
+	struct thread *t;
+	int rc = sched_start(NULL);
+	if (rc == KSYNC_OK)
+		rc = thread_create(&t, overflow_fn, NULL, 0, SCHED_AFFINITY_ANY, "overflow", 0);
+	if (rc == KSYNC_OK)
+		rc = thread_join(t);	/* never returns: the panic ends the kernel */
+	kprintf("ksync: crash=stack: the overflowing thread did not fault (%s)\n", ksync_strerror(rc));
+	arch_exit(false);
+}
+
 /* A crash trigger returned: the port does not have it. */
 static void crash_unsupported(const char *how, int rc)
 {
@@ -68,6 +99,8 @@ static void crash(const char *how)
 		crash_unsupported(how, arch_crash_undefined_insn());
 	else if (!strcmp(how, "assert"))
 		KASSERT(crash_sink == 12345);
+	else if (!strcmp(how, "stack"))
+		crash_stack();
 	else if (!strcmp(how, "triple"))
 		crash_unsupported(how, arch_crash_triple());
 	else if (!strcmp(how, "splx")) {	/* splx to a level above the current one */
@@ -81,7 +114,7 @@ static void crash(const char *how)
 		arch_irq_disable();
 		arch_halt_forever();
 	}
-	kprintf("ksync: unknown crash kind '%s' (pf, ud, assert, triple, hang, splx, spl-level)\n", how);
+	kprintf("ksync: unknown crash kind '%s' (pf, ud, assert, triple, hang, splx, spl-level, stack)\n", how);
 	arch_exit(false);
 }
 

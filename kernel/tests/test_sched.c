@@ -143,6 +143,38 @@ KTEST(sched_bad_input)
 	KT_EXPECT_EQ(sched_start("nonsense"), KSYNC_EINVAL);
 }
 
+/* Running out of thread slots: KSYNC_ENOMEM, nothing else disturbed. */
+static volatile int slots_go;
+static void slot_sleeper_fn(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&slots_go, __ATOMIC_ACQUIRE))
+		sched_sleep(SCHED_COND_USER);
+}
+
+KTEST(sched_out_of_slots)
+{
+	static struct thread *t[SCHED_MAX_THREADS];
+	KT_ASSERT_EQ(sched_start("lockfree"), KSYNC_OK);
+	slots_go = 0;
+	unsigned n = 0;
+	int rc = KSYNC_OK;
+	while (n < SCHED_MAX_THREADS &&
+	       (rc = thread_create(&t[n], slot_sleeper_fn, NULL, 3, SCHED_AFFINITY_ANY, "filler", 0)) == KSYNC_OK)
+		n++;
+	kt_diag(kt, "%u threads created, then %s", n, ksync_strerror(rc));
+	KT_EXPECT_EQ(rc, KSYNC_ENOMEM);
+	KT_EXPECT(n >= SCHED_MAX_THREADS - 2);	/* every slot but the boot thread's */
+	__atomic_store_n(&slots_go, 1, __ATOMIC_RELEASE);
+	unsigned joined = 0;
+	for (unsigned i = 0; i < n; i++) {
+		sched_wakeup(t[i], SCHED_COND_USER);
+		joined += thread_join(t[i]) == KSYNC_OK;
+	}
+	KT_EXPECT_EQ(joined, n);
+	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+}
+
 /* ---- preemption -------------------------------------------------------------------- */
 
 static volatile int spin_done[64];
