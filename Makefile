@@ -19,6 +19,7 @@
 #
 # Options: SMP=n (CPUs, default 2 for run/debug), ACCEL=tcg|kvm|auto, TIMEOUT=seconds,
 # SCHEME=name (interrupt scheme of `make kernel` / `make debug`; make run measures all),
+# SCHED=lockfree|locked (the default scheduler; both are in every kernel),
 # V=1 (show compiler command lines).
 
 SHELL := /bin/bash
@@ -43,6 +44,20 @@ endif
 SCHEME_DEFS := -DKSYNC_SPL_HEADER='"spl/$(SCHEME).h"' \
 	-DKSYNC_LIST_OPTIMISTIC=$(shell awk '$$1 == "$(SCHEME)" { print $$3 }' $(SCHEMES_FILE))
 
+# The scheduler sched_start(NULL) uses (kernel/include/sched.h): lockfree (Massalin & Pu's
+# Synthesis scheduler) or locked (run queues under one master lock, Sprite/Mach). Both are
+# in every kernel, so an experiment can run both in one boot; this picks the default (the
+# command line's sched=lockfree|locked overrides it at boot).
+SCHED ?= lockfree
+ifeq ($(filter $(SCHED),lockfree locked),)
+$(error unknown SCHED '$(SCHED)': choose lockfree or locked)
+endif
+SCHED_DEFS := -DKSYNC_SCHED_DEFAULT_LOCKED=$(if $(filter locked,$(SCHED)),1,0)
+# thread.o is rebuilt when SCHED changes: it depends on this stamp
+SCHED_STAMP := build/.sched-$(SCHED)
+$(SCHED_STAMP):
+	@mkdir -p build && rm -f build/.sched-* && touch $@
+
 Q := $(if $(V),,@)
 BUILD := build
 KBUILD := $(BUILD)/kernel$(if $(filter $(SCHEME),$(DEFAULT_SCHEME)),,-$(SCHEME))
@@ -59,7 +74,7 @@ OBJCOPY ?= objcopy
 KCFLAGS := -std=c11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 	-fno-omit-frame-pointer -mno-red-zone -mgeneral-regs-only -mno-sse -mno-sse2 \
 	-mno-mmx -mno-80387 -mcmodel=small -nostdlib --param=min-pagesize=0 -Wall -Wextra -Werror \
-	-DKSYNC_KERNEL $(SCHEME_DEFS) -Iinclude -Icommon -Ikernel/include -Iarch/$(ARCH)/public -MMD -MP
+	-DKSYNC_KERNEL $(SCHEME_DEFS) $(SCHED_DEFS) -Iinclude -Icommon -Ikernel/include -Iarch/$(ARCH)/public -MMD -MP
 # The port's own files (and only they) also see its private headers (x86.h, percpu.h, trap.h).
 KCFLAGS_PORT := -Iarch/$(ARCH)/include
 KASFLAGS := -g -Iarch/$(ARCH)/include -MMD -MP
@@ -107,6 +122,7 @@ $(KELF32): $(KELF)
 	$(KSYNC_Q)$(OBJCOPY) -O elf32-i386 $< $@
 
 -include $(KOBJS:.o=.d)
+$(KBUILD)/kernel/sched/thread.o: $(SCHED_STAMP)
 
 iso: $(ISO)
 $(ISO): $(KELF32) arch/x86_64/grub.cfg

@@ -62,7 +62,9 @@ print-hosted-schemes:
 define HK_RULES
 HK_OBJS_$(1)_$(2) := $$(patsubst %.S,$(HK_OUT)/$(1)/$(2)/obj/%.o,$$(patsubst %.c,$(HK_OUT)/$(1)/$(2)/obj/%.o,$(HK_KERNEL_SRCS) kernel/spl/$(2).c $(HK_PORT_SRCS)))
 HK_DEFS_$(1)_$(2) := -DKSYNC_SPL_HEADER='"spl/$(2).h"' \
-	-DKSYNC_LIST_OPTIMISTIC=$$(shell awk '$$$$1 == "$(2)" { print $$$$3 }' $(SCHEMES_FILE))
+	-DKSYNC_LIST_OPTIMISTIC=$$(shell awk '$$$$1 == "$(2)" { print $$$$3 }' $(SCHEMES_FILE)) \
+	$(SCHED_DEFS)
+$(HK_OUT)/$(1)/$(2)/obj/kernel/sched/thread.o: $(SCHED_STAMP)
 
 $(HK_OUT)/$(1)/$(2)/obj/%.o: %.c mk/hosted-kernel.mk
 	@mkdir -p $$(@D)

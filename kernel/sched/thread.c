@@ -804,8 +804,9 @@ int sched_start(const char *which)
 {
 	if (sched_running())
 		return KSYNC_EBUSY;
-	if (!which)
-		which = sched_default_name();
+	char arg[16];
+	if (!which)	/* the command line's sched= overrides the build's SCHED= */
+		which = cmdline_get("sched", arg, sizeof arg) ? arg : sched_default_name();
 	if (!strcmp(which, "lockfree"))
 		ops = &sched_ops_lockfree;
 	else if (!strcmp(which, "locked"))
