@@ -714,6 +714,8 @@ def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str
     each further count's kernel rows go to ``kernel_sweep``, keyed (platform, scheme, cpus)."""
     if not args.no_build:
         make(repo, "kernel", progress)
+    # issue 10's threads and schedulers (one boot; its failure is recorded, not fatal)
+    sched = _kernel_sched(args, repo, env, progress, host_model, args.smp[0])
     krows, kernel_side = _kernel_prims(args, repo, env, progress, host_model, args.smp[0])
     sweep = []
     for n in args.smp[1:]:
@@ -722,6 +724,7 @@ def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str
                       schemes.DEFAULT_SCHEME, "cpus": side["cpus"], "requested_cpus": n,
                       "side": side, "rows": rows})
     data = _hosted_prims(args, repo, progress, meta, host_model, krows, kernel_side)
+    data["sched"] = sched
     if sweep:
         first = {"platform": "qemu", "scheme": kernel_side.get("scheme") or
                  schemes.DEFAULT_SCHEME, "cpus": kernel_side["cpus"],
@@ -774,6 +777,65 @@ def _kernel_prims(args, repo: Path, env: str, progress, host_model: str, smp: in
         "boot": bootobj or None,
     }
     return krows, kernel_side
+
+
+def _kernel_sched(args, repo: Path, env: str, progress, host_model: str, smp: int) -> dict:
+    """Issue 10: one boot with filter=sched_ops (kernel/exp/sched_exp.c), its sched_op and
+    sched_dispatch rows for the report's tcg columns (schedreport.py). A failure is recorded
+    with its reason and log, never fatal to the run."""
+    cfg = _boot_config(args, repo, "bench", "sched_ops", RUN_SETS[args.set].kernel_set, smp=smp)
+    out: dict = {"status": "failed", "reason": None, "log": None, "side": None, "rows": []}
+    progress(f"booting kernel: sched_ops (threads, both schedulers), smp={cfg.smp}, {env}, "
+             f"timeout {cfg.timeout:g}s")
+    try:
+        res = qemu.boot(cfg, echo=_echo_stdout if args.verbose else None)
+    except KsyncError as e:
+        out["reason"] = str(e)
+        progress(f"kernel sched_ops: FAILED: {e}")
+        return out
+    bootobj = res.boot or {}
+    rows = [dict(o) for o in res.objects if o.get("kind") in ("sched_op", "sched_dispatch")]
+    out.update(status="ok" if res.passed and rows else "failed",
+               reason=res.reason if not res.passed else (None if rows else
+                                                         "no sched_op rows printed"),
+               log=display_path(res.log_path), rows=rows,
+               side={"env": res.env, "cpus": bootobj.get("cpus_online") or cfg.smp,
+                     "cpu_model": host_model, "guest_cpu_model": bootobj.get("cpu_model"),
+                     "tsc_hz": bootobj.get("tsc_hz"), "log": display_path(res.log_path)})
+    if not res.passed:
+        print(qemu.failure_report(res), file=sys.stderr, flush=True)
+    progress(f"kernel sched_ops: {len(rows)} rows in {res.elapsed:.1f}s"
+             + ("" if out["status"] == "ok" else f", FAILED: {out['reason']}")
+             + f", log {display_path(res.log_path)}")
+    return out
+
+
+def _run_sched_peers(args, repo: Path, progress) -> dict:
+    """Issue 10: Linux's futex / pipe / sched_yield rows (bench/sched_peers.c) beside the
+    hosted kernel's yield and wakeup rows."""
+    prog = repo / hosted.HOSTED_SCHED_PEERS
+    out: dict = {"program": str(hosted.HOSTED_SCHED_PEERS), "status": "failed", "reason": None,
+                 "log": None, "facts": None, "rows": []}
+    if not args.no_build:
+        try:
+            make(repo, str(hosted.HOSTED_SCHED_PEERS), progress, what="Linux scheduler peers")
+        except KsyncError as e:
+            out["reason"] = f"build failed: {e}"
+            progress(f"sched_peers: build FAILED: {e}")
+            return out
+    progress(f"running {display_path(prog)} (Linux futex, pipe, sched_yield)")
+    try:
+        h = hosted.run_program(prog, args.timeout, repo / qemu.LOG_DIR)
+    except KsyncError as e:
+        out["reason"] = str(e)
+        progress(f"sched_peers: FAILED: {e}")
+        return out
+    out.update(status="ok" if h.passed else "failed", reason=h.reason,
+               log=display_path(h.log_path), facts=_hosted_facts(h.objects) or None,
+               rows=[dict(o, env="hosted") for o in h.objects.of_kind("sched_peer")])
+    if not h.passed:
+        progress(f"sched_peers: FAILED: {h.reason}; see {display_path(h.log_path)}")
+    return out
 
 
 def _hosted_prims(args, repo: Path, progress, meta: dict, host_model: str, krows: list[dict],
@@ -929,7 +991,9 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
                  rows=[dict(o, env="hosted") for o in h.objects.of_kind("prim")])
         if not h.passed:
             progress(f"{prog}: FAILED: {h.reason}; see {display_path(h.log_path)}")
-    return hostedreport.make_hosted_data(runs, costs, meta)
+    data = hostedreport.make_hosted_data(runs, costs, meta)
+    data["sched_peers"] = _run_sched_peers(args, repo, progress)
+    return data
 
 
 def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:

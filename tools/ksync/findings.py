@@ -393,6 +393,8 @@ def all_findings(prims: dict | None, irq: dict | None,
     out += mp_findings(prims)
     if isinstance(prims, dict) and prims.get("cmp"):
         out += peers.peer_findings(prims["cmp"], (prims.get("sides") or {}).get("hosted"))
+    from .schedreport import sched_findings     # issue 10: threads and both schedulers
+    out += sched_findings(prims, hosted)
     for f in out:
         f.note = _cap(f.note)
     return out

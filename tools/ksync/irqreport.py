@@ -1365,6 +1365,8 @@ def results_document(prims: dict | None, irq: dict | None,
     if hosted is not None:
         doc.meta += hostedreport.hosted_meta(hosted)
         doc.tables += hostedreport.hosted_tables(hosted)
+    from . import schedreport
+    doc.tables += schedreport.sched_tables(prims, hosted)
     doc.findings = all_findings(prims, irq, hosted)
     return attach_figures(doc, figures)
 
@@ -1411,7 +1413,7 @@ def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | Non
                          f"{hostedreport.HOSTED_JSON}); run `ksync run` first (or pass "
                          "--out DIR)", exit_code=2)
     from . import plots                   # matplotlib: imported only to draw
-    figures = plots.write_figures(prims, irq, out_dir)
+    figures = plots.write_figures(prims, irq, out_dir, hosted)
     doc = results_document(prims, irq, figures, hosted)
     written = report.write_document(doc, out_dir)
     for figs in figures.values():

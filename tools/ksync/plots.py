@@ -337,7 +337,8 @@ def latency_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
 # ---------------------------------------------------------------------------------------
 
 
-def write_figures(prims: dict | None, irq: dict | None, out_dir: Path) -> dict[str, list[Figure]]:
+def write_figures(prims: dict | None, irq: dict | None, out_dir: Path,
+                  hosted: dict | None = None) -> dict[str, list[Figure]]:
     """Draw every figure the results support into ``out_dir``; returns the figures keyed
     by the title prefix of the table they belong under."""
     ix = IrqIndex(irq if isinstance(irq, dict) else None)
@@ -355,4 +356,6 @@ def write_figures(prims: dict | None, irq: dict | None, out_dir: Path) -> dict[s
             # peers-latency.png under the latency table, peers-throughput.png under the other
             metric = "latency" if "latency" in fig.src else "throughput"
             out.setdefault(f"libksync vs Concurrency Kit and liburcu: {metric}", []).append(fig)
+    from . import schedreport          # issue 10: dispatches/s, hosted and tcg
+    out["Dispatches per second"] = schedreport.dispatch_figure(prims, hosted, out_dir)
     return {k: v for k, v in out.items() if v}
