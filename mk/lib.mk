@@ -104,7 +104,7 @@ KSYNC_BENCH_CFLAGS_prims := -mno-red-zone
 # scheme of kernel/spl/schemes.txt (the one list) as build/hosted/bench/spl_fast_<id>, with
 # -DKSYNC_SPL_HEADER="spl/<name>.h". They compile the kernel's spl.h against a user-mode arch shim
 # (bench/spl_shim/arch_impl.h is found before any port's arch_impl.h).
-KSYNC_SPL_FAST_CFLAGS := -I$(KSYNC_T)bench -I$(KSYNC_T)bench/spl_shim -I$(KSYNC_T)kernel/include
+KSYNC_SPL_FAST_CFLAGS := -I$(KSYNC_T)bench -I$(KSYNC_T)bench/spl_shim -idirafter $(KSYNC_T)kernel/include
 
 KSYNC_ALL_OBJS :=
 

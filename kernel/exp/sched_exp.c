@@ -36,6 +36,7 @@
  * Under TCG these are the emulator's costs; the report says so.
  */
 #include "kernel.h"
+#include <ksync/atomic.h>
 #include "experiment.h"
 #include "sched.h"
 #include <ksync/errors.h>
@@ -62,7 +63,7 @@ static void measure_empty(size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint64_t t0 = arch_cycles_begin();
-		__asm__ __volatile__("" ::: "memory");
+		ksync_compiler_barrier();
 		empt[i] = arch_cycles_end() - t0;
 	}
 }

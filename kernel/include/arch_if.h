@@ -54,6 +54,13 @@ static inline uint64_t arch_cycles_end(void);	/* serialized read closing an inte
 static inline unsigned arch_cpu_id(void);	/* dense index 0..ncpus-1 of the calling CPU. */
 static inline void arch_cpu_relax(void);	/* spin-wait hint. */
 
+/* How long (TSC ticks) an idle CPU should poll for work before it waits for an
+ * interrupt: a wakeup that arrives in that window costs a shared-memory handoff instead
+ * of an interrupt that must wake a halted CPU. 0: wait at once (x86_64 under QEMU, where
+ * a polling vCPU takes host time from the others; a hosted run with more vCPUs than
+ * cores). Not inline (arch/<port>/). */
+uint64_t arch_idle_poll_ticks(void);
+
 /* ---- CPU-local read-modify-write (inline)
  * One instruction each, atomic against the calling CPU's interrupts (not against other
  * CPUs: no lock prefix). For per-CPU words only its own CPU writes (spl-optim's istate).

@@ -196,8 +196,8 @@ static void slot_reset(struct thread *t, unsigned id)
 	__atomic_store_n(&t->dispatches, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->run_ticks, 0, __ATOMIC_RELAXED);
 	t->t_in = 0;
-	t->fill_pct = NULL;
-	t->fill_arg = NULL;
+	__atomic_store_n(&t->fill_pct, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->fill_arg, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->quantum, 0, __ATOMIC_RELAXED);
 	t->idle = false;
 	t->in_preempt = false;
@@ -304,8 +304,9 @@ static void quantum_start(struct sched_cpu *sc, struct thread *t)
 	unsigned q = __atomic_load_n(&t->quantum, __ATOMIC_RELAXED);
 	if (!q)
 		q = SCHED_QUANTUM_TICKS;
-	if (t->fill_pct) {	/* software feedback: a full input queue earns a longer quantum */
-		unsigned f = t->fill_pct(t->fill_arg);
+	unsigned (*fill_pct)(void *) = __atomic_load_n(&t->fill_pct, __ATOMIC_ACQUIRE);
+	if (fill_pct) {	/* software feedback: a full input queue earns a longer quantum */
+		unsigned f = fill_pct(__atomic_load_n(&t->fill_arg, __ATOMIC_RELAXED));
 		if (f > 75 && q < 8 * SCHED_QUANTUM_TICKS)
 			q *= 2;
 		else if (f < 25 && q > SCHED_QUANTUM_TICKS)
@@ -549,6 +550,28 @@ static _Noreturn void idle_loop(void)
 			arch_irq_restore(k);
 			continue;
 		}
+		/* poll a while first (arch_idle_poll_ticks: hosted only): a wakeup that
+		 * inserts meanwhile is found by the next pick, no interrupt needed */
+		uint64_t poll = arch_idle_poll_ticks();
+		if (poll) {
+			uint64_t until = arch_cycles() + poll;
+			while (!t && (int64_t)(arch_cycles() - until) < 0) {
+				arch_irq_restore(k);	/* handlers and IPIs run meanwhile */
+				arch_cpu_relax();
+				k = arch_irq_save();
+				if (!atomic_load_explicit(&sc->active, memory_order_acquire))
+					break;
+				t = ops->pick(cpu, NULL, &stolen);
+			}
+			if (t) {
+				atomic_store_explicit(&sc->idle_waiting, 0, memory_order_relaxed);
+				if (stolen)
+					SCHED_STAT_INC(sc->steals);
+				switch_to(sc->idle, t, false);
+				arch_irq_restore(k);
+				continue;
+			}
+		}
 		arch_wait_for_irq();	/* IRQs on and wait, atomically; returns IRQs on */
 		atomic_store_explicit(&sc->idle_waiting, 0, memory_order_relaxed);
 		SCHED_STAT_INC(sc->idle_wakeups);
@@ -685,8 +708,9 @@ unsigned thread_quantum(const struct thread *t) { return __atomic_load_n(&t->qua
 
 void thread_set_input(struct thread *t, unsigned (*fill_pct)(void *), void *arg)
 {
-	t->fill_arg = arg;
-	t->fill_pct = fill_pct;
+	/* the thread may be running: arg before fn (release), read fn then arg (acquire) */
+	__atomic_store_n(&t->fill_arg, arg, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->fill_pct, fill_pct, __ATOMIC_RELEASE);
 }
 
 /* ---- operations (the schedulers do the marking) -------------------------------------------- */

@@ -34,7 +34,8 @@ void intr_note_pending(struct spl_cpu *c, struct intr_source *src)
 {
 	c->pending |= 1u << src->bit;
 	c->deferred++;
-	src->deferred++;
+	/* a clock source is deferred on every CPU that runs it: an atomic add (slow path) */
+	__atomic_fetch_add(&src->deferred, 1, __ATOMIC_RELAXED);
 }
 
 /* An arrival the hardware should have held. The clock under an LVT mask is expected now

@@ -576,8 +576,8 @@ KTEST(sched_serializer)
 
 /* ---- software feedback on the quantum -------------------------------------------------- */
 
-static volatile unsigned fill;
-static unsigned fill_fn(void *arg) { (void)arg; return fill; }
+static unsigned fill;	/* written by the test, read at dispatches on any CPU: atomics */
+static unsigned fill_fn(void *arg) { (void)arg; return __atomic_load_n(&fill, __ATOMIC_RELAXED); }
 static volatile int fb_stop;
 static void fb_fn(void *arg)
 {
@@ -591,14 +591,14 @@ KTEST(sched_feedback_quantum)
 	KT_ASSERT_EQ(sched_start(NULL), KSYNC_OK);
 	struct thread *t;
 	fb_stop = 0;
-	fill = 90;
+	__atomic_store_n(&fill, 90, __ATOMIC_RELAXED);
 	KT_ASSERT_EQ(thread_create(&t, fb_fn, NULL, 1, SCHED_AFFINITY_ANY, "feedback", 0), KSYNC_OK);
 	thread_set_input(t, fill_fn, NULL);
 	uint64_t t0 = arch_cycles();
 	while (thread_quantum(t) < 8 * SCHED_QUANTUM_TICKS && arch_cycles() - t0 < ms_ticks(3000))
 		thread_yield();
 	KT_EXPECT_EQ(thread_quantum(t), 8u * SCHED_QUANTUM_TICKS);	/* full input: longer */
-	fill = 10;
+	__atomic_store_n(&fill, 10, __ATOMIC_RELAXED);
 	t0 = arch_cycles();
 	while (thread_quantum(t) > SCHED_QUANTUM_TICKS && arch_cycles() - t0 < ms_ticks(3000))
 		thread_yield();
