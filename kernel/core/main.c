@@ -10,7 +10,7 @@
 #include "mm.h"
 #include "experiment.h"
 #include "spl.h"
-#include "sched.h"
+#include "thread.h"
 #include <ksync/ktest.h>
 #include <ksync/errors.h>
 

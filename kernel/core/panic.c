@@ -4,7 +4,7 @@
  * failure code so the host runner reports the run as failed.
  */
 #include "kernel.h"
-#include "sched.h"
+#include "thread.h"
 
 extern bool console_panicking;
 void arch_backtrace(void);

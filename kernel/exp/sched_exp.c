@@ -38,7 +38,7 @@
 #include "kernel.h"
 #include <ksync/atomic.h>
 #include "experiment.h"
-#include "sched.h"
+#include "thread.h"
 #include <ksync/errors.h>
 #include <ksync/measure.h>
 

@@ -22,7 +22,7 @@
 #ifndef KSYNC_SERIALIZER_H
 #define KSYNC_SERIALIZER_H
 
-#include "sched.h"
+#include "thread.h"
 #include <ksync/lf_stack.h>
 #include <ksync/lf_fifo_mpsc.h>
 #include <stdatomic.h>

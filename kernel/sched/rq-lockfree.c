@@ -32,7 +32,7 @@
  * own queues) walks the other CPUs' queues and takes a thread by the same marking CAS
  * (a steal); the release after it ran re-homes the thread to the CPU that ran it.
  *
- * The state word (sched.h) and who may change what - the invariants the spin model
+ * The state word (thread.h) and who may change what - the invariants the spin model
  * checks: ONCPU is set only by a marking CAS that saw it clear (no thread on two CPUs);
  * LINKED is set by the ONCPU holder, or by an inserter holding INS only after the
  * physical insert (a stale walk can never mark a thread whose bit is not set yet); exactly one party inserts (the holder of ONCPU or of INS) and

@@ -1,18 +1,18 @@
 /*
  * sched_impl.h - what kernel/sched/'s files share: struct thread, the per-CPU scheduler
  * state, and struct sched_ops, the interface both schedulers implement (rq-lockfree.c,
- * rq-locked.c). Not for use outside kernel/sched/ (tests read threads through sched.h).
+ * rq-locked.c). Not for use outside kernel/sched/ (tests read threads through thread.h).
  */
 #ifndef KSYNC_SCHED_IMPL_H
 #define KSYNC_SCHED_IMPL_H
 
-#include "sched.h"
+#include "thread.h"
 #include "spl.h"
 #include <ksync/lf_stack.h>
 #include <stdatomic.h>
 
 struct thread {
-	/* The state word (sched.h SCHED_*). lockfree: changed only by CAS (acq_rel: it
+	/* The state word (thread.h SCHED_*). lockfree: changed only by CAS (acq_rel: it
 	 * orders what the changer wrote before it - a context saved, queue bits set - with
 	 * what the next changer reads after); locked: under sched_lock. */
 	_Atomic uint64_t state;

@@ -9,7 +9,7 @@
  * sleep/wakeup race count (make stress: 10^6).
  */
 #include "kernel.h"
-#include "sched.h"
+#include "thread.h"
 #include "serializer.h"
 #include "spl.h"
 #include <ksync/ktest.h>

@@ -1,5 +1,6 @@
 /*
- * sched.h - threads and the two schedulers (issue 10; docs/sched.md).
+ * thread.h - threads and the two schedulers (issue 10; docs/sched.md). Not "sched.h":
+ * that name would shadow libc's <sched.h> in every hosted build that sees kernel/include.
  *
  * Papers: Massalin & Pu 1991, "Threads", "Scheduling and dispatching", "Thread
  * operations"; Hohmuth & Haertig 2001, section 4.1-4.2 and Figure 3 (sleep and wakeup
@@ -20,8 +21,8 @@
  * Every function here is for thread context (not handlers) unless it says otherwise.
  * Errors are the KSYNC_* codes of <ksync/errors.h>.
  */
-#ifndef KSYNC_SCHED_H
-#define KSYNC_SCHED_H
+#ifndef KSYNC_THREAD_H
+#define KSYNC_THREAD_H
 
 #include "kernel.h"
 
