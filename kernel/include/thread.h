@@ -142,5 +142,6 @@ struct sched_stats {
 };
 void sched_stats_get(struct sched_stats *st);	/* summed over CPUs */
 void sched_stats_reset(void);
+uint64_t sched_cpu_ticks(unsigned cpu);	/* the scheduler's clock ticks handled on cpu */
 
 #endif

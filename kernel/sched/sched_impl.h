@@ -83,7 +83,7 @@ struct sched_cpu {
 	uint64_t quantum_end;		/* TSC time the running thread's quantum ends */
 	/* statistics: written by this CPU (SCHED_STAT_INC: relaxed atomic load + store,
 	 * no locked instruction), read and reset by any CPU with relaxed atomics */
-	uint64_t dispatches, steals, mark_lost, preemptions, ipis, idle_wakeups;
+	uint64_t dispatches, steals, mark_lost, preemptions, ipis, idle_wakeups, ticks;
 } __attribute__((aligned(64)));
 
 extern struct sched_cpu sched_cpus[MAX_CPUS];

@@ -472,6 +472,7 @@ static void sched_tick(void *arg)
 	(void)arg;
 	struct sched_cpu *sc = sc_this();
 	struct thread *cur = kcpu_this()->sched_cur;
+	SCHED_STAT_INC(sc->ticks);
 	if (cur && !cur->idle && (int64_t)(arch_cycles() - sc->quantum_end) >= 0)
 		resched_here();
 }
@@ -951,6 +952,11 @@ int sched_stop(void)
 	boot_thread = NULL;
 	arch_irq_restore(k);
 	return KSYNC_OK;
+}
+
+uint64_t sched_cpu_ticks(unsigned cpu)
+{
+	return cpu < MAX_CPUS ? __atomic_load_n(&sched_cpus[cpu].ticks, __ATOMIC_RELAXED) : 0;
 }
 
 void sched_stats_get(struct sched_stats *st)
