@@ -5,8 +5,19 @@
 #include "kernel.h"
 
 static const char *cmdline = "";
+/* The kernel's own copy: the port's string may live on its boot stack (hosted: the BSP
+ * vCPU's), which threads' switches and the sanitizers' fiber bookkeeping must not reach
+ * (ASan reported a stack-buffer-underflow reading it after the scheduler tests). */
+static char cmdline_copy[1024];
 
-void cmdline_set(const char *s) { cmdline = s; }
+void cmdline_set(const char *s)
+{
+	size_t i = 0;
+	for (; s && s[i] && i + 1 < sizeof cmdline_copy; i++)
+		cmdline_copy[i] = s[i];
+	cmdline_copy[i] = 0;
+	cmdline = cmdline_copy;
+}
 const char *cmdline_raw(void) { return cmdline; }
 
 /* The last word "key=value" wins, so appended options override earlier ones. */

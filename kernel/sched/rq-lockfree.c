@@ -98,6 +98,17 @@ static void finish_ins(struct thread *t)
 	while (!cas(t, &s, (s & ~S_INS) | S_LINKED));
 }
 
+/* The inserter that reserved the insert with INS (create, wakeup, resume): set the bit,
+ * then LINKED, then tell the home CPU. home is read before LINKED: after it a releaser
+ * may re-home t. */
+static void insert_reserved(struct thread *t)
+{
+	unsigned h = t->home;
+	ins(t);
+	finish_ins(t);
+	sched_kick(h, t->level);
+}
+
 static void lf_reset(void)
 {
 	for (unsigned c = 0; c < MAX_CPUS; c++)
@@ -116,10 +127,7 @@ static void lf_insert_new(struct thread *t)
 {
 	/* release: the thread's fields before its state (nobody else holds it yet) */
 	atomic_store_explicit(&t->state, S_READY | S_INS, memory_order_release);
-	unsigned h = t->home;	/* read before LINKED: after it a releaser may re-home t */
-	ins(t);
-	finish_ins(t);
-	sched_kick(h, t->level);
+	insert_reserved(t);
 }
 
 /* The ONCPU holder gives t back (model: release): off its queue if killed, suspended or
@@ -307,12 +315,8 @@ static int lf_resume(struct thread *t)
 		if (cas(t, &s, (s & ~(S_SUSPEND | S_STOPPED)) | (doins ? S_INS : 0)))
 			break;
 	}
-	if (doins) {
-		unsigned h = t->home;	/* ours while INS is held; re-homed after LINKED */
-		ins(t);
-		finish_ins(t);
-		sched_kick(h, t->level);
-	}
+	if (doins)
+		insert_reserved(t);
 	return KSYNC_OK;
 }
 
@@ -351,12 +355,8 @@ static int lf_wakeup(struct thread *t, uint64_t cond)
 		if (cas(t, &s, s | S_READY | cond | (doins ? S_INS : 0)))
 			break;
 	}
-	if (doins) {
-		unsigned h = t->home;	/* ours while INS is held; re-homed after LINKED */
-		ins(t);
-		finish_ins(t);
-		sched_kick(h, t->level);
-	}
+	if (doins)
+		insert_reserved(t);
 	return KSYNC_OK;
 }
 

@@ -528,6 +528,16 @@ void sched_force(unsigned cpu)
 
 /* ---- idle --------------------------------------------------------------------------------- */
 
+/* The idle thread found t (marked for this CPU): run it; returns when this CPU comes
+ * back to idle. IRQs off. */
+static void idle_run(struct sched_cpu *sc, struct thread *t, bool stolen)
+{
+	atomic_store_explicit(&sc->idle_waiting, 0, memory_order_relaxed);
+	if (stolen)
+		SCHED_STAT_INC(sc->steals);
+	switch_to(sc->idle, t, false);
+}
+
 static _Noreturn void idle_loop(void)
 {
 	for (;;) {
@@ -544,10 +554,7 @@ static _Noreturn void idle_loop(void)
 		bool stolen = false;
 		struct thread *t = ops->pick(cpu, NULL, &stolen);
 		if (t) {
-			atomic_store_explicit(&sc->idle_waiting, 0, memory_order_relaxed);
-			if (stolen)
-				SCHED_STAT_INC(sc->steals);
-			switch_to(sc->idle, t, false);
+			idle_run(sc, t, stolen);
 			arch_irq_restore(k);
 			continue;
 		}
@@ -565,10 +572,7 @@ static _Noreturn void idle_loop(void)
 				t = ops->pick(cpu, NULL, &stolen);
 			}
 			if (t) {
-				atomic_store_explicit(&sc->idle_waiting, 0, memory_order_relaxed);
-				if (stolen)
-					SCHED_STAT_INC(sc->steals);
-				switch_to(sc->idle, t, false);
+				idle_run(sc, t, stolen);
 				arch_irq_restore(k);
 				continue;
 			}
