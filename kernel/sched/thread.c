@@ -284,6 +284,14 @@ void sched_reap(struct thread *t)
 {
 	sigs_discard(t);
 	bool detached = t->flags & THREAD_DETACHED;
+	/* Dekker with thread_join (joiner store, then DEAD load, both seq_cst): DEAD was
+	 * stored before this by a release store (locked scheduler, under sched_lock) or an
+	 * acq_rel CAS (lock-free), neither of which orders a later load. The fence orders
+	 * that store before the joiner load: either we see the joiner or it sees DEAD.
+	 * Without it the locked scheduler lost a joiner's wakeup about once in 200 boots of
+	 * sched_ops_pairs on hosted (x86 store buffer: the DEAD store still buffered while
+	 * both loads read the old values). */
+	atomic_thread_fence(memory_order_seq_cst);
 	struct thread *j = atomic_load_explicit(&t->joiner, memory_order_seq_cst);
 	if (j)
 		sched_wakeup(j, SCHED_COND_JOIN);	/* it waits for `reaped`: its slot lives */
@@ -495,6 +503,9 @@ void sched_kick(unsigned cpu, unsigned level)
 	struct sched_cpu *sc = &sched_cpus[cpu];
 	if (!atomic_load_explicit(&sc->active, memory_order_acquire))
 		return;
+	/* Dekker with idle_loop (idle_waiting store, then the queue scan), no fence needed:
+	 * the lock-free insert is a seq_cst RMW (so seq_cst before this seq_cst load); the
+	 * locked insert and the idler's scan both hold sched_lock, whose order decides. */
 	bool idle = atomic_load_explicit(&sc->idle_waiting, memory_order_seq_cst);
 	unsigned cl = atomic_load_explicit(&sc->cur_level, memory_order_relaxed);
 	if (!idle && cl <= level)
