@@ -144,7 +144,10 @@ $(VENV)/.stamp: pyproject.toml scripts/venv.sh
 venv: deps $(VENV)/.stamp
 
 # ---- the two commands ----------------------------------------------------------------
-test: venv hosted-kernel
+# the builds in parallel, one job per host CPU (the tests' own builds do the same)
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+test: venv
+	@$(MAKE) --no-print-directory -j$(NPROC) hosted-kernel
 	$(PY) -m pytest -q -ra tests/
 
 run: venv

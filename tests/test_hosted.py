@@ -35,7 +35,7 @@ SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
 @pytest.fixture(scope="session")
 def hosted_bins() -> Path:
     """Build every hosted test binary once, through the top-level Makefile."""
-    r = subprocess.run(["make", "-C", str(ROOT), "-s", "hosted-tests"],
+    r = subprocess.run(["make", "-C", str(ROOT), "-s", f"-j{os.cpu_count() or 1}", "hosted-tests"],
                        capture_output=True, text=True, timeout=900)
     if r.returncode != 0:
         pytest.fail(f"make hosted-tests failed (exit {r.returncode}):\n"
@@ -94,7 +94,7 @@ int main(void)
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
     prefix = tmp_path_factory.mktemp("prefix")
-    r = subprocess.run(["make", "-C", str(ROOT), "-s", "install", f"PREFIX={prefix}"],
+    r = subprocess.run(["make", "-C", str(ROOT), "-s", f"-j{os.cpu_count() or 1}", "install", f"PREFIX={prefix}"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"make install failed:\n{r.stdout}\n{r.stderr}"
     return prefix

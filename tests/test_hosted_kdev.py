@@ -35,7 +35,7 @@ SCENARIOS = ["convert", "pit-oneshot", "pit-periodic", "pit-restart", "rtc", "rt
 
 @pytest.fixture(scope="session")
 def kdev_bins() -> Path:
-    r = subprocess.run(["make", "-C", str(ROOT), "-s", "hosted-kdev"],
+    r = subprocess.run(["make", "-C", str(ROOT), "-s", f"-j{os.cpu_count() or 1}", "hosted-kdev"],
                        capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         pytest.fail(f"make hosted-kdev failed (exit {r.returncode}):\n{r.stdout}\n{r.stderr}",

@@ -39,7 +39,7 @@ IPI_SENDS = {"plain": 100000, "hard": 100000, "asan": 20000, "tsan": 20000}
 
 @pytest.fixture(scope="session")
 def port_bins() -> Path:
-    r = subprocess.run(["make", "-C", str(ROOT), "-s", "hosted-port"],
+    r = subprocess.run(["make", "-C", str(ROOT), "-s", f"-j{os.cpu_count() or 1}", "hosted-port"],
                        capture_output=True, text=True, timeout=900)
     if r.returncode != 0:
         pytest.fail(f"make hosted-port failed (exit {r.returncode}):\n{r.stdout}\n{r.stderr}",

@@ -5,6 +5,7 @@ Every boot goes through the ksync tool (`python -m ksync`), the same path users 
 these tests also prove the runner's verdict rule: exit code 33 AND a complete KTAP plan
 with no `not ok`.
 """
+import os
 import json
 import re
 import subprocess
@@ -23,7 +24,7 @@ ksync = run_ksync
 @pytest.fixture(scope="module")
 def built():
     """Build the kernel and the ISO once for this module."""
-    r = subprocess.run(["make", "-s", "kernel", "iso"], cwd=ROOT, capture_output=True,
+    r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", "kernel", "iso"], cwd=ROOT, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     return True

@@ -6,6 +6,7 @@ an unknown scheme name is refused by make and by the tool.
 Each boot goes through the ksync tool with --scheme, the path users take.
 """
 import re
+import os
 import subprocess
 from pathlib import Path
 
@@ -25,7 +26,7 @@ ksync = run_ksync
 @pytest.fixture(scope="module")
 def built():
     for s in SCHEMES:
-        r = subprocess.run(["make", "-s", f"SCHEME={s}", "kernel"], cwd=ROOT,
+        r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", f"SCHEME={s}", "kernel"], cwd=ROOT,
                            capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stdout + r.stderr
     return True

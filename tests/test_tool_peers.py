@@ -1,5 +1,6 @@
 """The peer comparison (bench/cmp_peers.c, tools/ksync/peers.py): verdicts computed from
 the spreads, the tables, the findings, the figures, and the rows the benchmark prints."""
+import os
 import json
 import shutil
 import statistics
@@ -194,7 +195,7 @@ def test_cli_run_length_options():
 
 @pytest.fixture(scope="module")
 def cmp_prog() -> Path:
-    r = subprocess.run(["make", "-C", str(ROOT), "-s", "bench-hosted"],
+    r = subprocess.run(["make", "-C", str(ROOT), "-s", f"-j{os.cpu_count() or 1}", "bench-hosted"],
                        capture_output=True, text=True, timeout=900)
     if r.returncode != 0:
         pytest.fail(f"make bench-hosted failed (exit {r.returncode}):\n{r.stdout}\n{r.stderr}",

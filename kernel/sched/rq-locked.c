@@ -20,10 +20,28 @@
  * rq_next/rq_prev links while the locked scheduler runs. */
 static struct spinlock sched_lock = SPINLOCK_INIT("sched_lock");
 static struct thread *q_head[SCHED_LEVELS], *q_tail[SCHED_LEVELS];	/* sched_lock */
-
 static inline uint64_t st(struct thread *t) { return atomic_load_explicit(&t->state, memory_order_relaxed); }
 /* release: a lock-free reader (join's DEAD test) sees what the holder did before */
 static inline void st_set(struct thread *t, uint64_t s) { atomic_store_explicit(&t->state, s, memory_order_release); }
+
+/* Queued threads by where they may run: q_bound[c] those only CPU c may take (bound
+ * there by a preemption, or an affinity of that CPU alone), q_free the rest. Changed
+ * under sched_lock (seq_cst RMW), read without it by lk_pick's peek, so a CPU with
+ * nothing it may take does not take the lock. Dekker with idle_loop: an idler stores
+ * idle_waiting, then peeks (seq_cst both); a waker's q_append adds here, then kick_for
+ * reads idle_waiting (seq_cst both): the idler sees the thread or the waker the idler. */
+static _Atomic unsigned q_free, q_bound[MAX_CPUS];
+
+static _Atomic unsigned *q_counter(struct thread *t)	/* sched_lock held */
+{
+	uint64_t s = st(t), aff = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED);
+	if (s & SCHED_PREEMPTED)
+		return &q_bound[SCHED_CPU_OF(s)];
+	if (aff && !(aff & (aff - 1)) && (unsigned)__builtin_ctzll(aff) < MAX_CPUS)
+		return &q_bound[__builtin_ctzll(aff)];
+	return &q_free;
+}
+
 
 static void q_append(struct thread *t)
 {
@@ -35,6 +53,8 @@ static void q_append(struct thread *t)
 	else
 		q_head[l] = t;
 	q_tail[l] = t;
+	t->rq_counter = q_counter(t);
+	atomic_fetch_add_explicit(t->rq_counter, 1, memory_order_seq_cst);
 	st_set(t, st(t) | SCHED_LINKED);
 }
 
@@ -50,6 +70,7 @@ static void q_remove(struct thread *t)
 	else
 		q_tail[l] = t->rq_prev;
 	t->rq_next = t->rq_prev = NULL;
+	atomic_fetch_sub_explicit(t->rq_counter, 1, memory_order_seq_cst);
 	st_set(t, st(t) & ~SCHED_LINKED);
 }
 
@@ -90,6 +111,9 @@ static void lk_reset(void)
 {
 	for (unsigned l = 0; l < SCHED_LEVELS; l++)
 		q_head[l] = q_tail[l] = NULL;
+	atomic_store_explicit(&q_free, 0, memory_order_relaxed);
+	for (unsigned c = 0; c < MAX_CPUS; c++)
+		atomic_store_explicit(&q_bound[c], 0, memory_order_relaxed);
 }
 
 static void lk_adopt(struct thread *t, unsigned cpu)
@@ -115,6 +139,14 @@ static struct thread *lk_pick(unsigned cpu, struct thread *prev, bool *stolen)
 		       !(st(prev) & (SCHED_KILL | SCHED_SUSPEND));
 	unsigned order[SCHED_LEVELS];
 	unsigned n = sched_level_order(cpu, order);
+	/* Nothing queued that this CPU may take: no need for the lock. Idle CPUs look at
+	 * every tick and IPI; under QEMU -smp 8 on two host cores their lock rounds
+	 * convoyed the FIFO ticket lock (each hand-off waited for a descheduled vCPU) while
+	 * the only queued threads were bound to one busy CPU, and the serializer test ran
+	 * out of time. */
+	if (atomic_load_explicit(&q_free, memory_order_seq_cst) == 0 &&
+	    (cpu >= MAX_CPUS || atomic_load_explicit(&q_bound[cpu], memory_order_seq_cst) == 0))
+		return prev_ok ? prev : NULL;
 	struct thread *found = NULL;
 	irqkey_t k = spin_lock_irqsave(&sched_lock);
 	for (unsigned i = 0; i < n && !found; i++) {

@@ -46,6 +46,7 @@ struct thread {
 	bool sig_running;		/* the thread is in sigs_deliver (itself only) */
 	/* locked scheduler: the run-queue links, under sched_lock */
 	struct thread *rq_next, *rq_prev;
+	_Atomic unsigned *rq_counter;	/* the queue count it was added to (rq-locked.c) */
 	/* Written by the CPU running the thread (at switches, IRQs off); read relaxed by
 	 * reports. */
 	uint64_t dispatches, run_ticks, t_in;

@@ -249,6 +249,10 @@ KTEST(sched_preempt_spinner_every_cpu)
 static volatile int other_ran;
 static volatile int section_kind;	/* 0 crit_enter, 1 splraise(IPL_TTY), 2 splraise(IPL_CLOCK-1) */
 static volatile int inside_saw, after_saw;
+/* whether the clock asked for the switch: a tick after the quantum's end reached the
+ * section (IPL_TTY: it ran inside; crit_enter: it was held and ran at crit_leave) */
+static volatile int sec_requested;
+static volatile uint64_t sec_ticks;	/* ticks from the wait's start to the end: reported */
 
 static void other_fn(void *arg)
 {
@@ -260,6 +264,7 @@ static void other_fn(void *arg)
 static void section_fn(void *arg)
 {
 	struct thread *other = arg;
+	unsigned cpu = arch_cpu_id();
 	uint64_t q = ms_ticks(1000 / SCHED_HZ * SCHED_QUANTUM_TICKS);
 	spl_t sv = 0;
 	if (section_kind == 0)
@@ -267,22 +272,33 @@ static void section_fn(void *arg)
 	else
 		sv = splraise(IPL_TTY);
 	sched_wakeup(other, SCHED_COND_USER);	/* ready now, same level and CPU: it waits */
-	uint64_t t0 = arch_cycles(), k0 = sched_cpu_ticks(arch_cpu_id());
-	/* four quanta inside the section; at IPL_TTY the clock gets through, so also wait
-	 * until it did after the quantum ended (a vCPU the host did not run for the whole
-	 * window - QEMU -smp 8 on two cores - may otherwise see no tick in it) */
-	while (arch_cycles() - t0 < 4 * q ||
-	       (section_kind == 1 && sched_cpu_ticks(arch_cpu_id()) - k0 < 3 &&
-		arch_cycles() - t0 < 2000 * q))
+	uint64_t t0 = arch_cycles(), k0 = sched_cpu_ticks(cpu);
+	/* four quanta inside the section (the quantum began before t0, so it has ended) */
+	while (arch_cycles() - t0 < 4 * q)
 		;
+	/* at IPL_TTY the clock gets through: wait (a while) for a tick from now on, which
+	 * is after the quantum's end and asks for the switch */
+	uint64_t k1 = sched_cpu_ticks(cpu), t1 = arch_cycles();
+	while (section_kind == 1 && sched_cpu_ticks(cpu) == k1 && arch_cycles() - t1 < 500 * q)
+		;
+	int requested = section_kind == 1 && sched_cpu_ticks(cpu) != k1;
 	inside_saw = __atomic_load_n(&other_ran, __ATOMIC_ACQUIRE);
 	if (section_kind == 0)
 		crit_leave();
 	else
 		splx(sv);
+	/* the ticks first, then what the other did: a tick held by crit_enter ran at
+	 * crit_leave (after the quantum's end) and had to switch before this load */
+	if (section_kind == 0)
+		requested = sched_cpu_ticks(cpu) != k0;
+	sec_ticks = sched_cpu_ticks(cpu) - k0;
+	sec_requested = requested;
 	after_saw = __atomic_load_n(&other_ran, __ATOMIC_ACQUIRE);
 }
 
+/* A trial where no tick reached the section (QEMU -smp 8 on two host cores left a vCPU
+ * tickless for 8 ms and more) asked for no switch and proves nothing either way: it is
+ * reported and repeated, up to 10 times. */
 KTEST(spl_sched_resched_waits_for_section_end)
 {
 	SKIP_IF_OVERSUBSCRIBED();
@@ -290,20 +306,28 @@ KTEST(spl_sched_resched_waits_for_section_end)
 	const char *s;
 	FOR_EACH_SCHED(s) {
 		for (int kind = 0; kind < 2; kind++) {
-			KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
-			unsigned c = ncpu() - 1;
-			struct thread *o, *a;
-			other_ran = inside_saw = after_saw = 0;
-			section_kind = kind;
-			KT_ASSERT_EQ(thread_create(&o, other_fn, NULL, 1, cpu_bit(c), "other", 0), KSYNC_OK);
-			KT_ASSERT_EQ(thread_create(&a, section_fn, o, 1, cpu_bit(c), "section", 0), KSYNC_OK);
-			KT_EXPECT_EQ(thread_join(a), KSYNC_OK);
-			KT_EXPECT_EQ(thread_join(o), KSYNC_OK);
-			kt_diag(kt, "%s %s (%s): other ran inside %d, at the end %d", s,
-				kind ? "splraise(IPL_TTY)" : "crit_enter", spl_scheme_name(), inside_saw, after_saw);
-			KT_EXPECT_EQ(inside_saw, 0);
+			const char *what = kind ? "splraise(IPL_TTY)" : "crit_enter";
+			unsigned trial;
+			for (trial = 1; trial <= 10; trial++) {
+				KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+				unsigned c = ncpu() - 1;
+				struct thread *o, *a;
+				other_ran = inside_saw = after_saw = sec_requested = 0;
+				section_kind = kind;
+				KT_ASSERT_EQ(thread_create(&o, other_fn, NULL, 1, cpu_bit(c), "other", 0), KSYNC_OK);
+				KT_ASSERT_EQ(thread_create(&a, section_fn, o, 1, cpu_bit(c), "section", 0), KSYNC_OK);
+				KT_EXPECT_EQ(thread_join(a), KSYNC_OK);
+				KT_EXPECT_EQ(thread_join(o), KSYNC_OK);
+				KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+				KT_EXPECT_EQ(inside_saw, 0);
+				if (sec_requested)
+					break;
+				kt_diag(kt, "%s %s: trial %u: no clock tick reached the section, again", s, what, trial);
+			}
+			kt_diag(kt, "%s %s (%s): other ran inside %d, at the end %d (%lu ticks, trial %u)", s,
+				what, spl_scheme_name(), inside_saw, after_saw, (unsigned long)sec_ticks, trial);
+			KT_EXPECT(sec_requested);	/* else ten sections saw no tick at all */
 			KT_EXPECT_EQ(after_saw, 1);
-			KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
 		}
 	}
 }

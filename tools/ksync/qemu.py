@@ -403,6 +403,9 @@ def verdict(mode: str, exit_code: int | None, kt: KtapResult, *, timed_out: bool
 # running
 
 
+KTAP_RESULT = re.compile(r"^ktap: (not )?ok \d+ ")
+
+
 def _open_log(log_dir: Path, mode: str, smp: int, env: str, scheme: str | None = None):
     log_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -538,6 +541,8 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
         if tag == "out":
             lines.append(line)
             logw(line)
+            if KTAP_RESULT.match(line):	# when each test ended: where a slow suite spends
+                logw(f"[ksync +{time.monotonic() - start:.1f} s]")
             if panic is None and line.startswith("PANIC"):
                 panic = line
             if echo:

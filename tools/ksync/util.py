@@ -151,7 +151,7 @@ def make(repo: Path, target: str, progress=None, what: str | None = None,
     try:
         # its own process group, stopped as a whole if the tool is interrupted or
         # terminated (a compiler it started must not outlive it)
-        p = subprocess.Popen(["make", "-s", "-C", str(repo), *assigns, target],
+        p = subprocess.Popen(["make", "-s", f"-j{os.cpu_count() or 1}", "-C", str(repo), *assigns, target],
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, start_new_session=True)
     except OSError as e:
