@@ -153,6 +153,17 @@ KSYNC_ALL_OBJS += $(KSYNC_BENCH_OBJS)
 $(foreach b,$(patsubst $(KSYNC_T)bench/%.c,%,$(KSYNC_BENCH_SRCS)),\
 	$(eval $(HOSTED_OUT)/obj/plain/bench/$(b).o: KSYNC_EXTRA_CFLAGS := $(KSYNC_BENCH_CFLAGS_$(b))))
 
+# tests/unit/test_explore_sched.c compiles kernel/sched/rq-lockfree.c into the test: the
+# kernel's headers (searched after the system's, so none can shadow a libc header),
+# bench/spl_shim/arch_impl.h as the port's public header (as tests/test_layout.py
+# compiles kernel/ against it) and the default scheme for spl.h (the scheduler uses none
+# of it).
+KSYNC_DEFAULT_SCHEME := $(shell awk '!/^\#/ && NF && $$2 == 1 { print $$1 }' $(KSYNC_SCHEMES_FILE))
+KSYNC_TEST_CFLAGS_test_explore_sched := -I$(KSYNC_T)bench/spl_shim -idirafter $(KSYNC_T)kernel/include \
+	-DKSYNC_SPL_HEADER='"spl/$(KSYNC_DEFAULT_SCHEME).h"'
+$(foreach f,plain asan tsan,$(eval $(HOSTED_OUT)/obj/$(f)/tests/unit/test_explore_sched.o: \
+	KSYNC_EXTRA_CFLAGS := $(KSYNC_TEST_CFLAGS_test_explore_sched)))
+
 # bench/spl_fast.c once per optimistic scheme.
 KSYNC_SPL_FAST_OBJS := $(KSYNC_OPTIM_IDS:%=$(HOSTED_OUT)/obj/plain/bench/spl_fast-%.o)
 KSYNC_ALL_OBJS += $(KSYNC_SPL_FAST_OBJS)

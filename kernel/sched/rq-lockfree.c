@@ -58,6 +58,16 @@
 #define S_PREEMPTED SCHED_PREEMPTED
 #define S_CPU SCHED_CPU_MASK
 
+/* The interleaving explorer's scheduling point, just before every atomic step on shared
+ * data (a queue word, a state word): tests/unit/test_explore_sched.c compiles this file
+ * with KSYNC_ATOMIC_HOOK defined to yield to its explorer (docs/explorer.md). In a kernel
+ * build <ksync/atomic.h> leaves KSYNC_ATOMIC_HOOK ((void)0), which does not evaluate its
+ * arguments: no code. */
+#ifdef KSYNC_ATOMIC_HOOK
+#define SCHED_ATOMIC_HOOK(op, addr) KSYNC_ATOMIC_HOOK(op, addr)
+#else
+#define SCHED_ATOMIC_HOOK(op, addr) ((void)0)
+#endif
 
 /* rq[cpu][level][word]: bit i of word w = thread slot 64w + i is on that queue */
 static _Atomic uint64_t rq[MAX_CPUS][SCHED_LEVELS][WORDS];
@@ -66,11 +76,13 @@ static inline uint64_t bit_of(const struct thread *t) { return 1ull << (t->id % 
 
 static void ins(struct thread *t)
 {
+	SCHED_ATOMIC_HOOK(fetch_or, &rq[t->home][t->level][t->id / 64]);
 	atomic_fetch_or_explicit(&rq[t->home][t->level][t->id / 64], bit_of(t), memory_order_seq_cst);
 }
 
 static void unl(struct thread *t)
 {
+	SCHED_ATOMIC_HOOK(fetch_and, &rq[t->home][t->level][t->id / 64]);
 	uint64_t old = atomic_fetch_and_explicit(&rq[t->home][t->level][t->id / 64], ~bit_of(t),
 						 memory_order_seq_cst);
 	if (!(old & bit_of(t)))
@@ -80,12 +92,14 @@ static void unl(struct thread *t)
 
 static inline bool cas(struct thread *t, uint64_t *s, uint64_t want)
 {
+	SCHED_ATOMIC_HOOK(cas, &t->state);
 	return atomic_compare_exchange_strong_explicit(&t->state, s, want, memory_order_acq_rel,
 						       memory_order_acquire);
 }
 
 static inline uint64_t load(struct thread *t)
 {
+	SCHED_ATOMIC_HOOK(load, &t->state);
 	return atomic_load_explicit(&t->state, memory_order_acquire);
 }
 
@@ -113,12 +127,15 @@ static void lf_reset(void)
 {
 	for (unsigned c = 0; c < MAX_CPUS; c++)
 		for (unsigned l = 0; l < SCHED_LEVELS; l++)
-			for (unsigned w = 0; w < WORDS; w++)
+			for (unsigned w = 0; w < WORDS; w++) {
+				SCHED_ATOMIC_HOOK(store, &rq[c][l][w]);
 				atomic_store_explicit(&rq[c][l][w], 0, memory_order_relaxed);
+			}
 }
 
 static void lf_adopt(struct thread *t, unsigned cpu)
 {
+	SCHED_ATOMIC_HOOK(store, &t->state);
 	atomic_store_explicit(&t->state, S_READY | S_ONCPU | ((uint64_t)cpu << SCHED_CPU_SHIFT),
 			      memory_order_release);
 }
@@ -126,6 +143,7 @@ static void lf_adopt(struct thread *t, unsigned cpu)
 static void lf_insert_new(struct thread *t)
 {
 	/* release: the thread's fields before its state (nobody else holds it yet) */
+	SCHED_ATOMIC_HOOK(store, &t->state);
 	atomic_store_explicit(&t->state, S_READY | S_INS, memory_order_release);
 	insert_reserved(t);
 }
@@ -242,6 +260,7 @@ static struct thread *scan(unsigned qcpu, unsigned lvl, unsigned cpu, struct thr
 	unsigned sw = start / 64, sb = start % 64;
 	for (unsigned step = 0; step <= WORDS; step++) {
 		unsigned w = (sw + step) % WORDS;
+		SCHED_ATOMIC_HOOK(load, &rq[qcpu][lvl][w]);
 		uint64_t bits = atomic_load_explicit(&rq[qcpu][lvl][w], memory_order_seq_cst);
 		if (step == 0)
 			bits &= sb == 63 ? 0 : ~0ull << (sb + 1);	/* after the cursor */
@@ -390,6 +409,7 @@ static int lf_sigpend(struct thread *t)
 
 static void lf_exit_mark(struct thread *self)
 {
+	SCHED_ATOMIC_HOOK(fetch_or, &self->state);
 	atomic_fetch_or_explicit(&self->state, S_KILL, memory_order_acq_rel);
 }
 
