@@ -15,7 +15,13 @@
  *                (integer-only context switch)
  *   yield_fp     the same pair with THREAD_FP (arch_context_switch_fp)
  *   wakeup_cross sched_wakeup from CPU 0 to a thread sleeping on CPU ncpus-1 -> the wakee's
- *                first instruction after sched_sleep, by TSC stamps (skipped at -smp 1)
+ *                first instruction after sched_sleep, by TSC stamps (skipped at -smp 1);
+ *                the wakee's CPU idles 20 us before each wakeup: on hosted it is still
+ *                polling (arch_idle_poll_ticks, 30 us), so the wakeup is a store it sees -
+ *                the mailbox path
+ *   wakeup_cross_asleep  the same with 300 us idle: the wakee's CPU has gone to sleep
+ *                (hosted: sigsuspend; x86: hlt), so the wakeup is an IPI (hosted: a signal
+ *                to the vCPU's thread) - the signal path
  * and for k = 1..ncpus CPUs each running two yield-looping threads pinned to it, the
  * dispatches per second (sched_stats_get) over a fixed window, three windows each.
  *
@@ -44,7 +50,8 @@
 
 #define MAX_SAMPLES 400
 #define YIELD_BATCH 32		/* yields of the measuring thread per sample (2x switches) */
-#define WAKE_GAP_US 20		/* the wakee's CPU idles this long before each wakeup */
+#define WAKE_GAP_US 20		/* wakeup_cross: the wakee's CPU idles this long first */
+#define WAKE_SLEEP_GAP_US 300	/* wakeup_cross_asleep: past hosted's 30 us idle poll */
 
 static uint64_t samp[MAX_SAMPLES], empt[MAX_SAMPLES];
 static struct arch_facts facts;
@@ -359,10 +366,10 @@ static void wakee_fn(void *arg)
 	}
 }
 
-static void op_wakeup_cross(const char *s)
+static void op_wakeup_cross(const char *s, const char *op, unsigned gap_us)
 {
 	if (ncpu() < 2) {
-		emit_skip(s, "wakeup_cross", "-smp 1: no second CPU to wake a thread on");
+		emit_skip(s, op, "-smp 1: no second CPU to wake a thread on");
 		return;
 	}
 	/* the caller (boot thread) is bound to CPU 0; the wakee lives on the last CPU */
@@ -372,7 +379,7 @@ static void op_wakeup_cross(const char *s)
 	wake_stop = 0;
 	wake_stamp = 0;
 	if (thread_create(&t, wakee_fn, NULL, 1, cpu_bit(far_cpu()), "exp-wakee", 0) != KSYNC_OK) {
-		emit_skip(s, "wakeup_cross", "thread_create failed");
+		emit_skip(s, op, "thread_create failed");
 		failures++;
 		return;
 	}
@@ -384,7 +391,7 @@ static void op_wakeup_cross(const char *s)
 			continue;
 		}
 		uint64_t g0 = arch_cycles();
-		while (arch_cycles() - g0 < us_ticks(WAKE_GAP_US))
+		while (arch_cycles() - g0 < us_ticks(gap_us))
 			arch_cpu_relax();
 		__atomic_store_n(&wake_stamp, 0, __ATOMIC_RELEASE);
 		uint64_t t0 = arch_cycles_begin();
@@ -397,9 +404,10 @@ static void op_wakeup_cross(const char *s)
 		uint64_t st = __atomic_load_n(&wake_stamp, __ATOMIC_ACQUIRE);
 		samp[n++] = st > t0 ? st - t0 : 0;
 	}
-	emit_op(s, "wakeup_cross", "sched_wakeup on CPU 0 -> the wakee's first instruction on "
-		"the last CPU (idle 20 us before each wakeup; TSC stamps of two CPUs)",
-		n, 1, timeouts);
+	char detail[160];
+	ksnprintf(detail, sizeof detail, "sched_wakeup on CPU 0 -> the wakee's first instruction "
+		  "on the last CPU (idle %u us before each wakeup; TSC stamps of two CPUs)", gap_us);
+	emit_op(s, op, detail, n, 1, timeouts);
 	__atomic_store_n(&wake_stop, 1, __ATOMIC_RELEASE);
 	sched_wakeup(t, SCHED_COND_USER);
 	thread_join(t);
@@ -497,7 +505,8 @@ KEXPERIMENT(sched_ops, "default")
 		op_signal(s);
 		op_yield(s, false);
 		op_yield(s, true);
-		op_wakeup_cross(s);
+		op_wakeup_cross(s, "wakeup_cross", WAKE_GAP_US);
+		op_wakeup_cross(s, "wakeup_cross_asleep", WAKE_SLEEP_GAP_US);
 		dispatch_rate(s);
 		rc = sched_stop();
 		if (rc != KSYNC_OK) {
