@@ -114,6 +114,13 @@ int intr_establish(struct intr_source *src)
 	return KSYNC_OK;
 }
 
+/* On the CPU that runs it, IRQs off (a cross call, or intr_disestablish's own CPU). */
+static void clear_pending_here(void *arg)
+{
+	const struct intr_source *src = arg;
+	spl_self()->pending &= ~(1u << src->bit);
+}
+
 void intr_disestablish(struct intr_source *src)
 {
 	if (!src || !src->established)
@@ -127,9 +134,21 @@ void intr_disestablish(struct intr_source *src)
 	if (src->kind == INTR_CLOCK)
 		clock_src = NULL;
 	recompute_masks();
-	for (unsigned i = 0; i < INTR_MAX_CPUS; i++)
-		kcpu_of(i)->spl.pending &= ~(1u << src->bit);	/* sources are quiet: nothing races */
+	clear_pending_here((void *)src);
 	arch_irq_restore(key);
+	/* Each CPU clears the bit in its own pending word (a cross call, IRQs off there):
+	 * that word is written by its CPU's handlers with a plain read-modify-write, so a
+	 * clear from here could lose another source's bit set meanwhile on that CPU (and
+	 * the hosted TSan build reported the race: a tick still being replayed on an AP). */
+	unsigned self = arch_cpu_id(), online = arch_ncpus();
+	for (unsigned i = 0; i < INTR_MAX_CPUS; i++) {
+		if (i == self)
+			continue;
+		if (i < online)
+			arch_call_on(i, clear_pending_here, (void *)src);
+		else
+			kcpu_of(i)->spl.pending &= ~(1u << src->bit);	/* no CPU runs there */
+	}
 }
 
 void intr_stats_reset(struct intr_source *src)

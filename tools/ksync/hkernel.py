@@ -239,9 +239,17 @@ def boot(cfg: HostedBootConfig, echo: Callable[[str], None] | None = None) -> Bo
     stderr_lines: list[str] = []
     panic: str | None = None
     start = time.monotonic()
+    env = None
+    if cfg.flavour == "tsan":
+        # the kernel's TSan suppressions, each with its reason (the same file the tests
+        # use); options the user set in TSAN_OPTIONS come first and are kept
+        supp = cfg.repo / "arch" / "hosted" / "tsan.supp"
+        env = dict(os.environ)
+        env["TSAN_OPTIONS"] = f"{env.get('TSAN_OPTIONS', '')}:suppressions={supp}".lstrip(":")
+        logw(f"# TSAN_OPTIONS={env['TSAN_OPTIONS']}")
     try:
         proc = subprocess.Popen(cmd, cwd=cfg.repo, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                 start_new_session=True, preexec_fn=_no_core)
     except OSError as e:
         log.close()
