@@ -679,13 +679,26 @@ static void outcome_mix(void)
 		     rc_wakeup, rc_suspend, rc_resume, rc_kill, (unsigned long long)word(0));
 }
 
-/* The three-coroutine scenarios at preemption bound 3 (2 under TSan, which costs ~10x per
- * step and adds nothing on one OS thread). */
-#define BOUND3 (KX_TSAN ? 2 : 3)
+/* The three-coroutine scenarios at preemption bound 3; 2 in the sanitizer builds (TSan
+ * costs ~10x per step and adds nothing on one OS thread; ASan ~3x, and it looks for
+ * memory errors, which the smaller bound reaches as well): make test's time budget. */
+#if defined(__SANITIZE_ADDRESS__)
+#define KX_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KX_SANITIZED 1
+#endif
+#endif
+#ifndef KX_SANITIZED
+#define KX_SANITIZED KX_TSAN
+#endif
+#define BOUND3 (KX_SANITIZED ? 2 : 3)
+/* the two-coroutine scenarios: bound 4, 3 under TSan */
+#define BOUND4 (KX_TSAN ? 3 : 4)
 /* Coroutines 0 and 1 are CPUs 0 and 1; a third is an operator (its CPU id 2 is no CPU's). */
 static const struct scenario sc_race = {
 	.name = "sched-two-dispatchers", .ncoro = 2, .prog = { cpu_twice, cpu_twice },
-	.nthr = 1, .check = outcome_race, .bound = 4,
+	.nthr = 1, .check = outcome_race, .bound = BOUND4,
 };
 static const struct scenario sc_race2 = {
 	.name = "sched-two-dispatchers-two-threads", .ncoro = 2,
@@ -694,7 +707,7 @@ static const struct scenario sc_race2 = {
 };
 static const struct scenario sc_suspend = {
 	.name = "sched-suspend-resume", .ncoro = 2, .prog = { cpu_twice, op_suspend_resume },
-	.nthr = 1, .check = outcome_suspend_resume, .bound = 4,
+	.nthr = 1, .check = outcome_suspend_resume, .bound = BOUND4,
 };
 static const struct scenario sc_suspend3 = {
 	.name = "sched-suspend-resume-two-cpus", .ncoro = 3,
@@ -703,7 +716,7 @@ static const struct scenario sc_suspend3 = {
 };
 static const struct scenario sc_kill = {
 	.name = "sched-kill", .ncoro = 2, .prog = { cpu_twice, op_kill }, .nthr = 1,
-	.check = outcome_kill, .bound = 4,
+	.check = outcome_kill, .bound = BOUND4,
 };
 static const struct scenario sc_kill3 = {
 	.name = "sched-kill-two-cpus", .ncoro = 3, .prog = { cpu_twice, cpu_twice, op_kill },
@@ -711,7 +724,7 @@ static const struct scenario sc_kill3 = {
 };
 static const struct scenario sc_sleep = {
 	.name = "sched-sleep-wakeup", .ncoro = 2, .prog = { cpu_twice, cpu_wakeup_dispatch },
-	.nthr = 1, .sleeper = true, .check = outcome_sleep_wakeup, .bound = 4,
+	.nthr = 1, .sleeper = true, .check = outcome_sleep_wakeup, .bound = BOUND4,
 };
 static const struct scenario sc_sleep3 = {
 	.name = "sched-sleep-wakeup-two-cpus", .ncoro = 3,
@@ -737,8 +750,8 @@ static const struct scenario sc_wakeup_suspend = {
 static const struct scenario sc_mix = {
 	.name = "sched-mix-random", .ncoro = 3,
 	.prog = { cpu_twice, cpu_twice, op_wakeup_suspend_resume_kill }, .nthr = 1,
-	.sleeper = true, .check = outcome_mix, .bound = 4,
-	.random = KX_TSAN ? 10000 : 100000,
+	.sleeper = true, .check = outcome_mix, .bound = BOUND4,
+	.random = KX_SANITIZED ? 10000 : 100000,
 };
 
 static int explore(struct ktest_ctx *kt, const struct scenario *sc, struct kx_result *r)
