@@ -72,10 +72,24 @@
 /* rq[cpu][level][word]: bit i of word w = thread slot 64w + i is on that queue */
 static _Atomic uint64_t rq[MAX_CPUS][SCHED_LEVELS][WORDS];
 
+/* rq_n[c].n[l]: at least the number of bits set in rq[c][l] - ins adds 1 before its
+ * fetch_or, unl takes 1 after its fetch_and (seq_cst RMWs) - so a scan that loads 0 skips
+ * the queue's words (a dispatch walked every level's 8 words, empty ones too: the
+ * same-CPU switch paid for it). A scan that skips so misses only a thread whose insert
+ * had not added here yet, as a walk misses a bit set behind it; for an idle CPU the count
+ * takes the bit's place in sched_kick's Dekker (the idler stores idle_waiting, then loads
+ * this; the inserter adds here, sets the bit, then loads idle_waiting: one sees the
+ * other). One cache line per CPU. */
+static struct {
+	_Atomic unsigned n[SCHED_LEVELS];
+} __attribute__((aligned(64))) rq_n[MAX_CPUS];
+
 static inline uint64_t bit_of(const struct thread *t) { return 1ull << (t->id % 64); }
 
 static void ins(struct thread *t)
 {
+	SCHED_ATOMIC_HOOK(fetch_add, &rq_n[t->home].n[t->level]);
+	atomic_fetch_add_explicit(&rq_n[t->home].n[t->level], 1, memory_order_seq_cst);
 	SCHED_ATOMIC_HOOK(fetch_or, &rq[t->home][t->level][t->id / 64]);
 	atomic_fetch_or_explicit(&rq[t->home][t->level][t->id / 64], bit_of(t), memory_order_seq_cst);
 }
@@ -88,6 +102,8 @@ static void unl(struct thread *t)
 	if (!(old & bit_of(t)))
 		panic("lockfree rq: thread '%s' unlinked from cpu %u level %u where it was not",
 		      t->name, t->home, t->level);
+	SCHED_ATOMIC_HOOK(fetch_sub, &rq_n[t->home].n[t->level]);
+	atomic_fetch_sub_explicit(&rq_n[t->home].n[t->level], 1, memory_order_seq_cst);
 }
 
 static inline bool cas(struct thread *t, uint64_t *s, uint64_t want)
@@ -126,11 +142,14 @@ static void insert_reserved(struct thread *t)
 static void lf_reset(void)
 {
 	for (unsigned c = 0; c < MAX_CPUS; c++)
-		for (unsigned l = 0; l < SCHED_LEVELS; l++)
+		for (unsigned l = 0; l < SCHED_LEVELS; l++) {
+			SCHED_ATOMIC_HOOK(store, &rq_n[c].n[l]);
+			atomic_store_explicit(&rq_n[c].n[l], 0, memory_order_relaxed);
 			for (unsigned w = 0; w < WORDS; w++) {
 				SCHED_ATOMIC_HOOK(store, &rq[c][l][w]);
 				atomic_store_explicit(&rq[c][l][w], 0, memory_order_relaxed);
 			}
+		}
 }
 
 static void lf_adopt(struct thread *t, unsigned cpu)
@@ -256,6 +275,9 @@ static struct thread *try_mark(struct thread *t, unsigned cpu, struct thread *pr
 static struct thread *scan(unsigned qcpu, unsigned lvl, unsigned cpu, struct thread *prev)
 {
 	struct sched_cpu *sc = &sched_cpus[cpu];
+	SCHED_ATOMIC_HOOK(load, &rq_n[qcpu].n[lvl]);
+	if (atomic_load_explicit(&rq_n[qcpu].n[lvl], memory_order_seq_cst) == 0)
+		return NULL;	/* nothing linked there (rq_n) */
 	unsigned start = qcpu == cpu ? sc->cursor[lvl] : 0;
 	unsigned sw = start / 64, sb = start % 64;
 	for (unsigned step = 0; step <= WORDS; step++) {

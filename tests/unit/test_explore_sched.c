@@ -216,13 +216,22 @@ static uint64_t word(unsigned i)
 static bool watched(const void *addr)
 {
 	for (unsigned c = 0; c < NCPU; c++)
-		if (addr == (const void *)&rq[c][0][0])
+		if (addr == (const void *)&rq[c][0][0] || addr == (const void *)&rq_n[c].n[0])
 			return true;
 	return false;
 }
 
 static void check_state(const char *where)
 {
+	/* a queue's count is never below its number of bits (ins adds before the bit, unl
+	 * takes after it: a scan that reads 0 may skip the queue) */
+	for (unsigned c = 0; c < NCPU; c++) {
+		unsigned n = atomic_load_explicit(&rq_n[c].n[0], memory_order_relaxed);
+		unsigned bits = (unsigned)__builtin_popcountll(
+			atomic_load_explicit(&rq[c][0][0], memory_order_relaxed));
+		if (n < bits || n > bits + nthr)
+			fail("%s: rq%u has %u bits but a count of %u", where, c, bits, n);
+	}
 	for (unsigned i = 0; i < nthr; i++) {
 		uint64_t s = word(i), bit = 1ull << i;
 		unsigned nb = 0, on = 0;
@@ -271,9 +280,11 @@ static void sched_hook(const char *op, const void *addr)
 
 	if (cur_x == NULL || kx_tid(cur_x) < 0)
 		return;		/* setup and teardown run straight through */
-	/* a queue word nobody writes: no scheduling point (see the top comment) */
-	if (strcmp(op, "load") == 0 && a >= (const char *)rq &&
-	    a < (const char *)rq + sizeof(rq) && !watched(addr))
+	/* a queue word or queue count nobody writes: no scheduling point (see the top
+	 * comment) */
+	if (strcmp(op, "load") == 0 && !watched(addr) &&
+	    ((a >= (const char *)rq && a < (const char *)rq + sizeof(rq)) ||
+	     (a >= (const char *)rq_n && a < (const char *)rq_n + sizeof(rq_n))))
 		return;
 	check_state(op);
 	kx_hook(op, addr);
@@ -459,8 +470,11 @@ static void setup(struct kx *x, void *arg)
 		}
 		kx_name(x, &t->state, tn[i]);
 	}
-	for (unsigned c = 0; c < NCPU; c++)
+	static const char *const cn[NCPU] = { "rq0.count", "rq1.count" };
+	for (unsigned c = 0; c < NCPU; c++) {
 		kx_name(x, &rq[c][0][0], qn[c]);
+		kx_name(x, &rq_n[c].n[0], cn[c]);
+	}
 }
 
 /* After the coroutines: the quiescent state, then a drain - up to three picks on each
@@ -493,11 +507,22 @@ static bool check(struct kx *x, void *arg)
 	if (panicked)
 		fail("rq-lockfree.c panicked: %s", panic_msg);
 	for (unsigned c = 0; c < MAX_CPUS; c++)
-		for (unsigned l = 0; l < SCHED_LEVELS; l++)
+		for (unsigned l = 0; l < SCHED_LEVELS; l++) {
 			for (unsigned w = 0; w < WORDS; w++)
 				if (!watched(&rq[c][l][w]) &&
 				    atomic_load_explicit(&rq[c][l][w], memory_order_relaxed))
 					fail("queue word rq[%u][%u][%u] written", c, l, w);
+			if (!watched(&rq_n[c].n[l]) &&
+			    atomic_load_explicit(&rq_n[c].n[l], memory_order_relaxed))
+				fail("queue count rq_n[%u][%u] written", c, l);
+		}
+	/* quiescent: each count is exactly its queue's bits */
+	for (unsigned c = 0; c < NCPU; c++)
+		if (atomic_load_explicit(&rq_n[c].n[0], memory_order_relaxed) !=
+		    (unsigned)__builtin_popcountll(atomic_load_explicit(&rq[c][0][0], memory_order_relaxed)))
+			fail("rq%u: count %u but %d bits after the drain", c,
+			     atomic_load_explicit(&rq_n[c].n[0], memory_order_relaxed),
+			     __builtin_popcountll(atomic_load_explicit(&rq[c][0][0], memory_order_relaxed)));
 	for (unsigned i = 0; i < nthr; i++) {
 		uint64_t s = word(i);
 
