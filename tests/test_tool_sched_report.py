@@ -190,3 +190,20 @@ def test_missing_data_no_tables():
     broken = copy.deepcopy(prims_data())
     broken["sched"] = {"status": "failed", "reason": "timeout", "rows": []}
     assert schedreport.sched_tables(broken, None) == []
+
+
+def test_linux_switch_finding_computed_from_both_rows():
+    # ksync yield 150 (125..180) vs Linux sched_yield 4000 (3600..6000): holds, 26.7x
+    fs = schedreport.sched_findings(None, hosted_data())
+    f = next(f for f in fs if "conventional kernel" in f.claim)
+    assert f.verdict == "holds" and f.env.startswith("hosted, AMD EPYC")
+    assert "(26.7x)" in f.today
+    # a ksync switch slower than Linux's reads reversed
+    slow = hosted_data(rows=sched_rows(scale=60.0))
+    f2 = next(f for f in schedreport.sched_findings(None, slow) if "conventional kernel" in f.claim)
+    assert f2.verdict == "reversed"
+    # no Linux row: no finding; tcg only: none either (it needs the real CPU)
+    nolinux = hosted_data()
+    nolinux["sched_peers"] = {"status": "failed"}
+    assert not any("conventional kernel" in f.claim for f in schedreport.sched_findings(None, nolinux))
+    assert not any("conventional kernel" in f.claim for f in schedreport.sched_findings(prims_data(), None))
