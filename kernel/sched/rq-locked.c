@@ -195,15 +195,26 @@ static bool lk_release(struct thread *t, unsigned cpu, bool preempted)
 	return dead;
 }
 
+/* Take sched_lock for an operation on t: false (lock not held) if t is DEAD; else the
+ * lock is held (*k to give back) and *s is t's state word. */
+static bool lock_live(struct thread *t, irqkey_t *k, uint64_t *s)
+{
+	*k = spin_lock_irqsave(&sched_lock);
+	*s = st(t);
+	if (*s & SCHED_DEAD) {
+		spin_unlock_irqrestore(&sched_lock, *k);
+		return false;
+	}
+	return true;
+}
+
 static int lk_suspend(struct thread *t)
 {
 	int force = -1;
-	irqkey_t k = spin_lock_irqsave(&sched_lock);
-	uint64_t s = st(t);
-	if (s & SCHED_DEAD) {
-		spin_unlock_irqrestore(&sched_lock, k);
+	irqkey_t k;
+	uint64_t s;
+	if (!lock_live(t, &k, &s))
 		return KSYNC_ESRCH;
-	}
 	if (!(s & SCHED_SUSPEND)) {
 		if (s & SCHED_LINKED) {
 			q_remove(t);
@@ -226,12 +237,10 @@ static int lk_resume(struct thread *t)
 {
 	bool queued = false;
 	struct kick kk = { -1, 0, 0, 0 };
-	irqkey_t k = spin_lock_irqsave(&sched_lock);
-	uint64_t s = st(t);
-	if (s & SCHED_DEAD) {
-		spin_unlock_irqrestore(&sched_lock, k);
+	irqkey_t k;
+	uint64_t s;
+	if (!lock_live(t, &k, &s))
 		return KSYNC_ESRCH;
-	}
 	if (s & SCHED_SUSPEND) {
 		st_set(t, s & ~(SCHED_SUSPEND | SCHED_STOPPED));
 		if ((s & SCHED_STOPPED) && (s & SCHED_READY)) {
@@ -276,12 +285,10 @@ static int lk_wakeup(struct thread *t, uint64_t cond)
 {
 	bool queued = false;
 	struct kick kk = { -1, 0, 0, 0 };
-	irqkey_t k = spin_lock_irqsave(&sched_lock);
-	uint64_t s = st(t);
-	if (s & SCHED_DEAD) {
-		spin_unlock_irqrestore(&sched_lock, k);
+	irqkey_t k;
+	uint64_t s;
+	if (!lock_live(t, &k, &s))
 		return KSYNC_ESRCH;
-	}
 	if (!(s & SCHED_KILL)) {
 		st_set(t, s | SCHED_READY | cond);
 		if (!(s & (SCHED_ONCPU | SCHED_LINKED | SCHED_STOPPED))) {
@@ -311,12 +318,10 @@ static uint64_t lk_sleep_prepare(struct thread *self, uint64_t cond)
 static int lk_sigpend(struct thread *t)
 {
 	int force = -1;
-	irqkey_t k = spin_lock_irqsave(&sched_lock);
-	uint64_t s = st(t);
-	if (s & SCHED_DEAD) {
-		spin_unlock_irqrestore(&sched_lock, k);
+	irqkey_t k;
+	uint64_t s;
+	if (!lock_live(t, &k, &s))
 		return KSYNC_ESRCH;
-	}
 	st_set(t, s | SCHED_SIGPEND);
 	if ((s & SCHED_ONCPU) && SCHED_CPU_OF(s) != sched_cpu_id())
 		force = (int)SCHED_CPU_OF(s);
