@@ -76,13 +76,13 @@ static void q_remove(struct thread *t)
 
 /* Who should notice a thread that became ready: read under sched_lock by the caller
  * (after the unlock the thread may run and be re-homed), used after it. */
-struct kick { int bound; unsigned home, level; uint64_t affinity; };
+struct kick { int bound; unsigned home, level, id; uint64_t affinity; };
 
 static struct kick kick_of(struct thread *t)	/* sched_lock held */
 {
 	uint64_t s = st(t);
 	return (struct kick){ (s & SCHED_PREEMPTED) ? (int)SCHED_CPU_OF(s) : -1, t->home, t->level,
-			      __atomic_load_n(&t->affinity, __ATOMIC_RELAXED) };
+			      t->id, __atomic_load_n(&t->affinity, __ATOMIC_RELAXED) };
 }
 
 /* Its binding, else any allowed CPU that is idle or runs a lower level (sched_kick
@@ -90,7 +90,7 @@ static struct kick kick_of(struct thread *t)	/* sched_lock held */
 static void kick_for(struct kick k)
 {
 	if (k.bound >= 0) {
-		sched_kick((unsigned)k.bound, k.level);
+		sched_kick((unsigned)k.bound, k.level, k.id);
 		return;
 	}
 	unsigned n = sched_ncpus();
@@ -101,7 +101,7 @@ static void kick_for(struct kick k)
 		struct sched_cpu *sc = &sched_cpus[c];
 		if (atomic_load_explicit(&sc->idle_waiting, memory_order_seq_cst) ||
 		    atomic_load_explicit(&sc->cur_level, memory_order_relaxed) > k.level) {
-			sched_kick(c, k.level);
+			sched_kick(c, k.level, k.id);
 			return;
 		}
 	}
@@ -236,7 +236,7 @@ static int lk_suspend(struct thread *t)
 static int lk_resume(struct thread *t)
 {
 	bool queued = false;
-	struct kick kk = { -1, 0, 0, 0 };
+	struct kick kk = { -1, 0, 0, 0, 0 };
 	irqkey_t k;
 	uint64_t s;
 	if (!lock_live(t, &k, &s))
@@ -284,7 +284,7 @@ static int lk_kill(struct thread *t)
 static int lk_wakeup(struct thread *t, uint64_t cond)
 {
 	bool queued = false;
-	struct kick kk = { -1, 0, 0, 0 };
+	struct kick kk = { -1, 0, 0, 0, 0 };
 	irqkey_t k;
 	uint64_t s;
 	if (!lock_live(t, &k, &s))

@@ -136,7 +136,7 @@ static void insert_reserved(struct thread *t)
 	unsigned h = t->home;
 	ins(t);
 	finish_ins(t);
-	sched_kick(h, t->level);
+	sched_kick(h, t->level, t->id);
 }
 
 static void lf_reset(void)

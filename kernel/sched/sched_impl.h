@@ -77,6 +77,12 @@ struct sched_cpu {
 	/* 1 while the idle thread is about to wait: seq_cst store, read (seq_cst) by a
 	 * waker after its insert (Dekker: the waker sees it or the idler sees the bit). */
 	_Atomic int idle_waiting;
+	/* While the idle thread polls the queues (arch_idle_poll_ticks): SCHED_POLL_ON, or
+	 * 2 + id once a waker relied on the poll to find thread `id` instead of sending an
+	 * IPI (SCHED_POLL_MANY: several did); SCHED_POLL_NONE otherwise. Dekker with the
+	 * waker (seq_cst RMWs on this word): the idler takes it back by exchange, then picks
+	 * once more before it sleeps; a waker inserts, then marks it by CAS. */
+	_Atomic unsigned idle_polling;
 	/* level of the running thread (SCHED_LEVELS for idle): relaxed, read by wakers */
 	_Atomic unsigned cur_level;
 	uint64_t counter;		/* switches: indexes the priority table */
@@ -129,7 +135,11 @@ extern const struct sched_ops sched_ops_lockfree, sched_ops_locked;
 
 /* thread.c, for the schedulers */
 unsigned sched_cpu_id(void);
-void sched_kick(unsigned cpu, unsigned level);	/* a thread of `level` became ready on cpu */
+#define SCHED_POLL_NONE 0u
+#define SCHED_POLL_ON 1u
+#define SCHED_POLL_MANY 0xffffffffu
+/* thread `id` of `level` became ready on cpu's queue */
+void sched_kick(unsigned cpu, unsigned level, unsigned id);
 bool sched_affine(const struct thread *t, unsigned cpu);
 unsigned sched_ncpus(void);
 unsigned sched_level_order(unsigned cpu, unsigned *order);	/* levels to try, in order */

@@ -164,10 +164,11 @@ unsigned sched_cpu_id(void)
 }
 
 /* No IPIs to send: every coroutine keeps running until its program ends. */
-void sched_kick(unsigned cpu, unsigned level)
+void sched_kick(unsigned cpu, unsigned level, unsigned id)
 {
 	(void)cpu;
 	(void)level;
+	(void)id;
 }
 
 void sched_force(unsigned cpu)
