@@ -8,6 +8,7 @@
 #include "kernel.h"
 #include "boot.h"
 #include "mm.h"
+#include "lockstat.h"
 #include "experiment.h"
 #include "spl.h"
 #include "thread.h"
@@ -156,5 +157,6 @@ void kernel_entry(struct boot_info *bi)
 {
 	pmm_init(bi);
 	heap_init();
+	lockstat_init();
 	kernel_main(bi);
 }

@@ -3,13 +3,16 @@
  *
  * Supports the subset protocol.md §6 promises: %s %c %d %i %u %x %X %p %%, length l ll z,
  * flags 0 and -, a field width. kprintf formats into a stack buffer and hands the text to
- * the console under console_lock, so lines from different CPUs never interleave
+ * the console under console_lock (a master lock of class "console"), so lines from different CPUs never interleave
  * mid-line. It also implements libksync's ksync_printf/ksync_vprintf hooks.
  */
 #include "kernel.h"
-#include "spinlock.h"
+#include "mlock.h"
 
-static struct spinlock console_lock = SPINLOCK_INIT("console");
+/* The console: a master lock with the CPU's own mask (printing happens in every
+ * context, handlers included). */
+LOCK_CLASS(console_class, "console", LOCK_MASTER, LOCK_CODE);
+static struct mlock console_lock = MLOCK_INIT(console_class, MLOCK_TICKET);
 
 struct outbuf { char *p; size_t n, len; };
 
@@ -114,24 +117,29 @@ int ksnprintf(char *buf, size_t n, const char *fmt, ...)
 /* Set by panic: from then on output bypasses the lock if it cannot be had quickly. */
 bool console_panicking;
 
+void kwrite(const char *s, size_t n)
+{
+	if (console_panicking) {
+		irqkey_t k = arch_irq_save();
+		bool got = mlock_trylock_bounded(&console_lock, 10000000);
+		arch_console_write(s, n);
+		if (got)
+			mlock_unlock_bounded(&console_lock);
+		arch_irq_restore(k);
+		return;
+	}
+	irqkey_t k = mlock_lock_irqsave(&console_lock);
+	arch_console_write(s, n);
+	mlock_unlock_irqrestore(&console_lock, k);
+}
+
 void kvprintf(const char *fmt, va_list ap)
 {
 	char buf[1024];
 	int len = kvsnprintf(buf, sizeof buf, fmt, ap);
 	if (len > (int)sizeof buf - 1)
 		len = sizeof buf - 1;
-	if (console_panicking) {
-		irqkey_t k = arch_irq_save();
-		bool got = spin_trylock_bounded(&console_lock, 10000000);
-		arch_console_write(buf, (size_t)len);
-		if (got)
-			__atomic_store_n(&console_lock.owner, console_lock.owner + 1, __ATOMIC_RELEASE);
-		arch_irq_restore(k);
-		return;
-	}
-	irqkey_t k = spin_lock_irqsave(&console_lock);
-	arch_console_write(buf, (size_t)len);
-	spin_unlock_irqrestore(&console_lock, k);
+	kwrite(buf, (size_t)len);
 }
 
 void kprintf(const char *fmt, ...)

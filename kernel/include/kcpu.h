@@ -19,6 +19,9 @@
 
 #include "cpu.h"
 
+struct lockstat_shard;
+struct mlock;
+
 #define KCPU_BYTES 256
 
 struct kcpu {
@@ -40,7 +43,15 @@ struct kcpu {
 			 * IRQs off at a switch; read by any CPU only for reports). */
 			volatile uint32_t resched;
 			struct thread *sched_cur;
-			/* room: lockstat shards (issue 11) */
+			/* kernel/lock/: this CPU's lock-statistics shards, one per class
+			 * (lockstat.h; set once by lockstat_init before the mode is on);
+			 * the master locks this CPU holds, innermost last, and the MCS queue
+			 * nodes in use (bit i = mlock.c's node i): this CPU with its
+			 * interrupts masked (mlock.h) */
+			struct lockstat_shard *lockstat;
+			struct mlock *mlock_held[8];
+			uint32_t mlock_depth;
+			uint32_t mcs_used;
 		};
 		char bytes[KCPU_BYTES];
 	};

@@ -19,6 +19,7 @@
 /* printf.c: console output; each call's text reaches the console as one unit. */
 __attribute__((format(printf, 1, 2))) void kprintf(const char *fmt, ...);
 void kvprintf(const char *fmt, va_list ap);
+void kwrite(const char *s, size_t n);	/* s[0..n) as one unit, any length */
 __attribute__((format(printf, 3, 4))) int ksnprintf(char *buf, size_t n, const char *fmt, ...);
 int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
 

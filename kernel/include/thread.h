@@ -57,6 +57,8 @@
 #define SCHED_COND_JOIN	SCHED_COND(0)	/* a joined thread died */
 #define SCHED_COND_REQ	SCHED_COND(1)	/* a serializer server has requests */
 #define SCHED_COND_REPLY SCHED_COND(2)	/* a serializer request is done */
+#define SCHED_COND_MON	SCHED_COND(3)	/* a monitor's release woke its waiter (monitor.c) */
+#define SCHED_COND_CV	SCHED_COND(4)	/* a condition variable was signalled (monitor.c) */
 #define SCHED_COND_USER	SCHED_COND(8)
 
 #define SCHED_AFFINITY_ANY (~0ull)

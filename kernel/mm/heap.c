@@ -6,7 +6,7 @@
  */
 #include "kernel.h"
 #include "mm.h"
-#include "spinlock.h"
+#include "mlock.h"
 
 #define NCLASS 8
 #define HDR 16
@@ -17,7 +17,8 @@ struct hdr { uint64_t magic, info; };	/* info: class index, or 0x100 | npages */
 struct freeblk { struct hdr h; struct freeblk *next; };
 
 static struct freeblk *freelist[NCLASS];	/* heap_lock */
-static struct spinlock heap_lock = SPINLOCK_INIT("heap");
+LOCK_CLASS(heap_class, "heap", LOCK_MASTER, LOCK_DATA);
+static struct mlock heap_lock = MLOCK_INIT(heap_class, MLOCK_TICKET);
 
 void heap_init(void) {}
 
@@ -46,11 +47,11 @@ void *kmalloc(size_t n)
 		h->info = 0x100 | pages << 9;
 		return (uint8_t *)h + HDR;
 	}
-	irqkey_t k = spin_lock_irqsave(&heap_lock);
+	irqkey_t k = mlock_lock_irqsave(&heap_lock);
 	if (!freelist[c]) {
 		uint64_t pa = pmm_alloc();
 		if (!pa) {
-			spin_unlock_irqrestore(&heap_lock, k);
+			mlock_unlock_irqrestore(&heap_lock, k);
 			return NULL;
 		}
 		size_t sz = class_size(c);
@@ -64,7 +65,7 @@ void *kmalloc(size_t n)
 	}
 	struct freeblk *b = freelist[c];
 	freelist[c] = b->next;
-	spin_unlock_irqrestore(&heap_lock, k);
+	mlock_unlock_irqrestore(&heap_lock, k);
 	KASSERT(b->h.magic == MAGIC_FREE);
 	b->h.magic = MAGIC_USED;
 	return (uint8_t *)b + HDR;
@@ -100,8 +101,8 @@ void kfree(void *p)
 	}
 	struct freeblk *b = (struct freeblk *)h;
 	b->h.magic = MAGIC_FREE;
-	irqkey_t k = spin_lock_irqsave(&heap_lock);
+	irqkey_t k = mlock_lock_irqsave(&heap_lock);
 	b->next = freelist[b->h.info];
 	freelist[b->h.info] = b;
-	spin_unlock_irqrestore(&heap_lock, k);
+	mlock_unlock_irqrestore(&heap_lock, k);
 }

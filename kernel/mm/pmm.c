@@ -29,7 +29,7 @@
 #include "kernel.h"
 #include "boot.h"
 #include "mm.h"
-#include "spinlock.h"
+#include "mlock.h"
 #include <ksync/atomic.h>
 #include <ksync/lf_stack.h>
 
@@ -41,7 +41,8 @@ static uint64_t pool[NFRAMES / 64];	/* pool_lock */
 static size_t hint;			/* pool_lock */
 /* pool_lock for writers (relaxed atomic stores); read without it by pmm_free_pages */
 static uint64_t pool_free;
-static struct spinlock pool_lock = SPINLOCK_INIT("pmm-pool");
+LOCK_CLASS(pmm_pool_class, "pmm-pool", LOCK_MASTER, LOCK_DATA);
+static struct mlock pool_lock = MLOCK_INIT(pmm_pool_class, MLOCK_TICKET);
 
 static struct lf_stack freelist;	/* lock-free; nodes live in the free frames */
 static uint64_t list_count;		/* frames on the freelist: atomic add/sub */
@@ -147,13 +148,13 @@ uint64_t pmm_alloc_contig(size_t n)
 {
 	if (!n || n > ntotal)
 		return 0;
-	irqkey_t k = spin_lock_irqsave(&pool_lock);
+	irqkey_t k = mlock_lock_irqsave(&pool_lock);
 	uint64_t pa = pool_take_run(n);
 	if (!pa) {
 		drain_freelist();
 		pa = pool_take_run(n);
 	}
-	spin_unlock_irqrestore(&pool_lock, k);
+	mlock_unlock_irqrestore(&pool_lock, k);
 	for (size_t i = 0; pa && i < n; i++)
 		mark_held(pa + i * PAGE_SIZE);
 	return pa;
@@ -169,7 +170,7 @@ uint64_t pmm_alloc(void)
 			return (uint64_t)node;
 		}
 		/* empty: refill a batch from the pool (the only locked step) */
-		irqkey_t k = spin_lock_irqsave(&pool_lock);
+		irqkey_t k = mlock_lock_irqsave(&pool_lock);
 		uint64_t got[PMM_REFILL];
 		size_t ngot = 0;
 		while (ngot < PMM_REFILL) {
@@ -178,7 +179,7 @@ uint64_t pmm_alloc(void)
 				break;
 			got[ngot++] = pa;
 		}
-		spin_unlock_irqrestore(&pool_lock, k);
+		mlock_unlock_irqrestore(&pool_lock, k);
 		if (!ngot) {
 			if (lf_stack_empty(&freelist))
 				return 0;	/* out of memory */
@@ -210,11 +211,11 @@ void pmm_free_contig(uint64_t pa, size_t n)
 	}
 	for (size_t i = 0; i < n; i++)
 		mark_free(pa + i * PAGE_SIZE);
-	irqkey_t k = spin_lock_irqsave(&pool_lock);
+	irqkey_t k = mlock_lock_irqsave(&pool_lock);
 	for (size_t f = pa / PAGE_SIZE; f < pa / PAGE_SIZE + n; f++)
 		pool_put(f);
 	pool_free_add((int64_t)n);
-	spin_unlock_irqrestore(&pool_lock, k);
+	mlock_unlock_irqrestore(&pool_lock, k);
 }
 
 size_t pmm_free_pages(void)

@@ -13,12 +13,14 @@
  * thread.c says why); a dispatcher skips threads bound elsewhere or not allowed on it.
  */
 #include "sched_impl.h"
-#include "spinlock.h"
+#include "mlock.h"
 #include <ksync/errors.h>
 
 /* The master lock: protects the queues below and every thread's state word changes and
  * rq_next/rq_prev links while the locked scheduler runs. */
-static struct spinlock sched_lock = SPINLOCK_INIT("sched_lock");
+LOCK_CLASS(sched_mutex_class, "sched_Mutex", LOCK_MASTER, LOCK_CODE);
+static struct mlock sched_lock = MLOCK_INIT(sched_mutex_class, MLOCK_TICKET);
+struct mlock *sched_mutex(void) { return &sched_lock; }
 static struct thread *q_head[SCHED_LEVELS], *q_tail[SCHED_LEVELS];	/* sched_lock */
 static inline uint64_t st(struct thread *t) { return atomic_load_explicit(&t->state, memory_order_relaxed); }
 /* release: a lock-free reader (join's DEAD test) sees what the holder did before */
@@ -123,11 +125,11 @@ static void lk_adopt(struct thread *t, unsigned cpu)
 
 static void lk_insert_new(struct thread *t)
 {
-	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	irqkey_t k = mlock_lock_irqsave(&sched_lock);
 	st_set(t, SCHED_READY);
 	q_append(t);
 	struct kick kk = kick_of(t);
-	spin_unlock_irqrestore(&sched_lock, k);
+	mlock_unlock_irqrestore(&sched_lock, k);
 	kick_for(kk);
 }
 
@@ -148,7 +150,7 @@ static struct thread *lk_pick(unsigned cpu, struct thread *prev, bool *stolen)
 	    (cpu >= MAX_CPUS || atomic_load_explicit(&q_bound[cpu], memory_order_seq_cst) == 0))
 		return prev_ok ? prev : NULL;
 	struct thread *found = NULL;
-	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	irqkey_t k = mlock_lock_irqsave(&sched_lock);
 	for (unsigned i = 0; i < n && !found; i++) {
 		for (struct thread *t = q_head[order[i]]; t; t = t->rq_next) {
 			uint64_t s = st(t);
@@ -163,14 +165,14 @@ static struct thread *lk_pick(unsigned cpu, struct thread *prev, bool *stolen)
 		if (!found && prev_ok && prev->level == order[i])
 			found = prev;
 	}
-	spin_unlock_irqrestore(&sched_lock, k);
+	mlock_unlock_irqrestore(&sched_lock, k);
 	return found;
 }
 
 static bool lk_release(struct thread *t, unsigned cpu, bool preempted)
 {
 	bool dead = false;
-	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	irqkey_t k = mlock_lock_irqsave(&sched_lock);
 	uint64_t s = st(t);
 	if (!(s & SCHED_ONCPU) || SCHED_CPU_OF(s) != cpu)
 		panic("locked release: thread '%s' not owned by cpu %u", t->name, cpu);
@@ -191,7 +193,7 @@ static bool lk_release(struct thread *t, unsigned cpu, bool preempted)
 		t->home = cpu;
 		q_append(t);	/* no kick: this CPU just switched, others will look */
 	}
-	spin_unlock_irqrestore(&sched_lock, k);
+	mlock_unlock_irqrestore(&sched_lock, k);
 	return dead;
 }
 
@@ -199,10 +201,10 @@ static bool lk_release(struct thread *t, unsigned cpu, bool preempted)
  * lock is held (*k to give back) and *s is t's state word. */
 static bool lock_live(struct thread *t, irqkey_t *k, uint64_t *s)
 {
-	*k = spin_lock_irqsave(&sched_lock);
+	*k = mlock_lock_irqsave(&sched_lock);
 	*s = st(t);
 	if (*s & SCHED_DEAD) {
-		spin_unlock_irqrestore(&sched_lock, *k);
+		mlock_unlock_irqrestore(&sched_lock, *k);
 		return false;
 	}
 	return true;
@@ -227,7 +229,7 @@ static int lk_suspend(struct thread *t)
 			st_set(t, s | SCHED_SUSPEND | SCHED_STOPPED);	/* asleep */
 		}
 	}
-	spin_unlock_irqrestore(&sched_lock, k);
+	mlock_unlock_irqrestore(&sched_lock, k);
 	if (force >= 0)
 		sched_force((unsigned)force);
 	return KSYNC_OK;
@@ -249,7 +251,7 @@ static int lk_resume(struct thread *t)
 			queued = true;
 		}
 	}
-	spin_unlock_irqrestore(&sched_lock, k);
+	mlock_unlock_irqrestore(&sched_lock, k);
 	if (queued)
 		kick_for(kk);
 	return KSYNC_OK;
@@ -258,7 +260,7 @@ static int lk_resume(struct thread *t)
 static int lk_kill(struct thread *t)
 {
 	int rc = KSYNC_OK, force = -1;
-	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	irqkey_t k = mlock_lock_irqsave(&sched_lock);
 	uint64_t s = st(t);
 	if (s & SCHED_DEAD)
 		rc = KSYNC_ESRCH;
@@ -275,7 +277,7 @@ static int lk_kill(struct thread *t)
 			rc = 1;
 		}
 	}
-	spin_unlock_irqrestore(&sched_lock, k);
+	mlock_unlock_irqrestore(&sched_lock, k);
 	if (force >= 0)
 		sched_force((unsigned)force);
 	return rc;
@@ -297,7 +299,7 @@ static int lk_wakeup(struct thread *t, uint64_t cond)
 			queued = true;
 		}
 	}
-	spin_unlock_irqrestore(&sched_lock, k);
+	mlock_unlock_irqrestore(&sched_lock, k);
 	if (queued)
 		kick_for(kk);
 	return KSYNC_OK;
@@ -305,13 +307,13 @@ static int lk_wakeup(struct thread *t, uint64_t cond)
 
 static uint64_t lk_sleep_prepare(struct thread *self, uint64_t cond)
 {
-	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	irqkey_t k = mlock_lock_irqsave(&sched_lock);
 	uint64_t s = st(self), got = s & cond;
 	if (got)
 		st_set(self, s & ~got);
 	else
 		st_set(self, s & ~SCHED_READY);
-	spin_unlock_irqrestore(&sched_lock, k);
+	mlock_unlock_irqrestore(&sched_lock, k);
 	return got;
 }
 
@@ -325,7 +327,7 @@ static int lk_sigpend(struct thread *t)
 	st_set(t, s | SCHED_SIGPEND);
 	if ((s & SCHED_ONCPU) && SCHED_CPU_OF(s) != sched_cpu_id())
 		force = (int)SCHED_CPU_OF(s);
-	spin_unlock_irqrestore(&sched_lock, k);
+	mlock_unlock_irqrestore(&sched_lock, k);
 	if (force >= 0)
 		sched_force((unsigned)force);
 	return KSYNC_OK;
@@ -333,9 +335,9 @@ static int lk_sigpend(struct thread *t)
 
 static void lk_exit_mark(struct thread *self)
 {
-	irqkey_t k = spin_lock_irqsave(&sched_lock);
+	irqkey_t k = mlock_lock_irqsave(&sched_lock);
 	st_set(self, st(self) | SCHED_KILL);
-	spin_unlock_irqrestore(&sched_lock, k);
+	mlock_unlock_irqrestore(&sched_lock, k);
 }
 
 const struct sched_ops sched_ops_locked = {

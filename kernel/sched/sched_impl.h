@@ -127,6 +127,7 @@ struct sched_ops {
 };
 
 extern const struct sched_ops sched_ops_lockfree, sched_ops_locked;
+struct mlock *sched_mutex(void);	/* rq-locked.c's master lock (Sprite's sched_Mutex) */
 
 /* A counter written by one CPU only and read by others: relaxed atomic load and store
  * (no lock prefix on the fast path; TSan sees the accesses as atomic). */

@@ -35,6 +35,7 @@
 #include "intr.h"
 #include "sched_hooks.h"
 #include "mm.h"
+#include "monitor.h"	/* sched_master_lock; mlock_assert_none */
 #include <ksync/errors.h>
 #include <ksync/atomic.h>
 
@@ -67,6 +68,7 @@ static uint64_t tick_cycles;
 static struct thread *boot_thread;
 static _Atomic unsigned rr_home;	/* round-robin home CPU for new threads */
 static void sched_tick(void *arg);
+static void resched_here(void);
 static void sched_softint(void *arg);
 /* Initialised once, never rewritten: a clock signal already queued in the host when a
  * run's clock stopped may still run its handler on an AP (hosted) */
@@ -91,6 +93,7 @@ static struct sched_cpu *sc_this(void) { return &sched_cpus[arch_cpu_id()]; }
 
 const char *sched_default_name(void) { return KSYNC_SCHED_DEFAULT_LOCKED ? "locked" : "lockfree"; }
 const char *sched_name(void) { return ops->name; }
+struct mlock *sched_master_lock(void) { return sched_running() && ops == &sched_ops_locked ? sched_mutex() : NULL; }
 bool sched_running(void) { return atomic_load_explicit(&sched_on, memory_order_acquire); }
 
 /* ---- the priority table ------------------------------------------------------------ */
@@ -430,6 +433,16 @@ void sched_preempt_frame(void)
 	struct thread *self = kcpu_this()->sched_cur;
 	if (!self || self->idle || self->in_preempt)
 		return;
+	struct spl_cpu *c = spl_self();
+	if (spl_effective(c) != IPL_NONE || c->intr_depth != 0) {
+		/* Posted when the interrupted code was preemptible, taken later inside a
+		 * section: the hosted TSan build runs frame calls at its poll points
+		 * (arch_cpu_relax), and a thread that spun there on a master lock's ticket
+		 * was switched out holding the ticket - every later taker spun forever.
+		 * Ask again: the section's end runs the switch. */
+		resched_here();
+		return;
+	}
 	self->in_preempt = true;
 	preempt_loop();
 	self->in_preempt = false;
@@ -738,6 +751,7 @@ int thread_join(struct thread *t)
 
 void thread_yield(void)
 {
+	mlock_assert_none("thread_yield", "(see the backtrace)");
 	irqkey_t k = arch_irq_save();
 	schedule(false);
 	arch_irq_restore(k);
@@ -834,6 +848,7 @@ int thread_signal(struct thread *t, thread_sig_fn fn, void *arg)
 
 uint64_t sched_sleep(uint64_t cond)
 {
+	mlock_assert_none("sched_sleep", "(see the backtrace)");
 	for (;;) {
 		irqkey_t k = arch_irq_save();
 		struct thread *self = kcpu_this()->sched_cur;

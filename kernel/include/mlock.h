@@ -1,0 +1,225 @@
+/*
+ * mlock.h - master locks: spin locks held with this CPU's interrupts masked (issue 11).
+ *
+ * Hartman & Ousterhout, Sprite, section 2: "A master lock is simply a spin lock that is
+ * acquired with interrupts disabled. If a master lock is already in use when an attempt
+ * is made to grab it, then the processor retries the locking operation until it
+ * succeeds." Section 4 defines its statistics: at most one miss per hit.
+ *
+ * Three spinning algorithms a reader would compare, chosen per lock at init:
+ *   MLOCK_TAS     test-and-test-and-set (one xchg uncontended; unfair, the cache line
+ *                 bounces among all spinners at every release);
+ *   MLOCK_TICKET  ticket lock (one xadd; FIFO; every waiter spins on the same word);
+ *   MLOCK_MCS     Mellor-Crummey & Scott's queue lock (one xchg to enter, one cmpxchg to
+ *                 leave; FIFO; each waiter spins on its own per-CPU node).
+ * Two ways to mask, both blocking and not recursive:
+ *   mlock_lock / mlock_unlock                     through the running interrupt scheme
+ *       (crit_enter/crit_leave: a flag in the optimistic schemes, the controller mask or
+ *       cli in the pessimistic ones - Small & Manley's choice is the kernel's choice);
+ *   mlock_lock_irqsave / mlock_unlock_irqrestore  the CPU's own mask (arch_irq_save), for
+ *       locks taken where interrupts are already off or by handlers that every scheme
+ *       must keep out (the scheduler's sched_Mutex, the console, the page pool, the heap).
+ * Master locks are for short sections that never sleep: sleeping (sched_sleep,
+ * thread_yield, a monitor acquire) while one is held panics naming it (mlock_assert_none).
+ * A CPU holds at most MLOCK_NEST_MAX of them at once.
+ *
+ * Bad input panics naming the class, the instance's init site, the holder (CPU and
+ * thread) and both call sites: release by a CPU that does not hold the lock, recursion.
+ *
+ * Fields are written by the holder only (it is the lock that protects them) unless
+ * marked; `holder` is read without the lock by the recursion check (relaxed atomic: a
+ * CPU can only see its own id there if it holds the lock itself).
+ */
+#ifndef KSYNC_MLOCK_H
+#define KSYNC_MLOCK_H
+
+#include "lockstat.h"
+#include <ksync/atomic.h>
+
+enum mlock_algo { MLOCK_TAS, MLOCK_TICKET, MLOCK_MCS, MLOCK_NALGOS };
+#define MLOCK_NEST_MAX 8
+
+struct mcs_node {
+	struct mcs_node *next;	/* set by the successor after its xchg; read by the holder */
+	uint32_t locked;	/* 1 while waiting; 0 written by the predecessor at hand-off */
+} __attribute__((aligned(64)));
+
+struct mlock {
+	union {
+		uint32_t tas;				/* MLOCK_TAS: 0 free, 1 held */
+		struct { uint32_t next, serving; } tk;	/* MLOCK_TICKET: next by xadd; serving
+							   written by the holder at release */
+		struct mcs_node *tail;			/* MLOCK_MCS: last waiter (xchg/cmpxchg) */
+	} u;
+	uint8_t algo;			/* enum mlock_algo: set at init */
+	uint16_t holder;		/* holder's CPU + 1, 0 when free (holder; relaxed reads) */
+	struct mcs_node *mcs_mine;	/* MLOCK_MCS: the holder's node */
+	const char *site;		/* the holder's acquire site */
+	uint64_t t_mask, t_acq;		/* TSC at masking and at acquisition (timing mode) */
+	uint64_t hits, misses;		/* this instance's counts (the holder) */
+	uint16_t last_cpu;		/* CPU + 1 of the previous holder (the holder) */
+	const struct lock_class *cls;	/* set at init */
+	const char *init_site;		/* set at init */
+};
+
+#define MLOCK_INIT(cls_, algo_) { .algo = (algo_), .cls = &(cls_), .init_site = LOCK_SITE }
+
+const char *mlock_algo_name(unsigned algo);
+int mlock_algo_parse(const char *name);	/* KSYNC_EINVAL if unknown */
+
+/* A lock created at run time: counted in its class (created; destroyed at destroy).
+ * KSYNC_EINVAL for a bad algorithm or NULL. */
+int mlock_init_at(struct mlock *l, const struct lock_class *c, unsigned algo, const char *site);
+#define mlock_init(l, c, algo) mlock_init_at((l), (c), (algo), LOCK_SITE)
+/* Panics if held. */
+void mlock_destroy(struct mlock *l);
+
+/* ---- the fast path (inline); contention, statistics and errors go out of line ---------- */
+
+extern struct mcs_node mlock_mcs_nodes[MAX_CPUS][MLOCK_NEST_MAX];
+void mlock_spin_slow(struct mlock *l, unsigned me, uint32_t ticket, struct mcs_node *mine,
+		     const char *site, unsigned mode, uint64_t t0);
+void mlock_acquired_stat(struct mlock *l, unsigned me, unsigned mode, uint64_t t0,
+			 bool missed, uint64_t spins, const char *site);
+void mlock_release_stat(struct mlock *l, unsigned mode);
+void mlock_mcs_handoff_slow(struct mlock *l, struct mcs_node *mine);
+__attribute__((noreturn)) void mlock_bad_release(const struct mlock *l, const char *site);
+__attribute__((noreturn)) void mlock_too_deep(const struct mlock *l, const char *site);
+void mlock_unheld_slow(struct kcpu *kc, const struct mlock *l, const char *site);
+
+/* The spin part: masked on entry. me = CPU + 1. */
+static inline void mlock_acquire_(struct mlock *l, unsigned me, const char *site, unsigned mode,
+				  uint64_t t0)
+{
+	struct kcpu *kc = &kcpus[me - 1];
+	unsigned d = kc->mlock_depth;
+	if (__builtin_expect(d >= MLOCK_NEST_MAX, 0))
+		mlock_too_deep(l, site);
+	switch (l->algo) {
+	case MLOCK_TAS:
+		/* acquire: the previous holder's section happens-before ours */
+		if (__builtin_expect(__atomic_exchange_n(&l->u.tas, 1, __ATOMIC_ACQUIRE) != 0, 0))
+			mlock_spin_slow(l, me, 0, NULL, site, mode, t0);
+		else if (mode)
+			mlock_acquired_stat(l, me, mode, t0, false, 0, site);
+		break;
+	case MLOCK_TICKET: {
+		/* relaxed: the ticket orders nothing; the acquire load of serving does */
+		uint32_t t = __atomic_fetch_add(&l->u.tk.next, 1, __ATOMIC_RELAXED);
+		if (__builtin_expect(__atomic_load_n(&l->u.tk.serving, __ATOMIC_ACQUIRE) != t, 0))
+			mlock_spin_slow(l, me, t, NULL, site, mode, t0);
+		else if (mode)
+			mlock_acquired_stat(l, me, mode, t0, false, 0, site);
+		break;
+	}
+	default: {	/* MLOCK_MCS: a free node of this CPU's (interrupts masked) */
+		unsigned i = (unsigned)__builtin_ctz(~kc->mcs_used);
+		struct mcs_node *n = &mlock_mcs_nodes[me - 1][i];
+		kc->mcs_used |= 1u << i;
+		__atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&n->locked, 1, __ATOMIC_RELAXED);
+		/* acq_rel: acquire the previous holder's section (when the tail was free);
+		 * release our node's initialisation to the successor that links behind it */
+		struct mcs_node *prev = __atomic_exchange_n(&l->u.tail, n, __ATOMIC_ACQ_REL);
+		if (__builtin_expect(prev != NULL, 0)) {
+			/* release: our node is initialised before prev's holder can see it */
+			__atomic_store_n(&prev->next, n, __ATOMIC_RELEASE);
+			mlock_spin_slow(l, me, 0, n, site, mode, t0);
+		} else if (mode) {
+			mlock_acquired_stat(l, me, mode, t0, false, 0, site);
+		}
+		l->mcs_mine = n;
+		break;
+	}
+	}
+	__atomic_store_n(&l->holder, (uint16_t)me, __ATOMIC_RELAXED);
+	l->site = site;
+	kc->mlock_held[d] = l;
+	kc->mlock_depth = d + 1;
+}
+
+static inline void mlock_release_(struct mlock *l, unsigned me, const char *site)
+{
+	if (__builtin_expect(__atomic_load_n(&l->holder, __ATOMIC_RELAXED) != me, 0))
+		mlock_bad_release(l, site);
+	struct kcpu *kc = &kcpus[me - 1];
+	unsigned d = kc->mlock_depth;
+	if (__builtin_expect(kc->mlock_held[d - 1] == l, 1))
+		kc->mlock_depth = d - 1;
+	else
+		mlock_unheld_slow(kc, l, site);
+	unsigned mode = lockstat_on();
+	if (mode)
+		mlock_release_stat(l, mode);
+	__atomic_store_n(&l->holder, 0, __ATOMIC_RELAXED);
+	switch (l->algo) {
+	case MLOCK_TAS:
+		/* release: our section happens-before the next holder's */
+		__atomic_store_n(&l->u.tas, 0, __ATOMIC_RELEASE);
+		break;
+	case MLOCK_TICKET:
+		/* release: as above; only the holder writes serving */
+		__atomic_store_n(&l->u.tk.serving, l->u.tk.serving + 1, __ATOMIC_RELEASE);
+		break;
+	default: {
+		struct mcs_node *n = l->mcs_mine, *want = n;
+		/* release on success: our section happens-before the next acquirer's xchg */
+		if (__atomic_load_n(&n->next, __ATOMIC_ACQUIRE) != NULL ||
+		    !__atomic_compare_exchange_n(&l->u.tail, &want, NULL, false,
+						 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			mlock_mcs_handoff_slow(l, n);
+		kc->mcs_used &= ~(1u << (unsigned)(n - mlock_mcs_nodes[me - 1]));
+		break;
+	}
+	}
+}
+
+static inline void mlock_lock_at(struct mlock *l, const char *site)
+{
+	crit_enter();
+	unsigned mode = lockstat_on();
+	mlock_acquire_(l, arch_cpu_id() + 1, site, mode,
+		       mode == LOCKSTAT_TIMING ? arch_cycles() : 0);
+}
+static inline void mlock_unlock_at(struct mlock *l, const char *site)
+{
+	mlock_release_(l, arch_cpu_id() + 1, site);
+	crit_leave();
+}
+static inline irqkey_t mlock_lock_irqsave_at(struct mlock *l, const char *site)
+{
+	irqkey_t k = arch_irq_save();
+	unsigned mode = lockstat_on();
+	mlock_acquire_(l, arch_cpu_id() + 1, site, mode,
+		       mode == LOCKSTAT_TIMING ? arch_cycles() : 0);
+	return k;
+}
+static inline void mlock_unlock_irqrestore_at(struct mlock *l, irqkey_t k, const char *site)
+{
+	mlock_release_(l, arch_cpu_id() + 1, site);
+	arch_irq_restore(k);
+}
+/* For panic and the console: try `spins` times with the CPU's mask already off; no
+ * statistics, not on the held list. Returns true if acquired (then unlock_bounded). */
+bool mlock_trylock_bounded(struct mlock *l, uint64_t spins);
+void mlock_unlock_bounded(struct mlock *l);
+
+#define mlock_lock(l) mlock_lock_at((l), LOCK_SITE)
+#define mlock_unlock(l) mlock_unlock_at((l), LOCK_SITE)
+#define mlock_lock_irqsave(l) mlock_lock_irqsave_at((l), LOCK_SITE)
+#define mlock_unlock_irqrestore(l, k) mlock_unlock_irqrestore_at((l), (k), LOCK_SITE)
+
+/* True if this CPU holds l (for assertions). */
+static inline bool mlock_held(const struct mlock *l)
+{
+	return __atomic_load_n(&l->holder, __ATOMIC_RELAXED) == arch_cpu_id() + 1;
+}
+/* Panic naming the master lock held, if this CPU holds any: `what` is about to sleep. */
+void mlock_assert_none_slow(const char *what, const char *site);
+static inline void mlock_assert_none(const char *what, const char *site)
+{
+	if (__builtin_expect(kcpu_this()->mlock_depth != 0, 0))
+		mlock_assert_none_slow(what, site);
+}
+
+#endif

@@ -1,0 +1,225 @@
+/*
+ * mlock.c - master locks' slow paths: spinning, statistics, hand-off, errors (issue 11).
+ *
+ * Hartman & Ousterhout, Sprite, section 2 (master locks: spin locks with interrupts
+ * disabled) and section 4 (hits and misses; a master lock's miss is "spins until the lock
+ * is free, then locks it": one miss followed by one hit). Test-and-test-and-set, ticket
+ * (Mellor-Crummey & Scott 1991, section 2.2) and MCS (ibid., section 2.4, Algorithm 5),
+ * chosen per lock. The fast paths are inline in kernel/include/mlock.h.
+ */
+#include "mlock.h"
+#include "thread.h"
+#include <ksync/errors.h>
+
+/* Each CPU's MCS queue nodes, one per master lock it may hold at once (kcpu.mcs_used says
+ * which are in use; written by their CPU with interrupts masked, `locked` by the
+ * predecessor at hand-off). */
+struct mcs_node mlock_mcs_nodes[MAX_CPUS][MLOCK_NEST_MAX];
+
+static const char *const algo_names[MLOCK_NALGOS] = { "tas", "ticket", "mcs" };
+
+const char *mlock_algo_name(unsigned algo)
+{
+	return algo < MLOCK_NALGOS ? algo_names[algo] : "?";
+}
+
+int mlock_algo_parse(const char *name)
+{
+	for (unsigned i = 0; name && i < MLOCK_NALGOS; i++)
+		if (!strcmp(name, algo_names[i]))
+			return (int)i;
+	return KSYNC_EINVAL;
+}
+
+int mlock_init_at(struct mlock *l, const struct lock_class *c, unsigned algo, const char *site)
+{
+	if (!l || !c || algo >= MLOCK_NALGOS)
+		return KSYNC_EINVAL;
+	memset(l, 0, sizeof *l);
+	l->algo = (uint8_t)algo;
+	l->cls = c;
+	l->init_site = site;
+	lockstat_note_created(c);
+	return KSYNC_OK;
+}
+
+void mlock_destroy(struct mlock *l)
+{
+	uint16_t h = __atomic_load_n(&l->holder, __ATOMIC_RELAXED);
+	if (h)
+		panic("mlock_destroy: master lock of class '%s' (init %s) is held by cpu %u (acquired at %s)",
+		      l->cls->name, l->init_site, h - 1u, l->site ? l->site : "?");
+	lockstat_note_destroyed(l->cls);
+}
+
+static const char *thread_on(unsigned cpu)
+{
+	struct thread *t = kcpu_of(cpu)->sched_cur;
+	return t ? thread_name(t) : "(no thread)";
+}
+
+void mlock_bad_release(const struct mlock *l, const char *site)
+{
+	unsigned me = arch_cpu_id();
+	uint16_t h = __atomic_load_n(&l->holder, __ATOMIC_RELAXED);
+	if (!h)
+		panic("mlock: master lock of class '%s' (init %s) released at %s by cpu %u thread '%s', "
+		      "but nobody holds it", l->cls->name, l->init_site, site, me, thread_on(me));
+	panic("mlock: master lock of class '%s' (init %s) released at %s by cpu %u thread '%s', "
+	      "but its holder is cpu %u thread '%s' (acquired at %s)", l->cls->name, l->init_site,
+	      site, me, thread_on(me), h - 1u, thread_on(h - 1u), l->site ? l->site : "?");
+}
+
+void mlock_too_deep(const struct mlock *l, const char *site)
+{
+	unsigned me = arch_cpu_id();
+	panic("mlock: cpu %u thread '%s' holds %u master locks and asks for class '%s' at %s "
+	      "(innermost held: '%s', acquired at %s)", me, thread_on(me), MLOCK_NEST_MAX,
+	      l->cls->name, site, kcpus[me].mlock_held[MLOCK_NEST_MAX - 1]->cls->name,
+	      kcpus[me].mlock_held[MLOCK_NEST_MAX - 1]->site);
+}
+
+/* Released out of order: take l out of the held list wherever it is. */
+void mlock_unheld_slow(struct kcpu *kc, const struct mlock *l, const char *site)
+{
+	unsigned d = kc->mlock_depth;
+	for (unsigned i = d; i-- > 0;) {
+		if (kc->mlock_held[i] != l)
+			continue;
+		for (unsigned j = i; j + 1 < d; j++)
+			kc->mlock_held[j] = kc->mlock_held[j + 1];
+		kc->mlock_depth = d - 1;
+		return;
+	}
+	panic("mlock: class '%s' released at %s is not on cpu %u's held list", l->cls->name, site,
+	      arch_cpu_id());
+}
+
+void mlock_assert_none_slow(const char *what, const char *site)
+{
+	unsigned me = arch_cpu_id();
+	struct kcpu *kc = kcpu_this();
+	const struct mlock *l = kc->mlock_held[kc->mlock_depth - 1];
+	panic("%s at %s: cpu %u thread '%s' would sleep holding master lock of class '%s' "
+	      "(init %s, acquired at %s; %u held)", what, site, me, thread_on(me), l->cls->name,
+	      l->init_site, l->site ? l->site : "?", kc->mlock_depth);
+}
+
+/* ---- statistics ------------------------------------------------------------------------ */
+
+void mlock_acquired_stat(struct mlock *l, unsigned me, unsigned mode, uint64_t t0, bool missed,
+			 uint64_t spins, const char *site)
+{
+	struct lockstat_shard *s = lockstat_open(l->cls);
+	LOCKSTAT_ADD(s->hits, 1);
+	l->hits++;
+	if (l->last_cpu && l->last_cpu != me)
+		LOCKSTAT_ADD(s->migrations, 1);
+	l->last_cpu = (uint16_t)me;
+	uint64_t now = mode == LOCKSTAT_TIMING ? arch_cycles() : 0;
+	l->t_mask = t0;
+	l->t_acq = now;		/* 0: no hold time at release (counts mode at acquire) */
+	if (missed) {
+		LOCKSTAT_ADD(s->misses, 1);
+		LOCKSTAT_ADD(s->spins, spins);
+		l->misses++;
+		if (now)
+			lockstat_time_add(&s->wait, now - t0);
+		lockstat_site_add(s, site, now ? now - t0 : 0);
+	}
+	lockstat_close(s);
+}
+
+void mlock_release_stat(struct mlock *l, unsigned mode)
+{
+	if (mode != LOCKSTAT_TIMING || !l->t_acq)
+		return;		/* counts only, or acquired before timing was switched on */
+	uint64_t now = arch_cycles();
+	struct lockstat_shard *s = lockstat_open(l->cls);
+	lockstat_time_add(&s->hold, now - l->t_acq);
+	lockstat_time_add(&s->irqoff, now - l->t_mask);
+	lockstat_close(s);
+	l->t_acq = 0;
+}
+
+/* ---- contention ------------------------------------------------------------------------- */
+
+__attribute__((noreturn)) static void recursion(const struct mlock *l, unsigned me, const char *site)
+{
+	panic("mlock: recursion: cpu %u thread '%s' asks at %s for master lock of class '%s' "
+	      "(init %s) that it already holds (acquired at %s)", me - 1, thread_on(me - 1), site,
+	      l->cls->name, l->init_site, l->site ? l->site : "?");
+}
+
+void mlock_spin_slow(struct mlock *l, unsigned me, uint32_t ticket, struct mcs_node *mine,
+		     const char *site, unsigned mode, uint64_t t0)
+{
+	if (__atomic_load_n(&l->holder, __ATOMIC_RELAXED) == me)
+		recursion(l, me, site);
+	uint64_t spins = 0;
+	switch (l->algo) {
+	case MLOCK_TAS:
+		for (;;) {
+			/* test, then test-and-set: spin on a shared copy of the line */
+			while (__atomic_load_n(&l->u.tas, __ATOMIC_RELAXED) != 0) {
+				arch_cpu_relax();
+				spins++;
+			}
+			/* acquire: as in the fast path */
+			if (__atomic_exchange_n(&l->u.tas, 1, __ATOMIC_ACQUIRE) == 0)
+				break;
+		}
+		break;
+	case MLOCK_TICKET:
+		/* acquire: the previous holder's section happens-before ours */
+		while (__atomic_load_n(&l->u.tk.serving, __ATOMIC_ACQUIRE) != ticket) {
+			arch_cpu_relax();
+			spins++;
+		}
+		break;
+	default:
+		/* acquire: the predecessor's section (it cleared `locked` with release) */
+		while (__atomic_load_n(&mine->locked, __ATOMIC_ACQUIRE) != 0) {
+			arch_cpu_relax();
+			spins++;
+		}
+		break;
+	}
+	if (mode)
+		mlock_acquired_stat(l, me, mode, t0, true, spins, site);
+}
+
+void mlock_mcs_handoff_slow(struct mlock *l, struct mcs_node *mine)
+{
+	(void)l;
+	struct mcs_node *next;
+	/* acquire: the successor's node is initialised (it linked itself with release) */
+	while ((next = __atomic_load_n(&mine->next, __ATOMIC_ACQUIRE)) == NULL)
+		arch_cpu_relax();	/* it swapped the tail and is about to link itself */
+	/* release: our section happens-before the successor's */
+	__atomic_store_n(&next->locked, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- the console's and panic's bounded attempt ------------------------------------------- */
+
+bool mlock_trylock_bounded(struct mlock *l, uint64_t spins)
+{
+	KASSERT(l->algo == MLOCK_TICKET);
+	uint32_t own = __atomic_load_n(&l->u.tk.serving, __ATOMIC_ACQUIRE);
+	while (spins--) {
+		uint32_t exp = own;
+		/* acquire on success: as in the fast path */
+		if (__atomic_compare_exchange_n(&l->u.tk.next, &exp, own + 1, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return true;
+		arch_cpu_relax();
+		own = __atomic_load_n(&l->u.tk.serving, __ATOMIC_ACQUIRE);
+	}
+	return false;
+}
+
+void mlock_unlock_bounded(struct mlock *l)
+{
+	/* release: as mlock_release_ */
+	__atomic_store_n(&l->u.tk.serving, l->u.tk.serving + 1, __ATOMIC_RELEASE);
+}

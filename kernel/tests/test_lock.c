@@ -1,0 +1,547 @@
+/*
+ * test_lock.c - master locks, monitor locks, condition variables and lock statistics
+ * (issue 11; kernel/lock/, Hartman & Ousterhout sections 2 and 4).
+ *
+ * Semantics: mutual exclusion for each master-lock algorithm and for monitors in every
+ * release and queue mode under both schedulers (a plain counter under the lock, exact);
+ * no lost wakeup (every waiter returns, waits are bounded so a lost one fails instead of
+ * hanging); broadcast wakes every waiter, signal exactly one; hand-off is FIFO.
+ * Statistics exact on constructed cases: a master lock's one miss per contended
+ * acquisition; a monitor under broadcast whose misses exceed its hits (K waiters: K+1
+ * hits, K(K+1)/2 misses); futile wakeups; transient instances created and destroyed in
+ * their thousands whose class totals equal the sum of the instances' own counts; a reset
+ * in the middle of a run; snapshots read while every CPU updates them are consistent
+ * (histogram sums equal counts, one wait per miss). Bad use panics are tested by the
+ * crash= options from the host (tests/test_lock_host.py).
+ */
+#include "kernel.h"
+#include "thread.h"
+#include "monitor.h"
+#include "mm.h"
+#include <ksync/ktest.h>
+#include <ksync/errors.h>
+
+LOCK_CLASS(test_master_class, "test_master", LOCK_MASTER, LOCK_DATA);
+LOCK_CLASS(test_monitor_class, "test_monitor", LOCK_MONITOR, LOCK_DATA);
+LOCK_CLASS(test_transient_class, "test_transient", LOCK_MONITOR, LOCK_DATA);
+LOCK_CLASS(test_cv_class, "test_cv", LOCK_CONDVAR, LOCK_DATA);
+
+static const char *const scheds[] = { "lockfree", "locked" };
+#define FOR_EACH_SCHED(name) for (unsigned si_ = 0; si_ < 2 && ((name) = scheds[si_], 1); si_++)
+
+static unsigned ncpu(void) { return arch_ncpus(); }
+static uint64_t ms_ticks(uint64_t ms) { return arch_tsc_hz() / 1000 * ms; }
+
+/* Wait (yielding: a poll point in every build) until cond holds or `ms` pass. */
+#define WAIT_UNTIL(cond, ms)                                                          \
+	({                                                                            \
+		uint64_t w0_ = arch_cycles(), lim_ = ms_ticks(ms);                    \
+		while (!(cond) && arch_cycles() - w0_ < lim_)                         \
+			thread_yield();                                               \
+		(bool)(cond);                                                         \
+	})
+
+static bool oversubscribed(void)
+{
+	struct arch_facts f;
+	arch_get_facts(&f);
+	return f.oversubscribed;
+}
+
+static struct lockstat_snap snap;	/* one test at a time */
+
+static void read_class(const struct lock_class *c) { lockstat_read(c, &snap); }
+
+/* ---- master locks: exclusion, exact counts ---------------------------------------------- */
+
+/* Acquisitions per thread: FIFO spin locks convoy when vCPUs outnumber host cores (a
+ * hosted oversubscribed run, or QEMU -smp 4/8 on a two-core host: a waiter whose ticket
+ * is next may wait for a host time slice), so the total shrinks with the CPU count. */
+static unsigned mx_iters(unsigned nthr)
+{
+	unsigned total = oversubscribed() ? 1600u : ncpu() >= 4 ? 1000u : 8000u;
+	return total / nthr;
+}
+#define MX_ITERS mx_iters(nthr)
+static struct mlock mx;
+static volatile uint64_t mx_counter;	/* mx */
+static volatile unsigned mx_done;
+
+static void mx_worker(void *arg)
+{
+	unsigned n = (unsigned)(uintptr_t)arg;
+	for (unsigned i = 0; i < n; i++) {
+		mlock_lock(&mx);
+		uint64_t v = mx_counter;	/* a lost update shows as a short count */
+		arch_cpu_relax();
+		mx_counter = v + 1;
+		mlock_unlock(&mx);
+	}
+	__atomic_fetch_add(&mx_done, 1, __ATOMIC_RELEASE);
+}
+
+KTEST(lock_mlock_exclusion_each_algo)
+{
+	const char *s;
+	KT_ASSERT_EQ(lockstat_set_mode(LOCKSTAT_TIMING), KSYNC_OK);
+	FOR_EACH_SCHED(s) {
+		for (unsigned a = 0; a < MLOCK_NALGOS; a++) {
+			KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+			KT_ASSERT_EQ(mlock_init(&mx, &test_master_class, a), KSYNC_OK);
+			mx_counter = 0;
+			mx_done = 0;
+			lockstat_reset();
+			unsigned nthr = 2 * ncpu();
+			struct thread *t[16];
+			if (nthr > 16)
+				nthr = 16;
+			for (unsigned i = 0; i < nthr; i++)
+				KT_ASSERT_EQ(thread_create(&t[i], mx_worker, (void *)(uintptr_t)MX_ITERS, 0,
+							   1ull << (i % ncpu()), "mx", 0), KSYNC_OK);
+			for (unsigned i = 0; i < nthr; i++)
+				KT_EXPECT_EQ(thread_join(t[i]), KSYNC_OK);
+			uint64_t want = (uint64_t)nthr * MX_ITERS;
+			KT_EXPECT_EQ(mx_counter, want);
+			read_class(&test_master_class);
+			KT_EXPECT_EQ(snap.hits, want);
+			KT_EXPECT_EQ(mx.hits, want);
+			KT_EXPECT_EQ(snap.misses, mx.misses);
+			KT_EXPECT(snap.misses <= snap.hits);		/* at most one per hit */
+			KT_EXPECT_EQ(snap.wait.n, snap.misses);		/* one wait per miss */
+			KT_EXPECT_EQ(snap.hold.n, want);
+			KT_EXPECT_EQ(snap.irqoff.n, want);
+			uint64_t hsum = 0;
+			for (unsigned i = 0; i < LOCKSTAT_HIST; i++)
+				hsum += snap.hold.hist[i];
+			KT_EXPECT_EQ(hsum, want);
+			KT_EXPECT(snap.hold.min <= snap.hold.max);
+			kt_diag(kt, "%s %s: %u threads x %u: misses %lu spins %lu migrations %lu",
+				s, mlock_algo_name(a), nthr, MX_ITERS, (unsigned long)snap.misses,
+				(unsigned long)snap.spins, (unsigned long)snap.migrations);
+			mlock_destroy(&mx);
+			KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+		}
+	}
+	lockstat_set_mode(LOCKSTAT_COUNTS);
+}
+
+/* One contended acquisition, built so that it must miss: the holder waits until the
+ * other CPU's thread is visibly queued (ticket taken / MCS node linked). */
+static volatile unsigned mx_go;
+static void mx_contender(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&mx_go, __ATOMIC_ACQUIRE))	/* the holder has it */
+		thread_yield();
+	mlock_lock(&mx);
+	mlock_unlock(&mx);
+}
+
+static bool queued_behind(const struct mlock *l)
+{
+	if (l->algo == MLOCK_TICKET)
+		return __atomic_load_n(&l->u.tk.next, __ATOMIC_ACQUIRE) -
+		       __atomic_load_n(&l->u.tk.serving, __ATOMIC_ACQUIRE) >= 2;
+	return __atomic_load_n(&l->u.tail, __ATOMIC_ACQUIRE) != l->mcs_mine;
+}
+
+KTEST(lock_mlock_one_miss_per_contended_hit)
+{
+	if (ncpu() < 2)
+		KT_SKIP("needs two CPUs");
+	if (oversubscribed())
+		KT_SKIP("hosted with more vCPUs than host cores: the spinning CPU may not run");
+	KT_ASSERT_EQ(sched_start("lockfree"), KSYNC_OK);
+	unsigned algos[2] = { MLOCK_TICKET, MLOCK_MCS };
+	for (unsigned i = 0; i < 2; i++) {
+		KT_ASSERT_EQ(mlock_init(&mx, &test_master_class, algos[i]), KSYNC_OK);
+		lockstat_reset();
+		mx_go = 0;
+		struct thread *t;
+		KT_ASSERT_EQ(thread_create(&t, mx_contender, NULL, 0, 1ull << 1, "contender", 0), KSYNC_OK);
+		mlock_lock(&mx);
+		__atomic_store_n(&mx_go, 1, __ATOMIC_RELEASE);
+		/* interrupts are masked here (the master lock): a bounded spin, no yield */
+		uint64_t t0 = arch_cycles();
+		while (!queued_behind(&mx) && arch_cycles() - t0 < ms_ticks(5000))
+			arch_cpu_relax();
+		bool queued = queued_behind(&mx);
+		mlock_unlock(&mx);
+		KT_EXPECT(queued);
+		KT_EXPECT_EQ(thread_join(t), KSYNC_OK);
+		read_class(&test_master_class);
+		KT_EXPECT_EQ(snap.hits, 2u);
+		KT_EXPECT_EQ(snap.misses, 1u);
+		KT_EXPECT_EQ(mx.misses, 1u);
+		KT_EXPECT_EQ(snap.migrations, 1u);	/* CPU 0 then CPU 1 */
+		/* the site of the miss is mx_contender's acquire */
+		KT_EXPECT(snap.sites[0].site && snap.sites[0].n == 1);
+		mlock_destroy(&mx);
+	}
+	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+}
+
+/* ---- monitors: exclusion and no lost wakeup, every mode, both schedulers ---------------- */
+
+/* Oversubscribed hosted vCPUs (more than host cores) spin on a ticket whose next holder
+ * waits for a host time slice (a convoy, worst under TSan): fewer rounds there. */
+#define MON_ITERS (oversubscribed() ? 60u : ncpu() >= 4 ? 100u : 400u)
+static struct monitor mon;
+static volatile uint64_t mon_counter;	/* mon */
+
+static void mon_worker(void *arg)
+{
+	unsigned n = (unsigned)(uintptr_t)arg;
+	for (unsigned i = 0; i < n; i++) {
+		mon_lock(&mon);
+		uint64_t v = mon_counter;
+		if (i % 8 == 0)
+			thread_yield();		/* hold it across a switch now and then */
+		mon_counter = v + 1;
+		mon_unlock(&mon);
+	}
+}
+
+KTEST(lock_monitor_exclusion_every_mode)
+{
+	const char *s;
+	static const unsigned modes[4] = { 0, MON_HANDOFF, MON_QSCHED, MON_QSCHED | MON_HANDOFF };
+	FOR_EACH_SCHED(s) {
+		for (unsigned mi = 0; mi < 4; mi++) {
+			KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+			KT_ASSERT_EQ(mon_init(&mon, &test_monitor_class, modes[mi]), KSYNC_OK);
+			/* the scheduler's lock protects the queue only under the locked scheduler */
+			bool qs = !strcmp(s, "locked") && (modes[mi] & MON_QSCHED);
+			KT_EXPECT_EQ(!!(mon_flags(&mon) & MON_QSCHED), qs);
+			KT_EXPECT(qs ? mon.ilock != &mon.own : mon.ilock == &mon.own);
+			lockstat_reset();
+			mon_counter = 0;
+			unsigned nthr = oversubscribed() ? 6 : ncpu() * 3 > 12 ? 12 : ncpu() * 3;
+			struct thread *t[12];
+			for (unsigned i = 0; i < nthr; i++)
+				KT_ASSERT_EQ(thread_create(&t[i], mon_worker, (void *)(uintptr_t)MON_ITERS,
+							   0, SCHED_AFFINITY_ANY, "monw", 0), KSYNC_OK);
+			for (unsigned i = 0; i < nthr; i++)
+				KT_EXPECT_EQ(thread_join(t[i]), KSYNC_OK);
+			uint64_t want = (uint64_t)nthr * MON_ITERS;
+			KT_EXPECT_EQ(mon_counter, want);
+			read_class(&test_monitor_class);
+			KT_EXPECT_EQ(snap.hits, want);
+			KT_EXPECT_EQ(mon.hits, want);
+			KT_EXPECT_EQ(snap.misses, mon.misses);
+			if (modes[mi] & MON_HANDOFF)	/* hand-off: a waiter misses once, never again */
+				KT_EXPECT(snap.misses <= snap.hits);
+			kt_diag(kt, "%s flags %u: %u threads: hits %lu misses %lu sleeps %lu max queue %lu",
+				s, mon_flags(&mon), nthr, (unsigned long)snap.hits,
+				(unsigned long)snap.misses, (unsigned long)snap.sleeps,
+				(unsigned long)snap.max_queue);
+			mon_destroy(&mon);
+			KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+		}
+	}
+}
+
+/* ---- misses above hits: Sprite's broadcast release with K queued waiters --------------- */
+
+#define BK 4
+static volatile unsigned bk_got;	/* mon: acquisitions by waiters so far */
+static volatile unsigned bk_order[BK + 1];
+static volatile unsigned bk_fail;
+
+static void bk_waiter(void *arg)
+{
+	unsigned id = (unsigned)(uintptr_t)arg;
+	mon_lock(&mon);
+	unsigned k = bk_got++;
+	bk_order[k] = id;
+	/* hold it until every other woken waiter has queued again: each of them misses */
+	unsigned left = BK - 1 - k;
+	if (!WAIT_UNTIL(__atomic_load_n(&mon.qlen, __ATOMIC_RELAXED) == left, 5000))
+		bk_fail++;
+	mon_unlock(&mon);
+}
+
+static void run_queued_waiters(struct ktest_ctx *kt, unsigned flags, struct thread **t)
+{
+	KT_ASSERT_EQ(mon_init(&mon, &test_monitor_class, flags), KSYNC_OK);
+	lockstat_reset();
+	bk_got = 0;
+	bk_fail = 0;
+	mon_lock(&mon);
+	for (unsigned i = 0; i < BK; i++) {
+		KT_ASSERT_EQ(thread_create(&t[i], bk_waiter, (void *)(uintptr_t)(i + 1), 0,
+					   SCHED_AFFINITY_ANY, "bk", 0), KSYNC_OK);
+		/* queue them one by one, in order */
+		KT_ASSERT(WAIT_UNTIL(__atomic_load_n(&mon.qlen, __ATOMIC_RELAXED) == i + 1, 5000));
+	}
+	mon_unlock(&mon);
+	for (unsigned i = 0; i < BK; i++)
+		KT_EXPECT_EQ(thread_join(t[i]), KSYNC_OK);
+	KT_EXPECT_EQ(bk_got, (unsigned)BK);
+	KT_EXPECT_EQ(bk_fail, 0u);
+	read_class(&test_monitor_class);
+}
+
+KTEST(lock_monitor_broadcast_misses_exceed_hits)
+{
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		struct thread *t[BK];
+		run_queued_waiters(kt, 0, t);
+		/* hits: the owner + K waiters; misses: K first attempts, then after each release
+		 * every woken waiter but the winner misses again: K + (K-1) + ... + 1 */
+		KT_EXPECT_EQ(snap.hits, (uint64_t)BK + 1);
+		KT_EXPECT_EQ(snap.misses, (uint64_t)BK * (BK + 1) / 2);
+		KT_EXPECT(snap.misses > snap.hits);
+		KT_EXPECT_EQ(snap.wakeups, (uint64_t)BK * (BK + 1) / 2);
+		KT_EXPECT_EQ(snap.max_queue, (uint64_t)BK);
+		mon_destroy(&mon);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+}
+
+KTEST(lock_monitor_handoff_fifo)
+{
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		struct thread *t[BK];
+		run_queued_waiters(kt, MON_HANDOFF, t);
+		for (unsigned i = 0; i < BK; i++)
+			KT_EXPECT_EQ(bk_order[i], i + 1);	/* in the order they queued */
+		KT_EXPECT_EQ(snap.hits, (uint64_t)BK + 1);
+		KT_EXPECT_EQ(snap.misses, (uint64_t)BK);	/* one each: the lock was handed over */
+		KT_EXPECT_EQ(snap.wakeups, (uint64_t)BK);
+		mon_destroy(&mon);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+}
+
+/* ---- condition variables ------------------------------------------------------------------ */
+
+static struct condvar cv;
+static volatile unsigned cv_tokens, cv_returned;	/* mon */
+
+static void cv_waiter(void *arg)
+{
+	(void)arg;
+	mon_lock(&mon);
+	CV_WAIT_UNTIL(&cv, cv_tokens > 0);
+	cv_tokens--;
+	__atomic_fetch_add(&cv_returned, 1, __ATOMIC_RELAXED);	/* read without mon */
+	mon_unlock(&mon);
+}
+
+static unsigned cv_queued(void)
+{
+	mon_lock(&mon);
+	unsigned q = cv.qlen;
+	mon_unlock(&mon);
+	return q;
+}
+
+KTEST(lock_condvar_signal_broadcast_futile)
+{
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		KT_ASSERT_EQ(mon_init(&mon, &test_monitor_class, MON_QSCHED), KSYNC_OK);
+		KT_ASSERT_EQ(cv_init(&cv, &test_cv_class, &mon), KSYNC_OK);
+		lockstat_reset();
+		cv_tokens = cv_returned = 0;
+		struct thread *t[BK];
+		for (unsigned i = 0; i < BK; i++)
+			KT_ASSERT_EQ(thread_create(&t[i], cv_waiter, NULL, 0, SCHED_AFFINITY_ANY, "cvw", 0),
+				     KSYNC_OK);
+		KT_ASSERT(WAIT_UNTIL(cv_queued() == BK, 5000));
+		/* signal: exactly one waiter leaves the queue */
+		mon_lock(&mon);
+		cv_tokens = 1;
+		KT_EXPECT_EQ(cv_signal(&cv), 1u);
+		KT_EXPECT_EQ(cv.qlen, (unsigned)BK - 1);
+		mon_unlock(&mon);
+		KT_EXPECT(WAIT_UNTIL(__atomic_load_n(&cv_returned, __ATOMIC_RELAXED) == 1, 5000));
+		/* broadcast with one token for K-1 waiters: all wake, one returns, K-2 futile */
+		mon_lock(&mon);
+		cv_tokens = 1;
+		KT_EXPECT_EQ(cv_broadcast(&cv), (unsigned)BK - 1);
+		mon_unlock(&mon);
+		KT_EXPECT(WAIT_UNTIL(cv_queued() == BK - 2 && __atomic_load_n(&cv_returned, __ATOMIC_RELAXED) == 2, 5000));
+		/* broadcast with enough tokens: every waiter returns */
+		mon_lock(&mon);
+		cv_tokens = BK;
+		KT_EXPECT_EQ(cv_broadcast(&cv), (unsigned)BK - 2);
+		mon_unlock(&mon);
+		for (unsigned i = 0; i < BK; i++)
+			KT_EXPECT_EQ(thread_join(t[i]), KSYNC_OK);
+		KT_EXPECT_EQ(cv_returned, (unsigned)BK);
+		read_class(&test_cv_class);
+		KT_EXPECT_EQ(snap.futile, (uint64_t)BK - 2);
+		KT_EXPECT_EQ(snap.wakeups, (uint64_t)(1 + (BK - 1) + (BK - 2)));
+		KT_EXPECT_EQ(snap.sleeps, (uint64_t)(BK + (BK - 2)));	/* waits */
+		KT_EXPECT_EQ(snap.max_queue, (uint64_t)BK);
+		cv_destroy(&cv);
+		mon_destroy(&mon);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+}
+
+/* ---- transient instances fold into their class ------------------------------------------ */
+
+#define TR_N 2000
+static struct monitor *tr_mons;
+static volatile uint64_t tr_sum;	/* under each monitor in turn: written by one at a time */
+
+static volatile unsigned tr_started, tr_go;
+
+static void tr_worker(void *arg)
+{
+	(void)arg;
+	__atomic_fetch_add(&tr_started, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&tr_go, __ATOMIC_ACQUIRE))
+		thread_yield();
+	for (unsigned i = 0; i < TR_N; i++) {
+		mon_lock(&tr_mons[i]);
+		if (i % 64 == 0)
+			thread_yield();		/* the other worker meets it held: misses */
+		__atomic_fetch_add(&tr_sum, 1, __ATOMIC_RELAXED);
+		mon_unlock(&tr_mons[i]);
+	}
+}
+
+KTEST(lock_transient_instances_fold_into_class)
+{
+	KT_ASSERT_EQ(sched_start("lockfree"), KSYNC_OK);
+	tr_mons = kzalloc(sizeof(struct monitor) * TR_N);
+	KT_ASSERT(tr_mons != NULL);
+	lockstat_reset();
+	for (unsigned i = 0; i < TR_N; i++)
+		KT_ASSERT_EQ(mon_init(&tr_mons[i], &test_transient_class, 0), KSYNC_OK);
+	read_class(&test_transient_class);
+	KT_EXPECT_EQ(snap.created, (uint64_t)TR_N);
+	KT_EXPECT_EQ(snap.destroyed, 0u);
+	tr_sum = 0;
+	tr_started = tr_go = 0;
+	struct thread *t[2];
+	/* both on one CPU: the one that yields holding a monitor lets the other miss on it */
+	for (unsigned i = 0; i < 2; i++)
+		KT_ASSERT_EQ(thread_create(&t[i], tr_worker, NULL, 0, 1ull << (ncpu() - 1), "tr", 0), KSYNC_OK);
+	/* both waiting at the start: the first to hold monitor 0 yields to the other */
+	KT_EXPECT(WAIT_UNTIL(__atomic_load_n(&tr_started, __ATOMIC_ACQUIRE) == 2, 5000));
+	__atomic_store_n(&tr_go, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < 2; i++)
+		KT_EXPECT_EQ(thread_join(t[i]), KSYNC_OK);
+	uint64_t hits = 0, misses = 0;
+	for (unsigned i = 0; i < TR_N; i++) {
+		hits += tr_mons[i].hits;
+		misses += tr_mons[i].misses;
+		mon_destroy(&tr_mons[i]);
+	}
+	read_class(&test_transient_class);
+	KT_EXPECT_EQ(hits, 2u * TR_N);
+	KT_EXPECT(misses > 0);
+	KT_EXPECT_EQ(snap.hits, hits);
+	KT_EXPECT_EQ(snap.misses, misses);
+	KT_EXPECT_EQ(snap.created, (uint64_t)TR_N);
+	KT_EXPECT_EQ(snap.destroyed, (uint64_t)TR_N);
+	kt_diag(kt, "%u transient monitors: hits %lu misses %lu", TR_N, (unsigned long)hits,
+		(unsigned long)misses);
+	kfree(tr_mons);
+	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+}
+
+/* ---- reset in the middle of a run; snapshots while every CPU updates -------------------- */
+
+static volatile int rs_stop;
+
+static void rs_worker(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&rs_stop, __ATOMIC_ACQUIRE)) {
+		mlock_lock(&mx);
+		/* relaxed store: the boot thread peeks at it without the lock */
+		__atomic_store_n(&mx_counter, mx_counter + 1, __ATOMIC_RELAXED);
+		mlock_unlock(&mx);
+		thread_yield();
+	}
+}
+
+KTEST(lock_stat_reset_midrun_and_consistent_snapshots)
+{
+	if (oversubscribed())
+		KT_SKIP("hosted with more vCPUs than host cores: a master-lock holder's vCPU may be descheduled for a host slice");
+	KT_ASSERT_EQ(sched_start("lockfree"), KSYNC_OK);
+	KT_ASSERT_EQ(lockstat_set_mode(LOCKSTAT_TIMING), KSYNC_OK);
+	KT_ASSERT_EQ(mlock_init(&mx, &test_master_class, MLOCK_TICKET), KSYNC_OK);
+	rs_stop = 0;
+	mx_counter = 0;
+	unsigned nthr = ncpu() > 8 ? 8 : ncpu();
+	struct thread *t[8];
+	for (unsigned i = 0; i < nthr; i++)
+		KT_ASSERT_EQ(thread_create(&t[i], rs_worker, NULL, 0, 1ull << i, "rs", 0), KSYNC_OK);
+	KT_ASSERT(WAIT_UNTIL(__atomic_load_n(&mx_counter, __ATOMIC_RELAXED) > 1000, 5000));
+	/* the reset under the lock: no acquisition is between the counter's value and it */
+	mlock_lock(&mx);
+	uint64_t c0 = mx_counter;
+	lockstat_reset();
+	mlock_unlock(&mx);
+	/* read while the workers run: every snapshot is a state the counters had */
+	unsigned bad = 0, reads = 0;
+	uint64_t last_hits = 0;
+	uint64_t t0 = arch_cycles();
+	while (arch_cycles() - t0 < ms_ticks(50) || reads < 20) {
+		read_class(&test_master_class);
+		reads++;
+		uint64_t hs = 0, ws = 0;
+		for (unsigned i = 0; i < LOCKSTAT_HIST; i++) {
+			hs += snap.hold.hist[i];
+			ws += snap.wait.hist[i];
+		}
+		if (hs != snap.hold.n || ws != snap.wait.n || snap.wait.n != snap.misses ||
+		    /* per CPU hits - holds is 0 or 1 (acquired and released on one CPU), but
+		     * the boot thread's release under which the reset happened counts a hold
+		     * without its hit */
+		    snap.hold.n > snap.hits + 1 || snap.hits > snap.hold.n + nthr + 1 ||
+		    snap.hits < last_hits || snap.misses > snap.hits)
+			bad++;
+		last_hits = snap.hits;
+		thread_yield();
+	}
+	__atomic_store_n(&rs_stop, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < nthr; i++)
+		KT_EXPECT_EQ(thread_join(t[i]), KSYNC_OK);
+	read_class(&test_master_class);
+	/* exact: the acquisitions after the reset (the boot thread's own one, under which
+	 * the reset happened, was counted before it) */
+	KT_EXPECT_EQ(snap.hits, mx_counter - c0);
+	KT_EXPECT_EQ(bad, 0u);
+	kt_diag(kt, "%u snapshots while %u CPUs updated: %u shard re-reads in the last", reads, nthr,
+		snap.retries);
+	mlock_destroy(&mx);
+	lockstat_set_mode(LOCKSTAT_COUNTS);
+	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+}
+
+KTEST(lock_stat_bad_input_and_classes)
+{
+	KT_EXPECT_EQ(lockstat_set_mode(7), KSYNC_EINVAL);
+	KT_EXPECT_EQ(mlock_init(&mx, &test_master_class, MLOCK_NALGOS), KSYNC_EINVAL);
+	KT_EXPECT_EQ(mlock_init(NULL, &test_master_class, 0), KSYNC_EINVAL);
+	KT_EXPECT_EQ(mon_init(&mon, &test_monitor_class, 0x80), KSYNC_EINVAL);
+	KT_EXPECT_EQ(mlock_algo_parse("mcs"), (int)MLOCK_MCS);
+	KT_EXPECT_EQ(mlock_algo_parse("spinny"), KSYNC_EINVAL);
+	/* the kernel's own locks are classes */
+	KT_EXPECT(lockstat_find("console") != NULL);
+	KT_EXPECT(lockstat_find("heap") != NULL);
+	KT_EXPECT(lockstat_find("pmm-pool") != NULL);
+	KT_EXPECT(lockstat_find("sched_Mutex") != NULL);
+	KT_EXPECT(lockstat_find("mon_interlock") != NULL);
+	KT_EXPECT(lockstat_find("no such class") == NULL);
+	/* the heap's lock counts: an allocation is a hit of class "heap" */
+	lockstat_reset();
+	void *p = kmalloc(32);
+	kfree(p);
+	read_class(lockstat_find("heap"));
+	KT_EXPECT(snap.hits >= 2);
+}
