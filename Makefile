@@ -53,6 +53,17 @@ ifeq ($(filter $(SCHED),lockfree locked),)
 $(error unknown SCHED '$(SCHED)': choose lockfree or locked)
 endif
 SCHED_DEFS := -DKSYNC_SCHED_DEFAULT_LOCKED=$(if $(filter locked,$(SCHED)),1,0)
+# Lock statistics (kernel/include/lockstat.h): LOCKSTAT=0 compiles every statistics path
+# out of the locks (make LOCKSTAT=0 kernel / hosted-kernel); every object is rebuilt when
+# it changes (LOCKSTAT_STAMP).
+LOCKSTAT ?= 1
+ifeq ($(filter $(LOCKSTAT),0 1),)
+$(error LOCKSTAT must be 0 or 1)
+endif
+SCHED_DEFS += -DLOCKSTAT=$(LOCKSTAT)
+LOCKSTAT_STAMP := build/.lockstat-$(LOCKSTAT)
+$(LOCKSTAT_STAMP):
+	@mkdir -p build && rm -f build/.lockstat-* && touch $@
 # thread.o is rebuilt when SCHED changes: it depends on this stamp
 SCHED_STAMP := build/.sched-$(SCHED)
 $(SCHED_STAMP):
@@ -102,7 +113,7 @@ all: $(VENV)/.stamp kernel lib hosted-kernel
 
 kernel: $(KELF32)
 
-$(KBUILD)/%.o: %.c Makefile
+$(KBUILD)/%.o: %.c Makefile $(LOCKSTAT_STAMP)
 	@mkdir -p $(dir $@)
 	$(call KSYNC_SAY,CC,$<)
 	$(KSYNC_Q)$(KCC) $(KCFLAGS) $(if $(filter arch/$(ARCH)/%,$<),$(KCFLAGS_PORT)) -c $< -o $@

@@ -8,7 +8,7 @@
 #include "kernel.h"
 #include "boot.h"
 #include "mm.h"
-#include "lockstat.h"
+#include "monitor.h"
 #include "experiment.h"
 #include "spl.h"
 #include "thread.h"
@@ -91,6 +91,59 @@ static void crash_unsupported(const char *how, int rc)
 	arch_exit(false);
 }
 
+/* Bad uses of the locks (issue 11): each panics naming the class, the holder and the
+ * call sites. */
+LOCK_CLASS(crash_master_class, "crash_master", LOCK_MASTER, LOCK_DATA);
+LOCK_CLASS(crash_monitor_class, "crash_monitor", LOCK_MONITOR, LOCK_DATA);
+LOCK_CLASS(crash_cv_class, "crash_cv", LOCK_CONDVAR, LOCK_DATA);
+static struct mlock crash_ml;
+static struct monitor crash_mon;
+static struct condvar crash_cv;
+
+static void crash_mon_holder(void *arg)
+{
+	(void)arg;
+	mon_lock(&crash_mon);
+	for (;;)
+		sched_sleep(SCHED_COND(22));	/* holds it for ever */
+}
+
+static bool crash_lock(const char *how)
+{
+	if (!strncmp(how, "mlock-", 6)) {
+		mlock_init(&crash_ml, &crash_master_class, MLOCK_TICKET);
+		if (!strcmp(how, "mlock-release")) {
+			mlock_unlock(&crash_ml);		/* nobody holds it */
+		} else if (!strcmp(how, "mlock-recursion")) {
+			mlock_lock(&crash_ml);
+			mlock_lock(&crash_ml);
+		} else if (!strcmp(how, "mlock-sleep")) {
+			sched_start(NULL);
+			mlock_lock(&crash_ml);
+			sched_sleep(SCHED_COND(22));
+		}
+		return false;
+	}
+	if (strncmp(how, "mon-", 4) && strncmp(how, "cv-", 3))
+		return false;
+	sched_start(NULL);
+	mon_init(&crash_mon, &crash_monitor_class, 0);
+	cv_init(&crash_cv, &crash_cv_class, &crash_mon);
+	if (!strcmp(how, "mon-release")) {
+		struct thread *t;
+		thread_create(&t, crash_mon_holder, NULL, 0, 1, "holder", 0);
+		while (!__atomic_load_n(&crash_mon.owner, __ATOMIC_ACQUIRE))
+			thread_yield();
+		mon_unlock(&crash_mon);			/* the holder is the other thread */
+	} else if (!strcmp(how, "mon-recursion")) {
+		mon_lock(&crash_mon);
+		mon_lock(&crash_mon);
+	} else if (!strcmp(how, "cv-nolock")) {
+		cv_wait(&crash_cv);			/* without its monitor */
+	}
+	return false;
+}
+
 static void crash(const char *how)
 {
 	kprintf("ksync: deliberate crash requested: %s\n", how);
@@ -114,8 +167,12 @@ static void crash(const char *how)
 	} else if (!strcmp(how, "hang")) {
 		arch_irq_disable();
 		arch_halt_forever();
+	} else if (crash_lock(how)) {
+		return;
 	}
-	kprintf("ksync: unknown crash kind '%s' (pf, ud, assert, triple, hang, splx, spl-level, stack)\n", how);
+	kprintf("ksync: unknown crash kind '%s' (pf, ud, assert, triple, hang, splx, spl-level, "
+		"stack, mlock-release, mlock-recursion, mlock-sleep, mon-release, mon-recursion, "
+		"cv-nolock)\n", how);
 	arch_exit(false);
 }
 

@@ -88,7 +88,8 @@ __attribute__((noreturn)) void mlock_too_deep(const struct mlock *l, const char 
 void mlock_unheld_slow(struct kcpu *kc, const struct mlock *l, const char *site);
 
 /* The spin part: masked on entry. me = CPU + 1. */
-static inline void mlock_acquire_(struct mlock *l, unsigned me, const char *site, unsigned mode,
+#define MLOCK_INLINE static inline __attribute__((always_inline))
+MLOCK_INLINE void mlock_acquire_(struct mlock *l, unsigned me, const char *site, unsigned mode,
 				  uint64_t t0)
 {
 	struct kcpu *kc = &kcpus[me - 1];
@@ -138,7 +139,7 @@ static inline void mlock_acquire_(struct mlock *l, unsigned me, const char *site
 	kc->mlock_depth = d + 1;
 }
 
-static inline void mlock_release_(struct mlock *l, unsigned me, const char *site)
+MLOCK_INLINE void mlock_release_(struct mlock *l, unsigned me, const char *site)
 {
 	if (__builtin_expect(__atomic_load_n(&l->holder, __ATOMIC_RELAXED) != me, 0))
 		mlock_bad_release(l, site);
@@ -174,19 +175,19 @@ static inline void mlock_release_(struct mlock *l, unsigned me, const char *site
 	}
 }
 
-static inline void mlock_lock_at(struct mlock *l, const char *site)
+MLOCK_INLINE void mlock_lock_at(struct mlock *l, const char *site)
 {
 	crit_enter();
 	unsigned mode = lockstat_on();
 	mlock_acquire_(l, arch_cpu_id() + 1, site, mode,
 		       mode == LOCKSTAT_TIMING ? arch_cycles() : 0);
 }
-static inline void mlock_unlock_at(struct mlock *l, const char *site)
+MLOCK_INLINE void mlock_unlock_at(struct mlock *l, const char *site)
 {
 	mlock_release_(l, arch_cpu_id() + 1, site);
 	crit_leave();
 }
-static inline irqkey_t mlock_lock_irqsave_at(struct mlock *l, const char *site)
+MLOCK_INLINE irqkey_t mlock_lock_irqsave_at(struct mlock *l, const char *site)
 {
 	irqkey_t k = arch_irq_save();
 	unsigned mode = lockstat_on();
@@ -194,7 +195,7 @@ static inline irqkey_t mlock_lock_irqsave_at(struct mlock *l, const char *site)
 		       mode == LOCKSTAT_TIMING ? arch_cycles() : 0);
 	return k;
 }
-static inline void mlock_unlock_irqrestore_at(struct mlock *l, irqkey_t k, const char *site)
+MLOCK_INLINE void mlock_unlock_irqrestore_at(struct mlock *l, irqkey_t k, const char *site)
 {
 	mlock_release_(l, arch_cpu_id() + 1, site);
 	arch_irq_restore(k);

@@ -1,0 +1,41 @@
+"""Issue 11, bad input: misuse of master locks, monitors and condition variables panics
+naming the lock class, the holder and the call sites - on the hosted port (every case)
+and under QEMU (one case: the same kernel code through the x86 port's panic path).
+The kernel's crash= triggers are in kernel/core/main.c (crash_lock)."""
+import pytest
+
+from test_hosted_kernel import _exe, _raw, hk_bins, host_env  # noqa: F401
+from test_kernel import built, ksync  # noqa: F401
+
+SITE = "kernel/core/main.c:"
+CASES = {
+    "mlock-release": ["master lock of class 'crash_master'", "nobody holds it", "released at " + SITE],
+    "mlock-recursion": ["recursion", "class 'crash_master'", "already holds", "acquired at " + SITE],
+    "mlock-sleep": ["sched_sleep", "would sleep holding master lock of class 'crash_master'",
+                    "acquired at " + SITE],
+    "mon-release": ["mon_unlock at " + SITE, "does not hold monitor of class 'crash_monitor'",
+                    "owner: 'holder'"],
+    "mon-recursion": ["mon_lock: recursion", "monitor of class 'crash_monitor'", "holds since " + SITE],
+    "cv-nolock": ["cv_wait", "without its monitor", "class 'crash_monitor'"],
+}
+
+
+@pytest.mark.parametrize("how", sorted(CASES))
+def test_lock_misuse_panics_hosted(hk_bins, host_env, tmp_path, how):
+    r = _raw(_exe("plain"), ["-smp", "2", "-append", f"crash={how}"], tmp_path)
+    out = r.stdout + r.stderr
+    # a kernel panic (not a host signal): the runtime's failure exit
+    assert r.returncode == 1 and "kernel panic" in out, f"--- exit {r.returncode}\n{out}"
+    panic = [l for l in out.splitlines() if l.startswith("PANIC")]
+    assert panic, out
+    for needle in CASES[how]:
+        assert needle in panic[0], f"{needle!r} not in {panic[0]!r}"
+
+
+def test_lock_misuse_panics_qemu(built):
+    rc, out = ksync("boot", "--mode", "test", "--append", "crash=mon-recursion", "--smp", "2",
+                    "--no-build", "--timeout", "120")
+    assert rc != 0
+    assert "kernel panic" in out
+    for needle in CASES["mon-recursion"]:
+        assert needle in out, out
