@@ -151,11 +151,13 @@ def test_bench_mode_runs_every_experiment(hk_bins: Path, host_env: None, tmp_pat
     # this checks that they run on the port; make run measures
     result = hosted.run_program(_exe("plain"), TIMEOUT, tmp_path / "logs",
                                 ["-smp", "2", "-disk", str(disk_image), "-append",
-                                 "mode=bench irq_quick=1 irq_seconds=0.2 irq_loss_repeats=1"])
+                                 "mode=bench irq_quick=1 irq_seconds=0.2 irq_loss_repeats=1 "
+                                 "sprite_scale=5 sprite_reps=1 sprite_perturb=cswitch"])
     assert result.passed, f"{result.reason}\n" + "\n".join(result.tail(30))
     assert not [c.name for c in result.ktap.results if c.skipped]
     kinds = {o.get("kind") for o in _objects(result)}
-    assert {"irq_prim", "irq_load", "irq_loss", "prim", "done"} <= kinds
+    assert {"irq_prim", "irq_load", "irq_loss", "prim", "done", "sprite_run", "lockstat",
+            "lock_cost", "sprite_end"} <= kinds
 
 
 def _raw(exe: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess:

@@ -27,8 +27,11 @@
  * thread) and both call sites: release by a CPU that does not hold the lock, recursion.
  *
  * Fields are written by the holder only (it is the lock that protects them) unless
- * marked; `holder` is read without the lock by the recursion check (relaxed atomic: a
- * CPU can only see its own id there if it holds the lock itself).
+ * marked. Who holds a lock is known from the per-CPU held lists (struct kcpu: the locks a
+ * CPU holds, innermost last): a release checks that the lock is this CPU's innermost
+ * (else the slow path looks further down the list, and panics if it is not there), the
+ * recursion check (contended path only) looks for it in the list, and the messages find
+ * the holding CPU in the others' lists. No holder word is written on the fast path.
  */
 #ifndef KSYNC_MLOCK_H
 #define KSYNC_MLOCK_H
@@ -52,9 +55,8 @@ struct mlock {
 		struct mcs_node *tail;			/* MLOCK_MCS: last waiter (xchg/cmpxchg) */
 	} u;
 	uint8_t algo;			/* enum mlock_algo: set at init */
-	uint16_t holder;		/* holder's CPU + 1, 0 when free (holder; relaxed reads) */
 	struct mcs_node *mcs_mine;	/* MLOCK_MCS: the holder's node */
-	const char *site;		/* the holder's acquire site */
+	const char *site;		/* the holder's acquire site (statistics on), else NULL */
 	uint64_t t_mask, t_acq;		/* TSC at masking and at acquisition (timing mode) */
 	uint64_t hits, misses;		/* this instance's counts (the holder) */
 	uint16_t last_cpu;		/* CPU + 1 of the previous holder (the holder) */
@@ -83,7 +85,6 @@ void mlock_acquired_stat(struct mlock *l, unsigned me, unsigned mode, uint64_t t
 			 bool missed, uint64_t spins, const char *site);
 void mlock_release_stat(struct mlock *l, unsigned mode);
 void mlock_mcs_handoff_slow(struct mlock *l, struct mcs_node *mine);
-__attribute__((noreturn)) void mlock_bad_release(const struct mlock *l, const char *site);
 __attribute__((noreturn)) void mlock_too_deep(const struct mlock *l, const char *site);
 void mlock_unheld_slow(struct kcpu *kc, const struct mlock *l, const char *site);
 
@@ -133,26 +134,23 @@ MLOCK_INLINE void mlock_acquire_(struct mlock *l, unsigned me, const char *site,
 		break;
 	}
 	}
-	__atomic_store_n(&l->holder, (uint16_t)me, __ATOMIC_RELAXED);
-	l->site = site;
-	kc->mlock_held[d] = l;
-	kc->mlock_depth = d + 1;
+	(void)site;	/* the holder's site is recorded with the statistics (mlock_acquired_stat) */
+	/* relaxed stores: other CPUs read the list only for messages and mlock_destroy */
+	__atomic_store_n(&kc->mlock_held[d], l, __ATOMIC_RELAXED);
+	__atomic_store_n(&kc->mlock_depth, d + 1, __ATOMIC_RELAXED);
 }
 
 MLOCK_INLINE void mlock_release_(struct mlock *l, unsigned me, const char *site)
 {
-	if (__builtin_expect(__atomic_load_n(&l->holder, __ATOMIC_RELAXED) != me, 0))
-		mlock_bad_release(l, site);
 	struct kcpu *kc = &kcpus[me - 1];
 	unsigned d = kc->mlock_depth;
-	if (__builtin_expect(kc->mlock_held[d - 1] == l, 1))
-		kc->mlock_depth = d - 1;
+	if (__builtin_expect(d != 0 && kc->mlock_held[d - 1] == l, 1))
+		__atomic_store_n(&kc->mlock_depth, d - 1, __ATOMIC_RELAXED);
 	else
-		mlock_unheld_slow(kc, l, site);
+		mlock_unheld_slow(kc, l, site);	/* released out of order, or not held: panics */
 	unsigned mode = lockstat_on();
 	if (mode)
 		mlock_release_stat(l, mode);
-	__atomic_store_n(&l->holder, 0, __ATOMIC_RELAXED);
 	switch (l->algo) {
 	case MLOCK_TAS:
 		/* release: our section happens-before the next holder's */
@@ -211,10 +209,7 @@ void mlock_unlock_bounded(struct mlock *l);
 #define mlock_unlock_irqrestore(l, k) mlock_unlock_irqrestore_at((l), (k), LOCK_SITE)
 
 /* True if this CPU holds l (for assertions). */
-static inline bool mlock_held(const struct mlock *l)
-{
-	return __atomic_load_n(&l->holder, __ATOMIC_RELAXED) == arch_cpu_id() + 1;
-}
+bool mlock_held(const struct mlock *l);
 /* Panic naming the master lock held, if this CPU holds any: `what` is about to sleep. */
 void mlock_assert_none_slow(const char *what, const char *site);
 static inline void mlock_assert_none(const char *what, const char *site)

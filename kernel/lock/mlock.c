@@ -18,6 +18,13 @@ struct mcs_node mlock_mcs_nodes[MAX_CPUS][MLOCK_NEST_MAX];
 
 static const char *const algo_names[MLOCK_NALGOS] = { "tas", "ticket", "mcs" };
 
+/* The holder's acquire site: recorded only while statistics are on. */
+static const char *held_site(const struct mlock *l)
+{
+	return lockstat_on() && l->site ? l->site : "? (sites are recorded while statistics are on)";
+}
+
+
 const char *mlock_algo_name(unsigned algo)
 {
 	return algo < MLOCK_NALGOS ? algo_names[algo] : "?";
@@ -43,12 +50,35 @@ int mlock_init_at(struct mlock *l, const struct lock_class *c, unsigned algo, co
 	return KSYNC_OK;
 }
 
+/* The CPU whose held list has l, or -1. Another CPU's list changes under us: good
+ * enough for a message or an assertion about a lock the caller expects to be quiet. */
+static int holder_cpu(const struct mlock *l)
+{
+	for (unsigned c = 0; c < arch_ncpus(); c++) {
+		const struct kcpu *kc = kcpu_of(c);
+		unsigned d = __atomic_load_n(&kc->mlock_depth, __ATOMIC_RELAXED);
+		for (unsigned i = 0; i < d && i < MLOCK_NEST_MAX; i++)
+			if (__atomic_load_n(&kc->mlock_held[i], __ATOMIC_RELAXED) == l)
+				return (int)c;
+	}
+	return -1;
+}
+
+bool mlock_held(const struct mlock *l)
+{
+	const struct kcpu *kc = kcpu_this();
+	for (unsigned i = 0; i < kc->mlock_depth; i++)
+		if (kc->mlock_held[i] == l)
+			return true;
+	return false;
+}
+
 void mlock_destroy(struct mlock *l)
 {
-	uint16_t h = __atomic_load_n(&l->holder, __ATOMIC_RELAXED);
-	if (h)
-		panic("mlock_destroy: master lock of class '%s' (init %s) is held by cpu %u (acquired at %s)",
-		      l->cls->name, l->init_site, h - 1u, l->site ? l->site : "?");
+	int h = holder_cpu(l);
+	if (h >= 0)
+		panic("mlock_destroy: master lock of class '%s' (init %s) is held by cpu %d (acquired at %s)",
+		      l->cls->name, l->init_site, h, held_site(l));
 	lockstat_note_destroyed(l->cls);
 }
 
@@ -58,16 +88,16 @@ static const char *thread_on(unsigned cpu)
 	return t ? thread_name(t) : "(no thread)";
 }
 
-void mlock_bad_release(const struct mlock *l, const char *site)
+__attribute__((noreturn)) static void bad_release(const struct mlock *l, const char *site)
 {
 	unsigned me = arch_cpu_id();
-	uint16_t h = __atomic_load_n(&l->holder, __ATOMIC_RELAXED);
-	if (!h)
+	int h = holder_cpu(l);
+	if (h < 0)
 		panic("mlock: master lock of class '%s' (init %s) released at %s by cpu %u thread '%s', "
 		      "but nobody holds it", l->cls->name, l->init_site, site, me, thread_on(me));
 	panic("mlock: master lock of class '%s' (init %s) released at %s by cpu %u thread '%s', "
-	      "but its holder is cpu %u thread '%s' (acquired at %s)", l->cls->name, l->init_site,
-	      site, me, thread_on(me), h - 1u, thread_on(h - 1u), l->site ? l->site : "?");
+	      "but its holder is cpu %d thread '%s' (acquired at %s)", l->cls->name, l->init_site,
+	      site, me, thread_on(me), h, thread_on((unsigned)h), held_site(l));
 }
 
 void mlock_too_deep(const struct mlock *l, const char *site)
@@ -87,12 +117,11 @@ void mlock_unheld_slow(struct kcpu *kc, const struct mlock *l, const char *site)
 		if (kc->mlock_held[i] != l)
 			continue;
 		for (unsigned j = i; j + 1 < d; j++)
-			kc->mlock_held[j] = kc->mlock_held[j + 1];
-		kc->mlock_depth = d - 1;
+			__atomic_store_n(&kc->mlock_held[j], kc->mlock_held[j + 1], __ATOMIC_RELAXED);
+		__atomic_store_n(&kc->mlock_depth, d - 1, __ATOMIC_RELAXED);
 		return;
 	}
-	panic("mlock: class '%s' released at %s is not on cpu %u's held list", l->cls->name, site,
-	      arch_cpu_id());
+	bad_release(l, site);
 }
 
 void mlock_assert_none_slow(const char *what, const char *site)
@@ -102,7 +131,7 @@ void mlock_assert_none_slow(const char *what, const char *site)
 	const struct mlock *l = kc->mlock_held[kc->mlock_depth - 1];
 	panic("%s at %s: cpu %u thread '%s' would sleep holding master lock of class '%s' "
 	      "(init %s, acquired at %s; %u held)", what, site, me, thread_on(me), l->cls->name,
-	      l->init_site, l->site ? l->site : "?", kc->mlock_depth);
+	      l->init_site, held_site(l), kc->mlock_depth);
 }
 
 /* ---- statistics ------------------------------------------------------------------------ */
@@ -113,6 +142,7 @@ void mlock_acquired_stat(struct mlock *l, unsigned me, unsigned mode, uint64_t t
 	struct lockstat_shard *s = lockstat_open(l->cls);
 	LOCKSTAT_ADD(s->hits, 1);
 	l->hits++;
+	l->site = site;
 	if (l->last_cpu && l->last_cpu != me)
 		LOCKSTAT_ADD(s->migrations, 1);
 	l->last_cpu = (uint16_t)me;
@@ -148,13 +178,13 @@ __attribute__((noreturn)) static void recursion(const struct mlock *l, unsigned 
 {
 	panic("mlock: recursion: cpu %u thread '%s' asks at %s for master lock of class '%s' "
 	      "(init %s) that it already holds (acquired at %s)", me - 1, thread_on(me - 1), site,
-	      l->cls->name, l->init_site, l->site ? l->site : "?");
+	      l->cls->name, l->init_site, held_site(l));
 }
 
 void mlock_spin_slow(struct mlock *l, unsigned me, uint32_t ticket, struct mcs_node *mine,
 		     const char *site, unsigned mode, uint64_t t0)
 {
-	if (__atomic_load_n(&l->holder, __ATOMIC_RELAXED) == me)
+	if (mlock_held(l))
 		recursion(l, me, site);
 	uint64_t spins = 0;
 	switch (l->algo) {

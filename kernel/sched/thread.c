@@ -439,8 +439,10 @@ void sched_preempt_frame(void)
 		 * section: the hosted TSan build runs frame calls at its poll points
 		 * (arch_cpu_relax), and a thread that spun there on a master lock's ticket
 		 * was switched out holding the ticket - every later taker spun forever.
-		 * Ask again: the section's end runs the switch. */
-		resched_here();
+		 * Ask again, if a switch is still wanted: the section's end runs it. */
+		if (kcpu_this()->resched &&
+		    atomic_load_explicit(&sched_cpus[arch_cpu_id()].active, memory_order_acquire))
+			resched_here();
 		return;
 	}
 	self->in_preempt = true;

@@ -100,7 +100,8 @@ int intr_establish(struct intr_source *src)
 		src->vector = (spl_tpr_class[src->level] << 4) | (k + 1);
 	intr_stats_reset(src);
 	src->arrival = 0;
-	intr_by_bit[src->bit] = src;
+	/* release: the source is set up before a replay on another CPU finds it */
+	__atomic_store_n(&intr_by_bit[src->bit], src, __ATOMIC_RELEASE);
 	if (src->kind == INTR_ISA)
 		isa_src[src->irq] = src;
 	if (src->kind == INTR_CLOCK)
@@ -128,7 +129,9 @@ void intr_disestablish(struct intr_source *src)
 	irqkey_t key = arch_irq_save();
 	spl_scheme_detach(src);
 	src->established = false;
-	intr_by_bit[src->bit] = NULL;
+	/* a replay racing the removal on another CPU reads the source or NULL (and skips
+	 * it); its pending bit is cleared on every CPU below */
+	__atomic_store_n(&intr_by_bit[src->bit], NULL, __ATOMIC_RELEASE);
 	if (src->kind == INTR_ISA)
 		isa_src[src->irq] = NULL;
 	if (src->kind == INTR_CLOCK)

@@ -33,7 +33,8 @@ static void spl_replay(struct spl_cpu *c, unsigned lvl, uint32_t hw)
 	while ((p = c->pending & SPL_RUNNABLE(lvl) & ~SPL_TPR_RAISED) != 0) {
 		unsigned bit = 31u - (unsigned)__builtin_clz(p);
 		c->pending &= ~(1u << bit);	/* IF off: no handler of this CPU interleaves */
-		struct intr_source *src = intr_by_bit[bit];
+		/* acquire: pairs with intr_establish's release store (NULL: removed) */
+		struct intr_source *src = __atomic_load_n(&intr_by_bit[bit], __ATOMIC_ACQUIRE);
 		if (!src)
 			continue;
 		c->replayed++;

@@ -37,7 +37,8 @@ static void tpr_lower(struct spl_cpu *c, unsigned lvl)
 	while (p) {
 		unsigned bit = 31u - (unsigned)__builtin_clz(p);
 		p &= ~(1u << bit);
-		struct intr_source *src = intr_by_bit[bit];
+		/* acquire: pairs with intr_establish's release store */
+		struct intr_source *src = __atomic_load_n(&intr_by_bit[bit], __ATOMIC_ACQUIRE);
 		if (!src || src->kind == INTR_SOFT)
 			continue;
 		c->pending &= ~(1u << bit);
