@@ -15,7 +15,7 @@ PROBE = """#include "mlock.h"
 void probe_lock(struct mlock *l) { mlock_lock(l); mlock_unlock(l); }
 void probe_irqsave(struct mlock *l) { irqkey_t k = mlock_lock_irqsave(l); mlock_unlock_irqrestore(l, k); }
 """
-STAT_MARKS = ("lockstat_mode_", "mlock_acquired_stat", "mlock_release_stat", "rdtsc")
+STAT_MARKS = ("lockstat_mode_", "mlock_commit_slow", "lockstat_open_slow", "rdtsc")
 
 
 def compile_probe(tmp_path: Path, lockstat: int) -> dict[str, str]:
@@ -52,5 +52,5 @@ def test_compiled_out_statistics_leave_no_code(tmp_path: Path):
         for mark in STAT_MARKS:
             assert mark not in off[fn], f"LOCKSTAT=0 {fn} still has {mark}:\n{off[fn]}"
         # the same functions with statistics compiled in do have them
-        assert "lockstat_mode_" in on[fn] and "mlock_acquired_stat" in on[fn], on[fn]
+        assert "lockstat_mode_" in on[fn] and "mlock_commit_slow" in on[fn], on[fn]
         assert len(off[fn].splitlines()) < len(on[fn].splitlines())

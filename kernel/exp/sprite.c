@@ -34,8 +34,8 @@
  *              it all and start over (exec)
  *   cswitch    a pair of threads per CPU passing a byte through two pipes; every pipe
  *              access looks the pipe up under handleTableLock
- *   pdevtest   one server thread, one client per CPU writing to it through one
- *              pseudo-device; the client copies its data under the server's perPCBLock
+ *   pdevtest   one server thread, two clients per CPU writing to it through one
+ *              pseudo-device; each client copies its data under the server's perPCBLock
  *   pdevtestInd one server and one client per CPU, each pair its own pseudo-device
  *   pmake      one job graph of CPU-bound "compiles", two running per CPU: each reads its
  *              sources through the file cache, computes, writes its output; the workload
@@ -307,13 +307,14 @@ static void cache_write(unsigned b, const uint8_t *src)
 
 /* ---- a run: instances started together, timed from release to the last join ------------ */
 
-#define MAX_INST 16
+#define MAX_INST 16		/* CPUs a run may use */
+#define INST_CAP (2 * MAX_INST)	/* instances: pdevtest has two clients per CPU */
 struct inst {
 	unsigned idx, cpu, iters;
 	struct proc proc;		/* the instance's own process */
 	uint64_t work;			/* units of work it did */
 };
-static struct inst insts[MAX_INST];
+static struct inst insts[INST_CAP];
 static unsigned ninst;
 static volatile unsigned gate_ready, gate_open;
 
@@ -446,33 +447,47 @@ static void cswitch_pong(void *arg)
 /* ---- pdevtest: pseudo-devices ------------------------------------------------------------------- */
 
 #define PDEV_SLOTS 8
+#define PDEV_COPY 8
+#define PDEV_CLIENTS_PER_CPU 2	/* pdevtest: many clients, one server (paper: > 3 clients) */
 struct pdev {
 	struct monitor lock;		/* pdevLock */
 	struct condvar cv;		/* pdevCond: requests or replies changed */
 	struct proc *server;
-	unsigned head, tail;		/* lock: requests [head, tail) */
-	uint64_t done;			/* lock: requests served */
+	uint64_t reserved, served;	/* lock: slots taken by writers, requests served */
+	struct inst *ready[PDEV_SLOTS];	/* lock: copied requests, [ready_head, ready_tail) */
+	uint64_t ready_head, ready_tail;
 	unsigned clients_left;		/* lock */
 };
 static struct pdev pdevs[MAX_INST];
-static unsigned pdev_fd[MAX_INST];
+static unsigned pdev_fd[INST_CAP];
 static struct inst servers[MAX_INST];
+static bool replied[INST_CAP];		/* the client's pdev lock */
 
-static void pdev_write(unsigned fd, const uint8_t *data, unsigned n)
+/* A client's write (Sprite's pseudo-device write): take a slot under pdevLock, copy the
+ * data into the server's buffer under the server's perPCBLock (pdevLock not held: the
+ * copy is where Sprite's clients met, section 6.3), then queue the request and wait for
+ * the server's reply. */
+static void pdev_write(struct inst *in, unsigned fd, const uint8_t *data, unsigned n)
 {
 	struct pdev *d = fs_lookup(fd);
 	mon_lock(&d->lock);
 	cs_work(C_PDEV);
-	CV_WAIT_UNTIL(&d->cv, d->tail - d->head < PDEV_SLOTS);
-	/* the copy into the server's address space, under the server's perPCBLock */
+	CV_WAIT_UNTIL(&d->cv, d->reserved - d->served < PDEV_SLOTS);
+	d->reserved++;
+	mon_unlock(&d->lock);
 	struct proc *s = d->server;
 	mon_lock(&s->pcb);
-	cs_work(C_PCB);
+	/* a copy between address spaces: Sprite mapped the server's pages for it, the
+	 * longest critical section of the benchmark (PDEV_COPY times a PCB update) */
+	for (unsigned i = 0; i < PDEV_COPY; i++)
+		cs_work(C_PCB);
 	memcpy(s->buf, data, n);
 	mon_unlock(&s->pcb);
-	uint64_t ticket = d->tail++;
+	mon_lock(&d->lock);
+	d->ready[d->ready_tail++ % PDEV_SLOTS] = in;
 	cv_broadcast(&d->cv);
-	CV_WAIT_UNTIL(&d->cv, d->done > ticket);	/* the write returns when it was served */
+	CV_WAIT_UNTIL(&d->cv, replied[in->idx]);
+	replied[in->idx] = false;
 	mon_unlock(&d->lock);
 }
 
@@ -483,10 +498,10 @@ static void pdev_client(void *arg)
 	memset(data, (int)in->idx, sizeof data);
 	gate_wait();
 	for (unsigned i = 0; i < in->iters; i++) {
-		pdev_write(pdev_fd[in->idx % MAX_INST], data, 1 + (i % sizeof data));
+		pdev_write(in, pdev_fd[in->idx % INST_CAP], data, 1 + (i % sizeof data));
 		in->work++;
 	}
-	struct pdev *d = fs_lookup(pdev_fd[in->idx % MAX_INST]);
+	struct pdev *d = fs_lookup(pdev_fd[in->idx % INST_CAP]);
 	mon_lock(&d->lock);
 	d->clients_left--;
 	cv_broadcast(&d->cv);
@@ -500,12 +515,15 @@ static void pdev_server(void *arg)
 	gate_wait();
 	mon_lock(&d->lock);
 	for (;;) {
-		CV_WAIT_UNTIL(&d->cv, d->tail != d->head || d->clients_left == 0);
-		if (d->tail == d->head)
+		CV_WAIT_UNTIL(&d->cv, d->ready_head != d->ready_tail || d->clients_left == 0);
+		if (d->ready_head == d->ready_tail)
 			break;
-		cs_work(C_PDEV);
-		d->head = d->tail;
-		d->done = d->tail;
+		while (d->ready_head != d->ready_tail) {
+			cs_work(C_PDEV);
+			struct inst *c = d->ready[d->ready_head++ % PDEV_SLOTS];
+			replied[c->idx] = true;
+			d->served++;
+		}
 		cv_broadcast(&d->cv);
 	}
 	mon_unlock(&d->lock);
@@ -685,11 +703,11 @@ static void snap_main(void *arg)
  * before the world is torn down (the statistics cover the run only). */
 static void run_once(const struct bench *b, unsigned k, void (*after)(uint64_t el, uint64_t work))
 {
-	struct thread *t[3 * MAX_INST];
+	struct thread *t[3 * INST_CAP];
 	unsigned nt = 0;
 	gate_ready = gate_open = 0;
 	setup_world();
-	ninst = b->fixed ? 1 : k;
+	ninst = b->fixed ? 1 : !strcmp(b->name, "pdevtest") ? PDEV_CLIENTS_PER_CPU * k : k;
 	unsigned iters = scaled(b->iters);
 	pm_jobs = scaled(b->iters) * (b->fixed ? 2 : 1);
 	pm_compute = 200000;	/* a compile's own work: scaled through the job count */
@@ -732,14 +750,15 @@ static void run_once(const struct bench *b, unsigned k, void (*after)(uint64_t e
 			xmon_init(&pd->lock, &pdev_class);
 			cv_init(&pd->cv, &pdev_cv_class, &pd->lock);
 			pd->server = &servers[d].proc;
-			pd->head = pd->tail = 0;
-			pd->done = 0;
+			pd->reserved = pd->served = pd->ready_head = pd->ready_tail = 0;
 			pd->clients_left = ind ? 1 : ninst;
 			pdev_fd[d] = handle_add(pd);
 		}
-		for (unsigned i = 0; i < ninst; i++)
+		for (unsigned i = 0; i < ninst; i++) {
+			replied[i] = false;
 			if (!ind)
 				pdev_fd[i] = pdev_fd[0];
+		}
 		for (unsigned d = 0; d < ndev; d++)
 			t[nt++] = spawn(pdev_server, &servers[d], servers[d].cpu, "sp-server");
 		for (unsigned i = 0; i < ninst; i++)

@@ -25,7 +25,10 @@
  * themselves), under a sequence count; a reader merges the shards and retries a shard
  * that changed while it read it, so each shard - and hence each class total - is a state
  * the counters really had: a class's histogram buckets sum to its counts, its hits and
- * misses belong to the same instants. Counts are recorded at the event, not when an
+ * misses belong to the same instants. A master lock's hit (with its miss, spins, wait and
+ * hold) is committed at its release, after the lock word is released and before the mask
+ * is lifted, and a monitor's after its interlock is released: a saturated lock's hold time
+ * does not grow by the statistics' own work. Counts are recorded at the event, not when an
  * instance is destroyed: a class's totals include its live instances (Sprite's added
  * transient locks to the type only at destruction); after a destruction the class holds
  * exactly the sum of its instances' own counts (kernel/tests/test_lock.c checks it).

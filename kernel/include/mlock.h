@@ -56,10 +56,14 @@ struct mlock {
 	} u;
 	uint8_t algo;			/* enum mlock_algo: set at init */
 	struct mcs_node *mcs_mine;	/* MLOCK_MCS: the holder's node */
-	const char *site;		/* the holder's acquire site (statistics on), else NULL */
+	const char *site;		/* the holder's acquire site (recorded while statistics are on) */
 	uint64_t t_mask, t_acq;		/* TSC at masking and at acquisition (timing mode) */
 	uint64_t hits, misses;		/* this instance's counts (the holder) */
 	uint16_t last_cpu;		/* CPU + 1 of the previous holder (the holder) */
+	/* a contended acquisition's figures for the statistics, taken by the release (the
+	 * holder; st_missed is set only by the contended path) */
+	uint8_t st_missed;
+	uint64_t st_spins, st_wait;
 	const struct lock_class *cls;	/* set at init */
 	const char *init_site;		/* set at init */
 };
@@ -81,9 +85,17 @@ void mlock_destroy(struct mlock *l);
 extern struct mcs_node mlock_mcs_nodes[MAX_CPUS][MLOCK_NEST_MAX];
 void mlock_spin_slow(struct mlock *l, unsigned me, uint32_t ticket, struct mcs_node *mine,
 		     const char *site, unsigned mode, uint64_t t0);
-void mlock_acquired_stat(struct mlock *l, unsigned me, unsigned mode, uint64_t t0,
-			 bool missed, uint64_t spins, const char *site);
-void mlock_release_stat(struct mlock *l, unsigned mode);
+void mlock_missed_stat(struct mlock *l, unsigned mode, uint64_t t0, uint64_t spins,
+		       const char *site);
+/* A release's statistics: gathered inside the section (plain stores to the lock's own
+ * line), committed to this CPU's shard after the lock word is released and before the
+ * mask is lifted - a saturated lock's hold time must not grow by the statistics. */
+struct mlock_ev {
+	bool missed, migrated;
+	uint64_t spins, wait, hold, irqoff;
+	const char *site;
+};
+void mlock_commit_slow(struct lockstat_shard *s, const struct mlock_ev *ev);
 void mlock_mcs_handoff_slow(struct mlock *l, struct mcs_node *mine);
 __attribute__((noreturn)) void mlock_too_deep(const struct mlock *l, const char *site);
 void mlock_unheld_slow(struct kcpu *kc, const struct mlock *l, const char *site);
@@ -102,16 +114,12 @@ MLOCK_INLINE void mlock_acquire_(struct mlock *l, unsigned me, const char *site,
 		/* acquire: the previous holder's section happens-before ours */
 		if (__builtin_expect(__atomic_exchange_n(&l->u.tas, 1, __ATOMIC_ACQUIRE) != 0, 0))
 			mlock_spin_slow(l, me, 0, NULL, site, mode, t0);
-		else if (mode)
-			mlock_acquired_stat(l, me, mode, t0, false, 0, site);
 		break;
 	case MLOCK_TICKET: {
 		/* relaxed: the ticket orders nothing; the acquire load of serving does */
 		uint32_t t = __atomic_fetch_add(&l->u.tk.next, 1, __ATOMIC_RELAXED);
 		if (__builtin_expect(__atomic_load_n(&l->u.tk.serving, __ATOMIC_ACQUIRE) != t, 0))
 			mlock_spin_slow(l, me, t, NULL, site, mode, t0);
-		else if (mode)
-			mlock_acquired_stat(l, me, mode, t0, false, 0, site);
 		break;
 	}
 	default: {	/* MLOCK_MCS: a free node of this CPU's (interrupts masked) */
@@ -127,14 +135,18 @@ MLOCK_INLINE void mlock_acquire_(struct mlock *l, unsigned me, const char *site,
 			/* release: our node is initialised before prev's holder can see it */
 			__atomic_store_n(&prev->next, n, __ATOMIC_RELEASE);
 			mlock_spin_slow(l, me, 0, n, site, mode, t0);
-		} else if (mode) {
-			mlock_acquired_stat(l, me, mode, t0, false, 0, site);
 		}
 		l->mcs_mine = n;
 		break;
 	}
 	}
-	(void)site;	/* the holder's site is recorded with the statistics (mlock_acquired_stat) */
+	if (mode) {
+		l->site = site;		/* the holder's site, for the messages */
+		if (mode == LOCKSTAT_TIMING) {	/* the hold starts now; the mask at t0 */
+			l->t_mask = t0;
+			l->t_acq = arch_cycles();
+		}
+	}
 	/* relaxed stores: other CPUs read the list only for messages and mlock_destroy */
 	__atomic_store_n(&kc->mlock_held[d], l, __ATOMIC_RELAXED);
 	__atomic_store_n(&kc->mlock_depth, d + 1, __ATOMIC_RELAXED);
@@ -149,8 +161,27 @@ MLOCK_INLINE void mlock_release_(struct mlock *l, unsigned me, const char *site)
 	else
 		mlock_unheld_slow(kc, l, site);	/* released out of order, or not held: panics */
 	unsigned mode = lockstat_on();
-	if (mode)
-		mlock_release_stat(l, mode);
+	struct mlock_ev ev;
+	if (mode) {		/* inside the section: the lock's own line only */
+		ev.migrated = l->last_cpu != me && l->last_cpu != 0;
+		l->last_cpu = (uint16_t)me;
+		l->hits++;
+		ev.missed = l->st_missed;
+		if (__builtin_expect(ev.missed, 0)) {
+			l->st_missed = 0;
+			ev.spins = l->st_spins;
+			ev.wait = l->st_wait;
+			ev.site = l->site;
+		}
+		ev.hold = 0;
+		if (mode == LOCKSTAT_TIMING && l->t_acq) {
+			uint64_t now = arch_cycles();
+			ev.hold = now - l->t_acq;
+			ev.irqoff = now - l->t_mask;
+			l->t_acq = 0;
+		}
+	}
+	const struct lock_class *cls = l->cls;	/* constant: readable after the release */
 	switch (l->algo) {
 	case MLOCK_TAS:
 		/* release: our section happens-before the next holder's */
@@ -170,6 +201,16 @@ MLOCK_INLINE void mlock_release_(struct mlock *l, unsigned me, const char *site)
 		kc->mcs_used &= ~(1u << (unsigned)(n - mlock_mcs_nodes[me - 1]));
 		break;
 	}
+	}
+	/* still masked: this CPU's shard, outside the lock's section */
+	if (mode) {
+		struct lockstat_shard *sh = lockstat_open(cls);
+		LOCKSTAT_ADD(sh->hits, 1);
+		if (ev.migrated)
+			LOCKSTAT_ADD(sh->migrations, 1);
+		if (__builtin_expect(ev.missed || ev.hold, 0))
+			mlock_commit_slow(sh, &ev);
+		lockstat_close(sh);
 	}
 }
 

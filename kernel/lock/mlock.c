@@ -136,40 +136,31 @@ void mlock_assert_none_slow(const char *what, const char *site)
 
 /* ---- statistics ------------------------------------------------------------------------ */
 
-void mlock_acquired_stat(struct mlock *l, unsigned me, unsigned mode, uint64_t t0, bool missed,
-			 uint64_t spins, const char *site)
+/* A contended acquisition (inside the section, the holder): its figures for the release
+ * to commit. */
+void mlock_missed_stat(struct mlock *l, unsigned mode, uint64_t t0, uint64_t spins, const char *site)
 {
-	struct lockstat_shard *s = lockstat_open(l->cls);
-	LOCKSTAT_ADD(s->hits, 1);
-	l->hits++;
+	l->misses++;
+	l->st_missed = 1;
+	l->st_spins = spins;
+	l->st_wait = mode == LOCKSTAT_TIMING ? arch_cycles() - t0 : 0;
 	l->site = site;
-	if (l->last_cpu && l->last_cpu != me)
-		LOCKSTAT_ADD(s->migrations, 1);
-	l->last_cpu = (uint16_t)me;
-	uint64_t now = mode == LOCKSTAT_TIMING ? arch_cycles() : 0;
-	l->t_mask = t0;
-	l->t_acq = now;		/* 0: no hold time at release (counts mode at acquire) */
-	if (missed) {
-		LOCKSTAT_ADD(s->misses, 1);
-		LOCKSTAT_ADD(s->spins, spins);
-		l->misses++;
-		if (now)
-			lockstat_time_add(&s->wait, now - t0);
-		lockstat_site_add(s, site, now ? now - t0 : 0);
-	}
-	lockstat_close(s);
 }
 
-void mlock_release_stat(struct mlock *l, unsigned mode)
+/* The rare parts of a release's commit: a miss, timing (this CPU's shard open). */
+void mlock_commit_slow(struct lockstat_shard *s, const struct mlock_ev *ev)
 {
-	if (mode != LOCKSTAT_TIMING || !l->t_acq)
-		return;		/* counts only, or acquired before timing was switched on */
-	uint64_t now = arch_cycles();
-	struct lockstat_shard *s = lockstat_open(l->cls);
-	lockstat_time_add(&s->hold, now - l->t_acq);
-	lockstat_time_add(&s->irqoff, now - l->t_mask);
-	lockstat_close(s);
-	l->t_acq = 0;
+	if (ev->missed) {
+		LOCKSTAT_ADD(s->misses, 1);
+		LOCKSTAT_ADD(s->spins, ev->spins);
+		if (ev->wait)
+			lockstat_time_add(&s->wait, ev->wait);
+		lockstat_site_add(s, ev->site, ev->wait);
+	}
+	if (ev->hold) {
+		lockstat_time_add(&s->hold, ev->hold);
+		lockstat_time_add(&s->irqoff, ev->irqoff);
+	}
 }
 
 /* ---- contention ------------------------------------------------------------------------- */
@@ -216,7 +207,7 @@ void mlock_spin_slow(struct mlock *l, unsigned me, uint32_t ticket, struct mcs_n
 		break;
 	}
 	if (mode)
-		mlock_acquired_stat(l, me, mode, t0, true, spins, site);
+		mlock_missed_stat(l, mode, t0, spins, site);
 }
 
 void mlock_mcs_handoff_slow(struct mlock *l, struct mcs_node *mine)

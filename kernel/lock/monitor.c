@@ -124,9 +124,70 @@ void mon_destroy_at(struct monitor *m, const char *site)
 	lockstat_note_destroyed(m->cls);
 }
 
-/* The owner is set; statistics of an acquisition (the interlock held). */
-static void acquired(struct monitor *m, struct thread *self, const char *site, unsigned mode,
-		     uint64_t t0, uint64_t misses, uint64_t sleeps)
+/* ---- statistics: gathered under the interlock, committed after it ---------------------- */
+
+/* One operation's statistics. Gathered under the interlock (plain stores), committed to
+ * this CPU's shard after the interlock is released (interrupts masked for the commit
+ * only): under Figure 9's configuration the interlock is sched_Mutex, whose hold time
+ * must not grow by the statistics' own cost. */
+struct mon_ev {
+	uint64_t hits, misses, sleeps, wakeups, migrations, max_queue, wait, hold;
+	const char *site;
+};
+
+/* The rarer fields of an event (this CPU's shard open). */
+static void commit_rest(struct lockstat_shard *s, const struct mon_ev *e)
+{
+	LOCKSTAT_ADD(s->misses, e->misses);
+	LOCKSTAT_ADD(s->sleeps, e->sleeps);
+	LOCKSTAT_ADD(s->wakeups, e->wakeups);
+	LOCKSTAT_MAX(s->max_queue, e->max_queue);
+	if (e->wait)
+		lockstat_time_add(&s->wait, e->wait);
+	if (e->hold)
+		lockstat_time_add(&s->hold, e->hold);
+	for (uint64_t i = 0; i < e->misses; i++)	/* one site entry per miss */
+		lockstat_site_add(s, e->site, i ? 0 : e->wait);
+}
+
+/* Interrupts masked (the caller's interlock mask, after the interlock's release). */
+static void commit(const struct lock_class *c, const struct mon_ev *e)
+{
+	if (!(e->hits | e->migrations | e->misses | e->sleeps | e->wakeups | e->max_queue |
+	      e->wait | e->hold))
+		return;		/* e.g. an unlock with nobody waiting, counts mode */
+	struct lockstat_shard *s = lockstat_open(c);
+	LOCKSTAT_ADD(s->hits, e->hits);
+	if (e->migrations)
+		LOCKSTAT_ADD(s->migrations, e->migrations);
+	if (__builtin_expect((e->misses | e->sleeps | e->wakeups | e->max_queue | e->wait |
+			      e->hold) != 0, 0))
+		commit_rest(s, e);
+	lockstat_close(s);
+}
+
+/* Release the interlock, commit up to two events while the mask is still on, then lift
+ * the mask (mlock_unlock's two halves with the statistics between them). */
+static void iunlock_commit(struct monitor *m, irqkey_t k, const char *site,
+			   const struct lock_class *c1, const struct mon_ev *e1,
+			   const struct lock_class *c2, const struct mon_ev *e2)
+{
+	mlock_release_(m->ilock, arch_cpu_id() + 1, site);
+	if (lockstat_on()) {
+		if (e1)
+			commit(c1, e1);
+		if (e2)
+			commit(c2, e2);
+	}
+	if (m->flags & MON_QSCHED)
+		arch_irq_restore(k);
+	else
+		crit_leave();
+}
+
+/* The owner is set (the interlock held): an acquisition's part of the event. */
+static void acquired(struct monitor *m, const char *site, unsigned mode, uint64_t t0,
+		     struct mon_ev *e)
 {
 	m->site = site;
 	unsigned me = arch_cpu_id() + 1;
@@ -135,49 +196,33 @@ static void acquired(struct monitor *m, struct thread *self, const char *site, u
 		m->last_cpu = me;
 		return;
 	}
-	(void)self;
-	struct lockstat_shard *s = lockstat_open(m->cls);
-	LOCKSTAT_ADD(s->hits, 1);
+	e->hits = 1;
 	m->hits++;
-	if (m->last_cpu && m->last_cpu != me)
-		LOCKSTAT_ADD(s->migrations, 1);
+	e->migrations = m->last_cpu && m->last_cpu != me;
 	m->last_cpu = me;
 	uint64_t now = mode == LOCKSTAT_TIMING ? arch_cycles() : 0;
 	m->t_acq = now;
-	if (misses) {
-		LOCKSTAT_ADD(s->sleeps, sleeps);
-		if (now)
-			lockstat_time_add(&s->wait, now - t0);
-	}
-	lockstat_close(s);
-}
-
-/* A miss (the interlock held): counted, with the waiter's site. */
-static void missed(struct monitor *m, const char *site, unsigned mode)
-{
-	if (!mode)
-		return;
-	struct lockstat_shard *s = lockstat_open(m->cls);
-	LOCKSTAT_ADD(s->misses, 1);
-	m->misses++;
-	lockstat_site_add(s, site, 0);
-	LOCKSTAT_MAX(s->max_queue, m->qlen);
-	lockstat_close(s);
+	if (e->misses && now)
+		e->wait = now - t0;
 }
 
 /* Sleep in m's queue until the monitor is ours (the interlock held on entry and exit). */
 static irqkey_t wait_for(struct monitor *m, struct thread *self, const char *site, irqkey_t k,
-			 unsigned mode, uint64_t t0)
+			 unsigned mode, uint64_t t0, struct mon_ev *e)
 {
 	struct mon_waiter w = { NULL, self, false };
-	uint64_t misses = 0, sleeps = 0;
+	e->site = site;
 	for (;;) {
-		misses++;
 		enqueue(&m->head, &m->tail, &m->qlen, &w);
-		missed(m, site, mode);
+		if (mode) {		/* a miss: the first attempt, or a wakeup beaten to it */
+			e->misses++;
+			m->misses++;
+			if (m->qlen > e->max_queue)
+				e->max_queue = m->qlen;
+		}
 		iunlock(m, k, site);
 		sched_sleep(SCHED_COND_MON);
-		sleeps++;
+		e->sleeps++;
 		k = ilock(m, site);
 		if (w.granted)		/* MON_HANDOFF: the releaser made us the owner */
 			break;
@@ -187,7 +232,7 @@ static irqkey_t wait_for(struct monitor *m, struct thread *self, const char *sit
 		}
 		/* woken with the others and beaten to it: Sprite's second kind of miss */
 	}
-	acquired(m, self, site, mode, t0, misses, sleeps);
+	acquired(m, site, mode, t0, e);
 	return k;
 }
 
@@ -197,6 +242,7 @@ void mon_lock_at(struct monitor *m, const char *site)
 	mlock_assert_none("mon_lock", site);
 	unsigned mode = lockstat_on();
 	uint64_t t0 = mode == LOCKSTAT_TIMING ? arch_cycles() : 0;
+	struct mon_ev e = { 0 };
 	irqkey_t k = ilock(m, site);
 	if (m->owner == self)
 		panic("mon_lock: recursion: thread '%s' asks at %s for monitor of class '%s' "
@@ -204,18 +250,17 @@ void mon_lock_at(struct monitor *m, const char *site)
 		      m->init_site, m->site ? m->site : "?");
 	if (!m->owner) {
 		m->owner = self;
-		acquired(m, self, site, mode, t0, 0, 0);
+		acquired(m, site, mode, t0, &e);
 	} else {
-		k = wait_for(m, self, site, k, mode, t0);
+		k = wait_for(m, self, site, k, mode, t0, &e);
 	}
-	iunlock(m, k, site);
+	iunlock_commit(m, k, site, m->cls, mode ? &e : NULL, NULL, NULL);
 }
 
 /* Give up ownership (the interlock held, the caller the owner): returns the waiters to
  * wake after the interlock is released. */
-static struct mon_waiter *release(struct monitor *m, const char *site)
+static struct mon_waiter *release(struct monitor *m, struct mon_ev *e)
 {
-	unsigned mode = lockstat_on();
 	struct mon_waiter *wake;
 	unsigned n;
 	if ((m->flags & MON_HANDOFF) && m->head) {
@@ -231,15 +276,10 @@ static struct mon_waiter *release(struct monitor *m, const char *site)
 		__atomic_store_n(&m->qlen, 0, __ATOMIC_RELAXED);
 	}
 	m->site = NULL;
-	if (mode) {
-		struct lockstat_shard *s = lockstat_open(m->cls);
-		LOCKSTAT_ADD(s->wakeups, n);
-		if (mode == LOCKSTAT_TIMING && m->t_acq)
-			lockstat_time_add(&s->hold, arch_cycles() - m->t_acq);
-		lockstat_close(s);
-	}
+	e->wakeups = n;
+	if (m->t_acq)
+		e->hold = arch_cycles() - m->t_acq;
 	m->t_acq = 0;
-	(void)site;
 	return wake;
 }
 
@@ -257,8 +297,9 @@ void mon_unlock_at(struct monitor *m, const char *site)
 	irqkey_t k = ilock(m, site);
 	if (!self || m->owner != self)
 		not_owner(m, "mon_unlock", site);
-	struct mon_waiter *wake = release(m, site);
-	iunlock(m, k, site);
+	struct mon_ev e = { 0 };
+	struct mon_waiter *wake = release(m, &e);
+	iunlock_commit(m, k, site, m->cls, &e, NULL, NULL);
 	wake_list(wake, SCHED_COND_MON);
 }
 
@@ -298,14 +339,9 @@ void cv_wait_at(struct condvar *cv, const char *site)
 	struct mon_waiter w = { NULL, self, false };
 	enqueue(&cv->head, &cv->tail, &cv->qlen, &w);
 	cv->waits++;
-	if (lockstat_on()) {
-		struct lockstat_shard *s = lockstat_open(cv->cls);
-		LOCKSTAT_ADD(s->sleeps, 1);
-		LOCKSTAT_MAX(s->max_queue, cv->qlen);
-		lockstat_close(s);
-	}
-	struct mon_waiter *wake = release(m, site);
-	iunlock(m, k, site);
+	struct mon_ev ce = { .sleeps = 1, .max_queue = cv->qlen }, me = { 0 };
+	struct mon_waiter *wake = release(m, &me);
+	iunlock_commit(m, k, site, cv->cls, &ce, m->cls, &me);
 	wake_list(wake, SCHED_COND_MON);
 	sched_sleep(SCHED_COND_CV);
 	mon_lock_at(m, site);
@@ -329,12 +365,8 @@ static unsigned cv_wake(struct condvar *cv, bool all, const char *site)
 		n = wake ? 1 : 0;
 	}
 	cv->wakeups += n;
-	if (n && lockstat_on()) {
-		struct lockstat_shard *s = lockstat_open(cv->cls);
-		LOCKSTAT_ADD(s->wakeups, n);
-		lockstat_close(s);
-	}
-	iunlock(m, k, site);
+	struct mon_ev e = { .wakeups = n };
+	iunlock_commit(m, k, site, cv->cls, n ? &e : NULL, NULL, NULL);
 	wake_list(wake, SCHED_COND_CV);
 	return n;
 }

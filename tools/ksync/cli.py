@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 
 from . import (__version__, disk, envdetect, hkernel, hosted, hostedreport, irqreport, peers,
+               spriterun,
                qemu, report, schemes)
 from .util import (KsyncError, Progress, SetupError, Terminated, UsageError, display_path,
                    find_repo, install_signal_handlers, make, restore_signal_handlers,
@@ -328,8 +329,14 @@ def build_parser() -> Parser:
                         "qemu or hosted. The hosted column runs the plain hosted kernel of "
                         "each scheme the port builds at every --smp value (mode=bench "
                         "set=default) and build/hosted-port/costs(-hard)")
-    r.add_argument("what", nargs="?", choices=("all", "prims", "irq"), default="all",
-                   help="what to measure: all (default), prims or irq")
+    r.add_argument("what", nargs="?", choices=("all", "prims", "irq", "sprite"), default="all",
+                   help="what to measure: all (default), prims, irq or sprite (the Sprite "
+                        "benchmarks and lock statistics alone; the report is rendered from "
+                        "every results JSON in <out>)")
+    r.add_argument("--sprite-smp", type=smp_type, default=None, metavar="N",
+                   help="sprite: CPUs of the QEMU boot whose sweep is 1,2,4,..,N (default: "
+                        "the host's cores up to 2; bench set 8, more than the host's cores "
+                        "being the emulator's scaling); the hosted sweep uses the host's cores")
     r.add_argument("--schemes", type=schemes_type, metavar="LIST",
                    help="irq: comma-separated schemes to measure (default all: "
                         + ",".join(schemes.SCHEMES) + ")")
@@ -364,15 +371,42 @@ def build_parser() -> Parser:
     r.add_argument("--hosted-prims", metavar="PATH",
                    help=f"hosted prims program (default <repo>/{hosted.HOSTED_PRIMS})")
 
+    ls = sub.add_parser("lockstat", parents=[repo, vm, sch, plat],
+                        help="run one Sprite benchmark and print its lock statistics",
+                        description="Boot the kernel (mode=bench filter=sprite) with one Sprite "
+                                    "benchmark in one configuration on K CPUs and print the "
+                                    "lock_stat table of the run: one row per lock class, "
+                                    "sorted by total wait. --every MS also prints snapshots "
+                                    "taken in the middle of the run (and --reset zeroes the "
+                                    "statistics after each: the paper's two system calls); "
+                                    "the snapshot thread shares CPU 0 with the benchmark.")
+    ls.add_argument("--platform", type=platform_type, default="qemu", metavar="P",
+                    help="qemu (default) or hosted")
+    ls.add_argument("--bench", choices=spriterun.BENCHES, default="cswitch",
+                    help="the benchmark (default cswitch)")
+    ls.add_argument("--config", choices=spriterun.CONFIGS, default="sprite",
+                    help="sprite (locked scheduler, Figure 9), sprite-fix or synthesis "
+                         "(lock-free scheduler); default sprite")
+    ls.add_argument("--cpus", type=smp_type, default=None, metavar="K",
+                    help="CPUs the benchmark uses (default: all of --smp)")
+    ls.add_argument("--scale", type=int_range_type(1, 10000), default=None, metavar="P",
+                    help="percent of the default iteration counts (default 100; qemu 25)")
+    ls.add_argument("--every", type=int_range_type(1, 100000), default=None, metavar="MS",
+                    help="snapshots every MS milliseconds during the run")
+    ls.add_argument("--reset", action="store_true",
+                    help="with --every: reset the statistics after each snapshot")
+    ls.add_argument("--format", choices=("text", "md", "html", "json"), default="text",
+                    help="output format (default text)")
+
     e = sub.add_parser("env", parents=[repo], help="print the detected environment")
     e.add_argument("--qemu", metavar="PATH", help="QEMU binary to ask for its version")
     e.add_argument("--json", action="store_true", help="print JSON")
 
     rp = sub.add_parser("report", parents=[repo], help="re-render the report from "
-                        "prims.json and irq.json")
+                        "the results JSON files (prims, irq, hosted, sprite)")
     rp.add_argument("--out", metavar="DIR",
-                    help="results directory holding prims.json and/or irq.json (default "
-                         "<repo>/results)")
+                    help="results directory holding prims.json, irq.json, hosted.json and/or "
+                         "sprite.json (default <repo>/results)")
 
     mk = sub.add_parser("mkdisk", parents=[repo], help="create the IDE disk image",
                         description="Write a raw disk image whose sector n holds the 8-byte "
@@ -608,8 +642,8 @@ def irq_words(args, env: str) -> list[str]:
     return words
 
 
-RESULT_FILES = (irqreport.PRIMS_JSON, irqreport.IRQ_JSON, hostedreport.HOSTED_JSON, "report.md",
-                "report.html")
+RESULT_FILES = (irqreport.PRIMS_JSON, irqreport.IRQ_JSON, hostedreport.HOSTED_JSON,
+                spriterun.SPRITE_JSON, "report.md", "report.html")
 
 
 def check_out_dir(out_dir: Path) -> None:
@@ -646,7 +680,7 @@ def cmd_run(args, repo: Path) -> int:
                          "both)")
     check_platform_options(args, args.platform)
     on_qemu, on_hosted = "qemu" in args.platform, "hosted" in args.platform
-    if not on_qemu and args.what != "all":
+    if not on_qemu and args.what not in ("all", "sprite"):
         raise UsageError(f"`ksync run {args.what}` is a qemu measurement; --platform hosted "
                          "runs the hosted column (ksync run --platform hosted)")
     run_set = apply_run_set(args)
@@ -667,6 +701,7 @@ def cmd_run(args, repo: Path) -> int:
     prims_data = irq_data = hosted_data = None
     failed: list[dict] = []
     hosted_failed: list[str] = []
+    sprite_data = None
     if on_qemu and args.what in ("all", "prims"):
         prims_data = _run_prims(args, repo, env, progress, meta, host_model)
     if on_qemu and args.what in ("all", "irq"):
@@ -677,19 +712,25 @@ def cmd_run(args, repo: Path) -> int:
         hosted_failed = [f"{r['scheme']} smp={r['cpus']}" for r in hosted_data["runs"]
                          if r.get("status") != "ok"]
         hosted_failed += [c["program"] for c in hosted_data["costs"] if c.get("status") != "ok"]
+    if args.what in ("all", "sprite"):
+        sprite_data = _run_sprite(args, repo, env, progress, meta, host_model, on_qemu, on_hosted)
+        hosted_failed += [f"sprite {r['platform']}" for r in sprite_data["runs"]
+                          if r.get("status") != "ok"]
 
     # (c) report: the JSON of what ran, then report.md/.html from every JSON in out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for name, data in ((irqreport.PRIMS_JSON, prims_data), (irqreport.IRQ_JSON, irq_data),
-                       (hostedreport.HOSTED_JSON, hosted_data)):
+                       (hostedreport.HOSTED_JSON, hosted_data),
+                       (spriterun.SPRITE_JSON, sprite_data)):
         if data is not None:
             path = out_dir / name
             path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n",
                             encoding="utf-8")
             written.append(path)
     files, doc = irqreport.render_results_doc(out_dir, prims=prims_data, irq=irq_data,
-                                              warn=progress, hosted=hosted_data)
+                                              warn=progress, hosted=hosted_data,
+                                              sprite=sprite_data)
     written += files
     print(report.render_text(doc), end="", flush=True)     # with the figures' file names
     progress("wrote " + ", ".join(display_path(p) for p in written))
@@ -949,6 +990,7 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
             runs.append(rec)
             cfg = _hosted_config(args, repo, "bench", n, set_=kernel_set, scheme=s,
                                  flavour=hkernel.DEFAULT_FLAVOUR)
+            cfg.append = [*cfg.append, "sprite=off"]    # the Sprite boot is its own (_run_sprite)
             progress(f"running hosted kernel: bench set={kernel_set}, scheme {s} ({i + 1} of "
                      f"{len(names)}), smp={n}, timeout {cfg.timeout:g}s")
             try:
@@ -994,6 +1036,49 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
     data = hostedreport.make_hosted_data(runs, costs, meta)
     data["sched_peers"] = _run_sched_peers(args, repo, progress)
     return data
+
+
+def _run_sprite(args, repo: Path, env: str | None, progress, meta: dict, host_model: str,
+                on_qemu: bool, on_hosted: bool) -> dict:
+    """Issue 11: the Sprite benchmarks under the three configurations at 1..N CPUs, one
+    QEMU boot (tcg: emulated CPUs) and one hosted boot (the default scheme, the host's
+    cores). A failed boot is recorded with its reason; the other still runs."""
+    plan = spriterun.plans(args.set, envdetect.cpu_count())
+    records: list[dict] = []
+    if on_qemu:
+        p = plan["qemu"]
+        if args.sprite_smp:
+            p = dataclasses.replace(p, smp=args.sprite_smp)
+        if not args.no_build and args.what == "sprite":
+            make(repo, "kernel", progress)
+        cfg = _boot_config(args, repo, "bench", "sprite", RUN_SETS[args.set].kernel_set,
+                           smp=p.smp)
+        cfg.append = [*spriterun.words(p), *cfg.append]
+        cfg.timeout = max(cfg.timeout, p.timeout)
+        progress(f"booting kernel: sprite (Sprite benchmarks, 3 configurations, CPUs "
+                 f"{spriterun.cpu_words(p.smp)[0].split('=')[1]}), smp={p.smp}, {env}, "
+                 f"timeout {cfg.timeout:g}s")
+        rec = spriterun.boot_qemu(cfg, host_model, _echo_stdout if args.verbose else None)
+        records.append(rec)
+        progress(f"kernel sprite: {spriterun.summary(rec)}, log {spriterun.log_name(rec)}")
+    if on_hosted:
+        p = plan["hosted"]
+        if not args.no_build:
+            try:
+                _build_hosted(repo, progress, None, hkernel.DEFAULT_FLAVOUR)
+            except KsyncError as e:
+                records.append(spriterun.failed_record("hosted", "hosted", f"build failed: {e}"))
+                p = None
+        if p is not None:
+            cfg = _hosted_config(args, repo, "bench", p.smp, "sprite",
+                                 RUN_SETS[args.set].kernel_set,
+                                 flavour=hkernel.DEFAULT_FLAVOUR, timeout=p.timeout)
+            cfg.append = [*spriterun.words(p), *cfg.append]
+            progress(f"running hosted kernel: sprite, smp={p.smp}, timeout {cfg.timeout:g}s")
+            rec = spriterun.boot_hosted(cfg, host_model, _echo_stdout if args.verbose else None)
+            records.append(rec)
+            progress(f"hosted sprite: {spriterun.summary(rec)}, log {spriterun.log_name(rec)}")
+    return spriterun.make_data(records, meta)
 
 
 def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:
@@ -1116,6 +1201,84 @@ def _run_irq_scheme(args, repo: Path, cfg: qemu.BootConfig, scheme: str, env: st
     return rec
 
 
+def cmd_lockstat(args, repo: Path) -> int:
+    """Issue 11: one benchmark run's lock statistics (and snapshots) as a lock_stat table."""
+    from . import spritereport
+    if args.reset and not args.every:
+        raise UsageError("--reset needs --every (it resets after each snapshot)")
+    smp = args.smp[0]
+    cpus = args.cpus or smp
+    if cpus > smp:
+        raise UsageError(f"--cpus {cpus} is more than --smp {smp}")
+    check_platform_options(args, [args.platform])
+    scale = args.scale or (25 if args.platform == "qemu" else 100)
+    words = [f"sprite_bench={args.bench}", f"sprite_configs={args.config}",
+             f"sprite_cpus={cpus}", "sprite_reps=1", "sprite_perturb=0", "sprite_overhead=0",
+             "sprite_costs=0", f"sprite_scale={scale}"]
+    if args.every:
+        words.append(f"sprite_snap_ms={args.every}")
+        if args.reset:
+            words.append("sprite_snap_reset=1")
+    progress = Progress()
+    host_model = envdetect.cpu_model()
+    if args.platform == "qemu":
+        cfg = _boot_config(args, repo, "bench", "sprite", "default")
+        cfg.append = [*words, *cfg.append]
+        env = qemu.precheck(cfg)
+        if not args.no_build:
+            _build_kernel(args, repo, progress)
+        progress(f"booting kernel: sprite {args.bench} ({args.config}) on {cpus} of {smp} CPUs, "
+                 f"{env}")
+        rec = spriterun.boot_qemu(cfg, host_model, _echo_stdout if args.verbose else None)
+    else:
+        if not args.no_build:
+            _build_hosted(repo, progress, getattr(args, "scheme", None), args.flavour)
+        cfg = _hosted_config(args, repo, "bench", smp, "sprite", "default")
+        cfg.append = [*words, *cfg.append]
+        progress(f"running hosted kernel: sprite {args.bench} ({args.config}) on {cpus} of "
+                 f"{smp} vCPUs")
+        rec = spriterun.boot_hosted(cfg, host_model, _echo_stdout if args.verbose else None)
+    if rec["status"] != "ok":
+        raise KsyncError(f"lockstat: the run failed: {rec['reason']}; log {rec['log']}")
+    side = rec["side"] or {}
+    env_label = spriterun.env_label(rec)
+    groups: list[tuple[str, list[dict]]] = []
+    snaps: dict[int, list[dict]] = {}
+    final: list[dict] = []
+    for r in rec["rows"]:
+        if r.get("kind") != "lockstat":
+            continue
+        if "snapshot" in r:
+            snaps.setdefault(int(r["snapshot"]), []).append(r)
+        elif "run" in r:
+            final.append(r)
+    for i in sorted(snaps):
+        ms = snaps[i][0].get("since_start_ticks", 0) / (side.get("tsc_hz") or 1) * 1000
+        groups.append((f"Snapshot {i} of {args.bench} ({args.config}, {cpus} CPUs) at {ms:.1f} ms"
+                       + (" (since the previous snapshot's reset)" if args.reset and i else ""),
+                       snaps[i]))
+    groups.append((f"Lock statistics of {args.bench} ({args.config}, {cpus} CPUs)"
+                   + (", after the last snapshot's reset" if args.reset and snaps else ""), final))
+    if args.format == "json":
+        out = [{"title": t, "env": env_label,
+                "classes": spritereport.lockstat_records(rows, side.get("tsc_hz"), cpus)}
+               for t, rows in groups]
+        print(json.dumps(out, indent=2))
+        return 0
+    tables = [spritereport.lockstat_table(rows, t, env_label, side.get("tsc_hz"), cpus)
+              for t, rows in groups]
+    doc = report.Document(title=f"ksync lockstat: {args.bench}, {args.config}, {cpus} CPUs "
+                                f"[{env_label}]", tables=tables,
+                          meta=[("environment", env_label), ("log", rec["log"] or "-")])
+    if args.format == "md":
+        print(report.render_markdown(doc), end="")
+    elif args.format == "html":
+        print(report.render_html(doc), end="")
+    else:
+        print(report.render_text(doc), end="")
+    return 0
+
+
 def cmd_env(args, repo: Path) -> int:
     info = envdetect.describe(repo, args.qemu)
     info["repo"] = str(repo)
@@ -1146,7 +1309,8 @@ def cmd_report(args, repo: Path) -> int:
     prims = irq = None
     if (out_dir / irqreport.PRIMS_JSON).exists() or not (
             (out_dir / irqreport.IRQ_JSON).exists()
-            or (out_dir / hostedreport.HOSTED_JSON).exists()):
+            or (out_dir / hostedreport.HOSTED_JSON).exists()
+            or (out_dir / spriterun.SPRITE_JSON).exists()):
         prims = report.load_prims(out_dir / irqreport.PRIMS_JSON)
     if (out_dir / irqreport.IRQ_JSON).exists():
         irq = irqreport.load_irq(out_dir / irqreport.IRQ_JSON)
@@ -1174,7 +1338,7 @@ def cmd_mkdisk(args, repo: Path) -> int:
 
 
 COMMANDS = {"test": cmd_test, "boot": cmd_boot, "run": cmd_run, "env": cmd_env,
-            "report": cmd_report, "mkdisk": cmd_mkdisk}
+            "report": cmd_report, "mkdisk": cmd_mkdisk, "lockstat": cmd_lockstat}
 
 
 def _main(argv) -> int:

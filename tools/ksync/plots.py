@@ -338,7 +338,8 @@ def latency_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
 
 
 def write_figures(prims: dict | None, irq: dict | None, out_dir: Path,
-                  hosted: dict | None = None) -> dict[str, list[Figure]]:
+                  hosted: dict | None = None, sprite: dict | None = None
+                  ) -> dict[str, list[Figure]]:
     """Draw every figure the results support into ``out_dir``; returns the figures keyed
     by the title prefix of the table they belong under."""
     ix = IrqIndex(irq if isinstance(irq, dict) else None)
@@ -358,4 +359,7 @@ def write_figures(prims: dict | None, irq: dict | None, out_dir: Path,
             out.setdefault(f"libksync vs Concurrency Kit and liburcu: {metric}", []).append(fig)
     from . import schedreport          # issue 10: dispatches/s, hosted and tcg
     out["Dispatches per second"] = schedreport.dispatch_figure(prims, hosted, out_dir)
+    from . import spritereport         # issue 11: the Sprite figures
+    for key, figs in spritereport.sprite_figures(sprite, out_dir).items():
+        out.setdefault(key, []).extend(figs)
     return {k: v for k, v in out.items() if v}
