@@ -59,7 +59,7 @@ static void read_class(const struct lock_class *c) { lockstat_read(c, &snap); }
  * is next may wait for a host time slice), so the total shrinks with the CPU count. */
 static unsigned mx_iters(unsigned nthr)
 {
-	unsigned total = oversubscribed() ? 1600u : ncpu() >= 4 ? 1000u : 8000u;
+	unsigned total = oversubscribed() ? 1600u : ncpu() >= 8 ? 320u : ncpu() >= 4 ? 1000u : 8000u;
 	return total / nthr;
 }
 #define MX_ITERS mx_iters(nthr)
