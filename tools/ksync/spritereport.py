@@ -1413,7 +1413,8 @@ def _f_pdevtest(src: Source):
     s = m.top_ratio
     v = "holds" if s.lo > 1 else "reversed" if s.hi < 1 else "within noise"
     pcb = m.per_class.get("perPCBLock")
-    today = (f"at {k} CPUs ({k} clients), config sprite: highest monitor miss ratio "
+    clients = max((_int(r.get("instances")) for r in rs), default=k) or k
+    today = (f"at {k} CPUs ({clients} clients), config sprite: highest monitor miss ratio "
              f"{_pcts(s)} on {m.top}" + (f"; perPCBLock {_pcts(pcb)}" if m.top != "perPCBLock"
                                          and pcb else ""))
     note = ("Holds when the highest monitor ratio's spread lies above 100% (more misses than "
