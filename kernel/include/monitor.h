@@ -115,8 +115,4 @@ unsigned cv_broadcast_at(struct condvar *cv, const char *site);
 		}                                                                     \
 	} while (0)
 
-/* The locked scheduler's master lock, Sprite's sched_Mutex; NULL while the lock-free
- * scheduler runs (kernel/sched/rq-locked.c). */
-struct mlock *sched_master_lock(void);
-
 #endif

@@ -80,6 +80,11 @@ int sched_start(const char *which);
 int sched_stop(void);
 const char *sched_name(void);		/* "lockfree" / "locked" (the one running) */
 const char *sched_default_name(void);	/* the build's SCHED= */
+/* The locked scheduler's master lock, Sprite's sched_Mutex (kernel/sched/rq-locked.c), for
+ * monitors whose wait queues it guards (monitor.h, MON_QSCHED); NULL while the lock-free
+ * scheduler runs. */
+struct mlock;
+struct mlock *sched_master_lock(void);
 bool sched_running(void);
 
 /* ---- threads ---------------------------------------------------------------------------

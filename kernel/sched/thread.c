@@ -35,7 +35,7 @@
 #include "intr.h"
 #include "sched_hooks.h"
 #include "mm.h"
-#include "monitor.h"	/* sched_master_lock; mlock_assert_none */
+#include "mlock.h"	/* mlock_assert_none: no sleeping with a master lock held */
 #include <ksync/errors.h>
 #include <ksync/atomic.h>
 
