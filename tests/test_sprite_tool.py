@@ -137,3 +137,20 @@ def test_run_sprite_writes_results_and_report(hk_bins, host_env, tmp_path):  # n
                   "Sprite saturation projection", "Sprite lock statistics, one run"):
         assert title in md, title
     assert (out / "sprite-elapsed-hosted.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("flavour", ["tsan", "asan"])
+def test_sprite_benchmarks_under_sanitizers(hk_bins, host_env, tmp_path, flavour):  # noqa: F811
+    """Every benchmark in every configuration (monitors under sched_Mutex, under their own
+    interlocks, the lock-free scheduler) at 1 and 2 vCPUs, with ThreadSanitizer (races in
+    the kernel's own locks and statistics) and ASan+UBSan; a report fails the run."""
+    result = hosted.run_program(_exe(flavour), 180, tmp_path / "logs",
+                                ["-smp", "2", "-append", "mode=bench filter=sprite sprite_scale=2 "
+                                 "sprite_reps=1 sprite_perturb=cswitch sprite_overhead=0 "
+                                 "sprite_costs=0"])
+    shown = "\n".join(result.tail(30)) + "\n--- stderr\n" + result.stderr[-4000:]
+    assert result.passed, shown
+    assert "WARNING: ThreadSanitizer" not in result.stderr and "ERROR: AddressSanitizer" \
+        not in result.stderr and "runtime error" not in result.stderr, shown
+    runs = [o for o in _objects(result) if o.get("kind") == "sprite_run"]
+    assert len({(r["bench"], r["config"], r["cpus"]) for r in runs}) == 9 * 3 * 2

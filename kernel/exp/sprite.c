@@ -98,13 +98,13 @@ static const struct lock_class *const pad_class[C_N] = {
 static const unsigned pad_base[C_N] = { 60, 80, 30, 60, 30, 20, 40, 40, 20 };
 static unsigned pad_factor[C_N];	/* 1, or the perturbation's factor: set between runs */
 
-static volatile uint64_t work_sink;
+static uint64_t work_sink;	/* keeps the loop; relaxed atomics: every CPU writes it */
 static void spin_work(unsigned n)
 {
-	uint64_t x = work_sink | 1;
+	uint64_t x = __atomic_load_n(&work_sink, __ATOMIC_RELAXED) | 1;
 	for (unsigned i = 0; i < n; i++)
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
-	work_sink = x;
+	__atomic_store_n(&work_sink, x, __ATOMIC_RELAXED);
 }
 static void cs_work(unsigned c) { spin_work(pad_base[c] * pad_factor[c]); }
 #define SYSCALL_WORK 40		/* a system call's own cost outside any lock */
