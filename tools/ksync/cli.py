@@ -335,8 +335,9 @@ def build_parser() -> Parser:
                         "every results JSON in <out>)")
     r.add_argument("--sprite-smp", type=smp_type, default=None, metavar="N",
                    help="sprite: CPUs of the QEMU boot whose sweep is 1,2,4,..,N (default: "
-                        "the host's cores up to 2; bench set 8, more than the host's cores "
-                        "being the emulator's scaling); the hosted sweep uses the host's cores")
+                        "the host's cores up to 2; bench set twice the host's cores up to 8; "
+                        "more than the host's cores is the emulator's scaling and slow); the "
+                        "hosted sweep uses the host's cores")
     r.add_argument("--schemes", type=schemes_type, metavar="LIST",
                    help="irq: comma-separated schemes to measure (default all: "
                         + ",".join(schemes.SCHEMES) + ")")
