@@ -3,12 +3,13 @@ locks' fast path. kernel/include/mlock.h is compiled the way the hosted kernel c
 (its include path, -O2) with LOCKSTAT=0 and LOCKSTAT=1; the LOCKSTAT=0 functions must not
 read the mode, call a statistics routine or read the TSC, and the LOCKSTAT=1 ones must (so
 the check can fail)."""
-import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from test_spl_fast_code import asm_functions
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = """#include "mlock.h"
@@ -30,18 +31,7 @@ def compile_probe(tmp_path: Path, lockstat: int) -> dict[str, str]:
                     f"-I{ROOT / 'include'}", f"-I{ROOT / 'common'}",
                     f"-I{ROOT / 'kernel' / 'include'}", f"-I{ROOT / 'arch' / 'hosted' / 'public'}",
                     "-o", str(asm), str(src)], check=True, capture_output=True, text=True)
-    out: dict[str, list[str]] = {}
-    name = None
-    for line in asm.read_text().splitlines():
-        m = re.match(r"^(probe_\w+):$", line)
-        if m:
-            name = m.group(1)
-            out[name] = []
-        elif name and line.strip().startswith(".size"):
-            name = None
-        elif name:
-            out[name].append(line.strip())
-    return {k: "\n".join(v) for k, v in out.items()}
+    return {k: "\n".join(v) for k, v in asm_functions(asm.read_text()).items()}
 
 
 def test_compiled_out_statistics_leave_no_code(tmp_path: Path):

@@ -34,9 +34,14 @@ def function_asm(tmp_path: Path, scheme: str) -> dict[str, list[str]]:
                     f"-I{ROOT / 'bench'}", f"-I{ROOT / 'bench' / 'spl_shim'}",
                     f"-I{ROOT / 'kernel' / 'include'}", f"-I{ROOT / 'include'}",
                     "-o", str(asm), str(src)], check=True, capture_output=True, text=True)
+    return asm_functions(asm.read_text())
+
+
+def asm_functions(text: str) -> dict[str, list[str]]:
+    """The probe_* functions of gcc -S output, each as its stripped lines (comments out)."""
     out: dict[str, list[str]] = {}
     name = None
-    for line in asm.read_text().splitlines():
+    for line in text.splitlines():
         m = re.match(r"^(probe_\w+):$", line)
         if m:
             name = m.group(1)
