@@ -129,14 +129,16 @@ static void finish_ins(struct thread *t)
 }
 
 /* The inserter that reserved the insert with INS (create, wakeup, resume): set the bit,
- * then LINKED, then tell the home CPU. home is read before LINKED: after it a releaser
- * may re-home t. */
+ * then LINKED, then tell the home CPU. home, level and id are read before LINKED: after
+ * it a releaser may re-home t, and t may run, exit and be joined, and its slot be reused
+ * by thread_create (ThreadSanitizer saw the kick read the level of a slot being reset,
+ * under the Sprite fork benchmark). */
 static void insert_reserved(struct thread *t)
 {
-	unsigned h = t->home;
+	unsigned h = t->home, level = t->level, id = t->id;
 	ins(t);
 	finish_ins(t);
-	sched_kick(h, t->level, t->id);
+	sched_kick(h, level, id);
 }
 
 static void lf_reset(void)
