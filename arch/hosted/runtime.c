@@ -1013,7 +1013,10 @@ static _Noreturn void report_vcpus(const char *why, const unsigned *stuck, unsig
 		const char *a = atomic_load_explicit(&vcpus[i].activity, memory_order_relaxed);
 		fprintf(stderr, "  vCPU %u: %s, last activity: %s (progress %lu)\n", i,
 			atomic_load_explicit(&vcpus[i].done, memory_order_acquire) ?
-			"finished" : stuck && stuck[i] >= limit ? "STUCK" :
+			/* half the limit: in a deadlock the second vCPU may reach its wait a
+			 * tick after the first, and is stuck as surely (it was reported
+			 * "running" now and then, the test flaked) */
+			"finished" : stuck && 2 * stuck[i] >= limit ? "STUCK" :
 			atomic_load_explicit(&vcpus[i].idle, memory_order_relaxed) ?
 			"idle" : "running",
 			a ? a : "(none)", last[i]);
