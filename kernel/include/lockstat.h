@@ -51,7 +51,7 @@
 #define LOCKSTAT 1		/* 0: statistics compiled out (make LOCKSTAT=0) */
 #endif
 
-enum lock_kind { LOCK_MASTER, LOCK_MONITOR, LOCK_CONDVAR };
+enum lock_kind { LOCK_MASTER, LOCK_MONITOR, LOCK_CONDVAR, LOCK_HELPING /* hlock.h */ };
 enum lock_use { LOCK_CODE, LOCK_DATA };	/* Sprite section 2: a code lock or a data lock */
 enum lockstat_mode { LOCKSTAT_OFF, LOCKSTAT_COUNTS, LOCKSTAT_TIMING };
 

@@ -72,6 +72,8 @@
 #define SCHED_COND_REPLY SCHED_COND(2)	/* a serializer request is done */
 #define SCHED_COND_MON	SCHED_COND(3)	/* a monitor's release woke its waiter (monitor.c) */
 #define SCHED_COND_CV	SCHED_COND(4)	/* a condition variable was signalled (monitor.c) */
+#define SCHED_COND_IPC	SCHED_COND(5)	/* a synchronous message arrived (hlock.c hipc_send) */
+#define SCHED_COND_SEM	SCHED_COND(6)	/* a binary semaphore's up woke us (hsem.c) */
 #define SCHED_COND_USER	SCHED_COND(8)
 
 #define SCHED_AFFINITY_ANY (~0ull)
@@ -140,6 +142,26 @@ int thread_signal(struct thread *t, thread_sig_fn fn, void *arg);
  * Callable from handlers too (IRQs off is fine). KSYNC_ESRCH for a dead thread. */
 uint64_t sched_sleep(uint64_t cond);
 int sched_wakeup(struct thread *t, uint64_t cond);
+
+/* ---- helping (kernel/lock/hlock.c; Hohmuth & Haertig 3.3; the SMP design is hlock.c's) -----
+ * sched_help(owner): the caller gives its CPU to `owner`, which holds a helping lock the
+ * caller waits for, boosting it to the caller's level. SCHED_HELP_RAN: the owner ran here
+ * on the caller's time and something switched back to the caller (it checks the lock
+ * again). SCHED_HELP_REMOTE: the owner runs on another CPU, or may run only there; that
+ * CPU was asked to run it ahead of its queues; the caller checks again (spinning: the
+ * owner is in a wait-free section). SCHED_HELP_NOT: it cannot run now (being inserted,
+ * stopped); the caller checks again. Thread context, preemptible. */
+#define SCHED_HELP_RAN 0
+#define SCHED_HELP_REMOTE 1
+#define SCHED_HELP_NOT 2
+int sched_help(struct thread *owner);
+/* Switch to t now if it is runnable and may run here (the switch hint); false if not. */
+bool sched_switch_to(struct thread *t);
+/* The caller released its last helping lock: its boost ends (a higher-priority thread
+ * that is ready runs now). */
+void sched_unboost(void);
+/* The level t runs at now: its own, or a helper's higher one while boosted. */
+unsigned thread_eff_level(const struct thread *t);
 
 /* ---- the priority table (Massalin & Pu "Scheduling and dispatching") ---------------------
  * A per-CPU switch counter indexes the table; the entry names the level served first

@@ -37,7 +37,7 @@ const struct lock_class *lockstat_find(const char *name)
 const char *lock_kind_name(unsigned kind)
 {
 	return kind == LOCK_MASTER ? "master" : kind == LOCK_MONITOR ? "monitor" :
-	       kind == LOCK_CONDVAR ? "condvar" : "?";
+	       kind == LOCK_CONDVAR ? "condvar" : kind == LOCK_HELPING ? "helping" : "?";
 }
 
 const char *lock_use_name(unsigned use) { return use == LOCK_CODE ? "code" : "data"; }

@@ -133,6 +133,19 @@ static void lk_insert_new(struct thread *t)
 	kick_for(kk);
 }
 
+/* sched_lock held: take t off its queue for cpu if it may run there now. */
+static struct thread *take_locked(struct thread *t, unsigned cpu)
+{
+	uint64_t s = st(t);
+	if (!(s & SCHED_LINKED) || !(s & SCHED_READY) || (s & (SCHED_KILL | SCHED_SUSPEND)) ||
+	    !sched_affine(t, cpu) || ((s & SCHED_PREEMPTED) && SCHED_CPU_OF(s) != cpu))
+		return NULL;
+	q_remove(t);
+	st_set(t, (st(t) & ~(SCHED_PREEMPTED | SCHED_CPU_MASK)) | SCHED_ONCPU |
+			  ((uint64_t)cpu << SCHED_CPU_SHIFT));
+	return t;
+}
+
 static struct thread *lk_pick(unsigned cpu, struct thread *prev, bool *stolen)
 {
 	(void)stolen;
@@ -152,6 +165,14 @@ static struct thread *lk_pick(unsigned cpu, struct thread *prev, bool *stolen)
 	struct thread *found = NULL;
 	irqkey_t k = mlock_lock_irqsave(&sched_lock);
 	for (unsigned i = 0; i < n && !found; i++) {
+		/* a helping-lock owner a remote helper donated to competes at its boost */
+		struct thread *d = sched_donee(cpu, order[i]);
+		if (d && d == prev && prev_ok) {
+			found = prev;
+			break;
+		}
+		if (d && d != prev && (found = take_locked(d, cpu)))
+			break;
 		for (struct thread *t = q_head[order[i]]; t; t = t->rq_next) {
 			uint64_t s = st(t);
 			if (!sched_affine(t, cpu) || ((s & SCHED_PREEMPTED) && SCHED_CPU_OF(s) != cpu))
@@ -340,6 +361,15 @@ static void lk_exit_mark(struct thread *self)
 	mlock_unlock_irqrestore(&sched_lock, k);
 }
 
+/* A helper's directed switch (hlock.c): take t off its queue for cpu, as lk_pick would. */
+static struct thread *lk_take(struct thread *t, unsigned cpu)
+{
+	irqkey_t k = mlock_lock_irqsave(&sched_lock);
+	struct thread *got = take_locked(t, cpu);
+	mlock_unlock_irqrestore(&sched_lock, k);
+	return got;
+}
+
 const struct sched_ops sched_ops_locked = {
 	.name = "locked",
 	.reset = lk_reset,
@@ -354,4 +384,5 @@ const struct sched_ops sched_ops_locked = {
 	.sleep_prepare = lk_sleep_prepare,
 	.sigpend = lk_sigpend,
 	.exit_mark = lk_exit_mark,
+	.take = lk_take,
 };

@@ -308,6 +308,10 @@ static struct thread *lf_pick(unsigned cpu, struct thread *prev, bool *stolen)
 	unsigned order[SCHED_LEVELS];
 	unsigned n = sched_level_order(cpu, order);
 	for (unsigned i = 0; i < n; i++) {
+		/* a helping-lock owner a remote helper donated to competes at its boost */
+		struct thread *d = sched_donee(cpu, order[i]);
+		if (d && try_mark(d, cpu, prev))
+			return d;
 		struct thread *t = scan(cpu, order[i], cpu, prev);
 		if (t)
 			return t;
@@ -437,6 +441,15 @@ static void lf_exit_mark(struct thread *self)
 	atomic_fetch_or_explicit(&self->state, S_KILL, memory_order_acq_rel);
 }
 
+/* A helper's directed switch (hlock.c): the same marking CAS as a dispatcher's pick, on
+ * the one thread it names (try_mark: not if running, not linked, bound elsewhere or not
+ * allowed here). Taken from another CPU's queue it is a steal: the release after it ran
+ * re-homes it here, as for any steal. */
+static struct thread *lf_take(struct thread *t, unsigned cpu)
+{
+	return try_mark(t, cpu, NULL);
+}
+
 const struct sched_ops sched_ops_lockfree = {
 	.name = "lockfree",
 	.reset = lf_reset,
@@ -451,4 +464,5 @@ const struct sched_ops sched_ops_lockfree = {
 	.sleep_prepare = lf_sleep_prepare,
 	.sigpend = lf_sigpend,
 	.exit_mark = lf_exit_mark,
+	.take = lf_take,
 };

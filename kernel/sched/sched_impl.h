@@ -7,6 +7,7 @@
 #define KSYNC_SCHED_IMPL_H
 
 #include "thread.h"
+#include "hlock.h"
 #include "spl.h"
 #include <ksync/lf_stack.h>
 #include <stdatomic.h>
@@ -59,6 +60,26 @@ struct thread {
 	/* inside its preemption loop (thread.c): written by the thread itself with IRQs
 	 * off, read by its CPU's handlers */
 	volatile bool in_preempt;
+	/* Helping locks (kernel/lock/hlock.c). hl_count: the locks it holds, written by the
+	 * thread itself (relaxed), read by thread_kill/suspend and by a CPU deciding whether
+	 * a donation request is still live. hl_helping: the lock it helps on (NULL if none),
+	 * written by itself, read by helpers walking a chain (A helps B who helps C).
+	 * hl_next: the helper below it on that lock's helper stack (id + 1), written by
+	 * itself before its push CAS (which publishes it, release) and read by the owner
+	 * after the acquire load that saw it on top. boost: the highest priority (lowest
+	 * level) a helper donated to it, SCHED_LEVELS if none: lowered by helpers (CAS),
+	 * reset by the thread itself once it holds no helping lock. hl_last: the last lock
+	 * it took (for panic messages; itself). */
+	_Atomic unsigned hl_count;
+	struct hlock *_Atomic hl_helping;
+	_Atomic unsigned hl_next;
+	_Atomic unsigned boost;
+	struct hlock *hl_last;
+	/* Fiasco's thread lock (hlock.h thread_lock): IPC locks the receiver by it. The
+	 * message slot and the receiver's "waiting" flag are under it. */
+	struct hlock own_lock;
+	uint64_t ipc_msg;
+	bool ipc_waiting;
 };
 
 struct sched_sig {
@@ -86,11 +107,17 @@ struct sched_cpu {
 	/* level of the running thread (SCHED_LEVELS for idle): relaxed, read by wakers */
 	_Atomic unsigned cur_level;
 	uint64_t counter;		/* switches: indexes the priority table */
+	/* A helper on another CPU asks this CPU to run `donee` (a helping-lock owner bound
+	 * or allowed only here) ahead of its queues: set by helpers (CAS from NULL, or over
+	 * a donee that holds no helping lock any more), cleared by this CPU's schedule when
+	 * the donee holds none. Acquire/release: the donee's boost before the request. */
+	struct thread *_Atomic donee;
 	unsigned cursor[SCHED_LEVELS];	/* lockfree: round-robin position per level */
 	uint64_t quantum_end;		/* TSC time the running thread's quantum ends */
 	/* statistics: written by this CPU (SCHED_STAT_INC: relaxed atomic load + store,
 	 * no locked instruction), read and reset by any CPU with relaxed atomics */
 	uint64_t dispatches, steals, mark_lost, preemptions, ipis, idle_wakeups, ticks;
+	uint64_t donations;	/* donee_pick ran a helping-lock owner for a remote helper */
 } __attribute__((aligned(64)));
 
 extern struct sched_cpu sched_cpus[MAX_CPUS];
@@ -124,9 +151,20 @@ struct sched_ops {
 	int (*sigpend)(struct thread *t);
 	/* The caller marks itself KILL (exit). IRQs off. */
 	void (*exit_mark)(struct thread *self);
+	/* IRQs off, on cpu: mark t (runnable, queued, not running, allowed and not bound
+	 * elsewhere) ONCPU for cpu, as a dispatcher's pick would. Returns t, or NULL if it
+	 * cannot run here now. For a helper's directed switch (hlock.c). */
+	struct thread *(*take)(struct thread *t, unsigned cpu);
 };
 
 extern const struct sched_ops sched_ops_lockfree, sched_ops_locked;
+
+/* The level a thread runs at: its own, or a helper's higher one while it is boosted. */
+static inline unsigned sched_eff_level(const struct thread *t)
+{
+	unsigned b = atomic_load_explicit(&((struct thread *)t)->boost, memory_order_relaxed);
+	return b < t->level ? b : t->level;
+}
 struct mlock *sched_mutex(void);	/* rq-locked.c's master lock (Sprite's sched_Mutex) */
 
 /* A counter written by one CPU only and read by others: relaxed atomic load and store
@@ -146,5 +184,8 @@ unsigned sched_ncpus(void);
 unsigned sched_level_order(unsigned cpu, unsigned *order);	/* levels to try, in order */
 void sched_reap(struct thread *t);	/* t became DEAD: wake its joiner, free if detached */
 void sched_force(unsigned cpu);		/* make cpu switch at its next preemption point */
+/* The thread a remote helper asked cpu to run, if it competes at `level` now (its boosted
+ * level); the picks try it ahead of that level's queue. IRQs off. */
+struct thread *sched_donee(unsigned cpu, unsigned level);
 
 #endif

@@ -208,6 +208,14 @@ static void slot_reset(struct thread *t, unsigned id)
 	__atomic_store_n(&t->quantum, 0, __ATOMIC_RELAXED);
 	t->idle = false;
 	t->in_preempt = false;
+	atomic_store_explicit(&t->hl_count, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->hl_helping, NULL, memory_order_relaxed);
+	atomic_store_explicit(&t->hl_next, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->boost, SCHED_LEVELS, memory_order_relaxed);
+	t->hl_last = NULL;
+	hlock_init(&t->own_lock, &hlock_thread_class, t);
+	t->ipc_msg = 0;
+	t->ipc_waiting = false;
 	memset(&t->ctx, 0, sizeof t->ctx);
 }
 
@@ -289,6 +297,11 @@ uint64_t sched_signals_discarded(void) { return atomic_load_explicit(&sig_discar
 /* t became DEAD (by a release or a kill of a thread off every CPU). IRQs off or on. */
 void sched_reap(struct thread *t)
 {
+	/* a kill racing with the thread's own acquire (the count was 0 at thread_kill) */
+	if (atomic_load_explicit(&t->hl_count, memory_order_relaxed))
+		panic("thread '%s' died holding %u helping lock(s) (last: '%s'): killed while it "
+		      "acquired one", t->name, atomic_load_explicit(&t->hl_count, memory_order_relaxed),
+		      t->hl_last && t->hl_last->cls ? t->hl_last->cls->name : "?");
 	sigs_discard(t);
 	bool detached = t->flags & THREAD_DETACHED;
 	/* Dekker with thread_join (joiner store, then DEAD load, both seq_cst): DEAD was
@@ -359,7 +372,12 @@ static void switch_to(struct thread *prev, struct thread *next, bool preempted)
 	SCHED_STAT_INC(sc->dispatches);
 	if (!next->idle)
 		quantum_start(sc, next);
-	atomic_store_explicit(&sc->cur_level, next->idle ? SCHED_LEVELS : next->level,
+	/* a boost left after the last helping lock's release (a helper donated just after
+	 * the unboost) ends when the thread leaves the CPU: its own field, it is running */
+	if (!prev->idle && atomic_load_explicit(&prev->hl_count, memory_order_relaxed) == 0 &&
+	    atomic_load_explicit(&prev->boost, memory_order_relaxed) < SCHED_LEVELS)
+		atomic_store_explicit(&prev->boost, SCHED_LEVELS, memory_order_relaxed);
+	atomic_store_explicit(&sc->cur_level, next->idle ? SCHED_LEVELS : sched_eff_level(next),
 			      memory_order_relaxed);
 	sc->prev = prev;
 	sc->prev_preempted = preempted;
@@ -369,6 +387,27 @@ static void switch_to(struct thread *prev, struct thread *next, bool preempted)
 	else
 		arch_context_switch(&prev->ctx, &next->ctx);
 	switch_finish();	/* we are `prev` again, perhaps on another CPU */
+}
+
+/* A helper on another CPU asked this CPU to run a helping-lock owner (sched_help): the
+ * picks offer it at its boosted level, ahead of that level's queue, while it still holds
+ * a helping lock (the donation ends with its last release). IRQs off. */
+struct thread *sched_donee(unsigned cpu, unsigned level)
+{
+	struct sched_cpu *sc = &sched_cpus[cpu];
+	struct thread *d = atomic_load_explicit(&sc->donee, memory_order_acquire);
+	if (!d)
+		return NULL;
+	if (atomic_load_explicit(&d->hl_count, memory_order_relaxed) == 0 ||
+	    (atomic_load_explicit(&d->state, memory_order_acquire) & (SCHED_DEAD | SCHED_KILL))) {
+		atomic_compare_exchange_strong_explicit(&sc->donee, &d, NULL, memory_order_acq_rel,
+							memory_order_relaxed);
+		return NULL;
+	}
+	if (sched_eff_level(d) != level)
+		return NULL;
+	SCHED_STAT_INC(sc->donations);
+	return d;
 }
 
 /* Give this CPU to the next thread, or keep the running one if it may run and nothing
@@ -387,6 +426,7 @@ static void schedule(bool preempted)
 		SCHED_STAT_INC(prev->dispatches);
 		SCHED_STAT_INC(sc->dispatches);
 		quantum_start(sc, prev);
+		atomic_store_explicit(&sc->cur_level, sched_eff_level(prev), memory_order_relaxed);
 		return;
 	}
 	if (!next) {
@@ -726,6 +766,10 @@ void thread_exit(void)
 	arch_irq_disable();
 	struct thread *self = kcpu_this()->sched_cur;
 	KASSERT(self && !self->idle && self != boot_thread);
+	if (atomic_load_explicit(&self->hl_count, memory_order_relaxed))
+		panic("thread '%s' exits holding %u helping lock(s) (last: '%s')", self->name,
+		      atomic_load_explicit(&self->hl_count, memory_order_relaxed),
+		      self->hl_last && self->hl_last->cls ? self->hl_last->cls->name : "?");
 	ops->exit_mark(self);
 	schedule(false);
 	panic("thread '%s' ran after its exit", self->name);
@@ -760,6 +804,128 @@ void thread_yield(void)
 	sigs_deliver();
 }
 
+/* ---- helping (hlock.c is the lock; this is the scheduler's part) --------------------------- */
+
+static bool preemptible_here(void)
+{
+	struct spl_cpu *c = spl_self();
+	return arch_irq_enabled() && c->intr_depth == 0 && spl_effective(c) == IPL_NONE;
+}
+
+/* Lower t's boost to lvl if that is higher priority (helpers on several CPUs: CAS). */
+static void boost_to(struct thread *t, unsigned lvl)
+{
+	unsigned b = atomic_load_explicit(&t->boost, memory_order_relaxed);
+	while (lvl < b && !atomic_compare_exchange_weak_explicit(&t->boost, &b, lvl, memory_order_relaxed,
+								 memory_order_relaxed))
+		;
+}
+
+static unsigned first_affine_cpu(const struct thread *t)
+{
+	for (unsigned c = 0; c < arch_ncpus(); c++)
+		if (sched_affine(t, c))
+			return c;
+	return 0;
+}
+
+int sched_help(struct thread *t)
+{
+	struct thread *self = kcpu_this()->sched_cur;
+	KASSERT(self && !self->idle && t != self);
+	if (!preemptible_here())
+		panic("sched_help: thread '%s' helps from a masked section (IRQs off or IPL raised): "
+		      "helping switches", self->name);
+	boost_to(t, sched_eff_level(self));
+	irqkey_t k = arch_irq_save();
+	unsigned cpu = arch_cpu_id();
+	/* Same CPU, or pulled here (Fiasco.OC: the owner migrates to its helper and runs on
+	 * the helper's time): we go back to our queue, still ready, and run again when our
+	 * level's turn comes - the owner's preemption or its hand-off brings us back. The
+	 * look at the state word first spares the locked scheduler's sched_lock while the
+	 * owner runs elsewhere (a spinning helper asks every ~2 us). */
+	uint64_t s0 = atomic_load_explicit(&t->state, memory_order_acquire);
+	bool may = !(s0 & SCHED_ONCPU) && (s0 & SCHED_LINKED) && (s0 & SCHED_READY) &&
+		   !((s0 & SCHED_PREEMPTED) && SCHED_CPU_OF(s0) != cpu) && sched_affine(t, cpu);
+	if (may && ops->take(t, cpu)) {
+		switch_to(self, t, false);
+		arch_irq_restore(k);
+		sigs_deliver();
+		return SCHED_HELP_RAN;
+	}
+	uint64_t s = atomic_load_explicit(&t->state, memory_order_acquire);
+	arch_irq_restore(k);
+	if ((s & (SCHED_DEAD | SCHED_STOPPED | SCHED_SUSPEND)) || !(s & SCHED_READY))
+		return SCHED_HELP_NOT;
+	/* It runs elsewhere, or may run only elsewhere (preempted there: bound; or not
+	 * allowed here): ask that CPU to run it first (remote donation). */
+	unsigned c;
+	if (s & (SCHED_ONCPU | SCHED_PREEMPTED))
+		c = SCHED_CPU_OF(s);
+	else if (!sched_affine(t, cpu))
+		c = first_affine_cpu(t);
+	else
+		return SCHED_HELP_NOT;	/* being inserted (INS): a moment */
+	if (c == cpu || c >= arch_ncpus())
+		return SCHED_HELP_NOT;
+	struct sched_cpu *sc = &sched_cpus[c];
+	struct thread *d = atomic_load_explicit(&sc->donee, memory_order_acquire);
+	bool posted = false;
+	if (d != t) {
+		/* The slot holds another request: replace it if that one is over (its thread
+		 * holds nothing), needs no donation (it runs: a waiter that is itself spinning
+		 * counts as holding while it acquires), or is for a lower priority than ours;
+		 * else it goes first and we ask again. */
+		if (d && atomic_load_explicit(&d->hl_count, memory_order_relaxed) &&
+		    !(atomic_load_explicit(&d->state, memory_order_relaxed) & SCHED_ONCPU) &&
+		    sched_eff_level(d) <= sched_eff_level(self))
+			return SCHED_HELP_REMOTE;
+		/* release: t's boost (above) before the request */
+		if (!atomic_compare_exchange_strong_explicit(&sc->donee, &d, t, memory_order_acq_rel,
+							     memory_order_acquire))
+			return SCHED_HELP_REMOTE;
+		posted = true;
+	}
+	/* Not running there: make that CPU look now (once per posting, or while what it
+	 * runs is lower priority than we are; the caller spins between calls). */
+	if (!(s & SCHED_ONCPU) &&
+	    (posted || atomic_load_explicit(&sc->cur_level, memory_order_relaxed) > sched_eff_level(self)))
+		sched_force(c);
+	return SCHED_HELP_REMOTE;
+}
+
+unsigned thread_eff_level(const struct thread *t) { return sched_eff_level(t); }
+
+bool sched_switch_to(struct thread *t)
+{
+	struct thread *self = kcpu_this()->sched_cur;
+	if (!self || self->idle || t == self || !preemptible_here())
+		return false;
+	irqkey_t k = arch_irq_save();
+	if (!ops->take(t, arch_cpu_id())) {
+		arch_irq_restore(k);
+		return false;
+	}
+	switch_to(self, t, false);
+	arch_irq_restore(k);
+	sigs_deliver();
+	return true;
+}
+
+void sched_unboost(void)
+{
+	struct thread *self = kcpu_this()->sched_cur;
+	if (!self || atomic_load_explicit(&self->boost, memory_order_relaxed) >= SCHED_LEVELS)
+		return;
+	irqkey_t k = arch_irq_save();
+	atomic_store_explicit(&self->boost, SCHED_LEVELS, memory_order_relaxed);
+	atomic_store_explicit(&sched_cpus[arch_cpu_id()].cur_level, self->level, memory_order_relaxed);
+	resched_here();		/* whoever is ready at a higher priority than ours runs now */
+	arch_irq_restore(k);
+	if (preemptible_here())
+		sched_lowered_slow();
+}
+
 struct thread *thread_self(void) { return kcpu_this()->sched_cur; }
 const char *thread_name(const struct thread *t) { return t ? t->name : "?"; }
 unsigned thread_id(const struct thread *t) { return t->id; }
@@ -786,6 +952,9 @@ int thread_suspend(struct thread *t)
 {
 	if (!op_target_ok(t))
 		return KSYNC_ESRCH;
+	/* a suspended lock owner would stop its helpers: refused while it holds any */
+	if (atomic_load_explicit(&t->hl_count, memory_order_acquire))
+		return KSYNC_EBUSY;
 	int rc = ops->suspend(t);
 	if (rc == KSYNC_OK && t == thread_self())
 		thread_yield();		/* the release finds SUSPEND and stops it */
@@ -803,6 +972,9 @@ int thread_kill(struct thread *t)
 {
 	if (!op_target_ok(t) || t == boot_thread)
 		return op_target_ok(t) ? KSYNC_EINVAL : KSYNC_ESRCH;
+	/* Fiasco's check (section 4.3): a thread holding helping locks is not deleted */
+	if (atomic_load_explicit(&t->hl_count, memory_order_acquire))
+		return KSYNC_EBUSY;
 	if (t == thread_self())
 		thread_exit();
 	int rc = ops->kill(t);
@@ -851,6 +1023,12 @@ int thread_signal(struct thread *t, thread_sig_fn fn, void *arg)
 uint64_t sched_sleep(uint64_t cond)
 {
 	mlock_assert_none("sched_sleep", "(see the backtrace)");
+	struct thread *me = thread_self();
+	if (me && atomic_load_explicit(&me->hl_count, memory_order_relaxed))
+		panic("thread '%s' sleeps inside a helping-lock critical section (lock '%s', %u held): "
+		      "critical sections with helping must be wait-free (Hohmuth & Haertig 3.3)",
+		      me->name, me->hl_last && me->hl_last->cls ? me->hl_last->cls->name : "?",
+		      atomic_load_explicit(&me->hl_count, memory_order_relaxed));
 	for (;;) {
 		irqkey_t k = arch_irq_save();
 		struct thread *self = kcpu_this()->sched_cur;
