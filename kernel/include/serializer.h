@@ -11,6 +11,13 @@
  *   SER_QUEUE  requests in a lock-free MPSC FIFO (lf_fifo_mpsc): served in the order
  *              their enqueues linearized.
  *   SER_STACK  requests on a lock-free stack (lf_stack): the newest first.
+ *   SER_DONATE Hohmuth & Haertig section 4.4 revisited: the request stack, and a client
+ *              that waits does not sleep: it donates its CPU to the server (sched_help:
+ *              the server runs on the client's time and priority) until its request is
+ *              done - the design Fiasco had before helping locks ("helping an owner was
+ *              as simple as repeatedly switching to the owner until ... the owner had
+ *              completed the request"). One context switch to the server and one back
+ *              per request on one CPU.
  * ser_call(s, r, op, arg, wait): r is the caller's request record (it must live until
  * the request is done: on the caller's stack when wait is true; for wait == false the
  * caller keeps it until ser_done(r)). op(obj, arg) runs on the server thread. wait: the
@@ -27,7 +34,7 @@
 #include <ksync/lf_fifo_mpsc.h>
 #include <stdatomic.h>
 
-enum ser_kind { SER_QUEUE, SER_STACK };
+enum ser_kind { SER_QUEUE, SER_STACK, SER_DONATE };
 #define SER_QUEUE_CAP 256
 
 struct ser_req {

@@ -12,7 +12,7 @@
 static struct ser_req *take(struct serializer *s)
 {
 	if (s->kind == SER_QUEUE) {
-		struct ser_req *r;
+		struct ser_req *r;	/* SER_STACK and SER_DONATE: the stack below */
 		return lf_fifo_dequeue_mpsc(&s->q, &r) == KSYNC_OK ? r : NULL;
 	}
 	struct lf_stack_node *n;
@@ -52,7 +52,7 @@ static void server_main(void *arg)
 
 int ser_init(struct serializer *s, enum ser_kind kind, void *obj, unsigned level, const char *name)
 {
-	if (!s || (kind != SER_QUEUE && kind != SER_STACK))
+	if (!s || (kind != SER_QUEUE && kind != SER_STACK && kind != SER_DONATE))
 		return KSYNC_EINVAL;
 	memset(s, 0, sizeof *s);
 	s->kind = kind;
@@ -88,20 +88,27 @@ int ser_call(struct serializer *s, struct ser_req *r, long (*op)(void *, void *)
 		sched_wakeup(s->server, SCHED_COND_REQ);	/* it may wait for this count */
 		return KSYNC_EBUSY;
 	}
+	bool donate = s->kind == SER_DONATE && wait;
 	r->op = op;
 	r->arg = arg;
 	r->client = thread_self();
-	r->wait = wait;
+	r->wait = wait && !donate;	/* a donating client is not woken: it never sleeps */
 	r->result = 0;
 	__atomic_store_n((int *)&r->done, 0, __ATOMIC_RELAXED);
 	if (s->kind == SER_QUEUE) {
 		while (lf_fifo_enqueue_mpsc(&s->q, &r) == KSYNC_EFULL)
 			thread_yield();	/* the server drains it */
 	} else {
-		lf_stack_push_mpmc(&s->st, &r->link);
+		lf_stack_push_mpmc(&s->st, &r->link);	/* SER_STACK, SER_DONATE */
 	}
 	sched_wakeup(s->server, SCHED_COND_REQ);
-	if (wait) {
+	if (donate) {
+		/* section 4.4: lend the server our CPU (and priority) until it is done; when
+		 * it sleeps again (its stack empty) the scheduler comes back to us */
+		while (!ser_done(r))
+			if (sched_help(s->server) != SCHED_HELP_RAN)
+				arch_cpu_relax();	/* it runs elsewhere: done soon */
+	} else if (wait) {
 		while (!ser_done(r))
 			sched_sleep(SCHED_COND_REPLY);
 	}

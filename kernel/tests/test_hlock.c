@@ -18,6 +18,7 @@
 #include "kernel.h"
 #include "thread.h"
 #include "hlock.h"
+#include "serializer.h"
 #include <ksync/ktest.h>
 #include <ksync/errors.h>
 #include <stdatomic.h>
@@ -488,5 +489,61 @@ KTEST(hlock_ipc_in_order)
 			KT_EXPECT_EQ(hipc_send(NULL, 1), KSYNC_EINVAL);
 			KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
 		}
+	}
+}
+
+/* ---- the single server revisited (section 4.4): requesters donate to the server --------- */
+
+static struct serializer ssrv;
+static volatile uint64_t ssrv_counter;	/* the server's alone */
+
+static long ssrv_inc(void *obj, void *arg)
+{
+	(void)obj;
+	(void)arg;
+	work(CS_ITERS, NULL);	/* a long operation: the hog would run meanwhile without donation */
+	return (long)++ssrv_counter;
+}
+
+static void ssrv_high(void *arg)
+{
+	(void)arg;
+	sched_sleep(SCHED_COND_USER);	/* the hog wakes us */
+	struct ser_req r;
+	KASSERT(ser_call(&ssrv, &r, ssrv_inc, NULL, true) == KSYNC_OK);
+	hog_at_acquire = __atomic_load_n(&hog_progress, __ATOMIC_RELAXED);
+	__atomic_store_n(&high_got, 2, __ATOMIC_RELEASE);
+}
+
+static void ssrv_hog(void *arg)
+{
+	(void)arg;
+	sched_wakeup(t_high, SCHED_COND_USER);	/* preempts us on one CPU */
+	work(HOG_ITERS, &hog_progress);
+}
+
+KTEST(hlock_single_server_donation)
+{
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		strict_on();
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		hog_progress = hog_at_acquire = 0;
+		high_got = 0;
+		ssrv_counter = 0;
+		/* the server below the hog: only the requester's donation runs it first */
+		KT_ASSERT_EQ(ser_init(&ssrv, SER_DONATE, NULL, 3, "server"), KSYNC_OK);
+		KT_ASSERT_EQ(thread_create(&t_high, ssrv_high, NULL, 0, 1, "high", 0), KSYNC_OK);
+		KT_ASSERT_EQ(thread_create(&t_mid, ssrv_hog, NULL, 2, 1, "hog", 0), KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(t_mid), KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(t_high), KSYNC_OK);
+		KT_EXPECT_EQ(ser_destroy(&ssrv), KSYNC_OK);
+		KT_EXPECT_EQ(ssrv_counter, 1u);
+		KT_EXPECT_EQ(high_got, 2u);
+		KT_EXPECT(hog_at_acquire < HOG_ITERS / 2);
+		kt_diag(kt, "%s: hog at %lu of %lu iterations when the request was done", s,
+			(unsigned long)hog_at_acquire, (unsigned long)HOG_ITERS);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+		strict_off();
 	}
 }

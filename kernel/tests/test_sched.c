@@ -604,12 +604,13 @@ KTEST(sched_serializer)
 	SKIP_IF_OVERSUBSCRIBED();
 	const char *s;
 	FOR_EACH_SCHED(s) {
-		for (int kind = 0; kind < 2; kind++) {
+		for (int kind = 0; kind < 3; kind++) {	/* queue, stack, stack + donation */
 			KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
 			static struct ser_obj obj;
 			memset(&obj, 0, sizeof obj);
-			obj.lifo = kind == 1;
-			KT_ASSERT_EQ(ser_init(&ser, kind ? SER_STACK : SER_QUEUE, &obj, 0, "server"), KSYNC_OK);
+			obj.lifo = kind >= 1;
+			KT_ASSERT_EQ(ser_init(&ser, kind == 2 ? SER_DONATE : kind ? SER_STACK : SER_QUEUE,
+					      &obj, 0, "server"), KSYNC_OK);
 			struct thread *c[4];
 			for (unsigned i = 0; i < 4; i++)
 				KT_ASSERT_EQ(thread_create(&c[i], ser_client, (void *)(uintptr_t)(i + 1), 1,
