@@ -33,6 +33,9 @@ struct kcpu {
 			/* intr.c: TSC time of this CPU's next clock tick, 0 = stopped; written
 			 * by this CPU with IRQs off (clock_start/stop) or in its clock handler */
 			uint64_t clock_deadline;
+			/* intr.c: the deadline of the tick being handled (the ideal boundary
+			 * of its period), set before its handler runs; this CPU, IRQs off */
+			uint64_t clock_fired;
 			/* cli-optim.c: a deferral cleared IF in the interrupted section; the
 			 * replaying splx turns IF back on. This CPU, IRQs off. */
 			bool if_cleared;

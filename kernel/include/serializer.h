@@ -59,6 +59,9 @@ struct serializer {
 };
 
 int ser_init(struct serializer *s, enum ser_kind kind, void *obj, unsigned level, const char *name);
+/* The same with the server's affinity (a CPU mask): a cost measured on one CPU. */
+int ser_init_affine(struct serializer *s, enum ser_kind kind, void *obj, unsigned level,
+		    uint64_t affinity, const char *name);
 int ser_call(struct serializer *s, struct ser_req *r, long (*op)(void *obj, void *arg), void *arg,
 	     bool wait);
 static inline bool ser_done(const struct ser_req *r)

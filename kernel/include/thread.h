@@ -163,6 +163,14 @@ void sched_unboost(void);
 /* The level t runs at now: its own, or a helper's higher one while boosted. */
 unsigned thread_eff_level(const struct thread *t);
 
+/* ---- the clock, for the lateness experiment (Hohmuth & Haertig Table 1) -----------------
+ * sched_set_clock_hz: the scheduler clock's rate from the next sched_start on (0 = SCHED_HZ;
+ * 100..100000, else KSYNC_EINVAL; KSYNC_EBUSY while running); quanta stay in time.
+ * sched_set_tick_hook: fn(deadline) runs in CPU 0's clock handler each tick (IRQ context),
+ * deadline = the TSC time the tick was due (its period's ideal boundary); NULL removes. */
+int sched_set_clock_hz(unsigned hz);
+void sched_set_tick_hook(void (*fn)(uint64_t deadline));
+
 /* ---- the priority table (Massalin & Pu "Scheduling and dispatching") ---------------------
  * A per-CPU switch counter indexes the table; the entry names the level served first
  * (an empty level passes its turn to the next lower level, then wraps). The default, for

@@ -52,6 +52,12 @@ static void server_main(void *arg)
 
 int ser_init(struct serializer *s, enum ser_kind kind, void *obj, unsigned level, const char *name)
 {
+	return ser_init_affine(s, kind, obj, level, SCHED_AFFINITY_ANY, name);
+}
+
+int ser_init_affine(struct serializer *s, enum ser_kind kind, void *obj, unsigned level,
+		    uint64_t affinity, const char *name)
+{
 	if (!s || (kind != SER_QUEUE && kind != SER_STACK && kind != SER_DONATE))
 		return KSYNC_EINVAL;
 	memset(s, 0, sizeof *s);
@@ -70,7 +76,7 @@ int ser_init(struct serializer *s, enum ser_kind kind, void *obj, unsigned level
 	} else {
 		lf_stack_init(&s->st);
 	}
-	int rc = thread_create(&s->server, server_main, s, level, SCHED_AFFINITY_ANY, name, 0);
+	int rc = thread_create(&s->server, server_main, s, level, affinity, name, 0);
 	if (rc != KSYNC_OK && s->qmem)
 		kfree(s->qmem);
 	return rc;

@@ -534,9 +534,34 @@ static void resched_here(void)
 
 static void sched_softint(void *arg) { (void)arg; }	/* its running is the point */
 
+/* The clock's rate for the next sched_start (0: SCHED_HZ) and CPU 0's tick hook. */
+static unsigned clock_hz;
+static void (*_Atomic tick_hook)(uint64_t deadline);
+
+int sched_set_clock_hz(unsigned hz)
+{
+	if (sched_running())
+		return KSYNC_EBUSY;
+	if (hz && (hz < 100 || hz > 100000))
+		return KSYNC_EINVAL;
+	__atomic_store_n(&clock_hz, hz, __ATOMIC_RELAXED);
+	return KSYNC_OK;
+}
+
+void sched_set_tick_hook(void (*fn)(uint64_t deadline))
+{
+	atomic_store_explicit(&tick_hook, fn, memory_order_release);
+}
+
 static void sched_tick(void *arg)
 {
 	(void)arg;
+	if (arch_cpu_id() == 0) {
+		/* acquire: what the installer prepared before the hook */
+		void (*h)(uint64_t) = atomic_load_explicit(&tick_hook, memory_order_acquire);
+		if (h)
+			h(kcpu_this()->clock_fired);
+	}
 	struct sched_cpu *sc = sc_this();
 	struct thread *cur = kcpu_this()->sched_cur;
 	SCHED_STAT_INC(sc->ticks);
@@ -1056,7 +1081,8 @@ static void clock_on(void *arg)
 {
 	(void)arg;
 	sched_cpus[arch_cpu_id()].quantum_end = arch_cycles() + SCHED_QUANTUM_TICKS * tick_cycles;
-	(void)clock_start(&sched_clock, SCHED_HZ);
+	unsigned hz = __atomic_load_n(&clock_hz, __ATOMIC_RELAXED);
+	(void)clock_start(&sched_clock, hz ? hz : SCHED_HZ);
 }
 
 static void clock_off(void *arg)

@@ -182,6 +182,7 @@ void intr_run(struct intr_source *src)
 			c->clock_early++;	/* a second delivery of a tick already handled */
 		/* re-arm before the body: the next deadline keeps the period's phase;
 		 * periods that passed while the tick was held are skipped (one tick late) */
+		kcpu_of(cpu)->clock_fired = kcpu_of(cpu)->clock_deadline;
 		uint64_t next = kcpu_of(cpu)->clock_deadline + period;
 		if ((int64_t)(next - t0) <= 0)
 			next = t0 + period;
