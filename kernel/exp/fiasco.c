@@ -210,6 +210,11 @@ static void switch_rows(const char *sched)
 KEXPERIMENT(fiasco, "default")
 {
 	(void)kt;
+	char buf[16];
+	if (cmdline_get("fiasco", buf, sizeof buf) && !strcmp(buf, "off")) {
+		kprintf("KSYNC {\"kind\":\"fiasco_skipped\",\"reason\":\"fiasco=off\"}\n");
+		return;	/* the hosted column's per-scheme runs: the Fiasco boot is its own */
+	}
 	unsigned mode = lockstat_mode();
 	(void)lockstat_set_mode(LOCKSTAT_OFF);
 	static const char *const scheds[] = { "lockfree", "locked" };

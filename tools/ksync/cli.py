@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 
 from . import (__version__, disk, envdetect, hkernel, hosted, hostedreport, irqreport, peers,
-               spriterun,
+               spriterun, fiascorun, linuxguest,
                qemu, report, schemes)
 from .util import (KsyncError, Progress, SetupError, Terminated, UsageError, display_path,
                    find_repo, install_signal_handlers, make, restore_signal_handlers,
@@ -329,7 +329,7 @@ def build_parser() -> Parser:
                         "qemu or hosted. The hosted column runs the plain hosted kernel of "
                         "each scheme the port builds at every --smp value (mode=bench "
                         "set=default) and build/hosted-port/costs(-hard)")
-    r.add_argument("what", nargs="?", choices=("all", "prims", "irq", "sprite"), default="all",
+    r.add_argument("what", nargs="?", choices=("all", "prims", "irq", "sprite", "fiasco"), default="all",
                    help="what to measure: all (default), prims, irq or sprite (the Sprite "
                         "benchmarks and lock statistics alone; the report is rendered from "
                         "every results JSON in <out>)")
@@ -644,7 +644,7 @@ def irq_words(args, env: str) -> list[str]:
 
 
 RESULT_FILES = (irqreport.PRIMS_JSON, irqreport.IRQ_JSON, hostedreport.HOSTED_JSON,
-                spriterun.SPRITE_JSON, "report.md", "report.html")
+                spriterun.SPRITE_JSON, fiascorun.FIASCO_JSON, "report.md", "report.html")
 
 
 def check_out_dir(out_dir: Path) -> None:
@@ -681,7 +681,7 @@ def cmd_run(args, repo: Path) -> int:
                          "both)")
     check_platform_options(args, args.platform)
     on_qemu, on_hosted = "qemu" in args.platform, "hosted" in args.platform
-    if not on_qemu and args.what not in ("all", "sprite"):
+    if not on_qemu and args.what not in ("all", "sprite", "fiasco"):
         raise UsageError(f"`ksync run {args.what}` is a qemu measurement; --platform hosted "
                          "runs the hosted column (ksync run --platform hosted)")
     run_set = apply_run_set(args)
@@ -717,13 +717,19 @@ def cmd_run(args, repo: Path) -> int:
         sprite_data = _run_sprite(args, repo, env, progress, meta, host_model, on_qemu, on_hosted)
         hosted_failed += [f"sprite {r['platform']}" for r in sprite_data["runs"]
                           if r.get("status") != "ok"]
+    fiasco_data = None
+    if args.what in ("all", "fiasco"):
+        fiasco_data = _run_fiasco(args, repo, env, progress, meta, host_model, on_qemu, on_hosted)
+        hosted_failed += [f"fiasco {r['platform']} pair {r['pair']}" for r in fiasco_data["runs"]
+                          if r.get("status") != "ok"]
 
     # (c) report: the JSON of what ran, then report.md/.html from every JSON in out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for name, data in ((irqreport.PRIMS_JSON, prims_data), (irqreport.IRQ_JSON, irq_data),
                        (hostedreport.HOSTED_JSON, hosted_data),
-                       (spriterun.SPRITE_JSON, sprite_data)):
+                       (spriterun.SPRITE_JSON, sprite_data),
+                       (fiascorun.FIASCO_JSON, fiasco_data)):
         if data is not None:
             path = out_dir / name
             path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n",
@@ -731,7 +737,7 @@ def cmd_run(args, repo: Path) -> int:
             written.append(path)
     files, doc = irqreport.render_results_doc(out_dir, prims=prims_data, irq=irq_data,
                                               warn=progress, hosted=hosted_data,
-                                              sprite=sprite_data)
+                                              sprite=sprite_data, fiasco=fiasco_data)
     written += files
     print(report.render_text(doc), end="", flush=True)     # with the figures' file names
     progress("wrote " + ", ".join(display_path(p) for p in written))
@@ -991,7 +997,8 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
             runs.append(rec)
             cfg = _hosted_config(args, repo, "bench", n, set_=kernel_set, scheme=s,
                                  flavour=hkernel.DEFAULT_FLAVOUR)
-            cfg.append = [*cfg.append, "sprite=off"]    # the Sprite boot is its own (_run_sprite)
+            # the Sprite and Fiasco boots are their own (_run_sprite, _run_fiasco)
+            cfg.append = [*cfg.append, "sprite=off", "fiasco=off"]
             progress(f"running hosted kernel: bench set={kernel_set}, scheme {s} ({i + 1} of "
                      f"{len(names)}), smp={n}, timeout {cfg.timeout:g}s")
             try:
@@ -1080,6 +1087,94 @@ def _run_sprite(args, repo: Path, env: str | None, progress, meta: dict, host_mo
             records.append(rec)
             progress(f"hosted sprite: {spriterun.summary(rec)}, log {spriterun.log_name(rec)}")
     return spriterun.make_data(records, meta)
+
+
+def _run_fiasco(args, repo: Path, env: str | None, progress, meta: dict, host_model: str,
+                on_qemu: bool, on_hosted: bool) -> dict:
+    """Issue 12: Table 2 and Table 1 (lateness of a 250 us handler) under QEMU, interleaved
+    with Debian's PREEMPT_RT and standard Linux running cyclictest in the same QEMU
+    configuration (pair i: ksync, Linux-RT, Linux), the same under -icount with one vCPU,
+    and on the hosted port beside the host's own cyclictest. A Linux half that cannot be
+    built (a package missing, no network) is recorded with its one-line reason; ksync's
+    half still runs."""
+    plan = fiascorun.plans(args.set)
+    runs: list[dict] = []
+    linux: list[dict] = []
+    missing: dict[str, str | None] = {"rt": None, "std": None, "host": None}
+    other = linuxguest.other_qemu()
+    kernel_set = RUN_SETS[args.set].kernel_set
+    echo = _echo_stdout if args.verbose else None
+    if on_qemu:
+        if not args.no_build and args.what == "fiasco":
+            make(repo, "kernel", progress)
+        images = {}
+        for fl in ("rt", "std"):
+            try:
+                progress(f"linux guest {fl}: preparing (Debian packages, cached in build/linux-guest)")
+                images[fl] = linuxguest.prepare(fl, cache_dir=repo / "build" / "linux-guest")
+            except linuxguest.GuestMissing as e:
+                missing[fl] = str(e)
+                progress(f"linux guest {fl}: MISSING: {e}; the ksync half runs alone")
+        smp = args.smp[0]
+        for icount in (None, f"shift={plan.icount_shift},align=off,sleep=off"):
+            n = plan.pairs if icount is None else plan.icount_pairs
+            cpus = smp if icount is None else 1
+            env_name = env if icount is None else f"{env}-icount"
+            try:
+                base = linuxguest.ksync_qemu_base(cpus, args.accel, icount, machine=args.machine,
+                                                  allow_pvm=args.allow_pvm)
+            except KsyncError as e:
+                progress(f"fiasco: {env_name}: {e}")
+                continue
+            for i in range(n):
+                first = i == 0 and icount is None
+                cfg = _boot_config(args, repo, "bench", fiascorun.filt(first), kernel_set, smp=cpus)
+                cfg.disk = None         # the Linux guest has none either
+                cfg.icount = icount
+                cfg.append = [*fiascorun.words(plan, first), *cfg.append]
+                cfg.timeout = max(cfg.timeout, plan.timeout)
+                progress(f"booting kernel: fiasco{' + Table 2' if first else ''}, lateness "
+                         f"{plan.seconds}s x {len(fiascorun.LAT_CONFIGS)} configurations, "
+                         f"smp={cpus}, {env_name}, pair {i + 1} of {n}")
+                rec = fiascorun.boot_qemu(cfg, host_model, i, env_name, echo)
+                runs.append(rec)
+                progress(f"kernel fiasco: {fiascorun.summary(rec)}, log {rec['log']}")
+                for fl, img in images.items():
+                    progress(f"booting Linux {fl}: cyclictest {plan.seconds}s, smp={cpus}, "
+                             f"{env_name}, pair {i + 1} of {n}")
+                    res = linuxguest.run(img, base, plan.seconds,
+                                         log_dir=repo / "build" / "logs")
+                    res.update(pair=i, env=env_name, flavour=fl)
+                    linux.append(res)
+                    progress(f"linux {fl}: {fiascorun.linux_summary(res)}")
+    if on_hosted:
+        try:
+            if not args.no_build:
+                _build_hosted(repo, progress, None, hkernel.DEFAULT_FLAVOUR)
+            ok = True
+        except KsyncError as e:
+            runs.append(fiascorun.failed_record("hosted", "hosted", f"build failed: {e}", 0))
+            ok = False
+        if ok:
+            hsmp = max(1, min(envdetect.cpu_count(), 16))
+            for i in range(plan.hosted_pairs):
+                cfg = _hosted_config(args, repo, "bench", hsmp, fiascorun.filt(i == 0), kernel_set,
+                                     flavour=hkernel.DEFAULT_FLAVOUR, timeout=plan.timeout)
+                cfg.append = [*fiascorun.words(plan, i == 0), *cfg.append]
+                progress(f"running hosted kernel: fiasco, smp={hsmp}, pair {i + 1} of "
+                         f"{plan.hosted_pairs}")
+                rec = fiascorun.boot_hosted(cfg, host_model, i, echo)
+                runs.append(rec)
+                progress(f"hosted fiasco: {fiascorun.summary(rec)}, log {rec['log']}")
+                progress(f"host cyclictest: {plan.seconds}s, pair {i + 1} of {plan.hosted_pairs}")
+                res = linuxguest.host_cyclictest(plan.seconds)
+                res.update(pair=i, env="host", flavour="host")
+                if not res.get("ok") and missing["host"] is None:
+                    missing["host"] = res.get("reason")
+                linux.append(res)
+                progress(f"host cyclictest: {fiascorun.linux_summary(res)}")
+    return {"meta": meta, "plan": dataclasses.asdict(plan), "runs": runs, "linux": linux,
+            "linux_missing": missing, "other_qemu": other}
 
 
 def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:

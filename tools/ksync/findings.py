@@ -378,13 +378,14 @@ def mp_findings(prims: dict | None) -> list[Finding]:
 
 
 def all_findings(prims: dict | None, irq: dict | None,
-                 hosted: dict | None = None, sprite: dict | None = None) -> list[Finding]:
+                 hosted: dict | None = None, sprite: dict | None = None,
+                 fiasco: dict | None = None) -> list[Finding]:
     """Every finding the results support, in the papers' order; ``hosted``: hosted.json
     (issue 9), whose on-chip/off-chip gap is a line of its own."""
     from .hostedreport import hosted_findings
     ix = IrqIndex(irq if isinstance(irq, dict) else None)
     out: list[Finding] = []
-    if prims is not None or irq is not None or (hosted is None and sprite is None):
+    if prims is not None or irq is not None or (hosted is None and sprite is None and fiasco is None):
         out += table5_findings(prims, ix)
     out += hosted_findings(hosted)
     if irq is not None:
@@ -397,6 +398,8 @@ def all_findings(prims: dict | None, irq: dict | None,
     out += sched_findings(prims, hosted)
     from .spritereport import sprite_findings   # issue 11: Sprite's locks
     out += sprite_findings(sprite)
+    from .fiascoreport import fiasco_findings   # issue 12: helping locks, lateness
+    out += fiasco_findings(fiasco)
     for f in out:
         f.note = _cap(f.note)
     return out

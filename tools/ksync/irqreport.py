@@ -1342,16 +1342,20 @@ def attach_figures(doc: Document, figures: dict[str, list[Figure]] | None) -> Do
 
 def results_document(prims: dict | None, irq: dict | None,
                      figures: dict[str, list[Figure]] | None = None,
-                     hosted: dict | None = None, sprite: dict | None = None) -> Document:
+                     hosted: dict | None = None, sprite: dict | None = None,
+                     fiasco: dict | None = None) -> Document:
     """The report of whatever results exist, the findings first: prims only keeps the
     issue-2 tables; irq only is the interrupt-scheme document; both are concatenated.
     ``figures`` (plots.write_figures) are attached under their tables."""
     from .findings import all_findings    # findings.py imports this module
     from . import hostedreport
-    if prims is None and irq is None and hosted is None and sprite is None:
+    if prims is None and irq is None and hosted is None and sprite is None and fiasco is None:
         raise KsyncError("no results to report (neither prims.json nor irq.json nor "
-                         "hosted.json nor sprite.json)", exit_code=2)
-    if prims is None and irq is None and hosted is None:
+                         "hosted.json nor sprite.json nor fiasco.json)", exit_code=2)
+    if prims is None and irq is None and hosted is None and sprite is None:
+        doc = Document(title="ksync results: helping locks and real-time lateness (Fiasco)",
+                       tables=[])
+    elif prims is None and irq is None and hosted is None:
         doc = Document(title="ksync results: Sprite's locks and lock statistics", tables=[])
     elif prims is None and irq is None:
         doc = Document(title="ksync results: the kernel on the hosted port", tables=[])
@@ -1367,10 +1371,11 @@ def results_document(prims: dict | None, irq: dict | None,
     if hosted is not None:
         doc.meta += hostedreport.hosted_meta(hosted)
         doc.tables += hostedreport.hosted_tables(hosted)
-    from . import schedreport, spritereport
+    from . import schedreport, spritereport, fiascoreport
     doc.tables += schedreport.sched_tables(prims, hosted)
     doc.tables += spritereport.sprite_tables(sprite)
-    doc.findings = all_findings(prims, irq, hosted, sprite)
+    doc.tables += fiascoreport.fiasco_tables(fiasco)
+    doc.findings = all_findings(prims, irq, hosted, sprite, fiasco)
     return attach_figures(doc, figures)
 
 
@@ -1382,7 +1387,8 @@ def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = 
 
 def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | None = None,
                        strict: bool = False, warn=None, hosted: dict | None = None,
-                       sprite: dict | None = None) -> tuple[list[Path], Document]:
+                       sprite: dict | None = None, fiasco: dict | None = None
+                       ) -> tuple[list[Path], Document]:
     """Write report.md / report.html and the figures (PNG + SVG) from ``prims`` / ``irq`` or,
     for the ones not given, from prims.json / irq.json in ``out_dir`` when they exist.
 
@@ -1414,13 +1420,17 @@ def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | Non
     from . import spritereport
     if sprite is None:
         sprite = load(spritereport.SPRITE_JSON, spritereport.load_sprite)
-    if prims is None and irq is None and hosted is None and sprite is None:
+    from . import fiascoreport
+    if fiasco is None:
+        fiasco = load(fiascoreport.FIASCO_JSON, fiascoreport.load_fiasco)
+    if prims is None and irq is None and hosted is None and sprite is None and fiasco is None:
         raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}, "
-                         f"{hostedreport.HOSTED_JSON}, {spritereport.SPRITE_JSON}); run "
+                         f"{hostedreport.HOSTED_JSON}, {spritereport.SPRITE_JSON}, "
+                         f"{fiascoreport.FIASCO_JSON}); run "
                          "`ksync run` first (or pass --out DIR)", exit_code=2)
     from . import plots                   # matplotlib: imported only to draw
-    figures = plots.write_figures(prims, irq, out_dir, hosted, sprite)
-    doc = results_document(prims, irq, figures, hosted, sprite)
+    figures = plots.write_figures(prims, irq, out_dir, hosted, sprite, fiasco)
+    doc = results_document(prims, irq, figures, hosted, sprite, fiasco)
     written = report.write_document(doc, out_dir)
     for figs in figures.values():
         for f in figs:

@@ -338,8 +338,8 @@ def latency_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
 
 
 def write_figures(prims: dict | None, irq: dict | None, out_dir: Path,
-                  hosted: dict | None = None, sprite: dict | None = None
-                  ) -> dict[str, list[Figure]]:
+                  hosted: dict | None = None, sprite: dict | None = None,
+                  fiasco: dict | None = None) -> dict[str, list[Figure]]:
     """Draw every figure the results support into ``out_dir``; returns the figures keyed
     by the title prefix of the table they belong under."""
     ix = IrqIndex(irq if isinstance(irq, dict) else None)
@@ -361,5 +361,8 @@ def write_figures(prims: dict | None, irq: dict | None, out_dir: Path,
     out["Dispatches per second"] = schedreport.dispatch_figure(prims, hosted, out_dir)
     from . import spritereport         # issue 11: the Sprite figures
     for key, figs in spritereport.sprite_figures(sprite, out_dir).items():
+        out.setdefault(key, []).extend(figs)
+    from . import fiascoreport         # issue 12: the lateness histograms
+    for key, figs in fiascoreport.fiasco_figures(fiasco, out_dir).items():
         out.setdefault(key, []).extend(figs)
     return {k: v for k, v in out.items() if v}

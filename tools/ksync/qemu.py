@@ -97,6 +97,10 @@ class BootConfig:
     scheme: str | None = None     # interrupt-masking scheme's kernel (None: default build)
     disk: Path | None = None      # raw image attached as the IDE primary master (None: no disk)
     disk_mib: int = diskmod.DEFAULT_MIB   # size ensure_disk() gives a missing/wrong image
+    # QEMU -icount value (e.g. "shift=4,align=off,sleep=off"): guest time advances by
+    # instructions executed; TCG only, and single-threaded (QEMU 7.2 has no icount with
+    # MTTCG). None: real time (the default).
+    icount: str | None = None
 
 
 @dataclass
@@ -239,6 +243,8 @@ def qemu_command(cfg: BootConfig, qemu: str, accel: str) -> list[str]:
     cmd = [qemu, "-machine", cfg.machine, "-m", cfg.memory, "-smp", str(cfg.smp)]
     if accel == "kvm":
         cmd += ["-accel", "kvm", "-cpu", "host,-arch-capabilities"]
+    elif cfg.icount:
+        cmd += ["-cpu", "max", "-accel", "tcg,thread=single", "-icount", cfg.icount]
     else:
         cmd += ["-cpu", "max", "-accel", "tcg,thread=multi"]
     cmd += ["-display", "none", "-vga", "none", "-no-reboot", "-monitor", "none",

@@ -1,0 +1,124 @@
+"""Issue 12's runs: Hohmuth & Haertig's Table 2 (kernel/exp/fiasco.c) and Table 1
+(kernel/exp/lateness.c) booted under QEMU and on the hosted port, and the Linux half of the
+lateness comparison (linuxguest.py): Debian's PREEMPT_RT and standard kernels running
+cyclictest in the same QEMU configuration, interleaved with ksync's boots, and cyclictest
+on the host beside the hosted kernel. Everything lands in ``fiasco.json``::
+
+    {"meta": {...},
+     "plan": {"pairs", "seconds", "section_us", "smp", "icount_shift", ...},
+     "runs": [one record per ksync boot: {"platform": "qemu"|"hosted", "env":
+              "tcg"|"tcg-icount"|"hosted", "pair": i, "status", "reason", "log",
+              "cmdline", "side": {...}, "rows": [fiasco_cost and lateness rows]}],
+     "linux": [one dict per Linux run (linuxguest.run / host_cyclictest) with "pair",
+               "env" and "flavour" ("rt", "std", "host")],
+     "linux_missing": {"rt": reason|None, "std": reason|None, "host": reason|None},
+     "other_qemu": [other QEMU processes seen on the host before the runs]}
+
+The order of the QEMU runs is the interleaving: pair i = ksync, Linux-RT, Linux, then i+1.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from . import envdetect, hkernel, qemu
+from .util import KsyncError, display_path
+
+from .fiascoreport import FIASCO_JSON  # one name for the file
+KINDS = ("fiasco_cost", "lateness", "fiasco_skipped")
+LAT_CONFIGS = ("noload", "helping", "master-irqoff", "monitor")
+
+
+@dataclass(frozen=True)
+class FiascoPlan:
+    """What the Fiasco runs measure (per set)."""
+    pairs: int          # interleaved (ksync, Linux-RT, Linux) rounds under QEMU
+    seconds: int        # lateness per configuration per ksync boot; cyclictest -D
+    section_us: int     # the load's critical sections (lat_section_us=)
+    icount_pairs: int   # the same under -icount (one vCPU)
+    icount_shift: int
+    hosted_pairs: int   # hosted kernel + host cyclictest rounds
+    timeout: float
+
+
+def plans(set_name: str) -> FiascoPlan:
+    if set_name == "bench":
+        return FiascoPlan(pairs=5, seconds=10, section_us=100, icount_pairs=3, icount_shift=4,
+                          hosted_pairs=5, timeout=900.0)
+    return FiascoPlan(pairs=5, seconds=2, section_us=100, icount_pairs=1, icount_shift=4,
+                      hosted_pairs=3, timeout=300.0)
+
+
+def words(plan: FiascoPlan, first: bool) -> list[str]:
+    """The kernel command line of one ksync boot: Table 2 only in the first of a series."""
+    return [f"lat_seconds={plan.seconds}", f"lat_section_us={plan.section_us}"]
+
+
+def filt(first: bool) -> str:
+    return "fiasco,lateness" if first else "lateness"
+
+
+def record(platform: str, env: str | None, res, smp: int, host_model: str, pair: int) -> dict:
+    bootobj = res.boot or {}
+    rows = [dict(o) for o in res.objects if o.get("kind") in KINDS]
+    lat = [r for r in rows if r["kind"] == "lateness"]
+    ok = bool(res.passed and lat)
+    reason = None if ok else (res.reason or "the kernel printed no lateness row")
+    return {
+        "platform": platform, "env": env or res.env, "pair": pair,
+        "status": "ok" if ok else "failed", "reason": reason,
+        "log": display_path(res.log_path), "cmdline": res.cmdline,
+        "side": {"cpus": bootobj.get("cpus_online") or smp, "cpu_model": host_model,
+                 "guest_cpu_model": bootobj.get("cpu_model"), "tsc_hz": bootobj.get("tsc_hz"),
+                 "oversubscribed": bool(bootobj.get("oversubscribed")),
+                 "host_cores": bootobj.get("host_cores") or envdetect.cpu_count(),
+                 "scheme": bootobj.get("scheme"), "sched": bootobj.get("sched")},
+        "rows": rows,
+    }
+
+
+def failed_record(platform: str, env: str | None, reason: str, pair: int) -> dict:
+    return {"platform": platform, "env": env, "pair": pair, "status": "failed",
+            "reason": reason, "log": None, "cmdline": None, "side": None, "rows": []}
+
+
+def boot_qemu(cfg: qemu.BootConfig, host_model: str, pair: int, env: str | None = None,
+              echo=None) -> dict:
+    try:
+        res = qemu.boot(cfg, echo=echo)
+    except KsyncError as e:
+        return failed_record("qemu", env, str(e), pair)
+    if not res.passed:
+        print(qemu.failure_report(res), file=sys.stderr, flush=True)
+    return record("qemu", env, res, cfg.smp, host_model, pair)
+
+
+def boot_hosted(cfg: hkernel.HostedBootConfig, host_model: str, pair: int, echo=None) -> dict:
+    try:
+        res = hkernel.boot(cfg, echo=echo)
+    except KsyncError as e:
+        return failed_record("hosted", "hosted", str(e), pair)
+    if not res.passed:
+        print(qemu.failure_report(res), file=sys.stderr, flush=True)
+    return record("hosted", "hosted", res, cfg.smp, host_model, pair)
+
+
+def summary(rec: dict) -> str:
+    if rec["status"] != "ok":
+        return f"FAILED: {rec['reason']}"
+    parts = []
+    for r in rec["rows"]:
+        if r.get("kind") == "lateness":
+            parts.append(f"{r['config']} max {r['max']} us")
+    return ", ".join(parts)
+
+
+def linux_summary(res: dict) -> str:
+    if not res.get("ok"):
+        return f"FAILED: {res.get('reason')}"
+    return (f"{res.get('samples')} samples, max {res.get('max_us')} us, "
+            f"p99.9 {res.get('p999_us')} us")
+
+
+__all__ = ["FIASCO_JSON", "KINDS", "LAT_CONFIGS", "FiascoPlan", "plans", "words", "filt",
+           "record", "failed_record", "boot_qemu", "boot_hosted", "summary", "linux_summary"]
