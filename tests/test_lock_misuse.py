@@ -1,4 +1,5 @@
-"""Issue 11, bad input: misuse of master locks, monitors and condition variables panics
+"""Issues 11 and 12, bad input: misuse of master locks, monitors, condition variables and
+helping locks panics
 naming the lock class, the holder and the call sites - on the hosted port (every case)
 and under QEMU (one case: the same kernel code through the x86 port's panic path).
 The kernel's crash= triggers are in kernel/core/main.c (crash_lock)."""
@@ -17,6 +18,11 @@ CASES = {
                     "owner: 'holder'"],
     "mon-recursion": ["mon_lock: recursion", "monitor of class 'crash_monitor'", "holds since " + SITE],
     "cv-nolock": ["cv_wait", "without its monitor", "class 'crash_monitor'"],
+    # issue 12: helping locks
+    "hlock-release": ["releases lock 'crash_helping'", "owned by 'holder'"],
+    "hlock-sleep": ["sleeps inside a helping-lock critical section", "lock 'crash_helping'",
+                    "thread 'boot'"],
+    "hlock-exit": ["thread 'exiter' exits holding 1 helping lock", "'crash_helping'"],
 }
 
 

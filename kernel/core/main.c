@@ -9,6 +9,7 @@
 #include "boot.h"
 #include "mm.h"
 #include "monitor.h"
+#include "hlock.h"
 #include "experiment.h"
 #include "spl.h"
 #include "thread.h"
@@ -108,8 +109,50 @@ static void crash_mon_holder(void *arg)
 		sched_sleep(SCHED_COND(22));	/* holds it for ever */
 }
 
+/* helping locks (issue 12): releasing one held by another thread, sleeping inside one,
+ * exiting holding one */
+LOCK_CLASS(crash_helping_class, "crash_helping", LOCK_HELPING, LOCK_DATA);
+static struct hlock crash_hl;
+
+static void crash_hl_holder(void *arg)
+{
+	(void)arg;
+	(void)hlock_lock(&crash_hl);
+	for (;;)
+		thread_yield();	/* holds it for ever (yielding, never sleeping) */
+}
+
+static void crash_hl_exiter(void *arg)
+{
+	(void)arg;
+	(void)hlock_lock(&crash_hl);
+	thread_exit();
+}
+
+static bool crash_helping(const char *how)
+{
+	sched_start(NULL);
+	hlock_init(&crash_hl, &crash_helping_class, NULL);
+	struct thread *t;
+	if (!strcmp(how, "hlock-release")) {
+		thread_create(&t, crash_hl_holder, NULL, 1, SCHED_AFFINITY_ANY, "holder", 0);
+		while (!hlock_owner(&crash_hl))
+			thread_yield();
+		hlock_unlock(&crash_hl);		/* the holder is the other thread */
+	} else if (!strcmp(how, "hlock-sleep")) {
+		(void)hlock_lock(&crash_hl);
+		sched_sleep(SCHED_COND(22));		/* wait-freedom forbids it */
+	} else if (!strcmp(how, "hlock-exit")) {
+		thread_create(&t, crash_hl_exiter, NULL, 1, SCHED_AFFINITY_ANY, "exiter", 0);
+		(void)thread_join(t);
+	}
+	return false;
+}
+
 static bool crash_lock(const char *how)
 {
+	if (!strncmp(how, "hlock-", 6))
+		return crash_helping(how);
 	if (!strncmp(how, "mlock-", 6)) {
 		mlock_init(&crash_ml, &crash_master_class, MLOCK_TICKET);
 		if (!strcmp(how, "mlock-release")) {
@@ -172,7 +215,7 @@ static void crash(const char *how)
 	}
 	kprintf("ksync: unknown crash kind '%s' (pf, ud, assert, triple, hang, splx, spl-level, "
 		"stack, mlock-release, mlock-recursion, mlock-sleep, mon-release, mon-recursion, "
-		"cv-nolock)\n", how);
+		"cv-nolock, hlock-release, hlock-sleep, hlock-exit)\n", how);
 	arch_exit(false);
 }
 
