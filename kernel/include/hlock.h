@@ -32,6 +32,9 @@
 #include "kernel.h"
 #include "lockstat.h"
 #include "thread.h"
+#include "kcpu.h"
+#include <ksync/errors.h>
+#include <stdatomic.h>
 
 /* ---- the lock -------------------------------------------------------------------------
  * One word holds the whole lock: the owner and the top of the helper stack (thread id + 1
@@ -70,13 +73,14 @@ struct hlock {
 void hlock_init(struct hlock *l, const struct lock_class *cls, struct thread *locked);
 /* Acquire, helping the owner until the lock is handed over. KSYNC_OK; KSYNC_EINVAL if the
  * lock is (or becomes, while we help) invalid: the object was deleted. Panics on
- * recursion (naming the lock and the thread). */
-int hlock_lock(struct hlock *l);
+ * recursion (naming the lock and the thread). Inline: one CAS when the lock is free. */
+static inline int hlock_lock(struct hlock *l);
 /* One attempt: KSYNC_OK if acquired, KSYNC_EBUSY if held, KSYNC_EINVAL if invalid. */
 int hlock_trylock(struct hlock *l);
 /* Release: hand the lock to the top helper, if any, and the CPU by the hint. Panics if
- * the caller is not the owner (naming the lock, the caller and the owner). */
-void hlock_unlock(struct hlock *l);
+ * the caller is not the owner (naming the lock, the caller and the owner). Inline: one
+ * CAS when nobody helps, with no hint and no boost to end. */
+static inline void hlock_unlock(struct hlock *l);
 /* The owner sets the hint for its next release. */
 void hlock_set_hint(struct hlock *l, enum hlock_hint h);
 /* Delete the object: the owner (the caller) releases the lock invalid; every helper,
@@ -109,5 +113,64 @@ void hlock_stats_reset(void);
  * up), KSYNC_ESRCH for a dead receiver. hipc_recv: wait for one message. */
 int hipc_send(struct thread *rcv, uint64_t msg);
 uint64_t hipc_recv(void);
+
+/* ---- the inline fast paths (the slow paths are kernel/sched/hlock.c) ------------------- */
+
+int hlock_lock_slow_(struct hlock *l, uint64_t w);
+void hlock_stat_hit_(struct hlock *l);
+void hlock_unlock_slow_(struct hlock *l);
+void hlock_released_(struct hlock *l, unsigned hint);
+
+static inline struct thread_head *hlock_self_(void)
+{
+	return (struct thread_head *)kcpu_this()->sched_cur;	/* head is struct thread's first */
+}
+
+/* The caller's own count (relaxed atomics: killers read it; no lock prefix). */
+static inline void hlock_count_add_(struct thread_head *h, int d)
+{
+	atomic_store_explicit(&h->hl_count,
+			      atomic_load_explicit(&h->hl_count, memory_order_relaxed) + (unsigned)d,
+			      memory_order_relaxed);
+}
+
+static inline int hlock_lock(struct hlock *l)
+{
+	struct thread_head *h = hlock_self_();
+	uint64_t w = 0;
+	/* counted before the CAS: thread_kill's check sees a thread that is acquiring (after
+	 * it, a kill between the CAS and the count would take an owner away; measured on
+	 * hosted, the order costs nothing visible: 12.44 vs 12.54 ticks median) */
+	hlock_count_add_(h, 1);
+	/* acquire: our section after the previous owner's (its release CAS) */
+	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&l->word, &w, h->id1,
+								     memory_order_acquire,
+								     memory_order_acquire), 1)) {
+		h->hl_last = l;
+		if (__builtin_expect(lockstat_on() != 0, 0))
+			hlock_stat_hit_(l);
+		return KSYNC_OK;
+	}
+	return hlock_lock_slow_(l, w);
+}
+
+static inline void hlock_unlock(struct hlock *l)
+{
+	struct thread_head *h = hlock_self_();
+	uint64_t w = h->id1;
+	/* the plain case: no hint, not a thread lock; the hint is ours to read while we own */
+	if (__builtin_expect(l->hint == HLOCK_HINT_PRIO && !l->locked, 1) &&
+	    /* release: our section before the next owner's acquire */
+	    __builtin_expect(atomic_compare_exchange_strong_explicit(&l->word, &w, 0,
+								     memory_order_release,
+								     memory_order_relaxed), 1)) {
+		hlock_count_add_(h, -1);
+		if (__builtin_expect(atomic_load_explicit(&h->boost, memory_order_relaxed) >= SCHED_LEVELS, 1))
+			return;
+		hlock_released_(l, HLOCK_HINT_PRIO);	/* a boost may end */
+		return;
+	}
+	hlock_unlock_slow_(l);
+}
 
 #endif

@@ -80,6 +80,21 @@
 
 struct lf_stack;
 struct thread;
+struct hlock;
+
+/* The first member of every struct thread: what the inline fast paths outside
+ * kernel/sched/ read (hlock.h). All three are the thread's own (written only by the
+ * thread itself) except boost, which helpers lower by CAS. */
+struct thread_head {
+	unsigned id1;			/* slot id + 1 (0 = none): constant while the slot lives */
+	/* helping locks held (and being acquired): written by the thread itself (relaxed),
+	 * read by thread_kill/suspend and by a CPU deciding whether a donation is live */
+	_Atomic unsigned hl_count;
+	/* the highest priority (lowest level) a helper donated, SCHED_LEVELS if none:
+	 * lowered by helpers (CAS), reset by the thread once it holds no helping lock */
+	_Atomic unsigned boost;
+	struct hlock *hl_last;		/* the last helping lock it took (panic messages) */
+};
 typedef void (*thread_fn)(void *arg);
 typedef void (*thread_sig_fn)(void *arg);
 

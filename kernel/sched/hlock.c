@@ -99,7 +99,7 @@ bool hlock_valid(const struct hlock *l)
 
 unsigned thread_locks_held(const struct thread *t)
 {
-	return atomic_load_explicit(&((struct thread *)t)->hl_count, memory_order_relaxed);
+	return atomic_load_explicit(&((struct thread *)t)->head.hl_count, memory_order_relaxed);
 }
 
 struct hlock *thread_lock(struct thread *t) { return &t->own_lock; }
@@ -112,9 +112,7 @@ void hlock_set_hint(struct hlock *l, enum hlock_hint h)
 /* The caller's count (its own field; relaxed atomics: killers read it). */
 static inline void count_add(struct thread *self, int d)
 {
-	atomic_store_explicit(&self->hl_count,
-			      atomic_load_explicit(&self->hl_count, memory_order_relaxed) + (unsigned)d,
-			      memory_order_relaxed);
+	hlock_count_add_(&self->head, d);
 }
 
 static void stat_acquire(struct hlock *l, bool missed, uint64_t helps, uint64_t wait)
@@ -160,7 +158,7 @@ static struct thread *chain_end(struct thread *o, uint64_t me, bool *cycle)
 
 static int hlock_lock_slow(struct hlock *l, struct thread *self, uint64_t w)
 {
-	uint64_t me = self->id + 1;
+	uint64_t me = self->head.id1;
 	if (owner_of(w) == me)
 		panic("hlock: thread '%s' locks '%s' (%p) again: helping locks do not nest on "
 		      "themselves", self->name, cls_name(l), (void *)l);
@@ -237,40 +235,32 @@ static int hlock_lock_slow(struct hlock *l, struct thread *self, uint64_t w)
 		w = atomic_load_explicit(&l->word, memory_order_acquire);
 	}
 	atomic_store_explicit(&self->hl_helping, NULL, memory_order_relaxed);
-	self->hl_last = l;
+	self->head.hl_last = l;
 	if (mode)
 		stat_acquire(l, true, helps, t0 ? arch_cycles() - t0 : 0);
 	return KSYNC_OK;
 }
 
-int hlock_lock(struct hlock *l)
+/* hlock.h's inline hlock_lock found the word taken (the count is already raised). */
+int hlock_lock_slow_(struct hlock *l, uint64_t w)
 {
-	struct thread *self = cur();
-	KASSERT(self && !self->idle);
-	uint64_t me = self->id + 1, w = 0;
-	/* counted before the CAS: thread_kill's check sees a thread that is acquiring */
-	count_add(self, 1);
-	/* acquire: the critical section after the previous owner's (its release CAS) */
-	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&l->word, &w, me,
-								     memory_order_acquire,
-								     memory_order_acquire), 1)) {
-		self->hl_last = l;
-		if (lockstat_on())
-			stat_acquire(l, false, 0, 0);
-		return KSYNC_OK;
-	}
-	return hlock_lock_slow(l, self, w);
+	return hlock_lock_slow(l, cur(), w);
+}
+
+void hlock_stat_hit_(struct hlock *l)
+{
+	stat_acquire(l, false, 0, 0);
 }
 
 int hlock_trylock(struct hlock *l)
 {
 	struct thread *self = cur();
 	KASSERT(self && !self->idle);
-	uint64_t me = self->id + 1, w = 0;
+	uint64_t me = self->head.id1, w = 0;
 	count_add(self, 1);
 	if (atomic_compare_exchange_strong_explicit(&l->word, &w, me, memory_order_acquire,
 						    memory_order_acquire)) {
-		self->hl_last = l;
+		self->head.hl_last = l;
 		return KSYNC_OK;
 	}
 	count_add(self, -1);
@@ -293,16 +283,17 @@ static void misuse(const char *op, struct hlock *l, struct thread *self, uint64_
 
 /* After the word changed: the count, the boost, and whom this CPU runs (the hint). */
 static void after_release(struct hlock *l, struct thread *self, struct thread *next_owner,
-			  unsigned hint)
+			  unsigned hint, bool count)
 {
 	/* the lock may be someone else's already: only its constant `locked` is read */
-	count_add(self, -1);
-	bool last = atomic_load_explicit(&self->hl_count, memory_order_relaxed) == 0;
-	bool boosted = atomic_load_explicit(&self->boost, memory_order_relaxed) < SCHED_LEVELS;
+	if (count)
+		count_add(self, -1);
+	bool last = atomic_load_explicit(&self->head.hl_count, memory_order_relaxed) == 0;
+	bool boosted = atomic_load_explicit(&self->head.boost, memory_order_relaxed) < SCHED_LEVELS;
 	struct thread *locked = l->locked;
 	if (hint == HLOCK_HINT_LOCKER) {
 		if (last && boosted) {	/* the boost ends; the locker keeps the CPU this time */
-			atomic_store_explicit(&self->boost, SCHED_LEVELS, memory_order_relaxed);
+			atomic_store_explicit(&self->head.boost, SCHED_LEVELS, memory_order_relaxed);
 			atomic_store_explicit(&sched_cpus[arch_cpu_id()].cur_level, self->level,
 					      memory_order_relaxed);
 		}
@@ -310,7 +301,7 @@ static void after_release(struct hlock *l, struct thread *self, struct thread *n
 	}
 	if (hint == HLOCK_HINT_LOCKED) {
 		if (last && boosted) {
-			atomic_store_explicit(&self->boost, SCHED_LEVELS, memory_order_relaxed);
+			atomic_store_explicit(&self->head.boost, SCHED_LEVELS, memory_order_relaxed);
 			atomic_store_explicit(&sched_cpus[arch_cpu_id()].cur_level, self->level,
 					      memory_order_relaxed);
 		}
@@ -337,28 +328,25 @@ static void after_release(struct hlock *l, struct thread *self, struct thread *n
 		(void)sched_switch_to(best);
 }
 
-void hlock_unlock(struct hlock *l)
+/* hlock.h's inline hlock_unlock released the word (count lowered) and needs the rest:
+ * a hint, a locked thread, or the end of a boost. */
+void hlock_released_(struct hlock *l, unsigned hint)
+{
+	after_release(l, cur(), NULL, hint, false);
+}
+
+/* hlock.h's inline hlock_unlock did not release: helpers on the stack, a hint or a locked
+ * thread, or misuse. */
+void hlock_unlock_slow_(struct hlock *l)
 {
 	struct thread *self = cur();
-	uint64_t me = self->id + 1;
-	uint64_t w = me;
+	uint64_t me = self->head.id1;
+	uint64_t w = atomic_load_explicit(&l->word, memory_order_acquire);
 	/* the hint is the owner's: read and reset while we still own the lock (after the
 	 * release CAS the next owner may set its own) */
 	unsigned hint = l->hint;
-	if (__builtin_expect(hint != HLOCK_HINT_PRIO, 0))
+	if (owner_of(w) == me && !(w & HLOCK_INVALID) && hint != HLOCK_HINT_PRIO)
 		l->hint = HLOCK_HINT_PRIO;
-	/* release: the critical section before the next owner's acquire */
-	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&l->word, &w, 0,
-								     memory_order_release,
-								     memory_order_acquire), 1)) {
-		if (__builtin_expect(hint == HLOCK_HINT_PRIO && !l->locked &&
-				     atomic_load_explicit(&self->boost, memory_order_relaxed) >= SCHED_LEVELS, 1)) {
-			count_add(self, -1);
-			return;
-		}
-		after_release(l, self, NULL, hint);
-		return;
-	}
 	/* helpers on the stack (or misuse) */
 	for (;;) {
 		if (owner_of(w) != me || (w & HLOCK_INVALID))
@@ -378,7 +366,7 @@ void hlock_unlock(struct hlock *l)
 							    memory_order_acquire)) {
 			if (top)
 				HST_INC(handoffs);
-			after_release(l, self, top ? thread_of(top) : NULL, hint);
+			after_release(l, self, top ? thread_of(top) : NULL, hint, true);
 			return;
 		}
 	}
@@ -387,7 +375,7 @@ void hlock_unlock(struct hlock *l)
 void hlock_invalidate(struct hlock *l)
 {
 	struct thread *self = cur();
-	uint64_t me = self->id + 1;
+	uint64_t me = self->head.id1;
 	uint64_t w = atomic_load_explicit(&l->word, memory_order_acquire);
 	if (owner_of(w) == me && !(w & HLOCK_INVALID))
 		l->hint = HLOCK_HINT_PRIO;	/* ours until the CAS below */
@@ -401,7 +389,7 @@ void hlock_invalidate(struct hlock *l)
 			break;
 	}
 	count_add(self, -1);
-	if (atomic_load_explicit(&self->hl_count, memory_order_relaxed) == 0)
+	if (atomic_load_explicit(&self->head.hl_count, memory_order_relaxed) == 0)
 		sched_unboost();
 }
 

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 struct thread {
+	struct thread_head head;	/* first: thread.h (hlock.h's inline paths) */
 	/* The state word (thread.h SCHED_*). lockfree: changed only by CAS (acq_rel: it
 	 * orders what the changer wrote before it - a context saved, queue bits set - with
 	 * what the next changer reads after); locked: under sched_lock. */
@@ -60,21 +61,14 @@ struct thread {
 	/* inside its preemption loop (thread.c): written by the thread itself with IRQs
 	 * off, read by its CPU's handlers */
 	volatile bool in_preempt;
-	/* Helping locks (kernel/lock/hlock.c). hl_count: the locks it holds, written by the
-	 * thread itself (relaxed), read by thread_kill/suspend and by a CPU deciding whether
-	 * a donation request is still live. hl_helping: the lock it helps on (NULL if none),
-	 * written by itself, read by helpers walking a chain (A helps B who helps C).
-	 * hl_next: the helper below it on that lock's helper stack (id + 1), written by
-	 * itself before its push CAS (which publishes it, release) and read by the owner
-	 * after the acquire load that saw it on top. boost: the highest priority (lowest
-	 * level) a helper donated to it, SCHED_LEVELS if none: lowered by helpers (CAS),
-	 * reset by the thread itself once it holds no helping lock. hl_last: the last lock
-	 * it took (for panic messages; itself). */
-	_Atomic unsigned hl_count;
+	/* Helping locks (kernel/sched/hlock.c); the count, the boost and the last lock are in
+	 * `head`. hl_helping: the lock it helps on (NULL if none), written by itself, read
+	 * by helpers walking a chain (A helps B who helps C). hl_next: the helper below it
+	 * on that lock's helper stack (id + 1), written by itself before its push CAS
+	 * (which publishes it, release) and read by the owner after the acquire load that
+	 * saw it on top. */
 	struct hlock *_Atomic hl_helping;
 	_Atomic unsigned hl_next;
-	_Atomic unsigned boost;
-	struct hlock *hl_last;
 	/* Fiasco's thread lock (hlock.h thread_lock): IPC locks the receiver by it. The
 	 * message slot and the receiver's "waiting" flag are under it. */
 	struct hlock own_lock;
@@ -162,7 +156,7 @@ extern const struct sched_ops sched_ops_lockfree, sched_ops_locked;
 /* The level a thread runs at: its own, or a helper's higher one while it is boosted. */
 static inline unsigned sched_eff_level(const struct thread *t)
 {
-	unsigned b = atomic_load_explicit(&((struct thread *)t)->boost, memory_order_relaxed);
+	unsigned b = atomic_load_explicit(&((struct thread *)t)->head.boost, memory_order_relaxed);
 	return b < t->level ? b : t->level;
 }
 struct mlock *sched_mutex(void);	/* rq-locked.c's master lock (Sprite's sched_Mutex) */

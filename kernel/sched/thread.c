@@ -189,6 +189,7 @@ static void slot_reset(struct thread *t, unsigned id)
 	atomic_store_explicit(&t->state, 0, memory_order_relaxed);
 	__atomic_store_n(&t->affinity, 0, __ATOMIC_RELAXED);
 	t->id = id;
+	t->head.id1 = id + 1;
 	t->level = t->flags = 0;
 	t->fn = NULL;
 	t->arg = NULL;
@@ -208,11 +209,11 @@ static void slot_reset(struct thread *t, unsigned id)
 	__atomic_store_n(&t->quantum, 0, __ATOMIC_RELAXED);
 	t->idle = false;
 	t->in_preempt = false;
-	atomic_store_explicit(&t->hl_count, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->head.hl_count, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->hl_helping, NULL, memory_order_relaxed);
 	atomic_store_explicit(&t->hl_next, 0, memory_order_relaxed);
-	atomic_store_explicit(&t->boost, SCHED_LEVELS, memory_order_relaxed);
-	t->hl_last = NULL;
+	atomic_store_explicit(&t->head.boost, SCHED_LEVELS, memory_order_relaxed);
+	t->head.hl_last = NULL;
 	hlock_init(&t->own_lock, &hlock_thread_class, t);
 	t->ipc_msg = 0;
 	t->ipc_waiting = false;
@@ -298,10 +299,10 @@ uint64_t sched_signals_discarded(void) { return atomic_load_explicit(&sig_discar
 void sched_reap(struct thread *t)
 {
 	/* a kill racing with the thread's own acquire (the count was 0 at thread_kill) */
-	if (atomic_load_explicit(&t->hl_count, memory_order_relaxed))
+	if (atomic_load_explicit(&t->head.hl_count, memory_order_relaxed))
 		panic("thread '%s' died holding %u helping lock(s) (last: '%s'): killed while it "
-		      "acquired one", t->name, atomic_load_explicit(&t->hl_count, memory_order_relaxed),
-		      t->hl_last && t->hl_last->cls ? t->hl_last->cls->name : "?");
+		      "acquired one", t->name, atomic_load_explicit(&t->head.hl_count, memory_order_relaxed),
+		      t->head.hl_last && t->head.hl_last->cls ? t->head.hl_last->cls->name : "?");
 	sigs_discard(t);
 	bool detached = t->flags & THREAD_DETACHED;
 	/* Dekker with thread_join (joiner store, then DEAD load, both seq_cst): DEAD was
@@ -374,9 +375,9 @@ static void switch_to(struct thread *prev, struct thread *next, bool preempted)
 		quantum_start(sc, next);
 	/* a boost left after the last helping lock's release (a helper donated just after
 	 * the unboost) ends when the thread leaves the CPU: its own field, it is running */
-	if (!prev->idle && atomic_load_explicit(&prev->hl_count, memory_order_relaxed) == 0 &&
-	    atomic_load_explicit(&prev->boost, memory_order_relaxed) < SCHED_LEVELS)
-		atomic_store_explicit(&prev->boost, SCHED_LEVELS, memory_order_relaxed);
+	if (!prev->idle && atomic_load_explicit(&prev->head.hl_count, memory_order_relaxed) == 0 &&
+	    atomic_load_explicit(&prev->head.boost, memory_order_relaxed) < SCHED_LEVELS)
+		atomic_store_explicit(&prev->head.boost, SCHED_LEVELS, memory_order_relaxed);
 	atomic_store_explicit(&sc->cur_level, next->idle ? SCHED_LEVELS : sched_eff_level(next),
 			      memory_order_relaxed);
 	sc->prev = prev;
@@ -398,7 +399,7 @@ struct thread *sched_donee(unsigned cpu, unsigned level)
 	struct thread *d = atomic_load_explicit(&sc->donee, memory_order_acquire);
 	if (!d)
 		return NULL;
-	if (atomic_load_explicit(&d->hl_count, memory_order_relaxed) == 0 ||
+	if (atomic_load_explicit(&d->head.hl_count, memory_order_relaxed) == 0 ||
 	    (atomic_load_explicit(&d->state, memory_order_acquire) & (SCHED_DEAD | SCHED_KILL))) {
 		atomic_compare_exchange_strong_explicit(&sc->donee, &d, NULL, memory_order_acq_rel,
 							memory_order_relaxed);
@@ -791,10 +792,10 @@ void thread_exit(void)
 	arch_irq_disable();
 	struct thread *self = kcpu_this()->sched_cur;
 	KASSERT(self && !self->idle && self != boot_thread);
-	if (atomic_load_explicit(&self->hl_count, memory_order_relaxed))
+	if (atomic_load_explicit(&self->head.hl_count, memory_order_relaxed))
 		panic("thread '%s' exits holding %u helping lock(s) (last: '%s')", self->name,
-		      atomic_load_explicit(&self->hl_count, memory_order_relaxed),
-		      self->hl_last && self->hl_last->cls ? self->hl_last->cls->name : "?");
+		      atomic_load_explicit(&self->head.hl_count, memory_order_relaxed),
+		      self->head.hl_last && self->head.hl_last->cls ? self->head.hl_last->cls->name : "?");
 	ops->exit_mark(self);
 	schedule(false);
 	panic("thread '%s' ran after its exit", self->name);
@@ -840,8 +841,8 @@ static bool preemptible_here(void)
 /* Lower t's boost to lvl if that is higher priority (helpers on several CPUs: CAS). */
 static void boost_to(struct thread *t, unsigned lvl)
 {
-	unsigned b = atomic_load_explicit(&t->boost, memory_order_relaxed);
-	while (lvl < b && !atomic_compare_exchange_weak_explicit(&t->boost, &b, lvl, memory_order_relaxed,
+	unsigned b = atomic_load_explicit(&t->head.boost, memory_order_relaxed);
+	while (lvl < b && !atomic_compare_exchange_weak_explicit(&t->head.boost, &b, lvl, memory_order_relaxed,
 								 memory_order_relaxed))
 		;
 }
@@ -901,7 +902,7 @@ int sched_help(struct thread *t)
 		 * holds nothing), needs no donation (it runs: a waiter that is itself spinning
 		 * counts as holding while it acquires), or is for a lower priority than ours;
 		 * else it goes first and we ask again. */
-		if (d && atomic_load_explicit(&d->hl_count, memory_order_relaxed) &&
+		if (d && atomic_load_explicit(&d->head.hl_count, memory_order_relaxed) &&
 		    !(atomic_load_explicit(&d->state, memory_order_relaxed) & SCHED_ONCPU) &&
 		    sched_eff_level(d) <= sched_eff_level(self))
 			return SCHED_HELP_REMOTE;
@@ -940,10 +941,10 @@ bool sched_switch_to(struct thread *t)
 void sched_unboost(void)
 {
 	struct thread *self = kcpu_this()->sched_cur;
-	if (!self || atomic_load_explicit(&self->boost, memory_order_relaxed) >= SCHED_LEVELS)
+	if (!self || atomic_load_explicit(&self->head.boost, memory_order_relaxed) >= SCHED_LEVELS)
 		return;
 	irqkey_t k = arch_irq_save();
-	atomic_store_explicit(&self->boost, SCHED_LEVELS, memory_order_relaxed);
+	atomic_store_explicit(&self->head.boost, SCHED_LEVELS, memory_order_relaxed);
 	atomic_store_explicit(&sched_cpus[arch_cpu_id()].cur_level, self->level, memory_order_relaxed);
 	resched_here();		/* whoever is ready at a higher priority than ours runs now */
 	arch_irq_restore(k);
@@ -978,7 +979,7 @@ int thread_suspend(struct thread *t)
 	if (!op_target_ok(t))
 		return KSYNC_ESRCH;
 	/* a suspended lock owner would stop its helpers: refused while it holds any */
-	if (atomic_load_explicit(&t->hl_count, memory_order_acquire))
+	if (atomic_load_explicit(&t->head.hl_count, memory_order_acquire))
 		return KSYNC_EBUSY;
 	int rc = ops->suspend(t);
 	if (rc == KSYNC_OK && t == thread_self())
@@ -998,7 +999,7 @@ int thread_kill(struct thread *t)
 	if (!op_target_ok(t) || t == boot_thread)
 		return op_target_ok(t) ? KSYNC_EINVAL : KSYNC_ESRCH;
 	/* Fiasco's check (section 4.3): a thread holding helping locks is not deleted */
-	if (atomic_load_explicit(&t->hl_count, memory_order_acquire))
+	if (atomic_load_explicit(&t->head.hl_count, memory_order_acquire))
 		return KSYNC_EBUSY;
 	if (t == thread_self())
 		thread_exit();
@@ -1049,11 +1050,11 @@ uint64_t sched_sleep(uint64_t cond)
 {
 	mlock_assert_none("sched_sleep", "(see the backtrace)");
 	struct thread *me = thread_self();
-	if (me && atomic_load_explicit(&me->hl_count, memory_order_relaxed))
+	if (me && atomic_load_explicit(&me->head.hl_count, memory_order_relaxed))
 		panic("thread '%s' sleeps inside a helping-lock critical section (lock '%s', %u held): "
 		      "critical sections with helping must be wait-free (Hohmuth & Haertig 3.3)",
-		      me->name, me->hl_last && me->hl_last->cls ? me->hl_last->cls->name : "?",
-		      atomic_load_explicit(&me->hl_count, memory_order_relaxed));
+		      me->name, me->head.hl_last && me->head.hl_last->cls ? me->head.hl_last->cls->name : "?",
+		      atomic_load_explicit(&me->head.hl_count, memory_order_relaxed));
 	for (;;) {
 		irqkey_t k = arch_irq_save();
 		struct thread *self = kcpu_this()->sched_cur;
