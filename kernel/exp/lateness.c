@@ -31,7 +31,9 @@
  * Line per configuration:
  *   KSYNC {"kind":"lateness","config":"helping","period_us":250,"seconds":..,"section_us":..,
  *          "cpus":..,"samples":..,"missed":..,"unit":"us","min":..,"p50":..,"p99":..,
- *          "p999":..,"max":..,"irq_max":..,"hist":[[us,count],...],"overflow":..}
+ *          "p999":..,"max":..,"irq_max":..,"hist":[[us,count],...],"overflow":..,
+ *          "hist_truncated":false}  (hist: lower bucket edges; 1/10/100 us wide below
+ *          100 us / below 1 ms / above)
  * (irq_max: the largest deadline -> tick handler entry part of the lateness.)
  */
 #include "kernel.h"
@@ -56,7 +58,7 @@ enum cfg { CFG_NOLOAD, CFG_HELPING, CFG_MASTER, CFG_MONITOR, CFG_N };
 static const char *const cfg_names[CFG_N] = { "noload", "helping", "master-irqoff", "monitor" };
 
 #define PERIOD_HZ 4000u
-#define HIST_US 5000u		/* 1 us buckets up to here, then overflow */
+#define HIST_US 100000u		/* histogram buckets up to here (100 ms), then overflow */
 #define FLOOD_BYTES (4u << 20)
 /* The load runs in bursts, woken every 4th period (1 ms): the section threads for
  * LOAD_BUDGET_US, the flood for FLOOD_US. Not 100 %: the hosted port's vCPUs are
@@ -221,6 +223,14 @@ static void flood_main(void *arg)
 
 static uint64_t ns_of(uint64_t ticks) { return ticks * 1000 / (arch_tsc_hz() / 1000000); }
 
+/* The histogram bucket (its lower edge, us) of a lateness of `ticks`. */
+static uint64_t bucket_us(uint64_t ticks)
+{
+	uint64_t us = ns_of(ticks) / 1000;
+	uint64_t w = us < 100 ? 1 : us < 1000 ? 10 : 100;
+	return us / w * w;
+}
+
 static void fmt_us(char *b, size_t n, uint64_t ns) { ksync_fixed2_format(b, n, ns / 10); }
 
 static int cmp_u32(const void *a, const void *b)
@@ -257,31 +267,37 @@ static void emit(unsigned seconds, unsigned section_us)
 	fmt_us(p999, sizeof p999, ns_of(q999));
 	fmt_us(mx, sizeof mx, n ? ns_of(lat[n - 1]) : 0);
 	fmt_us(im, sizeof im, ns_of(irq_max));
-	char line[4096];
+	static char line[8192];	/* the experiment runs on one CPU at a time */
 	size_t o = (size_t)ksnprintf(line, sizeof line,
 		"KSYNC {\"kind\":\"lateness\",\"config\":\"%s\",\"sched\":\"%s\",\"scheme\":\"%s\","
 		"\"period_us\":250,\"seconds\":%u,\"section_us\":%u,\"cpus\":%u,\"expected\":%u,"
 		"\"samples\":%u,\"missed\":%lu,\"unit\":\"us\",\"min\":%s,\"p50\":%s,\"p99\":%s,\"p999\":%s,\"max\":%s,"
 		"\"irq_max\":%s,\"hist\":[", cfg_names[cur], sched_name(), spl_scheme_name(), seconds,
 		section_us, arch_ncpus(), seconds * PERIOD_HZ, n, (unsigned long)missed, mn, p50, p99, p999, mx, im);
-	/* the histogram: 1 us buckets, sparse ([us, count]), overflow beyond HIST_US */
+	/* the histogram, sparse [lower edge in us, count]: 1 us buckets below 100 us, 10 us
+	 * below 1000 us, 100 us above (a TCG run spreads over milliseconds: 1 us buckets
+	 * there would not fit a line); beyond HIST_US the overflow count. Truncated (never
+	 * silently: "hist_truncated") only if the line is full. */
 	unsigned i = 0, over = 0;
-	bool first = true;
+	bool first = true, cut = false;
 	while (i < n) {
-		uint64_t us = ns_of(lat[i]) / 1000;
+		uint64_t lo = bucket_us(lat[i]);
 		unsigned j = i;
-		while (j < n && ns_of(lat[j]) / 1000 == us)
+		while (j < n && bucket_us(lat[j]) == lo)	/* sorted: a bucket is a run */
 			j++;
-		if (us >= HIST_US) {
+		if (lo >= HIST_US) {
 			over += j - i;
-		} else if (o < sizeof line - 64) {
+		} else if (o < sizeof line - 96) {
 			o += (size_t)ksnprintf(line + o, sizeof line - o, "%s[%lu,%u]", first ? "" : ",",
-					       (unsigned long)us, j - i);
+					       (unsigned long)lo, j - i);
 			first = false;
+		} else {
+			cut = true;
 		}
 		i = j;
 	}
-	o += (size_t)ksnprintf(line + o, sizeof line - o, "],\"overflow\":%u}\n", over);
+	o += (size_t)ksnprintf(line + o, sizeof line - o, "],\"overflow\":%u,\"hist_truncated\":%s}\n",
+			       over, cut ? "true" : "false");
 	kwrite(line, o < sizeof line ? o : sizeof line - 1);
 }
 

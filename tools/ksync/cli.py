@@ -1104,6 +1104,7 @@ def _run_fiasco(args, repo: Path, env: str | None, progress, meta: dict, host_mo
     other = linuxguest.other_qemu()
     kernel_set = RUN_SETS[args.set].kernel_set
     echo = _echo_stdout if args.verbose else None
+    qemu_base: dict[str, list[str]] = {}     # env -> the QEMU options both guests got
     if on_qemu:
         if not args.no_build and args.what == "fiasco":
             make(repo, "kernel", progress)
@@ -1125,7 +1126,9 @@ def _run_fiasco(args, repo: Path, env: str | None, progress, meta: dict, host_mo
                                                   allow_pvm=args.allow_pvm)
             except KsyncError as e:
                 progress(f"fiasco: {env_name}: {e}")
+                runs.append(fiascorun.failed_record("qemu", env_name, f"not run: {e}", 0))
                 continue
+            qemu_base[env_name] = base
             for i in range(n):
                 first = i == 0 and icount is None
                 cfg = _boot_config(args, repo, "bench", fiascorun.filt(first), kernel_set, smp=cpus)
@@ -1173,8 +1176,8 @@ def _run_fiasco(args, repo: Path, env: str | None, progress, meta: dict, host_mo
                     missing["host"] = res.get("reason")
                 linux.append(res)
                 progress(f"host cyclictest: {fiascorun.linux_summary(res)}")
-    return {"meta": meta, "plan": dataclasses.asdict(plan), "runs": runs, "linux": linux,
-            "linux_missing": missing, "other_qemu": other}
+    return {"meta": meta, "plan": {**dataclasses.asdict(plan), "qemu_base": qemu_base},
+            "runs": runs, "linux": linux, "linux_missing": missing, "other_qemu": other}
 
 
 def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:

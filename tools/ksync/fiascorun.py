@@ -68,6 +68,7 @@ def record(platform: str, env: str | None, res, smp: int, host_model: str, pair:
         "platform": platform, "env": env or res.env, "pair": pair,
         "status": "ok" if ok else "failed", "reason": reason,
         "log": display_path(res.log_path), "cmdline": res.cmdline,
+        "wall_s": round(res.elapsed, 2) if getattr(res, "elapsed", None) is not None else None,
         "side": {"cpus": bootobj.get("cpus_online") or smp, "cpu_model": host_model,
                  "guest_cpu_model": bootobj.get("cpu_model"), "tsc_hz": bootobj.get("tsc_hz"),
                  "oversubscribed": bool(bootobj.get("oversubscribed")),
