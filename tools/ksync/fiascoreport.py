@@ -61,11 +61,12 @@ TITLES = {
 }
 # kernel/exp/lateness.c's configurations (fiascorun.LAT_CONFIGS; fiascorun imports this
 # module, so the names are repeated here)
-LAT_CONFIGS = ("noload", "helping", "master-irqoff", "monitor")
+LAT_CONFIGS = ("noload", "helping", "master-irqoff", "master-scheme", "monitor")
 CONFIG_WORDS = {
     "noload": "no load",
     "helping": "load, shared objects under helping locks",
     "master-irqoff": "load, master locks with interrupts off (L4/x86's style)",
+    "master-scheme": "load, master locks masked by the build's interrupt scheme (crit_enter)",
     "monitor": "load, monitor locks without priority inheritance",
 }
 KSYNC_CONFIG = "helping"        # ksync's own configuration in the Linux comparison

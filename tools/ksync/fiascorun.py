@@ -26,7 +26,7 @@ from .util import KsyncError, display_path
 
 from .fiascoreport import FIASCO_JSON  # one name for the file
 KINDS = ("fiasco_cost", "lateness", "fiasco_skipped")
-LAT_CONFIGS = ("noload", "helping", "master-irqoff", "monitor")
+LAT_CONFIGS = ("noload", "helping", "master-irqoff", "master-scheme", "monitor")
 
 
 @dataclass(frozen=True)
