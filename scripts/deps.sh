@@ -18,6 +18,7 @@ declare -A pkg_of=(
 	[spin]=spin
 	[gdb]=gdb
 	[chromium]=chromium
+	[cyclictest]=rt-tests
 )
 missing=()
 for tool in "${!pkg_of[@]}"; do
