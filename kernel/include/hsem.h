@@ -49,7 +49,14 @@
  *    re-entry, so the condition may be false again. Always wait in a loop:
  *        hmon_enter(m); while (!cond) hmon_wait(m, c); ...; hmon_leave(m);
  *    A remembered signal makes a waiter pass through with the condition false; the loop
- *    makes that harmless (it consumed one surplus count).
+ *    makes that harmless (it consumed one surplus count) - but a monitor that signals on
+ *    every state change accumulates surplus counts, and its waiters then spin through
+ *    wait (unlock, down, lock) until the surplus is used up. For Mesa behaviour (a signal
+ *    with no waiter is lost, no surplus) count the waiters under the monitor and signal
+ *    only a counted one - each up is then matched by exactly one down:
+ *        wait:   waiters++; hmon_wait(m, c);             (inside the while loop)
+ *        signal: if (waiters) { waiters--; hmon_signal(m, c); }
+ *    (test_hsem.c's bounded buffer runs both ways.)
  *  - No lost wakeup: a condition made true and signalled after a waiter's check wakes
  *    it (or lets it through) whatever the order of its unlock, down and the signal:
  *    the count remembers what the waiter has not yet slept for.
@@ -78,8 +85,8 @@ struct hsem {
 	 * RMW only (acq_rel, hsem.c says what it orders). */
 	_Atomic int64_t count;
 	/* Figure 1's d_q: the FIFO of waiting threads, as the first and the last queued
-	 * thread slot (encoded). MWCAS words: changed only by ksync_mwcas, read only by
-	 * ksync_mwcas_read, together with the per-slot links in hsem.c. */
+	 * thread slot (encoded). MWCAS words: changed only by ksync_mwcas_soft, read only
+	 * by ksync_mwcas_read_soft, together with the per-slot links in hsem.c. */
 	uint64_t first, last;
 	/* Statistics (relaxed; tests): downs that found themselves dequeued by an up meant
 	 * for a sleeper and passed the wakeup on (hsem.c "the race"); downs that slept. */

@@ -49,9 +49,9 @@
  * threads holding a token and not yet decremented, and u the debtors not yet paid. Every
  * token ever created (one per payer) is paid to a debtor or is in p, q or l, so
  *     u = #debtors - #paid = #debtors - (#payers - p - q - l) = max(0, -count) + p + q + l
- * by (I1), hence u >= p + q. A debtor enqueued before its decrement and never takes
- * itself off (only owners do), and whoever dequeues it pays it; so the u unpaid debtors
- * are on the list. A payer or passer about to dequeue counts itself in p + q >= 1: the
+ * by (I1), hence u >= p + q. A debtor enqueued itself before its decrement and never
+ * takes itself off (only owners do), and whoever dequeues it pays it; so the u unpaid
+ * debtors are on the list. A payer or passer about to dequeue counts itself in p + q >= 1: the
  * list holds at least one thread. (hand_over panics if it ever finds it empty.) And once
  * every operation has returned, p = q = l = 0: the sleepers are exactly the -count
  * unpaid debtors - no wakeup is lost, and count and list agree.
@@ -105,7 +105,12 @@
  * one of a dequeue and the owner's remove of the same node succeeds (both move its next
  * from non-OFF to OFF). A failed MWCAS means a word changed since it was read, i.e.
  * another MWCAS succeeded: each loop is lock-free. Only the owner thread enqueues and
- * removes its slot's node; dequeuers take any.
+ * removes its slot's node; dequeuers take any. After a downer returns, an operation that
+ * read its slot earlier may still read its node, or (soft MWCAS) briefly install a
+ * descriptor in one of its words and take it out again: harmless, the node is never
+ * anything but this scheme's MWCAS words, and such an MWCAS fails (the words moved on)
+ * or describes the node's position at that moment. This is what a stack node could not
+ * give: nobody can promise not to touch a node that others found through a link.
  * Memory order: the soft MWCAS and its read are seq_cst throughout; a debtor that reads
  * its node OFF (acquire) synchronizes with the dequeue's write of OFF - the payer's, or a
  * helper's that read the payer's descriptor from a word the payer installed it in - so
