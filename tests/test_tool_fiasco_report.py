@@ -571,3 +571,28 @@ def test_fiasco_json_round_trip(hosted, tmp_path):
     text = report.render_text(doc)
     assert max(len(line) for line in text.splitlines()) <= report.TEXT_WIDTH
     assert "shown as one record per row" not in text
+
+
+# ---------------------------------------------------------------------------------------
+# a real `ksync run fiasco` (QEMU tcg 5 pairs with Linux PREEMPT_RT and standard, tcg-icount
+# 1 pair, hosted 3 pairs with the host's cyclictest; tests/fixtures/fiasco_small.json)
+
+def test_real_run_renders_every_environment():
+    data = fr.load_fiasco(FIXTURES / "fiasco_small.json")
+    tables = fr.fiasco_tables(data)
+    t1 = rows_by_key(table(tables, "t1"))
+    for env in ("tcg", "tcg-icount", "hosted"):
+        for cfg in fr.LAT_CONFIGS:
+            row = t1[f"{env}: ksync {cfg}"]
+            assert int(row["runs"]) >= 1 and int(row["samples"]) > 0, row
+    for key in ("tcg: Linux PREEMPT_RT cyclictest", "tcg: Linux standard cyclictest",
+                "tcg-icount: Linux PREEMPT_RT cyclictest", "hosted: host cyclictest"):
+        assert int(t1[key]["samples"]) > 0, t1[key]
+    # every bar has a verdict computed from the data (no NO DATA: both halves ran)
+    verdicts = {b.key: b.verdict for b in fr.bars(data)}
+    assert verdicts and all(not v.startswith("NO DATA") for v in verdicts.values()), verdicts
+    # the icount rows: ksync's lateness is the emulated machine's own, one sample per period
+    icount = [r for run in data["runs"] if run["env"].endswith("-icount")
+              for r in run["rows"] if r["kind"] == "lateness"]
+    assert {r["config"] for r in icount} == set(fr.LAT_CONFIGS)
+    assert all(r["samples"] + r["missed"] >= r["expected"] - 1 for r in icount)
