@@ -68,6 +68,8 @@ bench = words.get("mode") == "bench"
 names = ["irq_prims", "lf_cost", "irq_load"] if bench else ["t_one", "t_two"]
 if bench and words.get("filter") == "sprite":      # issue 11's boot: an empty sweep
     names = ["sprite"]
+if bench and words.get("filter") in ("fiasco,lateness", "lateness"):    # issue 12's boots
+    names = words["filter"].split(",")
 if how != "noplan":
     out(f"ktap: 1..{{len(names)}}")
 for n, name in enumerate(names, 1):
@@ -84,6 +86,18 @@ for n, name in enumerate(names, 1):
     if name == "sprite":
         ksync({{"kind": "sprite_setup", "scale": 1, "reps": 1, "cpus": smp, "benches": 0}})
         ksync({{"kind": "sprite_end", "runs": 0, "failures": 0}})
+    if name == "fiasco":
+        for row, med in (("counter, CAS", 6.0), ("helping lock acquire+release, uncontended", 12.0)):
+            ksync({{"kind": "fiasco_cost", "row": row, "sched": "-", "method": "batch",
+                   "unit": "tsc_ticks", "n": 200, "min": med, "median": med, "p99": med,
+                   "max": med}})
+    if name == "lateness":
+        for cfg in ("noload", "helping", "master-irqoff", "master-scheme", "monitor"):
+            ksync({{"kind": "lateness", "config": cfg, "period_us": 250, "seconds": 2,
+                   "section_us": 100, "cpus": smp, "expected": 8000, "samples": 8000,
+                   "missed": 0, "unit": "us", "min": 10.0, "p50": 20.0, "p99": 30.0,
+                   "p999": 40.0, "max": 50.0, "irq_max": 45.0, "hist": [[10, 8000]],
+                   "overflow": 0, "hist_truncated": False}})
     if name == "irq_load":
         out(f"ktap: ok {{n}} irq_load # SKIP the hosted devices are not there yet")
         continue

@@ -912,10 +912,11 @@ int sched_help(struct thread *t)
 			return SCHED_HELP_REMOTE;
 		posted = true;
 	}
-	/* Not running there: make that CPU look now (once per posting, or while what it
-	 * runs is lower priority than we are; the caller spins between calls). */
-	if (!(s & SCHED_ONCPU) &&
-	    (posted || atomic_load_explicit(&sc->cur_level, memory_order_relaxed) > sched_eff_level(self)))
+	/* Not running there: make that CPU look now - once per posting. Asking again while
+	 * the request stands only floods it with IPIs (its pick offers the donee at every
+	 * switch anyway): QEMU -smp 8 on two host cores sent millions, and the nested
+	 * interrupt frames overflowed a thread's stack. */
+	if (!(s & SCHED_ONCPU) && posted)
 		sched_force(c);
 	return SCHED_HELP_REMOTE;
 }

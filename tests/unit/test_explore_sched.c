@@ -194,6 +194,14 @@ unsigned sched_level_order(unsigned cpu, unsigned *order)
 	return SCHED_LEVELS;
 }
 
+/* No helping-lock owners in the explored programs: no donation requests. */
+struct thread *sched_donee(unsigned cpu, unsigned level)
+{
+	(void)cpu;
+	(void)level;
+	return NULL;
+}
+
 void sched_reap(struct thread *t)
 {
 	uint64_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
