@@ -42,3 +42,30 @@ const char *cmdline_get(const char *key, char *buf, size_t n)
 	}
 	return found;
 }
+
+unsigned cmdline_uint(const char *s, unsigned dflt)
+{
+	if (!s || !*s)
+		return dflt;
+	unsigned v = 0;
+	for (; *s >= '0' && *s <= '9'; s++)
+		v = v * 10 + (unsigned)(*s - '0');
+	return *s ? dflt : v;
+}
+
+bool cmdline_listed(const char *list, const char *name)
+{
+	if (!list)
+		return true;
+	size_t n = strlen(name);
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && !strncmp(p, name, n))
+			return true;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return false;
+}

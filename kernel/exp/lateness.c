@@ -312,33 +312,6 @@ static void emit(unsigned seconds, unsigned section_us)
 	kwrite(line, o < sizeof line ? o : sizeof line - 1);
 }
 
-static unsigned atou(const char *s, unsigned dflt)
-{
-	if (!s || !*s)
-		return dflt;
-	unsigned v = 0;
-	for (; *s >= '0' && *s <= '9'; s++)
-		v = v * 10 + (unsigned)(*s - '0');
-	return *s ? dflt : v;
-}
-
-static bool listed(const char *list, const char *name)
-{
-	if (!list)
-		return true;
-	size_t n = strlen(name);
-	for (const char *p = list; *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len == n && !strncmp(p, name, n))
-			return true;
-		if (!e)
-			break;
-		p = e + 1;
-	}
-	return false;
-}
-
 static void run_one(enum cfg c, unsigned seconds, unsigned section_us)
 {
 	static const uint8_t strict[1] = { 0 };
@@ -407,9 +380,9 @@ KEXPERIMENT(lateness, "default")
 		kprintf("KSYNC {\"kind\":\"fiasco_skipped\",\"reason\":\"fiasco=off\"}\n");
 		return;	/* the hosted column's per-scheme runs: the Fiasco boot is its own */
 	}
-	unsigned seconds = atou(cmdline_get("lat_seconds", buf, sizeof buf), 2);
-	unsigned section_us = atou(cmdline_get("lat_section_us", buf, sizeof buf), 100);
-	unsigned reps = atou(cmdline_get("lat_reps", buf, sizeof buf), 1);
+	unsigned seconds = cmdline_uint(cmdline_get("lat_seconds", buf, sizeof buf), 2);
+	unsigned section_us = cmdline_uint(cmdline_get("lat_section_us", buf, sizeof buf), 100);
+	unsigned reps = cmdline_uint(cmdline_get("lat_reps", buf, sizeof buf), 1);
 	const char *list = cmdline_get("lat_configs", cfgs, sizeof cfgs);
 	if (seconds == 0 || seconds > 60 || section_us == 0 || section_us > 20000 || reps == 0 || reps > 20) {
 		kprintf("ksync: lateness: lat_seconds 1..60, lat_section_us 1..20000, lat_reps 1..20\n");
@@ -430,7 +403,7 @@ KEXPERIMENT(lateness, "default")
 	/* interleaved: each repetition runs every configuration once */
 	for (unsigned r = 0; r < reps; r++)
 		for (unsigned c = 0; c < CFG_N; c++)
-			if (listed(list, cfg_names[c]))
+			if (cmdline_listed(list, cfg_names[c]))
 				run_one((enum cfg)c, seconds, section_us);
 	(void)lockstat_set_mode(mode);
 	kfree(lat);

@@ -955,34 +955,6 @@ static uint64_t pad_cost(unsigned c)
 
 /* ---- the experiment ------------------------------------------------------------------------- */
 
-static unsigned atou(const char *s, unsigned dflt)
-{
-	if (!s || !*s)
-		return dflt;
-	unsigned v = 0;
-	for (; *s >= '0' && *s <= '9'; s++)
-		v = v * 10 + (unsigned)(*s - '0');
-	return *s ? dflt : v;
-}
-
-/* A comma list of names: is `name` in it (NULL list: everything)? */
-static bool listed(const char *list, const char *name)
-{
-	if (!list)
-		return true;
-	size_t n = strlen(name);
-	for (const char *p = list; *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len == n && !strncmp(p, name, n))
-			return true;
-		if (!e)
-			break;
-		p = e + 1;
-	}
-	return false;
-}
-
 static bool parse_cpus(const char *list)
 {
 	unsigned n = arch_ncpus();
@@ -999,7 +971,7 @@ static bool parse_cpus(const char *list)
 		if (len == 0 || len >= sizeof num)
 			return false;
 		memcpy(num, p, len);
-		unsigned k = atou(num, 0);
+		unsigned k = cmdline_uint(num, 0);
 		if (k == 0 || k > n || k > MAX_INST || (ncpu_list && k <= cpu_list[ncpu_list - 1]))
 			return false;
 		cpu_list[ncpu_list++] = k;
@@ -1019,8 +991,8 @@ KEXPERIMENT(sprite, "default")
 		kprintf("KSYNC {\"kind\":\"sprite_skipped\",\"reason\":\"sprite=off\"}\n");
 		return;
 	}
-	scale_pct = atou(cmdline_get("sprite_scale", buf, sizeof buf), 100);
-	unsigned reps = atou(cmdline_get("sprite_reps", buf, sizeof buf), 3);
+	scale_pct = cmdline_uint(cmdline_get("sprite_scale", buf, sizeof buf), 100);
+	unsigned reps = cmdline_uint(cmdline_get("sprite_reps", buf, sizeof buf), 3);
 	char pert_sel[128], cfg_sel[64];
 	/* the benchmarks with perturbation runs: a list, 0 for none (default: the three the
 	 * report's projection figure shows) */
@@ -1028,15 +1000,15 @@ KEXPERIMENT(sprite, "default")
 	if (!pert)
 		pert = "cswitch,pdevtest,pmake";
 	bool perturb = strcmp(pert, "0") != 0;
-	bool overhead = atou(cmdline_get("sprite_overhead", buf, sizeof buf), 1) != 0;
-	bool costs = atou(cmdline_get("sprite_costs", buf, sizeof buf), 1) != 0;
+	bool overhead = cmdline_uint(cmdline_get("sprite_overhead", buf, sizeof buf), 1) != 0;
+	bool costs = cmdline_uint(cmdline_get("sprite_costs", buf, sizeof buf), 1) != 0;
 	const char *csel = cmdline_get("sprite_configs", cfg_sel, sizeof cfg_sel);
-	snap_ms = atou(cmdline_get("sprite_snap_ms", buf, sizeof buf), 0);
-	snap_reset = atou(cmdline_get("sprite_snap_reset", buf, sizeof buf), 0);
+	snap_ms = cmdline_uint(cmdline_get("sprite_snap_ms", buf, sizeof buf), 0);
+	snap_reset = cmdline_uint(cmdline_get("sprite_snap_reset", buf, sizeof buf), 0);
 	const char *sel = cmdline_get("sprite_bench", bench_sel, sizeof bench_sel);
 	unsigned ncsel = 0;
 	for (unsigned c = 0; c < NCONFIGS; c++)
-		ncsel += listed(csel, configs[c].name);
+		ncsel += cmdline_listed(csel, configs[c].name);
 	if (scale_pct == 0 || scale_pct > 10000 || reps == 0 || reps > 50 || ncsel == 0 ||
 	    !parse_cpus(cmdline_get("sprite_cpus", cpus, sizeof cpus))) {
 		kprintf("ksync: sprite: bad sprite_scale (1..10000), sprite_reps (1..50), "
@@ -1047,7 +1019,7 @@ KEXPERIMENT(sprite, "default")
 	}
 	unsigned nsel = 0;
 	for (unsigned i = 0; i < NBENCH; i++)
-		nsel += listed(sel, benches[i].name);
+		nsel += cmdline_listed(sel, benches[i].name);
 	if (nsel == 0) {
 		kprintf("ksync: sprite: sprite_bench=%s names none of fork, fexec, mem, cswitch, "
 			"pdevtest, pdevtestInd, pmake, pmakeInd, troff\n", sel);
@@ -1065,7 +1037,7 @@ KEXPERIMENT(sprite, "default")
 		scale_pct, reps, arch_ncpus(), spl_scheme_name(), yn(facts.oversubscribed),
 		facts.host_cores, nsel);
 	for (unsigned i = 0; i < NBENCH; i++)
-		if (listed(sel, benches[i].name))
+		if (cmdline_listed(sel, benches[i].name))
 			kprintf("KSYNC {\"kind\":\"sprite_bench\",\"bench\":\"%s\",\"bench_kind\":\"%s\","
 				"\"targets\":\"%s\",\"fixed\":%s}\n", benches[i].name, benches[i].kind,
 				benches[i].targets, yn(benches[i].fixed));
@@ -1075,11 +1047,11 @@ KEXPERIMENT(sprite, "default")
 	 * interleaved with the others */
 	for (unsigned r = 0; r < reps; r++)
 		for (unsigned i = 0; i < NBENCH; i++) {
-			if (!listed(sel, benches[i].name))
+			if (!cmdline_listed(sel, benches[i].name))
 				continue;
 			for (unsigned ki = 0; ki < ncpu_list; ki++)
 				for (unsigned c = 0; c < NCONFIGS; c++) {
-					if (!listed(csel, configs[c].name))
+					if (!cmdline_listed(csel, configs[c].name))
 						continue;
 					snap_what = benches[i].name;
 					struct run_desc d = { &benches[i], &configs[c], cpu_list[ki], r, -1,
@@ -1092,10 +1064,10 @@ KEXPERIMENT(sprite, "default")
 	if (perturb)
 		for (unsigned r = 0; r < reps; r++)
 			for (unsigned i = 0; i < NBENCH; i++) {
-				if (!listed(sel, benches[i].name) || !listed(pert, benches[i].name))
+				if (!cmdline_listed(sel, benches[i].name) || !cmdline_listed(pert, benches[i].name))
 					continue;
 				for (unsigned c = 0; c < NCONFIGS; c++) {
-					if (!listed(csel, configs[c].name))
+					if (!cmdline_listed(csel, configs[c].name))
 						continue;
 					int hot = 0;
 					for (unsigned x = 1; x < C_N; x++)
@@ -1116,10 +1088,10 @@ KEXPERIMENT(sprite, "default")
 			bool pick = false;
 			for (unsigned j = 0; j < ARRAY_SIZE(oh_bench); j++)
 				pick |= !strcmp(benches[i].name, oh_bench[j]);
-			if (!pick || !listed(sel, benches[i].name))
+			if (!pick || !cmdline_listed(sel, benches[i].name))
 				continue;
 			unsigned c0 = 0;
-			while (!listed(csel, configs[c0].name))
+			while (!cmdline_listed(csel, configs[c0].name))
 				c0++;
 			for (unsigned m = 0; m <= LOCKSTAT_TIMING; m++) {
 				struct run_desc d = { &benches[i], &configs[c0], run_cpus_max(), r, -1, 1,

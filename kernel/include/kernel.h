@@ -39,6 +39,10 @@ char *strchr(const char *s, int c);
 
 /* cmdline.c: the kernel command line (multiboot). */
 const char *cmdline_get(const char *key, char *buf, size_t n);	/* NULL if absent */
+/* A word's value as an unsigned decimal: dflt if s is NULL, empty or not all digits. */
+unsigned cmdline_uint(const char *s, unsigned dflt);
+/* Is `name` in the comma list `list` (NULL list: everything is)? */
+bool cmdline_listed(const char *list, const char *name);
 const char *cmdline_raw(void);
 
 #endif

@@ -85,7 +85,6 @@ import os
 import queue
 import re
 import shutil
-import signal
 import stat
 import struct
 import subprocess
@@ -969,24 +968,9 @@ def default_timeout(seconds: float, qemu_args: list[str]) -> float:
     return 60 * slow + 2 * seconds + 30
 
 
-def _reader(stream, tag: str, q: queue.Queue) -> None:
-    try:
-        for raw in iter(stream.readline, b""):
-            q.put((tag, raw.decode("utf-8", errors="replace")))
-    except (OSError, ValueError):
-        pass
-    finally:
-        q.put((tag, None))
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
+# the serial reader thread and the process-group kill are qemu.py's (one copy)
+_reader = qemumod._reader
+_kill_group = qemumod._kill_group
 
 
 def _log_file(log_dir: Path | None, name: str):
