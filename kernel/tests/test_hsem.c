@@ -38,6 +38,7 @@
 #include "kernel.h"
 #include "thread.h"
 #include "hlock.h"
+#include "sched_testutil.h"
 #include "hsem.h"
 #include <ksync/ktest.h>
 #include <ksync/errors.h>
@@ -45,22 +46,6 @@
 
 LOCK_CLASS(test_hmon_class, "test_hmon", LOCK_HELPING, LOCK_DATA);
 
-static const char *const scheds[] = { "lockfree", "locked" };
-#define FOR_EACH_SCHED(name) for (unsigned si_ = 0; si_ < 2 && ((name) = scheds[si_], 1); si_++)
-
-static unsigned ncpu(void) { return arch_ncpus(); }
-static uint64_t ms_ticks(uint64_t ms) { return arch_tsc_hz() / 1000 * ms; }
-
-static bool oversubscribed(void)
-{
-	struct arch_facts f;
-	arch_get_facts(&f);
-	return f.oversubscribed;
-}
-
-static const uint8_t strict_table[1] = { 0 };
-static void strict_on(void) { (void)sched_table_set(strict_table, 1); }
-static void strict_off(void) { sched_table_default(); }
 
 #define BOUND_MS 15000	/* a hang turns into a failure after this (the hosted watchdog: 20 s) */
 
