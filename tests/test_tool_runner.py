@@ -501,10 +501,14 @@ def test_signal_kills_qemu(repo, tmp_path, sig, code):
     tool ends the tool with a non-zero status and QEMU with it."""
     pid_file = tmp_path / "qemu.pid"
     fake = make_fake(tmp_path, lines=["idle: halted"], sleep=3600, pid_file=str(pid_file))
+    # SIGINT at its default in the tool: started from a non-interactive shell's background
+    # job (`make test &`), pytest and every child inherit SIGINT ignored (POSIX), Python
+    # then installs no KeyboardInterrupt handler, and the tool rightly ignores the signal
     tool = subprocess.Popen([sys.executable, "-m", "ksync", "boot", "--repo", str(repo),
                              "--no-build", "--qemu", str(fake), "--mode", "idle",
                              "--timeout", "3600"], env=tool_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     qemu_pid = _wait_for(pid_file, tool)
     try:
         tool.send_signal(sig)
