@@ -427,17 +427,17 @@ def library_closure(root: Path, programs: Iterable[str], extra: Iterable[str] = 
     ``root``) load, recursively.  GuestMissing names a program or library not found."""
     interp = None
     libs: dict[str, Path] = {}
-    todo: list[tuple[str, str]] = []
+    pending: list[tuple[str, str]] = []
     for prog in programs:
         p = _resolve_in_root(root, prog)
         if p is None:
             raise GuestMissing(f"{prog}: not in the extracted packages")
         i, needs = elf_needs(p)
         interp = interp or i
-        todo += [(n, prog) for n in needs]
-    todo += [(n, "glibc (dlopen)") for n in extra]
-    while todo:
-        name, who = todo.pop()
+        pending += [(n, prog) for n in needs]
+    pending += [(n, "glibc (dlopen)") for n in extra]
+    while pending:
+        name, who = pending.pop()
         if name in libs:
             continue
         p = find_library(root, name)
@@ -445,7 +445,7 @@ def library_closure(root: Path, programs: Iterable[str], extra: Iterable[str] = 
             raise GuestMissing(f"{name} (needed by {who}): in none of the packages "
                                f"{', '.join(USERLAND)}")
         libs[name] = p
-        todo += [(n, name) for n in elf_needs(p)[1]]
+        pending += [(n, name) for n in elf_needs(p)[1]]
     if interp:
         p = _resolve_in_root(root, interp)
         if p is None:
