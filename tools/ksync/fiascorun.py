@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from . import envdetect, hkernel, qemu
+from . import hkernel, qemu, spriterun
 from .util import KsyncError, display_path
 
 from .fiascoreport import FIASCO_JSON  # one name for the file
@@ -69,11 +69,7 @@ def record(platform: str, env: str | None, res, smp: int, host_model: str, pair:
         "status": "ok" if ok else "failed", "reason": reason,
         "log": display_path(res.log_path), "cmdline": res.cmdline,
         "wall_s": round(res.elapsed, 2) if getattr(res, "elapsed", None) is not None else None,
-        "side": {"cpus": bootobj.get("cpus_online") or smp, "cpu_model": host_model,
-                 "guest_cpu_model": bootobj.get("cpu_model"), "tsc_hz": bootobj.get("tsc_hz"),
-                 "oversubscribed": bool(bootobj.get("oversubscribed")),
-                 "host_cores": bootobj.get("host_cores") or envdetect.cpu_count(),
-                 "scheme": bootobj.get("scheme"), "sched": bootobj.get("sched")},
+        "side": spriterun.boot_side(bootobj, smp, host_model),
         "rows": rows,
     }
 

@@ -73,6 +73,16 @@ def words(plan: SpritePlan, extra: list[str] | None = None) -> list[str]:
             *(extra or [])]
 
 
+def boot_side(bootobj: dict, smp: int, host_model: str) -> dict:
+    """What a record says of the machine a boot ran on (its boot object's facts); the
+    Fiasco records (fiascorun.py) use it too."""
+    return {"cpus": bootobj.get("cpus_online") or smp, "cpu_model": host_model,
+            "guest_cpu_model": bootobj.get("cpu_model"), "tsc_hz": bootobj.get("tsc_hz"),
+            "oversubscribed": bool(bootobj.get("oversubscribed")),
+            "host_cores": bootobj.get("host_cores") or envdetect.cpu_count(),
+            "scheme": bootobj.get("scheme"), "sched": bootobj.get("sched")}
+
+
 def record(platform: str, res, smp: int, host_model: str) -> dict:
     """A boot's result as a sprite.json record."""
     bootobj = res.boot or {}
@@ -83,11 +93,7 @@ def record(platform: str, res, smp: int, host_model: str) -> dict:
     return {
         "platform": platform, "env": res.env, "status": "ok" if ok else "failed",
         "reason": reason, "log": display_path(res.log_path), "cmdline": res.cmdline,
-        "side": {"cpus": bootobj.get("cpus_online") or smp, "cpu_model": host_model,
-                 "guest_cpu_model": bootobj.get("cpu_model"), "tsc_hz": bootobj.get("tsc_hz"),
-                 "oversubscribed": bool(bootobj.get("oversubscribed")),
-                 "host_cores": bootobj.get("host_cores") or envdetect.cpu_count(),
-                 "scheme": bootobj.get("scheme"), "sched": bootobj.get("sched")},
+        "side": boot_side(bootobj, smp, host_model),
         "rows": rows,
     }
 
@@ -141,6 +147,6 @@ def log_name(rec: dict) -> str:
     return rec["log"] or "(no log)"
 
 
-__all__ = ["SPRITE_JSON", "KINDS", "BENCHES", "CONFIGS", "env_label", "SpritePlan", "plans", "cpu_words", "words",
+__all__ = ["SPRITE_JSON", "KINDS", "BENCHES", "CONFIGS", "env_label", "SpritePlan", "boot_side", "plans", "cpu_words", "words",
            "record", "failed_record", "summary", "boot_qemu", "boot_hosted", "make_data",
            "Path"]
