@@ -861,7 +861,9 @@ void hosted_activity(const char *what)
 
 	if (!v)
 		return;
-	atomic_store_explicit(&v->activity, what, memory_order_relaxed);
+	/* release: the text `what` points at (kport.c's rotating buffer) is written before
+	 * the watchdog, loading the pointer with acquire, reads it */
+	atomic_store_explicit(&v->activity, what, memory_order_release);
 	atomic_fetch_add_explicit(&v->progress, 1, memory_order_relaxed);
 }
 
@@ -1002,15 +1004,57 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	_exit(HOSTED_EXIT_PANIC);
 }
 
-/* Print what each vCPU was last doing and leave with the hang status. `stuck` marks the
- * vCPUs that made no progress (NULL: none known). */
-static _Noreturn void report_vcpus(const char *why, const unsigned *stuck, unsigned limit,
-				   const unsigned long *last)
+/* CPU time (user + system, ms) a vCPU thread has used, from /proc; -1 if unreadable. */
+static long proc_cpu_ms(pid_t tid)
 {
+	char path[64], buf[1024];
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* fields after the command's closing parenthesis: state is field 3, utime 14 */
+	char *p = strrchr(buf, ')');
+	unsigned long ut = 0, st = 0;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+			 &st) != 2)
+		return -1;
+	long hz = sysconf(_SC_CLK_TCK);
+	return hz > 0 ? (long)((ut + st) * 1000 / (unsigned long)hz) : -1;
+}
+
+/* Print what each vCPU was last doing and leave with the hang status. `stuck` marks the
+ * vCPUs that made no progress (NULL: none known). `cpu_then` is each vCPU thread's CPU
+ * time when its progress last changed: a hang that kept the thread on the CPU (a loop)
+ * used about the whole interval since, one where the host starved it (the CI machine
+ * busy elsewhere) almost none - the report says which, with the host's load. */
+static _Noreturn void report_vcpus(const char *why, const unsigned *stuck, unsigned limit,
+				   const unsigned long *last, const long *cpu_then)
+{
+	char load[64] = "?";
+	int lfd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+
+	if (lfd >= 0) {
+		ssize_t n = read(lfd, load, sizeof load - 1);
+		load[n > 0 ? n : 0] = 0;
+		if (strchr(load, '\n'))
+			*strchr(load, '\n') = 0;
+		close(lfd);
+	}
 	pthread_mutex_lock(&console_lock);
-	fprintf(stderr, "\n%s; vCPU state:\n", why);
+	fprintf(stderr, "\n%s; host load average %s; vCPU state:\n", why, load);
 	for (unsigned i = 0; i < nvcpus; i++) {
-		const char *a = atomic_load_explicit(&vcpus[i].activity, memory_order_relaxed);
+		long now_ms = proc_cpu_ms(vcpus[i].tid);
+		if (now_ms >= 0 && cpu_then[i] >= 0)
+			fprintf(stderr, "  vCPU %u used %ld ms of host CPU since its last progress\n",
+				i, now_ms - cpu_then[i]);
+		/* acquire: pairs with hosted_activity's release (the text behind it) */
+		const char *a = atomic_load_explicit(&vcpus[i].activity, memory_order_acquire);
 		fprintf(stderr, "  vCPU %u: %s, last activity: %s (progress %lu)\n", i,
 			atomic_load_explicit(&vcpus[i].done, memory_order_acquire) ?
 			/* half the limit: in a deadlock the second vCPU may reach its wait a
@@ -1031,6 +1075,7 @@ static _Noreturn void report_vcpus(const char *why, const unsigned *stuck, unsig
 static void *watchdog_main(void *arg)
 {
 	unsigned long last[HOSTED_MAX_CPUS];
+	long cpu_then[HOSTED_MAX_CPUS];
 	unsigned stuck[HOSTED_MAX_CPUS] = { 0 };
 	const unsigned tick_ms = 100, limit = watchdog_s * 1000 / tick_ms;
 	sigset_t quit;
@@ -1039,14 +1084,16 @@ static void *watchdog_main(void *arg)
 
 	sigemptyset(&quit);
 	sigaddset(&quit, SIGQUIT);
-	for (unsigned i = 0; i < nvcpus; i++)
+	for (unsigned i = 0; i < nvcpus; i++) {
 		last[i] = atomic_load_explicit(&vcpus[i].progress, memory_order_relaxed);
+		cpu_then[i] = proc_cpu_ms(vcpus[i].tid);
+	}
 	for (;;) {
 		struct timespec ts = { 0, (long)tick_ms * 1000000L };
 		bool hang = false;
 
 		if (sigtimedwait(&quit, NULL, &ts) == SIGQUIT)
-			report_vcpus("SIGQUIT (the tool's timeout)", NULL, 0, last);
+			report_vcpus("SIGQUIT (the tool's timeout)", NULL, 0, last, cpu_then);
 		for (unsigned i = 0; i < nvcpus; i++) {
 			unsigned long p = atomic_load_explicit(&vcpus[i].progress,
 							       memory_order_relaxed);
@@ -1055,13 +1102,15 @@ static void *watchdog_main(void *arg)
 				     atomic_load_explicit(&vcpus[i].idle, memory_order_relaxed);
 
 			stuck[i] = (p == last[i] && !quiet) ? stuck[i] + 1 : 0;
+			if (p != last[i] || quiet)
+				cpu_then[i] = proc_cpu_ms(vcpus[i].tid);
 			last[i] = p;
 			if (watchdog_s && stuck[i] >= limit)
 				hang = true;
 		}
 		if (hang) {
 			snprintf(why, sizeof why, "WATCHDOG: no progress for %u s", watchdog_s);
-			report_vcpus(why, stuck, limit, last);
+			report_vcpus(why, stuck, limit, last, cpu_then);
 		}
 	}
 	return NULL;
@@ -1203,7 +1252,8 @@ void hosted_start(unsigned ncpus, void (*entry)(unsigned cpu))
 	pthread_barrier_t ready;
 	struct start_arg args[HOSTED_MAX_CPUS];
 
-	pthread_barrier_init(&ready, NULL, ncpus);
+	/* the vCPUs and this thread: the watchdog, started after it, reads every tid */
+	pthread_barrier_init(&ready, NULL, ncpus + 1);
 	for (unsigned i = 0; i < ncpus; i++) {
 		struct vcpu *v = &vcpus[i];
 		pthread_attr_t attr;
@@ -1226,6 +1276,7 @@ void hosted_start(unsigned ncpus, void (*entry)(unsigned cpu))
 			die("pthread_create");
 		pthread_attr_destroy(&attr);
 	}
+	pthread_barrier_wait(&ready);
 	{	/* also without a hang limit (watchdog 0): it answers SIGQUIT */
 		pthread_t wd;
 		sigset_t all = irq_set(), old;
