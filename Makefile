@@ -8,7 +8,8 @@
 #                 (-smp 1, 4, 8 and the ISO; every interrupt scheme at -smp 1 and 2), tool
 #                 tests; ends with pytest's summary
 #   make kernel   build/kernel/ksync.elf (+ .elf32 for QEMU -kernel and GRUB); with
-#                 SCHEME=name other than spl-optim: build/kernel-<name>/
+#                 SCHEME=name other than spl-optim: build/kernel-<name>/; WINDOWS=1:
+#                 the masked-window tracker, build/kernel[-<name>]-windows/
 #   make iso      build/ksync.iso (GRUB, BIOS boot)
 #   make lib      build/hosted/libksync.a;  make install PREFIX=/usr/local
 #   make hosted-kernel  the kernel as a Linux process (arch/hosted):
@@ -71,7 +72,13 @@ $(SCHED_STAMP):
 
 Q := $(if $(V),,@)
 BUILD := build
-KBUILD := $(BUILD)/kernel$(if $(filter $(SCHEME),$(DEFAULT_SCHEME)),,-$(SCHEME))
+# WINDOWS=1: the masked-window tracker compiled in (arch_if.h; the -icount Fiasco runs
+# use it to bound the lateness), in its own directory build/kernel[-<scheme>]-windows.
+WINDOWS ?= 0
+ifeq ($(filter $(WINDOWS),0 1),)
+$(error WINDOWS must be 0 or 1)
+endif
+KBUILD := $(BUILD)/kernel$(if $(filter $(SCHEME),$(DEFAULT_SCHEME)),,-$(SCHEME))$(if $(filter 1,$(WINDOWS)),-windows)
 VENV := .venv
 PY := $(VENV)/bin/python
 KSYNC := $(PY) -m ksync
@@ -85,7 +92,7 @@ OBJCOPY ?= objcopy
 KCFLAGS := -std=c11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 	-fno-omit-frame-pointer -mno-red-zone -mgeneral-regs-only -mno-sse -mno-sse2 \
 	-mno-mmx -mno-80387 -mcmodel=small -nostdlib --param=min-pagesize=0 -Wall -Wextra -Werror \
-	-DKSYNC_KERNEL $(SCHEME_DEFS) $(SCHED_DEFS) -Iinclude -Icommon -Ikernel/include -Iarch/$(ARCH)/public -MMD -MP
+	-DKSYNC_KERNEL $(SCHEME_DEFS) $(SCHED_DEFS) $(if $(filter 1,$(WINDOWS)),-DKSYNC_WINDOWS) -Iinclude -Icommon -Ikernel/include -Iarch/$(ARCH)/public -MMD -MP
 # The port's own files (and only they) also see its private headers (x86.h, percpu.h, trap.h).
 KCFLAGS_PORT := -Iarch/$(ARCH)/include
 KASFLAGS := -g -Iarch/$(ARCH)/include -MMD -MP

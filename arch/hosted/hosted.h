@@ -151,6 +151,7 @@ void hosted_idle(void);		/* enable, sleep until a signal or the mailbox, return 
 void hosted_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void hosted_exit(bool pass);
 void hosted_activity(const char *what);	/* hook point: "last activity" + progress */
+void hosted_halted(void);	/* the calling vCPU halts for good (the watchdog: a hang) */
 void hosted_watchdog(unsigned seconds);	/* 0 = off (default 10, before hosted_start) */
 /* The fault panic asks fn (before hosted_start; the kernel's kernel_fault_note) to name
  * what faulted at addr; its text (at most n bytes, NUL-terminated) follows the fault

@@ -569,9 +569,13 @@ void arch_exit(bool pass)
 	hosted_exit(pass);
 }
 
+void arch_win_reset(void) {}
+bool arch_win_read(struct arch_win *out) { (void)out; return false; }
+
 void arch_halt_forever(void)
 {
 	hosted_activity("halted (arch_halt_forever)");
+	hosted_halted();
 	for (;;)
 		pause();	/* a signal the soft flag holds ends one pause; no progress */
 }

@@ -96,10 +96,11 @@ struct vcpu {
 	/* 1 while in hosted_idle. seq_cst with the mailbox accesses (Dekker pattern: a
 	 * sender sees idle or the sleeper sees the mail). */
 	_Atomic int idle;
-	/* Written by the owner at hook points, read by the watchdog: relaxed (a report, no
-	 * data depends on it). */
+	/* Written by the owner at hook points, read by the watchdog: progress and halted
+	 * relaxed (a report, no data depends on them), activity release/acquire (the text). */
 	_Atomic(const char *) activity;
 	_Atomic unsigned long progress;
+	_Atomic bool halted;		/* in arch_halt_forever: a hang that uses no CPU */
 	_Atomic int done;		/* entry returned (release) */
 	/* Owner and its handlers: sources masked "at the controller" (hosted_source_mask),
 	 * bit s = source s; the interrupted signal contexts (ucontext_t *) of the source
@@ -867,6 +868,12 @@ void hosted_activity(const char *what)
 	atomic_fetch_add_explicit(&v->progress, 1, memory_order_relaxed);
 }
 
+void hosted_halted(void)
+{
+	if (self)
+		atomic_store_explicit(&self->halted, true, memory_order_relaxed);
+}
+
 void hosted_watchdog(unsigned seconds)
 {
 	watchdog_s = seconds;
@@ -1070,7 +1077,8 @@ static _Noreturn void report_vcpus(const char *why, const unsigned *stuck, unsig
 }
 
 /* The watchdog thread: every 100 ms it looks for vCPUs without progress (when a watchdog
- * limit is set) and it is the one thread that takes SIGQUIT - the tool's timeout sends
+ * limit is set: no progress for the limit while using at least a quarter of it in host
+ * CPU time, or for 4 times the limit) and it is the one thread that takes SIGQUIT - the tool's timeout sends
  * it, and the answer is the same per-vCPU report (every other thread blocks SIGQUIT). */
 static void *watchdog_main(void *arg)
 {
@@ -1105,8 +1113,16 @@ static void *watchdog_main(void *arg)
 			if (p != last[i] || quiet)
 				cpu_then[i] = proc_cpu_ms(vcpus[i].tid);
 			last[i] = p;
-			if (watchdog_s && stuck[i] >= limit)
-				hang = true;
+			/* A hang is a vCPU that ran without progress: one the host starved (the
+			 * machine busy elsewhere, the RT throttle) used little CPU meanwhile, and
+			 * gets 4 times the limit before it counts (the report says which) */
+			if (watchdog_s && stuck[i] >= limit) {
+				long used = proc_cpu_ms(vcpus[i].tid) - cpu_then[i];
+				if (used < 0 || used * 4 >= (long)watchdog_s * 1000 ||
+				    stuck[i] >= 4 * limit ||
+				    atomic_load_explicit(&vcpus[i].halted, memory_order_relaxed))
+					hang = true;
+			}
 		}
 		if (hang) {
 			snprintf(why, sizeof why, "WATCHDOG: no progress for %u s", watchdog_s);

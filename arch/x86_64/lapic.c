@@ -185,6 +185,8 @@ void arch_self_ipi(unsigned vector) { lapic_send(this_cpu()->apic_id, vector); }
  * sti), so wait - bounded - until no IRR vector is above the processor priority. */
 void arch_irq_window(void)
 {
+	if (ARCH_WINDOWS)
+		ARCH_WIN_CLOSE(ARCH_WIN_IF);
 	__asm__ volatile("sti" ::: "memory");
 	for (int tries = 0; tries < 1000; tries++) {
 		unsigned ppr_class = (lapic_read(0x0a0) >> 4) & 0xf;	/* PPR */
@@ -199,4 +201,6 @@ void arch_irq_window(void)
 		cpu_pause();
 	}
 	__asm__ volatile("cli" ::: "memory");
+	if (ARCH_WINDOWS)
+		ARCH_WIN_OPEN(ARCH_WIN_IF);
 }

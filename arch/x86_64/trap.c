@@ -233,7 +233,56 @@ static void trap_dispatch(struct trapframe *tf)
  * another CPU, so nothing per-CPU is touched after fn returns. The handler must have
  * sent its EOI before the tail (the LAPIC would otherwise hold back equal and lower
  * priorities while fn runs, or on whatever CPU ran it). */
+#ifdef KSYNC_WINDOWS
+struct arch_win arch_win_cpu[ARCH_WIN_CPUS];	/* each CPU's own, IF=0 (arch_impl.h) */
+#endif
+
+void arch_win_reset(void)
+{
+#ifdef KSYNC_WINDOWS
+	irqkey_t k = arch_irq_save();
+	struct arch_win *w = arch_win_self();
+	uint32_t held = w->held;
+	uint64_t since = w->since, site = w->open_site;
+	*w = (struct arch_win){ 0 };
+	/* the windows open now (this one, at least: IF=0 here) stay open */
+	w->held = held;
+	w->since = since;
+	w->open_site = site;
+	arch_irq_restore(k);
+#endif
+}
+
+bool arch_win_read(struct arch_win *out)
+{
+#ifdef KSYNC_WINDOWS
+	irqkey_t k = arch_irq_save();
+	*out = *arch_win_self();
+	if (arch_irqkey_on(k))
+		out->held &= ~ARCH_WIN_IF;	/* the window this read opened itself */
+	arch_irq_restore(k);
+	return true;
+#else
+	(void)out;
+	return false;
+#endif
+}
+
+static void trap_body(struct trapframe *tf);
+
+/* The tracker's view of a trap: IF=0 from the CPU's acceptance to iretq when the
+ * interrupted code had IF=1 (isr.S's 26 instructions before this call and 19 after it
+ * are outside the measured part: the report adds them). */
 void trap_entry(struct trapframe *tf)
+{
+	if (ARCH_WINDOWS && (tf->rflags & RFLAGS_IF))
+		ARCH_WIN_OPEN(ARCH_WIN_IF);
+	trap_body(tf);
+	if (ARCH_WINDOWS && (tf->rflags & RFLAGS_IF))
+		ARCH_WIN_CLOSE(ARCH_WIN_IF);
+}
+
+static void trap_body(struct trapframe *tf)
 {
 	struct cpu *c = this_cpu();
 	c->trap_depth++;

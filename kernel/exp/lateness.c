@@ -36,7 +36,15 @@
  *          "p999":..,"max":..,"irq_max":..,"hist":[[us,count],...],"overflow":..,
  *          "hist_truncated":false}  (hist: lower bucket edges; 1/10/100 us wide below
  *          100 us / below 1 ms / above)
- * (irq_max: the largest deadline -> tick handler entry part of the lateness.)
+ * (irq_max / irq_min: the largest / smallest deadline -> tick hook part of the lateness;
+ * path_max: the largest tick hook -> handler part, the wakeup and the switch. In a
+ * KSYNC_WINDOWS build (make kernel WINDOWS=1, the -icount runs) also win_max, the longest
+ * window in which CPU 0 held its clock back during the run (arch_if.h's tracker: IF=0,
+ * spl-optim's level at or above IPL_CLOCK, a crit_enter section), win_windows, and the
+ * code addresses win_open / win_close of that window. The -icount bound the report
+ * checks: max <= win_max + irq_min(noload) + path_max - a deadline inside a window is
+ * served at most at its end, then takes the entry path that an idle CPU takes
+ * (noload's irq_min), then the wakeup and switch.)
  */
 #include "kernel.h"
 #include "experiment.h"
@@ -135,7 +143,9 @@ static _Atomic uint64_t tick_seq;
 static _Atomic int measuring;		/* the hook runs only while set (release/acquire) */
 static uint32_t *lat;			/* samples in TSC ticks: the handler's alone */
 static unsigned lat_cap, lat_n;
-static uint64_t missed, irq_max;	/* the handler's */
+static uint64_t missed, irq_max, irq_min, path_max;	/* the handler's */
+static struct arch_win win;		/* CPU 0's window record of the run (the handler's) */
+static bool win_ok;
 static uint64_t stop_at;		/* TSC time the run ends: set before the handler starts */
 static _Atomic int stop_load;
 
@@ -153,6 +163,7 @@ static void handler_main(void *arg)
 {
 	(void)arg;
 	uint64_t seen = atomic_load_explicit(&tick_seq, memory_order_acquire), k = 0;
+	arch_win_reset();	/* this CPU (0)'s windows from here on (KSYNC_WINDOWS builds) */
 	while ((int64_t)(arch_cycles() - stop_at) < 0) {
 		sched_sleep(SCHED_COND_USER);
 		uint64_t now = arch_cycles();
@@ -166,6 +177,10 @@ static void handler_main(void *arg)
 			lat[lat_n++] = now > d ? (uint32_t)((now - d) > 0xffffffffu ? 0xffffffffu : now - d) : 0;
 		if (e > d && e - d > irq_max)
 			irq_max = e - d;
+		if (e >= d && e - d < irq_min)
+			irq_min = e - d;
+		if (now > e && now - e > path_max)
+			path_max = now - e;	/* tick hook -> here: the wakeup and the switch */
 		/* the handler's work: its own object each period, the shared one every 8th */
 		if (cur != CFG_NOLOAD) {
 			irqkey_t kk = obj_lock(&Y);
@@ -184,6 +199,7 @@ static void handler_main(void *arg)
 		}
 	}
 	atomic_store_explicit(&measuring, 0, memory_order_release);
+	win_ok = arch_win_read(&win);
 }
 
 /* ---- the load ------------------------------------------------------------------------------- */
@@ -267,7 +283,7 @@ static void sort_u32(uint32_t *a, unsigned n)
 
 static void emit(unsigned seconds, unsigned section_us)
 {
-	char mn[24], p50[24], p99[24], p999[24], mx[24], im[24];
+	char mn[24], p50[24], p99[24], p999[24], mx[24], im[24], in[24], pm[24], wm[24];
 	unsigned n = lat_n;
 	sort_u32(lat, n);
 	uint64_t q50 = n ? lat[(n - 1) / 2] : 0, q99 = n ? lat[(99ull * n + 99) / 100 - 1] : 0;
@@ -278,13 +294,23 @@ static void emit(unsigned seconds, unsigned section_us)
 	fmt_us(p999, sizeof p999, ns_of(q999));
 	fmt_us(mx, sizeof mx, n ? ns_of(lat[n - 1]) : 0);
 	fmt_us(im, sizeof im, ns_of(irq_max));
+	fmt_us(in, sizeof in, irq_min == UINT64_MAX ? 0 : ns_of(irq_min));
+	fmt_us(pm, sizeof pm, ns_of(path_max));
+	fmt_us(wm, sizeof wm, win_ok ? ns_of(win.max) : 0);
 	static char line[8192];	/* the experiment runs on one CPU at a time */
 	size_t o = (size_t)ksnprintf(line, sizeof line,
 		"KSYNC {\"kind\":\"lateness\",\"config\":\"%s\",\"sched\":\"%s\",\"scheme\":\"%s\","
 		"\"period_us\":250,\"seconds\":%u,\"section_us\":%u,\"cpus\":%u,\"expected\":%u,"
 		"\"samples\":%u,\"missed\":%lu,\"unit\":\"us\",\"min\":%s,\"p50\":%s,\"p99\":%s,\"p999\":%s,\"max\":%s,"
-		"\"irq_max\":%s,\"hist\":[", cfg_names[cur], sched_name(), spl_scheme_name(), seconds,
-		section_us, arch_ncpus(), seconds * PERIOD_HZ, n, (unsigned long)missed, mn, p50, p99, p999, mx, im);
+		"\"irq_max\":%s,\"irq_min\":%s,\"path_max\":%s,", cfg_names[cur], sched_name(),
+		spl_scheme_name(), seconds, section_us, arch_ncpus(), seconds * PERIOD_HZ, n,
+		(unsigned long)missed, mn, p50, p99, p999, mx, im, in, pm);
+	if (win_ok)	/* the tracker's longest window on CPU 0 and where it opened / closed */
+		o += (size_t)ksnprintf(line + o, sizeof line - o,
+				       "\"win_max\":%s,\"win_windows\":%lu,\"win_open\":\"0x%lx\","
+				       "\"win_close\":\"0x%lx\",", wm, (unsigned long)win.windows,
+				       (unsigned long)win.max_open, (unsigned long)win.max_close);
+	o += (size_t)ksnprintf(line + o, sizeof line - o, "\"hist\":[");
 	/* the histogram, sparse [lower edge in us, count]: 1 us buckets below 100 us, 10 us
 	 * below 1000 us, 100 us above (a TCG run spreads over milliseconds: 1 us buckets
 	 * there would not fit a line); beyond HIST_US the overflow count. Truncated (never
@@ -330,7 +356,9 @@ static void run_one(enum cfg c, unsigned seconds, unsigned section_us)
 	mon_init(&Y.mon, &lat_y_mon, MON_HANDOFF);
 	X.value = Y.value = 0;
 	lat_n = 0;
-	missed = irq_max = 0;
+	missed = irq_max = path_max = 0;
+	irq_min = UINT64_MAX;
+	win_ok = false;
 	section_ticks = us_ticks(section_us);
 	atomic_store_explicit(&stop_load, 0, memory_order_relaxed);
 	unsigned nload = 0;

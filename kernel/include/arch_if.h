@@ -40,6 +40,25 @@ static inline void arch_wait_for_irq(void);
 /* IF on until nothing deliverable is pending (bounded), then off: lets the interrupts the
  * CPU holds in, by priority. Not inline (arch/x86_64/lapic.c). */
 void arch_irq_window(void);
+/* The masked-window tracker (x86_64 built with KSYNC_WINDOWS, make kernel WINDOWS=1; see
+ * arch_impl.h): the longest union of this CPU's windows that held its clock back (IF=0,
+ * and the soft windows a scheme reports with the two hooks, ARCH_WIN_LEVEL / _CRIT), in
+ * TSC ticks with the code addresses that opened and closed it. In other builds and ports
+ * the hooks are empty and arch_win_read returns false. */
+#define ARCH_WIN_IF 1u		/* IF=0 */
+#define ARCH_WIN_LEVEL 2u	/* a soft level at or above the clock's */
+#define ARCH_WIN_CRIT 4u	/* an optimistic crit_enter section */
+struct arch_win {
+	uint64_t since;		/* TSC when the open window began */
+	uint64_t max;		/* the longest closed window, TSC ticks */
+	uint64_t open_site, max_open, max_close;	/* code addresses */
+	uint64_t windows;	/* windows closed since the reset */
+	uint32_t held;		/* ARCH_WIN_* bits open now */
+} __attribute__((aligned(64)));
+static inline void arch_win_soft_open(unsigned bit);	/* any context; the scheme's holds */
+static inline void arch_win_soft_close(unsigned bit);
+void arch_win_reset(void);			/* the calling CPU's record */
+bool arch_win_read(struct arch_win *out);	/* the calling CPU's; false: no tracker */
 
 /* ---- task priority (inline)
  * A 4-bit priority class (x86 CR8): interrupts whose vector>>4 <= class are held in the

@@ -53,6 +53,13 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	irqkey_t k = arch_irq_save();
 	spl_replay(c, SPL_LEVEL(s), hw_of(SPL_LEVEL(s)));
 	arch_irq_restore(k);
+	/* The tracker's soft windows (KSYNC_WINDOWS builds) end here, the replay inside
+	 * them: the switch sched_lowered may make is the woken thread's path, not part of
+	 * the window that held the clock (splx's and crit_leave's closes are then no-ops). */
+	if (c->ipl < IPL_CLOCK)
+		arch_win_soft_close(ARCH_WIN_LEVEL);
+	if (!c->crit_flag)
+		arch_win_soft_close(ARCH_WIN_CRIT);
 	sched_lowered();	/* a reschedule held by the section happens now */
 }
 

@@ -1108,6 +1108,9 @@ def _run_fiasco(args, repo: Path, env: str | None, progress, meta: dict, host_mo
     if on_qemu:
         if not args.no_build and args.what == "fiasco":
             make(repo, "kernel", progress)
+        if not args.no_build:   # the -icount boots' kernel: the masked-window tracker in
+            make(repo, "kernel", progress, what="kernel, masked-window tracker",
+                 variables={"WINDOWS": "1"})
         images = {}
         for fl in ("rt", "std"):
             try:
@@ -1134,6 +1137,7 @@ def _run_fiasco(args, repo: Path, env: str | None, progress, meta: dict, host_mo
                 cfg = _boot_config(args, repo, "bench", fiascorun.filt(first), kernel_set, smp=cpus)
                 cfg.disk = None         # the Linux guest has none either
                 cfg.icount = icount
+                cfg.windows = icount is not None    # win_max: the bound of the -icount runs
                 cfg.append = [*fiascorun.words(plan, first), *cfg.append]
                 cfg.timeout = max(cfg.timeout, plan.timeout)
                 progress(f"booting kernel: fiasco{' + Table 2' if first else ''}, lateness "

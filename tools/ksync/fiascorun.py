@@ -18,6 +18,9 @@ The order of the QEMU runs is the interleaving: pair i = ksync, Linux-RT, Linux,
 """
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -58,10 +61,36 @@ def filt(first: bool) -> str:
     return "fiasco,lateness" if first else "lateness"
 
 
+def code_site(elf: Path | None, addr: str) -> str | None:
+    """``function (file:line)`` of a kernel code address: the first inlined frame outside
+    the tracker's own header (arch_impl.h), via addr2line -f -i; None if unknown."""
+    a2l = shutil.which("addr2line")
+    if not a2l or elf is None or not Path(elf).is_file():
+        return None
+    try:
+        p = subprocess.run([a2l, "-f", "-i", "-e", str(elf), addr], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+                           timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = p.stdout.splitlines()
+    for func, loc in zip(out[0::2], out[1::2]):
+        if "arch_impl.h" in loc or loc.startswith("??"):
+            continue
+        path, _, line = loc.split(" ")[0].rpartition(":")
+        return f"{func} ({Path(path).name}:{line})"
+    return None
+
+
 def record(platform: str, env: str | None, res, smp: int, host_model: str, pair: int) -> dict:
     bootobj = res.boot or {}
     rows = [dict(o) for o in res.objects if o.get("kind") in KINDS]
     lat = [r for r in rows if r["kind"] == "lateness"]
+    elf = getattr(getattr(res, "symbolizer", None), "elf", None)
+    for r in lat:       # the tracker's longest window, by name (WINDOWS=1 kernels)
+        for k in ("win_open", "win_close"):
+            if isinstance(r.get(k), str):
+                r[k + "_at"] = code_site(elf, r[k])
     ok = bool(res.passed and lat)
     reason = None if ok else (res.reason or "the kernel printed no lateness row")
     return {

@@ -101,6 +101,9 @@ class BootConfig:
     # instructions executed; TCG only, and single-threaded (QEMU 7.2 has no icount with
     # MTTCG). None: real time (the default).
     icount: str | None = None
+    # the kernel built with the masked-window tracker (make WINDOWS=1 kernel,
+    # build/kernel[-<scheme>]-windows): its lateness lines carry win_max (Fiasco -icount)
+    windows: bool = False
 
 
 @dataclass
@@ -181,7 +184,7 @@ def kernel_image(cfg: BootConfig) -> Path:
     """What QEMU boots: the ISO, or the ELF32 of the configured scheme."""
     if cfg.iso:
         return cfg.repo / ISO_IMAGE
-    return schemes.scheme_image(cfg.repo, cfg.scheme)
+    return schemes.scheme_image(cfg.repo, cfg.scheme, cfg.windows)
 
 
 def disk_args(disk: Path, machine: str = "pc") -> list[str]:
@@ -490,10 +493,9 @@ def prepare(cfg: BootConfig) -> tuple[str, str, str, list[str]]:
     if not image.is_file():
         if cfg.iso:
             target = "make iso"
-        elif cfg.scheme is not None:
-            target = f"make SCHEME={cfg.scheme} kernel"
         else:
-            target = "make kernel"
+            target = ("make " + (f"SCHEME={cfg.scheme} " if cfg.scheme is not None else "")
+                      + ("WINDOWS=1 " if cfg.windows else "") + "kernel")
         raise SetupError(f"{display_path(image)} not found; build it with `{target}` "
                          "(or drop --no-build)")
     if cfg.disk is not None:
@@ -509,7 +511,7 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     """
     qemu, accel, env, cmd = prepare(cfg)
     repo = cfg.repo
-    elf = repo / KERNEL_ELF if cfg.iso else schemes.scheme_elf(repo, cfg.scheme)
+    elf = repo / KERNEL_ELF if cfg.iso else schemes.scheme_elf(repo, cfg.scheme, cfg.windows)
     symbolizer = Symbolizer(elf, repo=repo)
     log_path, log = _open_log(cfg.log_dir or repo / LOG_DIR, cfg.mode, cfg.smp, env,
                               cfg.scheme)

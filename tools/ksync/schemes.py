@@ -113,23 +113,25 @@ def parse_schemes(text: str) -> list[str]:
     return out
 
 
-def scheme_dir(repo: Path, name: str | None) -> Path:
+def scheme_dir(repo: Path, name: str | None, windows: bool = False) -> Path:
     """Build directory of a scheme's kernel: build/kernel/ for the default scheme,
-    build/kernel-<name>/ for the others."""
+    build/kernel-<name>/ for the others; with ``windows`` (make WINDOWS=1: the
+    masked-window tracker compiled in) the same with ``-windows`` appended."""
     name = check_scheme(name)
+    tail = "-windows" if windows else ""
     if name == DEFAULT_SCHEME:
-        return Path(repo) / KERNEL_DIR
-    return Path(repo) / f"{KERNEL_DIR}-{name}"
+        return Path(repo) / f"{KERNEL_DIR}{tail}"
+    return Path(repo) / f"{KERNEL_DIR}-{name}{tail}"
 
 
-def scheme_image(repo: Path, name: str | None) -> Path:
+def scheme_image(repo: Path, name: str | None, windows: bool = False) -> Path:
     """The ELF32 image QEMU boots with -kernel."""
-    return scheme_dir(repo, name) / ELF32_NAME
+    return scheme_dir(repo, name, windows) / ELF32_NAME
 
 
-def scheme_elf(repo: Path, name: str | None) -> Path:
+def scheme_elf(repo: Path, name: str | None, windows: bool = False) -> Path:
     """The ELF64 with symbols (for the panic symbolizer)."""
-    return scheme_dir(repo, name) / ELF_NAME
+    return scheme_dir(repo, name, windows) / ELF_NAME
 
 
 def make_vars(name: str | None) -> dict[str, str]:

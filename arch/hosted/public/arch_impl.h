@@ -93,6 +93,10 @@ static inline void arch_irq_enable(void) { arch_irq_restore(0); }
 static inline void arch_irq_disable(void) { (void)arch_irq_save(); }
 /* enable + sigsuspend as one step (runtime.c hosted_idle); returns with IRQs on */
 static inline void arch_wait_for_irq(void) { hosted_idle(); }
+/* No masked-window tracker on this port (arch_if.h: x86_64 WINDOWS=1 builds only; the
+ * icount bound it serves is an emulator's): the hooks are empty, arch_win_read false. */
+static inline void arch_win_soft_open(unsigned bit) { (void)bit; }
+static inline void arch_win_soft_close(unsigned bit) { (void)bit; }
 
 /* ---- task priority: a per-vCPU soft class (kport.c holds the vectors it blocks) ---- */
 static inline unsigned arch_tpr_get(void) { return hosted_tpr; }

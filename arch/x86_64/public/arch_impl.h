@@ -16,20 +16,122 @@
 /* The vector of the port's per-CPU clock (trap.h's VEC_TIMER; lapic.c asserts equality). */
 #define ARCH_VEC_TIMER 0xef
 
+/* ---- the masked-window tracker (KSYNC_WINDOWS builds only: make kernel WINDOWS=1 ->
+ * build/kernel-windows) ---------------------------------------------------------------
+ * Hohmuth & Haertig's lateness under -icount (issue 12 item 7): there time is
+ * instructions, and a clock interrupt can only be late by the window that held it back.
+ * Each CPU tracks the union of the windows in which it holds its clock back - IF=0
+ * (ARCH_WIN_IF: arch_irq_save/disable up to restore/enable, a trap from its entry to its
+ * iretq, arch_irq_window's cli) and the soft ones a scheme reports through
+ * arch_win_soft_open/close (spl-optim's level at or above IPL_CLOCK, an optimistic
+ * crit_enter section) - and keeps the longest, in TSC ticks, with the code addresses
+ * that opened and closed it. Every update runs with IF=0 (the soft hooks clear it
+ * themselves), so the CPU's own interrupts never see a half-updated record; only its own
+ * CPU writes a record, and it is read after that CPU's run (lateness.c: the handler
+ * thread on the same CPU). In other builds every hook is empty and costs nothing. */
+#ifdef KSYNC_WINDOWS
+#define ARCH_WIN_CPUS 256
+extern struct arch_win arch_win_cpu[ARCH_WIN_CPUS];
+static inline uint64_t arch_win_rip(void)
+{
+	uint64_t r;
+	__asm__ volatile("leaq 0(%%rip), %0" : "=r"(r));
+	return r;
+}
+static inline struct arch_win *arch_win_self(void)
+{
+	uint32_t i;
+	__asm__ volatile("movl %%gs:8, %0" : "=r"(i));
+	return &arch_win_cpu[i % ARCH_WIN_CPUS];
+}
+/* IF=0 (every caller) */
+static inline void arch_win_open_at(unsigned bit, uint64_t site)
+{
+	struct arch_win *w = arch_win_self();
+	if (!w->held) {
+		uint32_t lo, hi;
+		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+		w->since = ((uint64_t)hi << 32) | lo;
+		w->open_site = site;
+	}
+	w->held |= bit;
+}
+static inline void arch_win_close_at(unsigned bit, uint64_t site)
+{
+	struct arch_win *w = arch_win_self();
+	if (!(w->held & bit))
+		return;
+	w->held &= ~bit;
+	if (w->held)
+		return;
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	uint64_t d = (((uint64_t)hi << 32) | lo) - w->since;
+	w->windows++;
+	if (d > w->max) {
+		w->max = d;
+		w->max_open = w->open_site;
+		w->max_close = site;
+	}
+}
+static inline void arch_win_soft_open(unsigned bit)
+{
+	uint64_t f;
+	__asm__ volatile("pushfq; popq %0; cli" : "=r"(f) :: "memory");
+	arch_win_open_at(bit, arch_win_rip());
+	__asm__ volatile("pushq %0; popfq" :: "r"(f) : "memory", "cc");
+}
+static inline void arch_win_soft_close(unsigned bit)
+{
+	uint64_t f;
+	__asm__ volatile("pushfq; popq %0; cli" : "=r"(f) :: "memory");
+	arch_win_close_at(bit, arch_win_rip());
+	__asm__ volatile("pushq %0; popfq" :: "r"(f) : "memory", "cc");
+}
+#define ARCH_WIN_OPEN(bit) arch_win_open_at((bit), arch_win_rip())
+#define ARCH_WIN_CLOSE(bit) arch_win_close_at((bit), arch_win_rip())
+#define ARCH_WINDOWS 1
+#else
+static inline void arch_win_soft_open(unsigned bit) { (void)bit; }
+static inline void arch_win_soft_close(unsigned bit) { (void)bit; }
+#define ARCH_WIN_OPEN(bit) ((void)0)
+#define ARCH_WIN_CLOSE(bit) ((void)0)
+#define ARCH_WINDOWS 0
+#endif
+
 /* pushf/cli: the "memory" clobber keeps the compiler from moving accesses out of the
  * masked region; the CPU itself never reorders around cli/popf for this CPU's IRQs. */
 static inline irqkey_t arch_irq_save(void)
 {
 	uint64_t f;
 	__asm__ volatile("pushfq; popq %0; cli" : "=r"(f) :: "memory");
+	if (ARCH_WINDOWS && (f & ARCH_RFLAGS_IF))
+		ARCH_WIN_OPEN(ARCH_WIN_IF);
 	return f;
 }
 static inline void arch_irq_restore(irqkey_t k)
 {
+	if (ARCH_WINDOWS && (k & ARCH_RFLAGS_IF))
+		ARCH_WIN_CLOSE(ARCH_WIN_IF);
 	__asm__ volatile("pushq %0; popfq" :: "r"(k) : "memory", "cc");
 }
-static inline void arch_irq_enable(void) { __asm__ volatile("sti" ::: "memory"); }
-static inline void arch_irq_disable(void) { __asm__ volatile("cli" ::: "memory"); }
+static inline void arch_irq_enable(void)
+{
+	if (ARCH_WINDOWS)
+		ARCH_WIN_CLOSE(ARCH_WIN_IF);
+	__asm__ volatile("sti" ::: "memory");
+}
+static inline void arch_irq_disable(void)
+{
+#ifdef KSYNC_WINDOWS
+	uint64_t f;
+	__asm__ volatile("pushfq; popq %0; cli" : "=r"(f) :: "memory");
+	if (f & ARCH_RFLAGS_IF)
+		ARCH_WIN_OPEN(ARCH_WIN_IF);
+#else
+	__asm__ volatile("cli" ::: "memory");
+#endif
+}
 static inline bool arch_irq_enabled(void)
 {
 	uint64_t f;
@@ -38,7 +140,12 @@ static inline bool arch_irq_enabled(void)
 }
 static inline bool arch_irqkey_on(irqkey_t k) { return (k & ARCH_RFLAGS_IF) != 0; }
 /* sti; hlt: sti's one-instruction shadow makes enable-and-wait atomic. */
-static inline void arch_wait_for_irq(void) { __asm__ volatile("sti; hlt" ::: "memory"); }
+static inline void arch_wait_for_irq(void)
+{
+	if (ARCH_WINDOWS)
+		ARCH_WIN_CLOSE(ARCH_WIN_IF);
+	__asm__ volatile("sti; hlt" ::: "memory");
+}
 
 static inline unsigned arch_tpr_get(void)
 {

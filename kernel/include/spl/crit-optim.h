@@ -24,10 +24,12 @@ void spl_crit_slow(struct spl_cpu *c);	/* run what became runnable at the curren
 static inline void crit_enter(void)
 {
 	struct spl_cpu *c = spl_self();
-	if (__builtin_expect(c->crit_flag != 0, 0))
+	if (__builtin_expect(c->crit_flag != 0, 0)) {
 		c->crit_nest++;
-	else
+	} else {
 		c->crit_flag = 1;
+		arch_win_soft_open(ARCH_WIN_CRIT);	/* KSYNC_WINDOWS builds; empty otherwise */
+	}
 	ksync_compiler_barrier();	/* the section's accesses stay after the flag */
 }
 static inline void crit_leave(void)
@@ -43,6 +45,7 @@ static inline void crit_leave(void)
 	ksync_compiler_barrier();	/* the check reads pending after the store */
 	if (c->pending & SPL_RUNNABLE(c->ipl))
 		spl_crit_slow(c);
+	arch_win_soft_close(ARCH_WIN_CRIT);	/* after the replay: it ran inside the window */
 }
 /* The level that holds sources back now: IPL_HIGH inside crit_enter. */
 static inline unsigned spl_effective(struct spl_cpu *c) { return c->crit_flag ? IPL_HIGH : c->ipl; }

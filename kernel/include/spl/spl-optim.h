@@ -31,16 +31,33 @@ static inline spl_t splraise(unsigned level)
 	spl_t s = c->ipl;
 	if (level > s) {
 		arch_cpu_local_xor64(&c->istate, (uint64_t)(s ^ level) << 32);
+		/* the tracker's soft window (KSYNC_WINDOWS builds; empty otherwise) */
+		if (s < IPL_CLOCK && level >= IPL_CLOCK)
+			arch_win_soft_open(ARCH_WIN_LEVEL);
 	}
 	return s;
 }
 /* Lower only if nothing pending above the new level, in one step (NetBSD's cmpxchg8b on
  * ci_istate): an unlocked cmpxchg is atomic with respect to this CPU's interrupts, so a
  * deferral cannot slip in between the check and the store. Otherwise the slow path. */
+static inline void splx_lower(struct spl_cpu *c, spl_t s);
 static inline void splx(spl_t s)
 {
 	struct spl_cpu *c = spl_self();
 	SPL_CHECK_LOWER(c, s);
+#ifdef KSYNC_WINDOWS
+	/* the tracker's soft window closes once the clock's level is released (what the
+	 * lowering replays is inside it) */
+	bool clock_held = c->ipl >= IPL_CLOCK && SPL_LEVEL(s) < IPL_CLOCK;
+	splx_lower(c, s);
+	if (clock_held)
+		arch_win_soft_close(ARCH_WIN_LEVEL);
+#else
+	splx_lower(c, s);
+#endif
+}
+static inline void splx_lower(struct spl_cpu *c, spl_t s)
+{
 	uint64_t old = c->istate;
 	for (;;) {
 		if ((uint32_t)old & SPL_RUNNABLE(s)) {
