@@ -559,6 +559,14 @@ void arch_console_write(const char *s, size_t n)
  * window is a store the poller sees instead of a signal that must wake a sleeping host
  * thread (15-25 us measured). Only when every vCPU has a core of its own: oversubscribed,
  * a polling vCPU would take the core from one with work. */
+bool arch_spin_yield_host(void)
+{
+	if (!hosted_oversubscribed())
+		return false;
+	sched_yield();	/* this vCPU thread to the back of its host run queue */
+	return true;
+}
+
 uint64_t arch_idle_poll_ticks(void)
 {
 	return hosted_oversubscribed() ? 0 : tsc_hz / 1000000u * 30u;

@@ -170,3 +170,5 @@ void smp_init(void)
 /* Idle CPUs wait at once (arch_if.h): under QEMU a polling vCPU takes host time from the
  * vCPUs that have work; on hardware the LAPIC IPI to a halted CPU is cheap enough. */
 uint64_t arch_idle_poll_ticks(void) { return 0; }
+/* the pause in the spin is the hint KVM's pause-loop exiting sees */
+bool arch_spin_yield_host(void) { return false; }

@@ -73,6 +73,14 @@ static inline uint64_t arch_cycles_end(void);	/* serialized read closing an inte
 static inline unsigned arch_cpu_id(void);	/* dense index 0..ncpus-1 of the calling CPU. */
 static inline void arch_cpu_relax(void);	/* spin-wait hint. */
 
+/* A CPU that spins on another CPU's progress (a helping lock whose owner runs
+ * elsewhere) gives its host core back for a moment - the paravirtual "spin, then yield
+ * the vCPU": the hosted port, when its vCPUs outnumber the host's cores, yields the vCPU
+ * thread to the host scheduler (the owner's vCPU may be the one waiting for that core);
+ * otherwise, and on x86_64 (a guest of QEMU or KVM, whose pause-loop exiting sees the
+ * spin), nothing. Returns whether it yielded. Not inline (arch/<port>/). */
+bool arch_spin_yield_host(void);
+
 /* How long (TSC ticks) an idle CPU should poll for work before it waits for an
  * interrupt: a wakeup that arrives in that window costs a shared-memory handoff instead
  * of an interrupt that must wake a halted CPU. 0: wait at once (x86_64 under QEMU, where

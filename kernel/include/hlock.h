@@ -99,6 +99,8 @@ LOCK_CLASS_DECLARE(hlock_thread_class);	/* every thread's own lock */
 struct hlock_stats {
 	uint64_t contended, helps_local, helps_remote, helps_not, handoffs,
 		chain_max, invalid_returns;
+	uint64_t host_yields;	/* spinning helpers that gave the host core back (hosted,
+				   oversubscribed: arch_spin_yield_host) */
 };
 void hlock_stats_get(struct hlock_stats *st);
 void hlock_stats_reset(void);

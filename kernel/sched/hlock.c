@@ -68,7 +68,8 @@ LOCK_CLASS(hlock_thread_class, "thread_lock", LOCK_HELPING, LOCK_DATA);
  * migrated between the two loses one count, never corrupts), read by anyone. Slow paths
  * only: the uncontended acquire and release touch none of them. */
 static struct {
-	uint64_t contended, helps_local, helps_remote, helps_not, handoffs, chain_max, invalid;
+	uint64_t contended, helps_local, helps_remote, helps_not, handoffs, chain_max, invalid,
+		host_yields;
 } __attribute__((aligned(64))) hst[MAX_CPUS];
 #define HST_INC(f) SCHED_STAT_INC(hst[arch_cpu_id()].f)
 
@@ -224,6 +225,11 @@ static int hlock_lock_slow(struct hlock *l, struct thread *self, uint64_t w)
 			while ((int64_t)(arch_cycles() - until) < 0 &&
 			       atomic_load_explicit(&l->word, memory_order_relaxed) == w)
 				arch_cpu_relax();
+			/* spin, then give the vCPU back: with more vCPUs than host cores the
+			 * owner's vCPU may be waiting for this one's core (arch_if.h) */
+			if (atomic_load_explicit(&l->word, memory_order_relaxed) == w &&
+			    arch_spin_yield_host())
+				HST_INC(host_yields);
 			/* still waiting after ~50 us (the owner's CPU may itself wait for a host
 			 * time slice: hosted vCPUs outnumbering cores): let this CPU's others run
 			 * meanwhile - we stay ready and come back at our level's turn */
@@ -406,6 +412,7 @@ void hlock_stats_get(struct hlock_stats *st)
 		if (m > st->chain_max)
 			st->chain_max = m;
 		st->invalid_returns += __atomic_load_n(&hst[c].invalid, __ATOMIC_RELAXED);
+		st->host_yields += __atomic_load_n(&hst[c].host_yields, __ATOMIC_RELAXED);
 	}
 }
 
@@ -419,6 +426,7 @@ void hlock_stats_reset(void)
 		__atomic_store_n(&hst[c].handoffs, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&hst[c].chain_max, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&hst[c].invalid, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&hst[c].host_yields, 0, __ATOMIC_RELAXED);
 	}
 }
 

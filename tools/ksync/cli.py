@@ -1105,6 +1105,7 @@ def _run_fiasco(args, repo: Path, env: str | None, progress, meta: dict, host_mo
     kernel_set = RUN_SETS[args.set].kernel_set
     echo = _echo_stdout if args.verbose else None
     qemu_base: dict[str, list[str]] = {}     # env -> the QEMU options both guests got
+    sweep: list[dict] = []                   # the lateness under every interrupt scheme
     if on_qemu:
         if not args.no_build and args.what == "fiasco":
             make(repo, "kernel", progress)
@@ -1154,6 +1155,8 @@ def _run_fiasco(args, repo: Path, env: str | None, progress, meta: dict, host_mo
                     res.update(pair=i, env=env_name, flavour=fl)
                     linux.append(res)
                     progress(f"linux {fl}: {fiascorun.linux_summary(res)}")
+        sweep = _fiasco_scheme_sweep(args, repo, env, plan, kernel_set, host_model, progress,
+                                     echo)
     if on_hosted:
         try:
             if not args.no_build:
@@ -1181,7 +1184,43 @@ def _run_fiasco(args, repo: Path, env: str | None, progress, meta: dict, host_mo
                 linux.append(res)
                 progress(f"host cyclictest: {fiascorun.linux_summary(res)}")
     return {"meta": meta, "plan": {**dataclasses.asdict(plan), "qemu_base": qemu_base},
-            "runs": runs, "linux": linux, "linux_missing": missing, "other_qemu": other}
+            "runs": runs, "linux": linux, "linux_missing": missing, "other_qemu": other,
+            "scheme_sweep": sweep}
+
+
+def _fiasco_scheme_sweep(args, repo: Path, env: str, plan, kernel_set, host_model: str,
+                         progress, echo) -> list[dict]:
+    """The lateness under every interrupt scheme: one -icount boot of each scheme's kernel
+    (fiascorun.SWEEP_CONFIGS, SWEEP_SECONDS each). A scheme whose build or boot fails is
+    recorded with its reason; the others still run."""
+    out = []
+    icount = f"shift={plan.icount_shift},align=off,sleep=off"
+    names = list(schemes.SCHEMES)
+    for k, name in enumerate(names):
+        env_name = f"{env}-icount"
+        try:
+            if not args.no_build:
+                make(repo, "kernel", None, variables=schemes.make_vars(name))
+        except KsyncError as e:
+            rec = fiascorun.failed_record("qemu", env_name, f"build failed: {e}", 0)
+            rec["scheme"] = name
+            out.append(rec)
+            progress(f"fiasco scheme sweep: {name}: build failed")
+            continue
+        cfg = _boot_config(args, repo, "bench", "lateness", kernel_set, smp=1)
+        cfg.disk = None
+        cfg.icount = icount
+        cfg.scheme = name
+        cfg.append = [*fiascorun.sweep_words(plan), *cfg.append]
+        cfg.timeout = max(cfg.timeout, plan.timeout)
+        progress(f"booting kernel: lateness under scheme {name} ({k + 1} of {len(names)}), "
+                 f"{'/'.join(fiascorun.SWEEP_CONFIGS)} {fiascorun.SWEEP_SECONDS}s, smp=1, "
+                 f"{env_name}")
+        rec = fiascorun.boot_qemu(cfg, host_model, 0, env_name, echo)
+        rec["scheme"] = name
+        out.append(rec)
+        progress(f"kernel lateness {name}: {fiascorun.summary(rec)}")
+    return out
 
 
 def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:

@@ -58,6 +58,7 @@ TITLES = {
     "bars": "Performance bars (issue 12)",
     "t1": "Table 1 (Hohmuth & Härtig) regenerated: lateness of a 250 µs periodic handler",
     "runs": "Lateness runs",
+    "schemes": "Table 1 under every interrupt scheme (-icount, one CPU)",
 }
 # kernel/exp/lateness.c's configurations (fiascorun.LAT_CONFIGS; fiascorun imports this
 # module, so the names are repeated here)
@@ -996,12 +997,57 @@ def runs_table(data: dict) -> Table | None:
                  notes_above=notes, notes_below=[f"Reason of run {b}" for b in below])
 
 
+def schemes_table(data: dict) -> Table | None:
+    """The lateness under every interrupt scheme (one -icount boot per scheme's kernel,
+    data["scheme_sweep"]): per scheme the p50 / p99.9 / max of each swept configuration."""
+    recs = _dicts(data.get("scheme_sweep"))
+    if not recs:
+        return None
+    cfgs: list[str] = []
+    for x in recs:
+        for r in _dicts(x.get("rows")):
+            if r.get("kind") == "lateness" and r.get("config") not in cfgs:
+                cfgs.append(str(r.get("config")))
+    rows, below = [], []
+    for x in recs:
+        lat = {str(r.get("config")): r for r in _dicts(x.get("rows"))
+               if r.get("kind") == "lateness"}
+        cells = []
+        for c in cfgs:
+            r = lat.get(c)
+            cells += ([_sig(_num(r.get(k))) if _num(r.get(k)) is not None else DASH
+                       for k in ("p50", "p999", "max")] if r else [DASH] * 3)
+        status = str(x.get("status") or "?")
+        if status != "ok":
+            why = str(x.get("reason") or "?")
+            below.append(f"{x.get('scheme', '?')}: {why}")
+            status = f"{status}: " + _one_line(why, CELL_REASON - 20)
+        rows.append([str(x.get("scheme") or "?"), *cells, status])
+    plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
+    headers = ["scheme"] + [f"{c} {k} (µs)" for c in cfgs for k in ("p50", "p99.9", "max")] \
+        + ["status"]
+    return Table(title=TITLES["schemes"], headers=headers, rows=rows,
+                 align=["l"] + ["r"] * (3 * len(cfgs)) + ["l"],
+                 notes_above=[
+                     "The lateness of the 250 µs handler under each interrupt scheme's kernel "
+                     "(one kernel per scheme), in the configurations the scheme decides: "
+                     "helping (the helping locks' and the scheduler's own critical sections) "
+                     "and master-scheme (the load's master locks masked through the scheme: "
+                     f"{plan.get('section_us', '?')} µs sections). One boot per scheme under "
+                     f"QEMU -icount shift={plan.get('icount_shift', '?')} with one CPU: the "
+                     "guest clock counts instructions, so the figures are the emulated "
+                     "machine's and repeat from run to run (µs of guest time; not hardware "
+                     "costs)."],
+                 notes_below=[f"Reason: {b}" for b in below])
+
+
 def fiasco_tables(data: dict | None) -> list:
     if not isinstance(data, dict) or (not _dicts(data.get("runs"))
                                       and not _dicts(data.get("linux"))):
         return []
     envs = environments(data)
-    out = [table2(data, envs), bars_table(data), table1(data, envs), runs_table(data)]
+    out = [table2(data, envs), bars_table(data), table1(data, envs), schemes_table(data),
+           runs_table(data)]
     return [t for t in out if t is not None]
 
 

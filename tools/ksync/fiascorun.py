@@ -57,6 +57,20 @@ def words(plan: FiascoPlan, first: bool) -> list[str]:
     return [f"lat_seconds={plan.seconds}", f"lat_section_us={plan.section_us}"]
 
 
+# The lateness under every interrupt scheme (issue 12 item 6: "under the interrupt schemes
+# where it matters"): one -icount boot (one vCPU: instruction-counted, deterministic) of
+# each scheme's kernel, with the configurations the scheme decides - helping (its locks'
+# and the scheduler's critical sections) and master-scheme (master locks masked through
+# the scheme); 1 s each.
+SWEEP_CONFIGS = ("helping", "master-scheme")
+SWEEP_SECONDS = 1
+
+
+def sweep_words(plan: FiascoPlan) -> list[str]:
+    return [f"lat_seconds={SWEEP_SECONDS}", f"lat_section_us={plan.section_us}",
+            "lat_configs=" + ",".join(SWEEP_CONFIGS)]
+
+
 def filt(first: bool) -> str:
     return "fiasco,lateness" if first else "lateness"
 

@@ -1,0 +1,445 @@
+/*
+ * test_lf_fifo_mpmc_word.c - the bounded MPMC FIFO of 8-byte words
+ * (include/ksync/lf_fifo_mpmc_word.h): storage size and every bad input; exact FIFO,
+ * full and empty single-threaded against a model over many wrap-arounds for capacities
+ * 1..64 (values over the whole 64-bit range); hints moved back by any amount (the
+ * header's walks and jumps); each CAS made to fail once by a conflicting operation run
+ * just before it (through the atomic-step hook); and a multi-producer multi-consumer
+ * stress that tags every element (producer, sequence), checks that nothing is lost or
+ * duplicated and that every consumer sees each producer's elements in order, and hands
+ * a plainly written payload through each element (ThreadSanitizer checks the
+ * happens-before).  Lock-freedom under a stopped thread: test_lf_fifo_preempt.c.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Conflict injection: before the victim's cell CAS (the only cas128 of the queue),
+ * run one whole conflicting operation, once. */
+static int inj_armed, inj_in, inj_hits;
+static void (*inj_action)(void);
+static void inject(int is_cas128)
+{
+	if (!is_cas128 || !inj_armed || inj_in)
+		return;
+	inj_armed = 0;
+	inj_in = 1;
+	inj_hits++;
+	inj_action();
+	inj_in = 0;
+}
+#define KSYNC__WORD_IS_CAS128_cas128 1
+#define KSYNC__WORD_IS_CAS128_load 0
+#define KSYNC__WORD_IS_CAS128_store 0
+#define KSYNC__WORD_IS_CAS128_exchange 0
+#define KSYNC__WORD_IS_CAS128_cas 0
+#define KSYNC__WORD_IS_CAS128_fetch_add 0
+#define KSYNC__WORD_IS_CAS128_fetch_sub 0
+#define KSYNC__WORD_IS_CAS128_fetch_or 0
+#define KSYNC__WORD_IS_CAS128_fetch_and 0
+#define KSYNC__WORD_IS_CAS128_fence 0
+#define KSYNC__WORD_IS_CAS128_load128 0
+#define KSYNC_ATOMIC_HOOK(op, addr) inject(KSYNC__WORD_IS_CAS128_##op)
+
+#include <ksync/ktest.h>
+#include <ksync/lf_fifo_mpmc_word.h>
+
+#define MAXCAP 64
+#define GUARD 64
+static _Alignas(64) unsigned char store[MAXCAP * 16 + GUARD];
+static struct lf_fifo_mpmc_word q;
+
+static bool guard_ok(size_t from)
+{
+	for (size_t i = from; i < sizeof(store); i++)
+		if (store[i] != 0xEE)
+			return false;
+	return true;
+}
+
+/* xorshift64*: deterministic values over the whole 64-bit range */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ull;
+}
+
+/* ---- sizes and bad input ------------------------------------------------------------ */
+
+KTEST(lf_fifo_mpmc_word_storage_size)
+{
+	KT_EXPECT_EQ(lf_fifo_storage_size_mpmc_word(1), 16);
+	KT_EXPECT_EQ(lf_fifo_storage_size_mpmc_word(2), 32);
+	KT_EXPECT_EQ(lf_fifo_storage_size_mpmc_word(1024), 16384);
+	KT_EXPECT_EQ(lf_fifo_storage_size_mpmc_word((uint64_t)1 << 31), (uint64_t)1 << 35);
+	KT_EXPECT_EQ(lf_fifo_storage_size_mpmc_word(0), 0);
+	KT_EXPECT_EQ(lf_fifo_storage_size_mpmc_word(3), 0);
+	KT_EXPECT_EQ(lf_fifo_storage_size_mpmc_word(6), 0);
+	KT_EXPECT_EQ(lf_fifo_storage_size_mpmc_word((uint64_t)1 << 32), 0);
+	KT_EXPECT_EQ(lf_fifo_storage_size_mpmc_word(UINT64_MAX), 0);
+}
+
+KTEST(lf_fifo_mpmc_word_bad_input)
+{
+	struct lf_fifo_mpmc_word before;
+	uint64_t v = 7;
+
+	memset(store, 0xEE, sizeof(store));
+	memset(&q, 0x5A, sizeof(q));
+	before = q;
+	KT_EXPECT_EQ(lf_fifo_init_mpmc_word(NULL, store, sizeof(store), 4), KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_init_mpmc_word(&q, store, sizeof(store), 0), KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_init_mpmc_word(&q, store, sizeof(store), 3), KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_init_mpmc_word(&q, store, sizeof(store), 12), KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_init_mpmc_word(&q, store, sizeof(store), (uint64_t)1 << 32),
+		     KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_init_mpmc_word(&q, NULL, sizeof(store), 4), KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_init_mpmc_word(&q, store + 8, sizeof(store) - 8, 4), KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_init_mpmc_word(&q, store + 4, sizeof(store) - 4, 4), KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_init_mpmc_word(&q, store, 4 * 16 - 1, 4), KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_init_mpmc_word(&q, store, 0, 1), KSYNC_EINVAL);
+	/* nothing was written by a refused init */
+	KT_EXPECT(memcmp(&q, &before, sizeof(q)) == 0);
+	KT_EXPECT(guard_ok(0));
+	KT_EXPECT_EQ(lf_fifo_enqueue_mpmc_word(NULL, v), KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(NULL, &v), KSYNC_EINVAL);
+	/* exactly the size is enough; 16-aligned storage at an offset is fine */
+	KT_ASSERT_EQ(lf_fifo_init_mpmc_word(&q, store + 16, 4 * 16, 4), KSYNC_OK);
+	KT_EXPECT(guard_ok(16 + 4 * 16));
+	KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, NULL), KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, &v), KSYNC_EEMPTY);
+	KT_EXPECT_EQ(v, 7);	/* untouched by EEMPTY */
+	KT_EXPECT_EQ(lf_fifo_enqueue_mpmc_word(&q, 42), KSYNC_OK);
+	KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, NULL), KSYNC_EINVAL);
+	KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, &v), KSYNC_OK);	/* NULL out took nothing */
+	KT_EXPECT_EQ(v, 42);
+	KT_EXPECT(guard_ok(16 + 4 * 16));
+}
+
+/* ---- single-threaded semantics against a model -------------------------------------------- */
+
+struct model {
+	uint64_t v[MAXCAP];
+	unsigned head, count, cap;
+};
+
+/* One random operation on the queue and the model; false on any disagreement. */
+static bool step(struct model *m, int enq_bias)
+{
+	uint64_t v, out = 0xD00D;
+	int r;
+
+	if ((int)(rnd() % 100) < enq_bias) {
+		v = rnd();
+		if (rnd() % 8 == 0)
+			v = (rnd() & 1) ? UINT64_MAX : 0;	/* every value is a value */
+		r = lf_fifo_enqueue_mpmc_word(&q, v);
+		if (m->count == m->cap)
+			return r == KSYNC_EFULL;
+		if (r != KSYNC_OK)
+			return false;
+		m->v[(m->head + m->count++) % m->cap] = v;
+		return true;
+	}
+	r = lf_fifo_dequeue_mpmc_word(&q, &out);
+	if (m->count == 0)
+		return r == KSYNC_EEMPTY && out == 0xD00D;
+	if (r != KSYNC_OK || out != m->v[m->head])
+		return false;
+	m->head = (m->head + 1) % m->cap;
+	m->count--;
+	return true;
+}
+
+KTEST(lf_fifo_mpmc_word_fifo_full_empty)
+{
+	for (uint64_t cap = 1; cap <= MAXCAP; cap *= 2) {
+		uint64_t out;
+
+		memset(store, 0xEE, sizeof(store));
+		KT_ASSERT_EQ(lf_fifo_init_mpmc_word(&q, store, cap * 16, cap), KSYNC_OK);
+		/* boundaries, many times over (each round wraps the ring once) */
+		for (uint64_t round = 0; round < 300; round++) {
+			KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, &out), KSYNC_EEMPTY);
+			for (uint64_t i = 0; i < cap; i++)
+				KT_EXPECT_EQ(lf_fifo_enqueue_mpmc_word(&q, round << 32 | i), KSYNC_OK);
+			KT_EXPECT_EQ(lf_fifo_enqueue_mpmc_word(&q, 1), KSYNC_EFULL);
+			KT_EXPECT_EQ(lf_fifo_enqueue_mpmc_word(&q, 2), KSYNC_EFULL);
+			for (uint64_t i = 0; i < cap; i++) {
+				out = 0;
+				KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, &out), KSYNC_OK);
+				KT_EXPECT_EQ(out, round << 32 | i);
+			}
+			KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, &out), KSYNC_EEMPTY);
+			if (kt->failures) {
+				kt_diag(kt, "capacity %llu round %llu", (unsigned long long)cap,
+					(unsigned long long)round);
+				return;
+			}
+		}
+		/* random operations against the model: mostly-empty, balanced, mostly-full */
+		struct model m = { .cap = (unsigned)cap };
+		static const int bias[] = { 30, 50, 70, 50 };
+		for (int phase = 0; phase < 4; phase++)
+			for (int i = 0; i < 20000; i++)
+				if (!step(&m, bias[phase])) {
+					KT_EXPECT(!"queue and model disagree");
+					kt_diag(kt, "capacity %llu phase %d op %d",
+						(unsigned long long)cap, phase, i);
+					return;
+				}
+		KT_EXPECT(guard_ok(cap * 16));
+	}
+}
+
+/* Pointers travel as words. */
+KTEST(lf_fifo_mpmc_word_pointers)
+{
+	static int objs[8];
+	uint64_t out;
+
+	KT_ASSERT_EQ(lf_fifo_init_mpmc_word(&q, store, 8 * 16, 8), KSYNC_OK);
+	for (int i = 0; i < 8; i++)
+		KT_EXPECT_EQ(lf_fifo_enqueue_mpmc_word(&q, (uintptr_t)&objs[i]), KSYNC_OK);
+	for (int i = 0; i < 8; i++) {
+		KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, &out), KSYNC_OK);
+		KT_EXPECT((int *)(uintptr_t)out == &objs[i]);
+	}
+}
+
+/*
+ * The hints are promises only (every position below tail enqueued, below head
+ * dequeued): moving them back by any amount must change nothing but the walk.  Moves
+ * of less than a ring exercise the walk, of a ring or more the jump.
+ */
+KTEST(lf_fifo_mpmc_word_stale_hints)
+{
+	for (uint64_t cap = 1; cap <= MAXCAP; cap *= 4) {
+		struct model m = { .cap = (unsigned)cap };
+
+		KT_ASSERT_EQ(lf_fifo_init_mpmc_word(&q, store, cap * 16, cap), KSYNC_OK);
+		for (int i = 0; i < 40000; i++) {
+			if (rnd() % 16 == 0) {
+				/* back by up to 3 rings, never below 0 */
+				uint64_t bt = rnd() % (3 * cap + 2), bh = rnd() % (3 * cap + 2);
+
+				q.tail -= bt < q.tail ? bt : q.tail;
+				q.head -= bh < q.head ? bh : q.head;
+			}
+			if (!step(&m, 50)) {
+				KT_EXPECT(!"queue and model disagree after a hint moved back");
+				kt_diag(kt, "capacity %llu op %d", (unsigned long long)cap, i);
+				return;
+			}
+		}
+		/* and the hints catch up again: one enqueue and dequeue after a reset to 0 */
+		while (m.count) {
+			KT_ASSERT(step(&m, 0));
+		}
+		q.tail = q.head = 0;
+		KT_ASSERT(step(&m, 100));
+		KT_ASSERT(step(&m, 0));
+		KT_EXPECT(q.tail == q.head && q.tail > 0);
+	}
+}
+
+/* ---- each CAS made to fail once (single thread, conflicting operation injected) ----------- */
+
+static uint64_t nested_out;
+static int nested_result;
+static void nested_enq(void)
+{
+	nested_result = lf_fifo_enqueue_mpmc_word(&q, 0xBB);
+}
+static void nested_deq(void)
+{
+	nested_result = lf_fifo_dequeue_mpmc_word(&q, &nested_out);
+}
+
+KTEST(lf_fifo_mpmc_word_cas_conflict)
+{
+	for (uint64_t cap = 1; cap <= 4; cap *= 2) {
+		uint64_t out;
+
+		/* two producers: the injected one wins the cell, the victim takes the next
+		 * (or finds the queue full: capacity 1) */
+		KT_ASSERT_EQ(lf_fifo_init_mpmc_word(&q, store, cap * 16, cap), KSYNC_OK);
+		inj_hits = 0;
+		inj_action = nested_enq;
+		inj_armed = 1;
+		int r = lf_fifo_enqueue_mpmc_word(&q, 0xAA);
+		KT_EXPECT_EQ(inj_hits, 1);
+		KT_EXPECT_EQ(nested_result, KSYNC_OK);
+		KT_EXPECT_EQ(r, cap == 1 ? KSYNC_EFULL : KSYNC_OK);
+		KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, &out), KSYNC_OK);
+		KT_EXPECT_EQ(out, 0xBB);
+		if (cap > 1) {
+			KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, &out), KSYNC_OK);
+			KT_EXPECT_EQ(out, 0xAA);
+		}
+		KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, &out), KSYNC_EEMPTY);
+
+		/* two consumers of two elements (one for capacity 1): the injected one takes
+		 * the oldest, the victim the next (or finds the queue empty) */
+		KT_EXPECT_EQ(lf_fifo_enqueue_mpmc_word(&q, 1), KSYNC_OK);
+		if (cap > 1)
+			KT_EXPECT_EQ(lf_fifo_enqueue_mpmc_word(&q, 2), KSYNC_OK);
+		inj_hits = 0;
+		inj_action = nested_deq;
+		inj_armed = 1;
+		out = 0;
+		r = lf_fifo_dequeue_mpmc_word(&q, &out);
+		KT_EXPECT_EQ(inj_hits, 1);
+		KT_EXPECT_EQ(nested_result, KSYNC_OK);
+		KT_EXPECT_EQ(nested_out, 1);
+		KT_EXPECT_EQ(r, cap == 1 ? KSYNC_EEMPTY : KSYNC_OK);
+		if (cap > 1)
+			KT_EXPECT_EQ(out, 2);
+		KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, &out), KSYNC_EEMPTY);
+
+		/* a consumer in the enqueue's window and a producer in the dequeue's window:
+		 * neither makes the other's CAS fail (they never race for one cell state) */
+		inj_action = nested_deq;
+		inj_armed = 1;
+		KT_EXPECT_EQ(lf_fifo_enqueue_mpmc_word(&q, 5), KSYNC_OK);
+		KT_EXPECT_EQ(nested_result, KSYNC_EEMPTY);	/* ran before the publication */
+		inj_action = nested_enq;
+		inj_armed = 1;
+		KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&q, &out), KSYNC_OK);
+		KT_EXPECT_EQ(out, 5);
+		KT_EXPECT_EQ(nested_result, KSYNC_OK);	/* 0xBB: room (cap 1: the cell is claimed
+							 * only at the CAS, so it is still full) */
+		out = 0;
+		r = lf_fifo_dequeue_mpmc_word(&q, &out);
+		if (cap == 1) {
+			/* the injected enqueue ran while 5 was still in the only cell */
+			KT_EXPECT_EQ(nested_result, KSYNC_OK);
+		}
+		KT_EXPECT_EQ(r, KSYNC_OK);
+		KT_EXPECT_EQ(out, 0xBB);
+		if (kt->failures) {
+			kt_diag(kt, "capacity %llu", (unsigned long long)cap);
+			return;
+		}
+	}
+}
+
+/* ---- multi-producer multi-consumer stress ------------------------------------------------- */
+
+#define NPROD 3
+#define NCONS 3
+#define PER_PROD 60000
+#define SCAP 8
+
+static _Alignas(64) unsigned char sstore[1024 * 16];
+static struct lf_fifo_mpmc_word sq;
+/* payload[p][s]: written plainly by producer p before it enqueues (p, s), read plainly
+ * by the consumer that dequeues it: the queue's release/acquire must order them. */
+static uint64_t (*payload)[PER_PROD];
+/* seen[p][s]: how many times (p, s) was dequeued; each slot written by the one consumer
+ * that dequeued it (a duplicate would be a race, which TSan would also report). */
+static unsigned char (*seen)[PER_PROD];
+static int consumed_total;	/* atomic */
+
+struct cons_res {
+	int got, order_bad, payload_bad, bad_tag;
+};
+
+static uint64_t pay(unsigned p, unsigned s)
+{
+	return (uint64_t)p * 0x100000001b3ull ^ (uint64_t)s * 0x9E3779B97F4A7C15ull;
+}
+
+static void *producer(void *arg)
+{
+	unsigned p = (unsigned)(uintptr_t)arg;
+
+	for (unsigned s = 0; s < PER_PROD; s++) {
+		payload[p][s] = pay(p, s);
+		while (lf_fifo_enqueue_mpmc_word(&sq, (uint64_t)p << 32 | s) != KSYNC_OK)
+			;	/* full: the consumers make room */
+	}
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	struct cons_res *r = arg;
+	int64_t last[NPROD];
+
+	for (int i = 0; i < NPROD; i++)
+		last[i] = -1;
+	while (__atomic_load_n(&consumed_total, __ATOMIC_RELAXED) < NPROD * PER_PROD) {
+		uint64_t v;
+
+		if (lf_fifo_dequeue_mpmc_word(&sq, &v) != KSYNC_OK)
+			continue;
+		__atomic_fetch_add(&consumed_total, 1, __ATOMIC_RELAXED);
+		unsigned p = (unsigned)(v >> 32), s = (unsigned)v;
+
+		r->got++;
+		if (p >= NPROD || s >= PER_PROD) {
+			r->bad_tag++;
+			continue;
+		}
+		if ((int64_t)s <= last[p])
+			r->order_bad++;
+		last[p] = s;
+		if (payload[p][s] != pay(p, s))
+			r->payload_bad++;
+		seen[p][s]++;
+	}
+	return NULL;
+}
+
+static void stress(struct ktest_ctx *kt, uint64_t cap)
+{
+	pthread_t pt[NPROD], ct[NCONS];
+	struct cons_res res[NCONS];
+	int got = 0, dup = 0, lost = 0;
+	uint64_t v;
+
+	payload = calloc(NPROD, sizeof(*payload));
+	seen = calloc(NPROD, sizeof(*seen));
+	KT_ASSERT(payload && seen);
+	memset(res, 0, sizeof(res));
+	consumed_total = 0;
+	KT_ASSERT_EQ(lf_fifo_init_mpmc_word(&sq, sstore, sizeof(sstore), cap), KSYNC_OK);
+	for (int i = 0; i < NCONS; i++)
+		KT_ASSERT_EQ(pthread_create(&ct[i], NULL, consumer, &res[i]), 0);
+	for (int i = 0; i < NPROD; i++)
+		KT_ASSERT_EQ(pthread_create(&pt[i], NULL, producer, (void *)(uintptr_t)i), 0);
+	for (int i = 0; i < NPROD; i++)
+		pthread_join(pt[i], NULL);
+	for (int i = 0; i < NCONS; i++)
+		pthread_join(ct[i], NULL);
+	for (int i = 0; i < NCONS; i++) {
+		got += res[i].got;
+		KT_EXPECT_EQ(res[i].order_bad, 0);
+		KT_EXPECT_EQ(res[i].payload_bad, 0);
+		KT_EXPECT_EQ(res[i].bad_tag, 0);
+	}
+	for (int p = 0; p < NPROD; p++)
+		for (int s = 0; s < PER_PROD; s++) {
+			dup += seen[p][s] > 1;
+			lost += seen[p][s] == 0;
+		}
+	KT_EXPECT_EQ(got, NPROD * PER_PROD);
+	KT_EXPECT_EQ(dup, 0);
+	KT_EXPECT_EQ(lost, 0);
+	KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&sq, &v), KSYNC_EEMPTY);
+	kt_diag(kt, "capacity %llu: %d producers x %d elements, %d consumers: %d dequeued, "
+		"%d lost, %d duplicated", (unsigned long long)cap, NPROD, PER_PROD, NCONS, got,
+		lost, dup);
+	free(payload);
+	free(seen);
+}
+
+KTEST(lf_fifo_mpmc_word_stress_cap1) { stress(kt, 1); }
+KTEST(lf_fifo_mpmc_word_stress_cap8) { stress(kt, SCAP); }
+KTEST(lf_fifo_mpmc_word_stress_cap1024) { stress(kt, 1024); }
