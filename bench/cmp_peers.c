@@ -7,7 +7,8 @@
  *   stack  push + pop       ksync lf_stack_*_mpmc | ck_stack_*_mpmc | urcu cds_lfs_push +
  *                           cds_lfs_pop_blocking (urcu's pop needs mutual exclusion or an
  *                           RCU grace period before reuse; _blocking is its mutex form)
- *   mpmc   enqueue + dequeue ksync lf_fifo_*_mpmc | ck_ring_*_mpmc | urcu cds_wfcq_enqueue +
+ *   mpmc   enqueue + dequeue ksync lf_fifo_*_mpmc | ksync-word lf_fifo_*_mpmc_word (8-byte
+ *                           words only) | ck_ring_*_mpmc | urcu cds_wfcq_enqueue +
  *                           cds_wfcq_dequeue_blocking (dequeuers mutually excluded)
  *   spsc   enqueue + dequeue ksync lf_fifo_*_spsc | ck_ring_*_spsc | ck_fifo_spsc
  * libksync backs off after a failed CAS (include/ksync/backoff.h) and the peers do not:
@@ -72,6 +73,8 @@
 #define CMP_KSYNC_TABLE cmp_ksync
 #define CMP_KSYNC_NAME "ksync"
 #include "cmp_peers_ksync.h"
+/* the word queue's rows, defined by cmp_peers_ksync.h in each unit */
+extern const struct cmp_impl cmp_ksync_nobackoff_word[1];
 
 #if KSYNC_BACKOFF_MAX == 0
 #error "cmp_peers.c measures libksync as shipped: do not build it with KSYNC_BACKOFF_MAX 0"
@@ -614,6 +617,7 @@ int main(int argc, char **argv)
 		{ "stack", "ck", -1, cks_init, cks_pair, cks_fini },
 		{ "stack", "urcu", -1, ust_init, ust_pair, ust_fini },
 		cmp_ksync[1], cmp_ksync_nobackoff[1],
+		cmp_ksync_word[0], cmp_ksync_nobackoff_word[0],
 		{ "mpmc", "ck", -1, ckr_init, ckr_pair, ckr_fini },
 		{ "mpmc", "urcu", -1, uwq_init, uwq_pair, uwq_fini },
 	};

@@ -1,5 +1,5 @@
 /*
- * cmp_peers_ksync.h - libksync's stack and mpmc queue as bench/cmp_peers.c drives them,
+ * cmp_peers_ksync.h - libksync's stack and mpmc queues as bench/cmp_peers.c drives them,
  * included by two translation units so the comparison can show what the backoff adds:
  *   bench/cmp_peers.c                  as shipped (include/ksync/backoff.h's default);
  *                                      CMP_KSYNC_TABLE = cmp_ksync, rows "ksync"
@@ -8,6 +8,10 @@
  * libksync's objects are header-only (static inline), so each unit compiles its own copy
  * with its own KSYNC_BACKOFF_MAX. The includer defines CMP_KSYNC_TABLE and
  * CMP_KSYNC_NAME. The spsc queue has no CAS and no backoff: it is in cmp_peers.c only.
+ * Two mpmc queues: lf_fifo_mpmc.h (any element size, NCQ index rings; rows "ksync...")
+ * in CMP_KSYNC_TABLE[1], and lf_fifo_mpmc_word.h (8-byte words in 16-byte cells; rows
+ * "ksync...-word") in CMP_KSYNC_TABLE##_word[0], declared here (cmp_peers.h declares the
+ * two-entry tables only).
  *
  * Papers: Massalin & Pu 1991, "LIFO stacks" and "FIFO queues" (the objects); the
  * backoff is ksync's addition (include/ksync/backoff.h), not the paper's.
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 
 #include <ksync/lf_fifo_mpmc.h>
+#include <ksync/lf_fifo_mpmc_word.h>
 #include <ksync/lf_stack.h>
 
 #include "cmp_peers.h"
@@ -95,6 +100,45 @@ static void kmq_fini(void)
 {
 	free(kmq_mem);
 }
+
+/* mpmc queue of words (lf_fifo_mpmc_word.h), pre-filled half full like kmq. Shared: the
+ * queue (its own atomics); the storage is the queue's. */
+static _Alignas(CMP_LINE) struct lf_fifo_mpmc_word kwq;
+static void *kwq_mem;
+
+static void kwq_init(unsigned nt)
+{
+	(void)nt;
+	size_t bytes = lf_fifo_storage_size_mpmc_word(CMP_QCAP);
+
+	kwq_mem = aligned_alloc(CMP_LINE, (bytes + CMP_LINE - 1) & ~(size_t)(CMP_LINE - 1));
+	if (!kwq_mem || lf_fifo_init_mpmc_word(&kwq, kwq_mem, bytes, CMP_QCAP) != 0)
+		abort();
+	for (uint64_t i = 0; i < CMP_QCAP / 2; i++)
+		lf_fifo_enqueue_mpmc_word(&kwq, i);
+}
+
+static void kwq_pair(unsigned t)
+{
+	uint64_t out;
+
+	while (lf_fifo_enqueue_mpmc_word(&kwq, t) < 0)
+		cmp_retries[t].n++;
+	while (lf_fifo_dequeue_mpmc_word(&kwq, &out) < 0)
+		cmp_retries[t].n++;
+}
+
+static void kwq_fini(void)
+{
+	free(kwq_mem);
+}
+
+#define CMP__CAT2(a, b) a##b
+#define CMP__CAT(a, b) CMP__CAT2(a, b)
+extern const struct cmp_impl CMP__CAT(CMP_KSYNC_TABLE, _word)[1];
+const struct cmp_impl CMP__CAT(CMP_KSYNC_TABLE, _word)[1] = {
+	{ "mpmc", CMP_KSYNC_NAME "-word", KSYNC_BACKOFF_MAX, kwq_init, kwq_pair, kwq_fini },
+};
 
 const struct cmp_impl CMP_KSYNC_TABLE[2] = {
 	{ "stack", CMP_KSYNC_NAME, KSYNC_BACKOFF_MAX, kst_init, kst_pair, kst_fini },

@@ -92,7 +92,8 @@ for n, name in enumerate(names, 1):
                    "unit": "tsc_ticks", "n": 200, "min": med, "median": med, "p99": med,
                    "max": med}})
     if name == "lateness":
-        for cfg in ("noload", "helping", "master-irqoff", "master-scheme", "monitor"):
+        for cfg in ("noload", "helping", "master-irqoff", "master-scheme", "monitor",
+                    "helping-sprite"):
             ksync({{"kind": "lateness", "config": cfg, "period_us": 250, "seconds": 2,
                    "section_us": 100, "cpus": smp, "expected": 8000, "samples": 8000,
                    "missed": 0, "unit": "us", "min": 10.0, "p50": 20.0, "p99": 30.0,

@@ -5,7 +5,8 @@
  * interrupts off (L4/x86's style: "L4/x86 uses interrupt disabling liberally throughout
  * the kernel"), (b') by master locks masked through the build's interrupt scheme
  * (crit_enter: what the scheme defers during a section), (c) by monitor locks without
- * inheritance; and with no load.
+ * inheritance; (a') by helping locks with the Sprite benchmarks running beside; and with
+ * no load.
  *
  * Paper: section 5.1 - a timer interrupt every 250 us, a high-priority handler thread
  * attached to it, "a cache-flooding application and a Linux system running various
@@ -29,7 +30,9 @@
  *  - on CPU 0 a level-1 cache-flooding thread, woken every 4th period, streaming through
  *    a 4 MiB buffer for 300 us (a medium-priority thread: with a monitor lock and no
  *    inheritance it preempts X's owner while the handler waits for X);
- *  - the handler takes its own object Y each period and X every 8th period.
+ *  - the handler takes its own object Y each period and X every 8th period;
+ *  - helping-sprite only: Hartman & Ousterhout's benchmarks on every CPU as well
+ *    (sprite.c's sprite_load_start; "sprite_runs" counts the benchmark runs done).
  * Line per configuration:
  *   KSYNC {"kind":"lateness","config":"helping","period_us":250,"seconds":..,"section_us":..,
  *          "cpus":..,"samples":..,"missed":..,"unit":"us","min":..,"p50":..,"p99":..,
@@ -64,9 +67,15 @@ LOCK_CLASS(lat_y_m, "lat_Y_master", LOCK_MASTER, LOCK_DATA);
 LOCK_CLASS(lat_x_mon, "lat_X_monitor", LOCK_MONITOR, LOCK_DATA);
 LOCK_CLASS(lat_y_mon, "lat_Y_monitor", LOCK_MONITOR, LOCK_DATA);
 
-enum cfg { CFG_NOLOAD, CFG_HELPING, CFG_MASTER, CFG_MASTER_CRIT, CFG_MONITOR, CFG_N };
+enum cfg { CFG_NOLOAD, CFG_HELPING, CFG_MASTER, CFG_MASTER_CRIT, CFG_MONITOR, CFG_HELPING_SPRITE,
+	   CFG_N };
 static const char *const cfg_names[CFG_N] = { "noload", "helping", "master-irqoff", "master-scheme",
-					      "monitor" };
+					      "monitor", "helping-sprite" };
+/* helping-sprite: helping, plus Hartman & Ousterhout's benchmarks running on every CPU
+ * (sprite_load_start: cswitch, pdevtestInd, mem, fork, pmakeInd in turn, at level 1, at
+ * SPRITE_SCALE percent of their work) - the paper's "Linux system running various
+ * multi-user benchmarks" beside the real-time handler. */
+#define SPRITE_SCALE 5u
 
 #define PERIOD_HZ 4000u
 #define HIST_US 100000u		/* histogram buckets up to here (100 ms), then overflow */
@@ -96,6 +105,7 @@ static irqkey_t obj_lock(struct obj *o)
 {
 	switch (cur) {
 	case CFG_HELPING:
+	case CFG_HELPING_SPRITE:
 		(void)hlock_lock(&o->h);
 		return 0;
 	case CFG_MASTER:
@@ -115,6 +125,7 @@ static void obj_unlock(struct obj *o, irqkey_t k)
 {
 	switch (cur) {
 	case CFG_HELPING:
+	case CFG_HELPING_SPRITE:
 		hlock_unlock(&o->h);
 		break;
 	case CFG_MASTER:
@@ -145,6 +156,7 @@ static uint32_t *lat;			/* samples in TSC ticks: the handler's alone */
 static unsigned lat_cap, lat_n;
 static uint64_t missed, irq_max, irq_min, path_max;	/* the handler's */
 static struct arch_win win;		/* CPU 0's window record of the run (the handler's) */
+static uint64_t sprite_runs;		/* benchmark runs of the Sprite load (run_one's) */
 static bool win_ok;
 static uint64_t stop_at;		/* TSC time the run ends: set before the handler starts */
 static _Atomic int stop_load;
@@ -310,6 +322,9 @@ static void emit(unsigned seconds, unsigned section_us)
 				       "\"win_max\":%s,\"win_windows\":%lu,\"win_open\":\"0x%lx\","
 				       "\"win_close\":\"0x%lx\",", wm, (unsigned long)win.windows,
 				       (unsigned long)win.max_open, (unsigned long)win.max_close);
+	if (cur == CFG_HELPING_SPRITE)
+		o += (size_t)ksnprintf(line + o, sizeof line - o, "\"sprite_runs\":%lu,",
+				       (unsigned long)sprite_runs);
 	o += (size_t)ksnprintf(line + o, sizeof line - o, "\"hist\":[");
 	/* the histogram, sparse [lower edge in us, count]: 1 us buckets below 100 us, 10 us
 	 * below 1000 us, 100 us above (a TCG run spreads over milliseconds: 1 us buckets
@@ -373,6 +388,14 @@ static void run_one(enum cfg c, unsigned seconds, unsigned section_us)
 		if (thread_create(&flood_t, flood_main, NULL, 1, 1, "lat-flood", 0) == KSYNC_OK)
 			load[nload++] = flood_t;
 	}
+	bool sprite = false;
+	if (c == CFG_HELPING_SPRITE) {
+		unsigned k = arch_ncpus() < 16 ? arch_ncpus() : 16;
+		int rc = sprite_load_start(k, SPRITE_SCALE);
+		if (rc != KSYNC_OK)
+			kprintf("ksync: lateness: the Sprite load did not start: %s\n", ksync_strerror(rc));
+		sprite = rc == KSYNC_OK;
+	}
 	stop_at = arch_cycles() + arch_tsc_hz() * seconds;
 	if (thread_create(&handler, handler_main, NULL, 0, 1, "lat-handler", 0) != KSYNC_OK) {
 		kprintf("ksync: lateness: cannot create the handler\n");
@@ -383,6 +406,7 @@ static void run_one(enum cfg c, unsigned seconds, unsigned section_us)
 		sched_set_tick_hook(NULL);
 		atomic_store_explicit(&measuring, 0, memory_order_release);
 	}
+	sprite_runs = sprite ? sprite_load_stop() : 0;
 	atomic_store_explicit(&stop_load, 1, memory_order_release);
 	if (flood_t)
 		sched_wakeup(flood_t, SCHED_COND_USER);

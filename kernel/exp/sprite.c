@@ -812,6 +812,60 @@ static void run_once(const struct bench *b, unsigned k, void (*after)(uint64_t e
 	teardown_world();
 }
 
+/* ---- the benchmarks as load (Hohmuth & Haertig's Table 1: "a Linux system running various
+ * multi-user benchmarks ran concurrently"; kernel/exp/lateness.c's helping-sprite) -----------
+ * A driver thread (level 1, CPU 0) runs a mix of the benchmarks - cswitch, pdevtestInd, mem,
+ * fork, pmakeInd - one after the other on CPUs 0..cpus-1 until sprite_load_stop, at
+ * sprite_scale's fraction of their work (each run short, so the stop is prompt), with the
+ * monitors' own queues and the scheduler already running. Their threads run at level 1.
+ * The Sprite experiment and this load never run at once (one experiment at a time). */
+static volatile int load_stop;		/* set by sprite_load_stop (release), read by the driver */
+static struct thread *load_driver;	/* the caller's (start/stop) */
+static unsigned load_cpus;		/* written before the driver starts */
+static uint64_t load_runs;		/* the driver's; read after its join */
+
+static void load_after(uint64_t el, uint64_t work) { (void)el; (void)work; }
+
+static void load_main(void *arg)
+{
+	(void)arg;
+	static const char *const mix[] = { "cswitch", "pdevtestInd", "mem", "fork", "pmakeInd" };
+	for (unsigned i = 0; !__atomic_load_n(&load_stop, __ATOMIC_ACQUIRE); i++) {
+		const char *want = mix[i % ARRAY_SIZE(mix)];
+		for (unsigned b = 0; b < NBENCH; b++)
+			if (!strcmp(benches[b].name, want))
+				run_once(&benches[b], load_cpus, load_after);
+		load_runs++;
+	}
+}
+
+int sprite_load_start(unsigned cpus, unsigned scale)
+{
+	if (cpus == 0 || cpus > MAX_INST || cpus > arch_ncpus() || scale == 0 || scale > 100)
+		return KSYNC_EINVAL;
+	if (load_driver)
+		return KSYNC_EBUSY;
+	for (unsigned c = 0; c < C_N; c++)
+		pad_factor[c] = 1;
+	scale_pct = scale;
+	mon_flags_now = 0;		/* each monitor its own queue (sprite-fix / synthesis) */
+	snap_ms = 0;
+	run_cpus = load_cpus = cpus;
+	load_runs = 0;
+	__atomic_store_n(&load_stop, 0, __ATOMIC_RELAXED);
+	return thread_create(&load_driver, load_main, NULL, 1, 1ull, "sprite-load", 0);
+}
+
+uint64_t sprite_load_stop(void)
+{
+	if (!load_driver)
+		return 0;
+	__atomic_store_n(&load_stop, 1, __ATOMIC_RELEASE);
+	(void)thread_join(load_driver);	/* the run in progress finishes first */
+	load_driver = NULL;
+	return load_runs;
+}
+
 /* ---- one measured run: rows out ---------------------------------------------------------------- */
 
 struct run_desc {

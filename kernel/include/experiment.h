@@ -36,4 +36,12 @@ bool kfilter_matches_any(const char *filter, const struct ktest_case *cases, siz
 			 const char *what, const char *set);
 bool kfilter_matches_any_test(const char *filter);
 
+/* Hartman & Ousterhout's benchmarks as a background load (kernel/exp/sprite.c): a mix run
+ * on CPUs 0..cpus-1 at `scale` percent of their work, level 1, until stopped. Start:
+ * KSYNC_OK, KSYNC_EINVAL (cpus 0 or above the CPUs / 16, scale outside 1..100),
+ * KSYNC_EBUSY (running) or thread_create's error. Stop: waits for the run in progress
+ * and returns the number of benchmark runs done. */
+int sprite_load_start(unsigned cpus, unsigned scale);
+uint64_t sprite_load_stop(void);
+
 #endif

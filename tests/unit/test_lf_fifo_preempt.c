@@ -1,6 +1,8 @@
 /*
  * test_lf_fifo_preempt.c - the strict lock-freedom of the FIFO queues (lf_fifo.h;
- * Nikolaev DISC 2019, NCQ + indirection) and their boundary callbacks under interleaving.
+ * Nikolaev DISC 2019, NCQ + indirection; and lf_fifo_mpmc_word.h, the 16-byte-cell word
+ * queue, as the flavour "mpmc_word", liveness only: it has no callbacks) and their
+ * boundary callbacks under interleaving.
  *
  * KSYNC_ATOMIC_HOOK (include/ksync/atomic.h) is defined here so that every atomic step
  * of the queue code calls preempt_hook().  A "victim" thread runs one queue operation and
@@ -57,6 +59,7 @@ static void preempt_hook(void)
 #include <ksync/ktest.h>
 
 #include "test_lf_fifo_flavours.h"
+#include <ksync/lf_fifo_mpmc_word.h>
 
 #define DEADLINE_S 20
 #define MAX_STEPS 2000
@@ -301,6 +304,39 @@ static void liveness_case(struct ktest_ctx *kt, const struct flavour *f, int vic
 		f->name, victim_is_producer ? "producer" : "consumer", stops);
 }
 
+/* The word queue (lf_fifo_mpmc_word.h: 8-byte elements, no callbacks) behind the same
+ * interface: its own object (the union is the other flavours'); `q` is ignored. */
+static struct lf_fifo_mpmc_word wq;
+static int wq_init(union anyq *q_, void *st, size_t bytes, uint64_t cap, size_t esize,
+		   const struct lf_fifo_callbacks *cb)
+{
+	(void)q_;
+	if (esize != 8 || cb)
+		return KSYNC_EINVAL;
+	return lf_fifo_init_mpmc_word(&wq, st, bytes, cap);
+}
+static int wq_enq(union anyq *q_, const void *e)
+{
+	uint64_t v;
+
+	(void)q_;
+	memcpy(&v, e, 8);
+	return lf_fifo_enqueue_mpmc_word(&wq, v);
+}
+static int wq_deq(union anyq *q_, void *o)
+{
+	uint64_t v;
+	int r;
+
+	(void)q_;
+	r = lf_fifo_dequeue_mpmc_word(&wq, &v);
+	if (r == KSYNC_OK)
+		memcpy(o, &v, 8);
+	return r;
+}
+static const struct flavour wq_flavour = { "mpmc_word", NULL, wq_init, wq_enq, wq_deq,
+					   NULL, NULL, 0, 0, 0 };
+
 KTEST(lf_fifo_preempt_producer_spsc) { liveness_case(kt, &tlf_flavours[0], 1); }
 KTEST(lf_fifo_preempt_producer_spmc) { liveness_case(kt, &tlf_flavours[1], 1); }
 KTEST(lf_fifo_preempt_producer_mpsc) { liveness_case(kt, &tlf_flavours[2], 1); }
@@ -309,6 +345,8 @@ KTEST(lf_fifo_preempt_consumer_spsc) { liveness_case(kt, &tlf_flavours[0], 0); }
 KTEST(lf_fifo_preempt_consumer_spmc) { liveness_case(kt, &tlf_flavours[1], 0); }
 KTEST(lf_fifo_preempt_consumer_mpsc) { liveness_case(kt, &tlf_flavours[2], 0); }
 KTEST(lf_fifo_preempt_consumer_mpmc) { liveness_case(kt, &tlf_flavours[3], 0); }
+KTEST(lf_fifo_preempt_producer_mpmc_word) { liveness_case(kt, &wq_flavour, 1); }
+KTEST(lf_fifo_preempt_consumer_mpmc_word) { liveness_case(kt, &wq_flavour, 0); }
 
 /* ---- callbacks under interleaving --------------------------------------------------------- */
 

@@ -60,15 +60,16 @@ TITLES = {
     "runs": "Lateness runs",
     "schemes": "Table 1 under every interrupt scheme (-icount, one CPU)",
 }
-# kernel/exp/lateness.c's configurations (fiascorun.LAT_CONFIGS; fiascorun imports this
-# module, so the names are repeated here)
-LAT_CONFIGS = ("noload", "helping", "master-irqoff", "master-scheme", "monitor")
+# kernel/exp/lateness.c's configurations (fiascorun imports them from here)
+LAT_CONFIGS = ("noload", "helping", "master-irqoff", "master-scheme", "monitor",
+               "helping-sprite")
 CONFIG_WORDS = {
     "noload": "no load",
     "helping": "load, shared objects under helping locks",
     "master-irqoff": "load, master locks with interrupts off (L4/x86's style)",
     "master-scheme": "load, master locks masked by the build's interrupt scheme (crit_enter)",
     "monitor": "load, monitor locks without priority inheritance",
+    "helping-sprite": "load as helping, plus Hartman & Ousterhout's benchmarks on every CPU",
 }
 KSYNC_CONFIG = "helping"        # ksync's own configuration in the Linux comparison
 FLAVOUR_WORDS = {"rt": "Linux PREEMPT_RT cyclictest", "std": "Linux standard cyclictest",

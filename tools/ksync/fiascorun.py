@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from . import hkernel, qemu, spriterun
 from .util import KsyncError, display_path
 
-from .fiascoreport import FIASCO_JSON  # one name for the file
+from .fiascoreport import FIASCO_JSON, LAT_CONFIGS  # one name for each
 KINDS = ("fiasco_cost", "lateness", "fiasco_skipped")
-LAT_CONFIGS = ("noload", "helping", "master-irqoff", "master-scheme", "monitor")
 
 
 @dataclass(frozen=True)
