@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ksync import fiascoreport as fr, irqreport, report
+from ksync import fiascoreport as fr, irqreport, report, schemes
+from ksync.report import DASH
 from ksync.irqreport import fmt_sig
 from ksync.util import KsyncError
 
@@ -215,9 +216,13 @@ def test_synth_table1(synth):
     keys = list(rows)
     # the paper's maxima first, then tcg, tcg-icount, hosted
     assert [rows[k]["max (µs)"] for k in keys[:3]] == ["65", "541", "58"]
-    assert keys[3:10] == ["tcg: ksync noload", "tcg: ksync helping", "tcg: ksync master-irqoff",
+    assert keys[3:11] == ["tcg: ksync noload", "tcg: ksync helping", "tcg: ksync master-irqoff",
                           "tcg: ksync master-scheme", "tcg: ksync monitor",
+                          "tcg: ksync helping-sprite",
                           "tcg: Linux PREEMPT_RT cyclictest", "tcg: Linux standard cyclictest"]
+    # a configuration the fixture's boots did not run: a row that says so, not a gap
+    assert rows["tcg: ksync helping-sprite"]["runs"] == "0"
+    assert "no helping-sprite row" in rows["tcg: ksync helping-sprite"]["note"]
     assert keys.index("tcg-icount: ksync helping") < keys.index("hosted: ksync helping")
     assert keys[-1] == "hosted: host cyclictest"
     # ksync, tcg, helping: sums and medians over the five boots computed from the fixture
@@ -546,8 +551,8 @@ def test_render_results_doc(rendered):
     out, written, doc = rendered
     md = (out / "report.md").read_text(encoding="utf-8")
     html = (out / "report.html").read_text(encoding="utf-8")
-    for title in fr.TITLES.values():
-        assert title in md
+    for key, title in fr.TITLES.items():     # the synthetic data has no scheme sweep
+        assert (title in md) == (key != "schemes"), key
     assert "fiasco-lateness-hosted.png" in md and "fiasco-table2-ratios.png" in html
     assert "Härtig 2001" in html and "NOT MET" in html
     assert md.index("## Findings") < md.index(fr.TITLES["t2"])
@@ -591,6 +596,15 @@ def test_real_run_renders_every_environment():
     # every bar has a verdict computed from the data (no NO DATA: both halves ran)
     verdicts = {b.key: b.verdict for b in fr.bars(data)}
     assert verdicts and all(not v.startswith("NO DATA") for v in verdicts.values()), verdicts
+    # the -icount bound: one bar per configuration, each with its terms from the data
+    bound = {b.where: b for b in fr.bars(data) if b.bar == fr.BOUND_BAR}
+    assert set(bound) == set(fr.LAT_CONFIGS)
+    for cfg, b in bound.items():
+        assert b.verdict in ("MET", "NOT MET") and "longest masked window" in b.note, b
+    # the scheme sweep: one row per scheme, both swept configurations with figures
+    sw = table(tables, "schemes")
+    assert [r[0] for r in sw.rows] == list(schemes.SCHEMES)
+    assert all(r[-1] == "ok" and DASH not in r[1:-1] for r in sw.rows), sw.rows
     # the icount rows: ksync's lateness is the emulated machine's own, one sample per period
     icount = [r for run in data["runs"] if run["env"].endswith("-icount")
               for r in run["rows"] if r["kind"] == "lateness"]

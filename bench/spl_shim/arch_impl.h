@@ -33,6 +33,9 @@ static inline unsigned arch_tpr_get(void) { return 0; }
 static inline void arch_tpr_set(unsigned cls) { (void)cls; shim_unreachable("arch_tpr_set"); }
 static inline uint64_t arch_cycles(void) { uint32_t lo, hi; __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)); return ((uint64_t)hi << 32) | lo; }
 static inline void arch_cpu_relax(void) { __asm__ volatile("pause"); }
+/* No masked-window tracker here (arch_if.h: x86_64 WINDOWS=1 kernels only). */
+static inline void arch_win_soft_open(unsigned bit) { (void)bit; }
+static inline void arch_win_soft_close(unsigned bit) { (void)bit; }
 static inline unsigned arch_cpu_id(void) { return shim_cpu_index; }
 static inline uint64_t arch_cycles_begin(void) { return arch_cycles(); }
 static inline uint64_t arch_cycles_end(void) { return arch_cycles(); }

@@ -8,12 +8,28 @@
  * reads racing with an operation, a failing operation racing with helpers.
  * Each coroutine uses its own slot through __ksync_mwcas_soft (they share an OS
  * thread, so the hosted per-thread slot would be the same for all).
+ *
+ * The same scenarios run against the gkmz variant (Guerraoui-Kogan-Marathe-Zablotchi,
+ * references stay in words after an operation) with one pool descriptor per thread, so
+ * that every operation retires the thread's previous one: linearizable, including
+ * reads of every word after the run (recorded by the teardown), no reference to an
+ * instance that is over, no helper announcement or danger count left.  A scenario
+ * built for the late-install hazard (a helper preempted between its read of a plain
+ * value and its install CAS while the instance is completed, overwritten and cleaned
+ * back to that value) is exhaustive at 2 preemptions with the reuse guard, and with the
+ * guard switched off (a seeded bug) the explorer finds the wrong value.
  */
 #include "../explore/explore.h"
 
 /* The seeded bug (see mwcas.h): switched on at run time by one test only. */
 static int original_phase2;
 #define KSYNC_MWCAS_TEST_ORIGINAL_PHASE2 original_phase2
+/* gkmz: which variant the runner calls, how many pool descriptors it uses (1: every
+ * operation retires the previous one, the most reuse), and its seeded bug. */
+static int gk_mode, gk_pool = 1, gk_no_guard;
+static long gk_enomem;	/* gkmz operations that found every descriptor pinned */
+#define KSYNC_MWCAS_GKMZ_TEST_POOL gk_pool
+#define KSYNC_MWCAS_GKMZ_TEST_NO_GUARD gk_no_guard
 
 #include <ksync/atomic.h>
 #include <ksync/ktest.h>
@@ -65,6 +81,8 @@ static bool regs_apply(void *s, int op, uint64_t arg, uint64_t result)
 
 		for (unsigned i = 0; i < m->n; i++)
 			match &= r->w[m->idx[i]] == m->old[i];
+		if (result == (uint64_t)(int64_t)KSYNC_ENOMEM)
+			return gk_mode != 0;	/* gkmz: no descriptor free, nothing written */
 		if (!match)
 			return result == (uint64_t)KSYNC_EBUSY;
 		if (result != KSYNC_OK)
@@ -95,7 +113,9 @@ static void do_mwcas(struct kx *x, unsigned k)
 	for (unsigned i = 0; i < m->n; i++)
 		ops[i] = (struct ksync_mwcas_op){ &w[m->idx[i]], m->old[i], m->new_[i] };
 	op = kx_op_begin(x, OP_MWCAS, k);
-	r = __ksync_mwcas_soft(slots[kx_tid(x)], ops, m->n);
+	r = gk_mode ? __ksync_mwcas_gkmz(slots[kx_tid(x)], ops, m->n)
+		    : __ksync_mwcas_soft(slots[kx_tid(x)], ops, m->n);
+	gk_enomem += r == KSYNC_ENOMEM;
 	kx_op_end(x, op, (uint64_t)r);
 }
 
@@ -103,7 +123,7 @@ static void do_read(struct kx *x, unsigned i)
 {
 	int op = kx_op_begin(x, OP_READ, i);
 
-	kx_op_end(x, op, ksync_mwcas_read_soft(&w[i]));
+	kx_op_end(x, op, gk_mode ? ksync_mwcas_read_gkmz(&w[i]) : ksync_mwcas_read_soft(&w[i]));
 }
 
 static void setup(struct kx *x, void *arg)
@@ -111,6 +131,20 @@ static void setup(struct kx *x, void *arg)
 	(void)arg;
 	for (int i = 0; i < NW; i++)
 		w[i] = init_vals[i];
+	/* gkmz: fresh pools (no word holds a reference now), no announcements */
+	for (int s = 0; s < KX_MAX_THREADS; s++) {
+		for (int p = 0; p < KSYNC_MWCAS_GKMZ_POOL; p++) {
+			ksync__gk_descs[slots[s]][p].state = 0;
+			ksync__gk_descs[slots[s]][p].n = 0;
+		}
+		ksync__gk_slots[slots[s]].help = 0;
+		ksync__gk_slots[slots[s]].ostale = 0;
+		ksync__gk_slots[slots[s]].next = 0;
+		kx_name(x, &ksync__gk_descs[slots[s]][0], s == 0 ? "gk0" : s == 1 ? "gk1"
+							   : s == 2 ? "gk2" : "gk3");
+	}
+	ksync__gk_danger = 0;
+	kx_name(x, &ksync__gk_danger, "danger");
 	kx_name(x, &w[0], "w0");
 	kx_name(x, &w[1], "w1");
 	kx_name(x, &w[2], "w2");
@@ -390,5 +424,211 @@ KTEST(explore_mwcas_random_deeper)
 	original_phase2 = 1;
 	KT_EXPECT_EQ(kx_explore(&cfg, &r, kt), 1);
 	original_phase2 = 0;
+	release_slots();
+}
+
+/* ---- gkmz ------------------------------------------------------------------------ */
+
+/* After the run: every word's value, as reads recorded in the history (so that the
+ * final state is checked against the specification too).  Bounded: teardown runs
+ * outside the step limit, and a word holding a reference to an instance that is over
+ * would make ksync_mwcas_read_gkmz loop; such a word is recorded as an odd value,
+ * which no specification state has. */
+static void gk_teardown(struct kx *x, void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i < NW; i++) {
+		struct ksync__mwcas_ent e[KSYNC_MWCAS_MAX];
+		unsigned n;
+		uint64_t st, v = w[i];
+		int op = kx_op_begin(x, OP_READ, i);
+
+		if ((v & KSYNC_MWCAS_RESERVED) && !ksync__gk_snapshot(v, e, &n, &st))
+			kx_op_end(x, op, v);	/* stale: fails the check */
+		else
+			kx_op_end(x, op, ksync_mwcas_read_gkmz(&w[i]));
+	}
+}
+
+/* No word holds a reference to an instance that is over (a reader would loop on it),
+ * and every announcement and danger count was undone. */
+static bool gk_check(struct kx *x, void *arg)
+{
+	(void)x;
+	(void)arg;
+	for (int i = 0; i < NW; i++) {
+		struct ksync__mwcas_ent e[KSYNC_MWCAS_MAX];
+		unsigned n;
+		uint64_t st;
+
+		if ((w[i] & KSYNC_MWCAS_RESERVED) && !ksync__gk_snapshot(w[i], e, &n, &st))
+			return false;
+	}
+	for (int s = 0; s < KX_MAX_THREADS; s++)
+		if (ksync__gk_slots[slots[s]].help != 0)
+			return false;
+	return ksync__gk_danger == 0;
+}
+
+static int gk_explore(struct ktest_ctx *kt, const char *name, int nthreads, int bound,
+		      long max_schedules, long random, struct kx_result *r)
+{
+	struct kx_config cfg = {
+		.name = name,
+		.nthreads = nthreads,
+		.thread = { runner, runner, runner, runner },
+		.setup = setup,
+		.teardown = gk_teardown,
+		.check = gk_check,
+		.spec = &regs_spec,
+		.preemption_bound = bound,
+		.max_schedules = max_schedules,
+		.random_schedules = random,
+		.seed = 11,
+		.max_steps = 3000,
+		.step_limit_is_violation = true,
+	};
+	int rc;
+
+	gk_mode = 1;
+	rc = kx_explore(&cfg, r, kt);
+	gk_mode = 0;
+	return rc;
+}
+
+KTEST(explore_gkmz_overlapping_pair)
+{
+	struct kx_result r;
+
+	KT_ASSERT(claim_slots());
+	optab = overlap_ops;
+	for (int i = 0; i < NW; i++)
+		init_vals[i] = V(0);
+	script[0] = overlap_t0;
+	script[1] = overlap_t1;
+	KT_EXPECT_EQ(gk_explore(kt, "gkmz-overlap", 2, 2, BUDGET, 0, &r), 0);
+	KT_EXPECT_EQ(r.step_limit_hits, 0);
+	KT_EXPECT(r.schedules > 100);
+	release_slots();
+}
+
+KTEST(explore_gkmz_reads_race_with_operations)
+{
+	struct kx_result r;
+
+	KT_ASSERT(claim_slots());
+	optab = chain_ops;
+	for (int i = 0; i < NW; i++)
+		init_vals[i] = V(0);
+	script[0] = chain_t0;
+	script[1] = chain_t1;
+	script[2] = chain_t2;
+	KT_EXPECT_EQ(gk_explore(kt, "gkmz-reads", 3, 2, BUDGET, 0, &r), 0);
+	KT_EXPECT_EQ(r.step_limit_hits, 0);
+	release_slots();
+}
+
+KTEST(explore_gkmz_cycle_of_three)
+{
+	struct kx_result r;
+
+	KT_ASSERT(claim_slots());
+	optab = cycle_ops;
+	for (int i = 0; i < NW; i++)
+		init_vals[i] = V(0);
+	script[0] = cycle_t0;
+	script[1] = cycle_t1;
+	script[2] = cycle_t2;
+	KT_EXPECT_EQ(gk_explore(kt, "gkmz-cycle", 3, 2, BUDGET, 0, &r), 0);
+	KT_EXPECT_EQ(r.step_limit_hits, 0);
+	release_slots();
+}
+
+KTEST(explore_gkmz_failure_helper_reuse)
+{
+	struct kx_result r;
+
+	KT_ASSERT(claim_slots());
+	reuse_scenario();
+	KT_EXPECT_EQ(gk_explore(kt, "gkmz-reuse", 3, 2, BUDGET, 0, &r), 0);
+	KT_EXPECT_EQ(r.step_limit_hits, 0);
+	release_slots();
+}
+
+KTEST(explore_gkmz_mix_random_deeper)
+{
+	struct kx_result r;
+
+	KT_ASSERT(claim_slots());
+	optab = mix_ops;
+	for (int i = 0; i < NW; i++)
+		init_vals[i] = V(0);
+	script[0] = mix_t0;
+	script[1] = mix_t1;
+	script[2] = mix_t2;
+	KT_EXPECT_EQ(gk_explore(kt, "gkmz-mix", 3, 2, BUDGET, 0, &r), 0);
+	KT_EXPECT_EQ(r.step_limit_hits, 0);
+	KT_EXPECT_EQ(gk_explore(kt, "gkmz-mix-random", 3, 4, 0, KX_TSAN ? 2000 : 30000, &r), 0);
+	KT_EXPECT_EQ(r.step_limit_hits, 0);
+	release_slots();
+}
+
+/*
+ * The late install.  Thread 0 runs A = {w0, w1: 0 -> 2}, then Q = {w1: 2 -> 0}, then
+ * R = {w3: 0 -> 2}, whose start retires Q (one descriptor per thread): Q's reference in
+ * w1 is cleaned back to the plain value 0.  Thread 1 runs B = {w0: 0 -> 4}: it meets
+ * A's ACTIVE reference in w0 and helps A - reads w1 = 0 (plain) and is preempted before
+ * its install CAS.  If thread 0 now completes A, Q and the clean-up, thread 1's CAS
+ * (expecting 0) succeeds long after A was decided, and w1 reads as A's new value 2
+ * instead of 0 (or, as the explorer finds first, A's descriptor is reused too and w1
+ * keeps a reference to an instance that is over).  The guard (ksync__gk_reusable) sees
+ * thread 1's announcement of A and does not retire what it pins (A itself, or Q: a
+ * SUCCEEDED A expects at w1 the value Q's clean-up would write back): thread 0's next
+ * operation returns KSYNC_ENOMEM with one descriptor per thread (with the default pool
+ * it takes another descriptor).
+ */
+static const struct mwop late_ops[] = {
+	{ 2, { 0, 1 }, { V(0), V(0) }, { V(2), V(2) } },
+	{ 1, { 1 }, { V(2) }, { V(0) } },
+	{ 1, { 3 }, { V(0) }, { V(2) } },
+	{ 1, { 0 }, { V(0) }, { V(4) } },
+};
+static const int late_t0[] = { 0, 1, 2, -1 }, late_t1[] = { 3, -1 };
+
+static void late_scenario(void)
+{
+	optab = late_ops;
+	for (int i = 0; i < NW; i++)
+		init_vals[i] = V(0);
+	script[0] = late_t0;
+	script[1] = late_t1;
+}
+
+KTEST(explore_gkmz_late_install_guarded)
+{
+	struct kx_result r;
+
+	KT_ASSERT(claim_slots());
+	late_scenario();
+	gk_enomem = 0;
+	KT_EXPECT_EQ(gk_explore(kt, "gkmz-late", 2, 2, KX_TSAN ? 20000 : 400000, 0, &r), 0);
+	KT_EXPECT(r.exhausted || KX_TSAN);
+	KT_EXPECT_EQ(r.step_limit_hits, 0);
+	/* the guard did act: in some schedules the pinned descriptor was not reused */
+	kt_diag(kt, "gkmz-late: %ld operations returned KSYNC_ENOMEM (guard)", gk_enomem);
+	KT_EXPECT(gk_enomem > 0);
+	release_slots();
+}
+
+KTEST(explore_gkmz_finds_late_install_without_guard)
+{
+	struct kx_result r;
+
+	KT_ASSERT(claim_slots());
+	late_scenario();
+	gk_no_guard = 1;	/* the seeded bug */
+	KT_EXPECT_EQ(gk_explore(kt, "gkmz-no-guard", 2, 2, KX_TSAN ? 20000 : 400000, 0, &r), 1);
+	KT_EXPECT(r.violations >= 1);
+	gk_no_guard = 0;
 	release_slots();
 }

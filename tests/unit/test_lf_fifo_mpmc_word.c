@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Conflict injection: before the victim's cell CAS (the only cas128 of the queue),
- * run one whole conflicting operation, once. */
+/* Conflict injection: before the victim's cell CAS (the enqueue's cas128, the
+ * dequeue's 8-byte cas of the stamp: the queue's only read-modify-writes), run one
+ * whole conflicting operation, once. */
 static int inj_armed, inj_in, inj_hits;
 static void (*inj_action)(void);
 static void inject(int is_cas128)
@@ -34,7 +35,7 @@ static void inject(int is_cas128)
 #define KSYNC__WORD_IS_CAS128_load 0
 #define KSYNC__WORD_IS_CAS128_store 0
 #define KSYNC__WORD_IS_CAS128_exchange 0
-#define KSYNC__WORD_IS_CAS128_cas 0
+#define KSYNC__WORD_IS_CAS128_cas 1
 #define KSYNC__WORD_IS_CAS128_fetch_add 0
 #define KSYNC__WORD_IS_CAS128_fetch_sub 0
 #define KSYNC__WORD_IS_CAS128_fetch_or 0
