@@ -70,9 +70,9 @@ struct spl_cpu {
 	uint32_t hwlevel;	/* level the controller mask implements (spl-pessim,
 				   cli-spl-pessim, spl-optim's deferral masks: see each file) */
 	volatile uint32_t crit_depth;	/* crit_enter nesting (pessimistic schemes) */
-	volatile uint32_t crit_flag;	/* optimistic schemes: in a crit_enter section (the paper's
-					   in_crit_sec); crit_nest counts the nested ones inside */
-	volatile uint32_t crit_nest;
+	volatile uint32_t crit_flag;	/* optimistic schemes: nonzero in a crit_enter section (the
+					   paper's in_crit_sec), 1 + the sections nested inside */
+	uint32_t pad3;
 	spl_t crit_saved;	/* cookie of the outermost crit_enter */
 	uint32_t intr_depth;	/* handlers running on this CPU (nested ones count) */
 	uint16_t deferral_mask;	/* spl-optim: 8259A lines masked by a deferral */

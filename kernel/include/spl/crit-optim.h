@@ -18,14 +18,21 @@ static inline spl_t splhigh(void) { return splraise(IPL_HIGH); }
  * a new interrupt of a level between the current one and a pending one may run first in
  * that one-instruction window; splx keeps the atomic lowering.) */
 void spl_crit_slow(struct spl_cpu *c);	/* run what became runnable at the current level */
-/* The flag is only stored and the nesting count only touched when sections nest: the
- * loads feed predicted branches, not the stores, so no read-modify-write chain runs
- * through memory on the common path (two stores and three loads). */
+/* crit_flag is the paper's in_crit_sec and the nesting count in one word: 0 outside,
+ * 1 in the outermost section, 1 + k with k sections nested inside it (every reader asks
+ * only "nonzero?"). The outermost enter stores 1 and the outermost leave stores 0 - values
+ * that do not depend on the load before them, so the common path runs no
+ * read-modify-write chain through memory; only a nested enter or leave adds or subtracts.
+ * The leave's check of what became runnable reads the pending bits first and computes
+ * what may run only when some are set (the common case has none): one load and a
+ * predicted branch. Per path: enter one load and one store, leave two loads and one
+ * store. */
 static inline void crit_enter(void)
 {
 	struct spl_cpu *c = spl_self();
-	if (__builtin_expect(c->crit_flag != 0, 0)) {
-		c->crit_nest++;
+	uint32_t f = c->crit_flag;
+	if (__builtin_expect(f != 0, 0)) {
+		c->crit_flag = f + 1;	/* nested: only this CPU writes it (spl.h) */
 	} else {
 		c->crit_flag = 1;
 		arch_win_soft_open(ARCH_WIN_CRIT);	/* KSYNC_WINDOWS builds; empty otherwise */
@@ -36,14 +43,16 @@ static inline void crit_leave(void)
 {
 	struct spl_cpu *c = spl_self();
 	ksync_compiler_barrier();	/* ... and before its clearing */
-	if (__builtin_expect(c->crit_nest != 0, 0)) {
-		c->crit_nest--;
+	uint32_t f = c->crit_flag;
+	if (__builtin_expect(f != 1, 0)) {
+		KASSERT(f != 0);	/* a leave without an enter */
+		c->crit_flag = f - 1;	/* nested: the outer section goes on */
 		return;
 	}
-	KASSERT(c->crit_flag);
 	c->crit_flag = 0;
 	ksync_compiler_barrier();	/* the check reads pending after the store */
-	if (c->pending & SPL_RUNNABLE(c->ipl))
+	uint32_t p = c->pending;
+	if (__builtin_expect(p != 0, 0) && (p & SPL_RUNNABLE(c->ipl)))
 		spl_crit_slow(c);
 	arch_win_soft_close(ARCH_WIN_CRIT);	/* after the replay: it ran inside the window */
 }
