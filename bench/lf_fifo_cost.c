@@ -46,9 +46,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static double spsc_pair_ticks;
+static double spsc_pair_ticks, spsc_batch_ticks;
 static double median_per_op(void);
 #define LF_FIFO_ROWS_AFTER_SPSC_PAIR() (spsc_pair_ticks = median_per_op())
+#define LF_FIFO_ROWS_AFTER_SPSC_BATCH() (spsc_batch_ticks = median_per_op())
 #include "lf_fifo_rows.h"
 #include "hosted_env.h"
 
@@ -157,6 +158,8 @@ int main(void)
 	ksync_printf("ktap: # tsc_hz %llu (%s); mp_fifo_spsc_enq_deq_lf median %.2f ticks = "
 		     "%.2f ns (bar: 1.5 ns)\n", (unsigned long long)hz, source, spsc_pair_ticks,
 		     spsc_pair_ticks * 1e9 / (double)hz);
+	ksync_printf("ktap: # mp_fifo_spsc_burst32_enq_deq_lf median %.2f ticks = %.2f ns per "
+		     "element (bar: 1.5 ns)\n", spsc_batch_ticks, spsc_batch_ticks * 1e9 / (double)hz);
 	ksync_printf("ktap: %sok 1 lf_fifo_cost\n", retries_ok ? "" : "not ");
 	return 0;
 }

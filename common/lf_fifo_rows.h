@@ -6,8 +6,8 @@
  * ksync headers only, no floating point. Include before any other ksync queue header
  * (the retry hook must be defined first). lf_fifo_rows() prints one KSYNC prim line per
  * row and returns true if every forced retry happened exactly once.
- * A program may define LF_FIFO_ROWS_AFTER_SPSC_PAIR() to look at the spsc pair's batch
- * ticks right after that row (the hosted bench converts it to nanoseconds).
+ * A program may define LF_FIFO_ROWS_AFTER_SPSC_PAIR() / _BATCH() to look at the spsc pair's
+ * and the spsc batch row's ticks right after each (the hosted bench converts them to ns).
  */
 #ifndef KSYNC_BENCH_LF_FIFO_ROWS_H
 #define KSYNC_BENCH_LF_FIFO_ROWS_H
@@ -80,6 +80,26 @@ static void init_all(void)
 				BATCHES);                                             \
 	} while (0)
 
+/* ROW for a BODY that moves PER elements: OPS / PER executions per batch, the figure per
+ * element (the spsc batch rows). */
+#define ROW_PER(name, detail, PER, SETUP, BODY)                                       \
+	do {                                                                          \
+		for (int pass_ = 0; pass_ < 2; pass_++)                               \
+			for (size_t b_ = 0; b_ < BATCHES; b_++) {                     \
+				SETUP;                                                \
+				KSYNC_MEASURE(&batch_ticks[b_], 1, OPS / (PER), BODY); \
+			}                                                             \
+		for (size_t b_ = 0; b_ < BATCHES; b_++) {                             \
+			SETUP;                                                        \
+			KSYNC_MEASURE(&empty_ticks[b_], 1, OPS / (PER), (void)0);     \
+		}                                                                     \
+		ksync_prim_emit(name, detail, batch_ticks, BATCHES, OPS, empty_ticks, \
+				BATCHES);                                             \
+	} while (0)
+#define SPSC_BATCH 32
+static uint64_t bvals[SPSC_BATCH], bsink[SPSC_BATCH];
+static size_t bdone;
+
 static uint64_t sink;
 static uint64_t chain_word;
 static uint64_t val = 1;
@@ -90,6 +110,9 @@ static uint64_t val = 1;
 
 #ifndef LF_FIFO_ROWS_AFTER_SPSC_PAIR
 #define LF_FIFO_ROWS_AFTER_SPSC_PAIR() ((void)0)
+#endif
+#ifndef LF_FIFO_ROWS_AFTER_SPSC_BATCH
+#define LF_FIFO_ROWS_AFTER_SPSC_BATCH() ((void)0)
 #endif
 
 static bool lf_fifo_rows(void)
@@ -121,6 +144,13 @@ static bool lf_fifo_rows(void)
 	    DRAIN(lf_fifo_dequeue_spsc, q_spsc),
 	    { lf_fifo_enqueue_spsc(&q_spsc, &val); lf_fifo_dequeue_spsc(&q_spsc, &sink); });
 	LF_FIFO_ROWS_AFTER_SPSC_PAIR();
+	/* the batch API (issue 13 item 2): 32 elements per index publication, per element */
+	ROW_PER("mp_fifo_spsc_burst32_enq_deq_lf", "lf_fifo_enqueue_burst_spsc + "
+		"lf_fifo_dequeue_burst_spsc of 32 elements, per element", SPSC_BATCH,
+		DRAIN(lf_fifo_dequeue_spsc, q_spsc),
+		{ lf_fifo_enqueue_burst_spsc(&q_spsc, bvals, SPSC_BATCH, &bdone);
+		  lf_fifo_dequeue_burst_spsc(&q_spsc, bsink, SPSC_BATCH, &bdone); });
+	LF_FIFO_ROWS_AFTER_SPSC_BATCH();
 	ROW("mp_fifo_spsc_enq_lf", "lf_fifo_enqueue_spsc into an empty queue",
 	    DRAIN(lf_fifo_dequeue_spsc, q_spsc), lf_fifo_enqueue_spsc(&q_spsc, &val));
 	ROW("mp_fifo_spsc_deq_lf", "lf_fifo_dequeue_spsc from a filled queue",

@@ -304,4 +304,124 @@ LF_FIFO__HOT int __lf_fifo_dequeue_spsc(struct lf_fifo_spsc *q, void *out)
 	return KSYNC_OK;
 }
 
+/* ---- batches: n elements with one index publication (issue 13 item 2) ----------------
+ *
+ * int lf_fifo_enqueue_burst_spsc(q, elems, n, *done)
+ *     Copy up to n elements (elems: n * elem_size bytes, in order) into the queue, as many
+ *     as fit, and publish them with ONE release store of the tail: the consumer sees all
+ *     of them or none. *done = the number enqueued. KSYNC_OK if at least one was,
+ *     KSYNC_EFULL (nothing changed, *done = 0) if none fit. Bad input - q, elems or done
+ *     NULL, n == 0 or n > capacity (a batch that can never be published at once) -
+ *     returns KSYNC_EINVAL and changes nothing. Producer side; wait-free.
+ * int lf_fifo_dequeue_burst_spsc(q, out, n, *done)
+ *     The consumer's twin: up to n of the oldest elements into out (n * elem_size bytes),
+ *     released with ONE store of the head. KSYNC_OK (at least one) or KSYNC_EEMPTY
+ *     (*done = 0, *out untouched); the same bad input gives KSYNC_EINVAL.
+ * With callbacks installed the batch runs element by element through the single-element
+ * path (each boundary event fires as it would there). Per element the fast path is the
+ * copy: the index loads, the full/empty check and the publishing store are paid once per
+ * batch. The copies run as at most two memcpy (the ring wraps at most once).
+ */
+LF_FIFO__HOT void lf_fifo__spsc_copy_run(unsigned char *ring, uint64_t mask, size_t esize,
+					 uint64_t pos, unsigned char *buf, size_t k, bool into_ring)
+{
+	uint64_t at = pos & mask;
+	size_t first = (size_t)(mask + 1 - at) < k ? (size_t)(mask + 1 - at) : k;
+
+	if (into_ring) {
+		__builtin_memcpy(ring + at * esize, buf, first * esize);
+		if (k > first)
+			__builtin_memcpy(ring, buf + first * esize, (k - first) * esize);
+	} else {
+		__builtin_memcpy(buf, ring + at * esize, first * esize);
+		if (k > first)
+			__builtin_memcpy(buf + first * esize, ring, (k - first) * esize);
+	}
+}
+
+static inline int lf_fifo_enqueue_burst_spsc(struct lf_fifo_spsc *q, const void *elems,
+					     size_t n, size_t *done)
+{
+	uint64_t t, mask, shape, room;
+	size_t k;
+
+	if (!q || !elems || !done)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue, elements or count");
+	shape = q->p.shape;
+	mask = LF_FIFO__SHAPE_MASK(shape);
+	if (n == 0 || n > mask + 1)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "batch size 0 or above the capacity");
+	if (LF_FIFO__SHAPE_CB(shape)) {
+		size_t esize = LF_FIFO__SHAPE_ESIZE(shape);
+		for (k = 0; k < n; k++)
+			if (lf_fifo_enqueue_spsc(q, (const unsigned char *)elems + k * esize) != KSYNC_OK)
+				break;
+		*done = k;
+		return k ? KSYNC_OK : KSYNC_EFULL;
+	}
+	t = ksync_load_relaxed_u64(&q->p.tail);	/* only this thread writes it */
+	room = mask + 1 - (t - q->p.head_cache);
+	if (room < n) {
+		/* acquire: pairs with the consumer's release store of head (its reads of the
+		 * cells we overwrite happen before our writes) */
+		q->p.head_cache = ksync_load_acquire_u64(&q->c.head);
+		room = mask + 1 - (t - q->p.head_cache);
+		if (room == 0) {
+			*done = 0;
+			return KSYNC_EFULL;
+		}
+	}
+	k = room < n ? (size_t)room : n;
+	lf_fifo__spsc_copy_run(q->p.data, mask, LF_FIFO__SHAPE_ESIZE(shape), t,
+			       (unsigned char *)(uintptr_t)elems, k, true);
+	/* release: every copy above is visible to the consumer that reads the new tail
+	 * with acquire (the batch's one linearization point) */
+	ksync_store_release_u64(&q->p.tail, t + k);
+	*done = k;
+	return KSYNC_OK;
+}
+
+static inline int lf_fifo_dequeue_burst_spsc(struct lf_fifo_spsc *q, void *out, size_t n,
+					     size_t *done)
+{
+	uint64_t h, t, mask, shape, avail;
+	size_t k;
+
+	if (!q || !out || !done)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue, output buffer or count");
+	shape = q->c.shape;
+	mask = LF_FIFO__SHAPE_MASK(shape);
+	if (n == 0 || n > mask + 1)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "batch size 0 or above the capacity");
+	if (LF_FIFO__SHAPE_CB(shape)) {
+		size_t esize = LF_FIFO__SHAPE_ESIZE(shape);
+		for (k = 0; k < n; k++)
+			if (lf_fifo_dequeue_spsc(q, (unsigned char *)out + k * esize) != KSYNC_OK)
+				break;
+		*done = k;
+		return k ? KSYNC_OK : KSYNC_EEMPTY;
+	}
+	h = ksync_load_relaxed_u64(&q->c.head);	/* only this thread writes it */
+	t = q->c.tail_cache;
+	avail = (int64_t)(t - h) > 0 ? t - h : 0;
+	if (avail < n) {
+		/* acquire: pairs with the producer's release store of tail (its copies are
+		 * visible to ours) */
+		t = ksync_load_acquire_u64(&q->p.tail);
+		q->c.tail_cache = t;
+		avail = t - h;
+		if (avail == 0) {
+			*done = 0;
+			return KSYNC_EEMPTY;
+		}
+	}
+	k = avail < n ? (size_t)avail : n;
+	lf_fifo__spsc_copy_run(q->c.data, mask, LF_FIFO__SHAPE_ESIZE(shape), h, out, k, false);
+	/* release: our reads of the cells complete before the producer, reading the new
+	 * head with acquire, may overwrite them (the batch's one linearization point) */
+	ksync_store_release_u64(&q->c.head, h + k);
+	*done = k;
+	return KSYNC_OK;
+}
+
 #endif /* KSYNC_LF_FIFO_SPSC_H */
