@@ -2,7 +2,9 @@
  * mwcas.c - the shared state of include/ksync/mwcas.h: the soft variant's type-stable
  * descriptor arrays (one MWCAS and one RDCSS descriptor per slot, reused with sequence
  * numbers: Arbel-Raviv & Brown, DISC 2017), the slot table, the lock variant's stripe
- * locks, and (hosted only) the per-thread slot that ksync_mwcas_soft uses.
+ * locks, the gkmz variant's per-slot descriptor pools and announcements (Guerraoui,
+ * Kogan, Marathe & Zablotchi, DISC 2020), and (hosted only) the per-thread slot that
+ * ksync_mwcas_soft and ksync_mwcas_gkmz use.
  * Hohmuth & Härtig 2001 §2.1, §3.2; Harris, Fraser & Pratt, DISC 2002.
  *
  * Freestanding except the block marked hosted (a pthread key gives a thread's slot
@@ -18,6 +20,9 @@
 _Static_assert(KSYNC_MWCAS_MAX_THREADS <= 256, "a reference has 8 bits of slot");
 _Static_assert(KSYNC_MWCAS_STRIPES == 1u << KSYNC__MWCAS_STRIPE_BITS,
 	       "KSYNC__MWCAS_STRIPE_BITS is log2(KSYNC_MWCAS_STRIPES)");
+_Static_assert(KSYNC_MWCAS_GKMZ_POOL >= 1 && KSYNC_MWCAS_GKMZ_POOL <= 4 &&
+		       (KSYNC_MWCAS_GKMZ_POOL & (KSYNC_MWCAS_GKMZ_POOL - 1)) == 0,
+	       "a gkmz reference has 2 bits of pool index");
 _Static_assert(KSYNC_MWCAS_CPU_SLOTS < KSYNC_MWCAS_MAX_THREADS,
 	       "the kernel needs claimable slots above the CPUs'");
 
@@ -25,6 +30,10 @@ _Static_assert(KSYNC_MWCAS_CPU_SLOTS < KSYNC_MWCAS_MAX_THREADS,
 struct ksync__mwcas_desc ksync__mwcas_descs[KSYNC_MWCAS_MAX_THREADS];
 struct ksync__rdcss_desc ksync__rdcss_descs[KSYNC_MWCAS_MAX_THREADS];
 struct ksync__mwcas_stripe ksync__mwcas_stripes[KSYNC_MWCAS_STRIPES];
+/* gkmz: the pools (seq 0: unused), the per-slot announcements, the danger count. */
+struct ksync__gk_desc ksync__gk_descs[KSYNC_MWCAS_MAX_THREADS][KSYNC_MWCAS_GKMZ_POOL];
+struct ksync__gk_slot ksync__gk_slots[KSYNC_MWCAS_MAX_THREADS];
+uint64_t ksync__gk_danger __attribute__((aligned(64)));
 
 /* 1 while a thread holds the slot: claimed by CAS 0 -> 1, released by a store of 0. */
 static uint32_t slot_taken[KSYNC_MWCAS_MAX_THREADS];

@@ -14,17 +14,20 @@
  * LF_FIFO_INTERFERE sites (the atomic-step hook of atomic.h still sees every step).
  *
  * ---- The algorithm -------------------------------------------------------------------
- * A ring of n = capacity cells of 16 bytes {stamp, value}, written only by one 16-byte
- * CAS (lock cmpxchg16b, atomic.h's ksync_cas128), and two 64-bit hints, head and tail.
+ * A ring of n = capacity cells of 16 bytes {stamp, value} and two 64-bit hints, head
+ * and tail.  An enqueue writes its cell with one 16-byte CAS (lock cmpxchg16b, atomic.h's
+ * ksync_cas128), a dequeue with one 8-byte CAS of the stamp alone (below).
  * Positions p = 0, 1, 2 ... are 64-bit counters; position p lives in cell p mod n.  A
  * cell's stamp says which position it belongs to and whether it holds that position's
  * element (the layout of Vyukov's bounded queue, with the state bit made explicit so
  * that capacity 1 works):
  *     stamp == 2p       free for position p: the enqueue at p may write it
  *     stamp == 2p + 1   holds the element enqueued at position p
- *   enqueue at p:  {2p, *}      -> {2p + 1, v}        one CAS: reserves AND publishes
- *   dequeue at p:  {2p + 1, v}  -> {2(p + n), 0}      one CAS: claims (the value is the
- *                                                     CAS's validated expected value)
+ *   enqueue at p:  {2p, *}      -> {2p + 1, v}     16-byte CAS: reserves AND publishes
+ *   dequeue at p:  stamp 2p + 1 -> 2(p + n)        8-byte CAS: claims; the value, read
+ *                                                  between the stamp load and the CAS,
+ *                                                  is p's: only an enqueue changes it,
+ *                                                  and none can before the stamp moves
  * Stamps of a cell only grow.  The enqueue CAS of p can only race other enqueues of p
  * and the dequeue CAS of p only other dequeues of p: producers and consumers never make
  * each other's CAS fail.
@@ -76,29 +79,55 @@
  * indirection (two rings plus a data array, SCQD) or a count.  Morrison & Afek 2013
  * (LCRQ) is the same FAA-on-head/tail scheme over {safe|index, value} cells updated by
  * CAS2 (this header's cell shape), closing a ring that is full and chaining a new one.
- * An FAA design costs two locked instructions per operation (the FAA and the cell CAS,
- * plus SCQ's threshold store on enqueue), four per enqueue/dequeue pair, where
- * Concurrency Kit's ck_ring pays two - and a lock-free FIFO needs at least one
- * read-modify-write (or a store-load fence) per operation.  FAA wins when many CPUs
+ * An FAA design costs two locked instructions per operation (the FAA and the cell CAS;
+ * SCQ adds a threshold reset on enqueue and a decrement on a failing dequeue), four per
+ * enqueue/dequeue pair, where Concurrency Kit's ck_ring pays two - and a linearizable
+ * FIFO needs at least one read-modify-write (or a store-load fence) per operation
+ * (Attiya et al. 2011, "Laws of Order", POPL).  FAA wins when many CPUs
  * hammer one counter (a CAS there can fail over and over, an FAA cannot); ksync targets
  * 2-8 CPUs.  So this queue keeps NCQ/SCQ's position cycles and LCRQ's 16-byte cell CAS,
  * but lets the cell CAS itself reserve the position - the cell, not a counter, is the
  * point of contention, as in Tsigas & Zhang 2001 ("A simple, fast and scalable
- * non-blocking concurrent FIFO queue", SPAA), whose head and tail are likewise updated
- * lazily - which removes the FAA, the overtaking marks, the threshold and the full
- * check (a full or empty queue is read off one stamp).  One lock cmpxchg16b and one
+ * non-blocking concurrent FIFO queue for shared memory multiprocessor systems", SPAA),
+ * whose head and tail are likewise hints updated lazily - which removes the FAA, the overtaking marks, the threshold and the full
+ * check (a full or empty queue is read off one stamp).  One locked instruction and one
  * plain store per operation; contending enqueuers (dequeuers) fight over one cell at a
  * time and the loser moves to the next cell at once (the failed CAS returned the cell).
  *
+ * Cost floor: an element of 64 arbitrary bits plus the stamp that makes it ABA-safe do
+ * not fit one 8-byte CAS, so the enqueue needs cmpxchg16b: on the 2-vCPU AMD EPYC KVM
+ * guest this project is measured on, a loop of uncontended lock cmpxchg16b costs ~11.8
+ * TSC ticks per instruction against ~6.5 for an 8-byte lock cmpxchg (ck_ring's whole MP
+ * enqueue + dequeue pair is two of those, ~11 ticks in bench/cmp_peers).  The dequeue therefore
+ * CASes the stamp word alone with lock cmpxchg (8 bytes), inside a cell that enqueues
+ * CAS as 16 bytes (~18 ticks per pair instead of ~24 with cmpxchg16b on both sides).
+ * This mixes operand sizes on one location, which the Intel SDM (vol. 3, 8.1.2.2)
+ * advises against for semaphores ("identical addresses and operand lengths"); the
+ * queue relies instead on what the SDM guarantees for any locked instruction on a
+ * naturally aligned operand within one cache line (a 16-aligned cell never straddles
+ * one): the read-modify-write is atomic with respect to all other accesses.  Should
+ * that be judged too bold, dequeue can CAS the 16 bytes {2h + 1, val} -> {2(h + n),
+ * val} with ksync_cas128 instead, changing nothing else.  The dequeue's CAS fails only
+ * if the stamp moved, which only another dequeue of the same position can do.  Under
+ * ThreadSanitizer the 8-byte CAS is an ordinary atomic and ksync_cas128 announces its
+ * release/acquire on the cell's address (= the stamp's): the happens-before edges are
+ * the same.
+ *
  * Memory orders (x86-64: every acquire load and release store is a plain mov, and
  * cmpxchg16b is a full barrier):
- *   - the cell CAS is the publication and the claim: the enqueuer's value travels in
- *     the CAS itself, and its earlier writes (e.g. to the object a pointer names) are
- *     ordered before it (full barrier = release); a dequeuer's CAS orders its loads
- *     before the next enqueue's CAS of the cell;
+ *   - the enqueue's cell CAS is the publication: the value travels in the CAS itself,
+ *     and the producer's earlier writes (e.g. to the object a pointer names) are
+ *     ordered before it (full barrier, so release);
+ *   - the dequeue's stamp CAS is acq_rel: its release half orders the dequeuer's load
+ *     of the value before the stamp says "free for p + n", i.e. before any enqueue can
+ *     overwrite it;
  *   - the stamp load is acquire (pairs with the enqueue CAS that wrote it, so a
- *     dequeuer that sees 2h + 1 sees the value and the producer's earlier writes; the
- *     value load after it is relaxed and only a CAS expectation, validated by the CAS);
+ *     dequeuer that sees 2h + 1 then loads the value written with it, and sees the
+ *     producer's earlier writes); the value load after it is relaxed: for an enqueue
+ *     it is only the CAS's expected value, for a dequeue it is h's value because the
+ *     stamp CAS that follows succeeds only if the stamp did not move (x86 never
+ *     reorders the two loads, so no test can catch a missing acquire here: the
+ *     argument is the C11 one);
  *   - hint stores are release and hint loads acquire: a thread that reads tail = t
  *     also sees the cells written by the enqueues < t (the "promise" above), so the
  *     stamps it loads are at least that new.
@@ -121,7 +150,8 @@ struct lf_fifo_mpmc_word {
 	/* Read-only after init. */
 	_Alignas(LF_FIFO_CACHE_LINE) struct ksync_u128 *cell;	/* n cells in the storage:
 							 * lo = stamp, hi = value; changed only
-							 * by ksync_cas128 */
+							 * by the enqueue's ksync_cas128 and the
+							 * dequeue's CAS of lo */
 	uint64_t mask;						/* n - 1 */
 };
 
@@ -237,31 +267,30 @@ LF_FIFO__HOT int lf_fifo_dequeue_mpmc_word(struct lf_fifo_mpmc_word *q, uint64_t
 	h = ksync_load_acquire_u64(&q->head);
 	for (;;) {
 		struct ksync_u128 *c = &q->cell[h & mask];
-		struct ksync_u128 cur;
-		uint64_t d;
+		uint64_t d, stamp, val;
 
 		/* acquire: pairs with the enqueue CAS that wrote the stamp (and the value) */
-		cur.lo = ksync_load_acquire_u64(&c->lo);
-		/* relaxed, after the acquire above: the CAS below validates it */
-		cur.hi = ksync_load_relaxed_u64(&c->hi);
-		for (;;) {
-			d = cur.lo - 2 * h;
-			if (d != 1)
-				break;
-			/* holds position h's element: claim it (the linearization point; the
-			 * full barrier orders our reads before the next enqueue of the cell) */
-			if (ksync_cas128(c, &cur, (struct ksync_u128){ .lo = 2 * (h + n), .hi = 0 })) {
-				*out = cur.hi;	/* the value the CAS compared equal */
+		stamp = ksync_load_acquire_u64(&c->lo);
+		/* relaxed, after the acquire above; it is position h's value if the CAS
+		 * below succeeds (the stamp did not move, so no enqueue wrote the cell) */
+		val = ksync_load_relaxed_u64(&c->hi);
+		d = stamp - 2 * h;
+		if (d == 1) {
+			/* holds position h's element: claim it (the linearization point;
+			 * release: the value load above precedes "free for h + n") */
+			if (ksync_cas_strong_acq_rel_u64(&c->lo, &stamp, 2 * (h + n))) {
+				*out = val;
 				lf_fifo__word_hint(&q->head, h + 1);
 				return KSYNC_OK;
 			}
-			/* another consumer took h; cur is the cell now */
+			/* another consumer took h: stamp is the cell's now, past 2h + 1 */
 			ksync_backoff(&b);	/* bounded: still lock-free */
+			d = stamp - 2 * h;
 		}
 		if (d == 0)
 			return KSYNC_EEMPTY;	/* position h not enqueued */
 		/* h was dequeued: stamp 2p or 2p + 1 with p >= h + n, so p - n was dequeued
-		 * -> p - n + 1 */
+		 * -> p - n + 1.  d / 2 = p - h, computed modulo 2^64. */
 		h += (d >> 1) + 1 - n;
 	}
 }

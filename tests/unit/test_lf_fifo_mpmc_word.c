@@ -8,7 +8,9 @@
  * stress that tags every element (producer, sequence), checks that nothing is lost or
  * duplicated and that every consumer sees each producer's elements in order, and hands
  * a plainly written payload through each element (ThreadSanitizer checks the
- * happens-before).  Lock-freedom under a stopped thread: test_lf_fifo_preempt.c.
+ * happens-before); and exact capacity under concurrency (racing producers fill an
+ * empty queue: exactly capacity succeed; racing consumers drain it: each value once).
+ * Lock-freedom under a stopped thread: test_lf_fifo_preempt.c ("mpmc_word").
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -332,7 +334,11 @@ KTEST(lf_fifo_mpmc_word_cas_conflict)
 
 #define NPROD 3
 #define NCONS 3
+#if defined(__SANITIZE_THREAD__)
+#define PER_PROD 20000	/* ThreadSanitizer is ~20x slower */
+#else
 #define PER_PROD 60000
+#endif
 #define SCAP 8
 
 static _Alignas(64) unsigned char sstore[1024 * 16];
@@ -442,3 +448,95 @@ static void stress(struct ktest_ctx *kt, uint64_t cap)
 KTEST(lf_fifo_mpmc_word_stress_cap1) { stress(kt, 1); }
 KTEST(lf_fifo_mpmc_word_stress_cap8) { stress(kt, SCAP); }
 KTEST(lf_fifo_mpmc_word_stress_cap1024) { stress(kt, 1024); }
+
+/* ---- exact capacity under concurrency ------------------------------------------------------
+ * Producers race to fill an empty queue until each sees KSYNC_EFULL: exactly capacity
+ * enqueues succeed (an enqueue in progress reserves nothing).  Then consumers race to
+ * drain it until each sees KSYNC_EEMPTY: exactly capacity dequeues succeed, each value
+ * once.  Repeated, so the races land on different positions of the ring. */
+
+#define XCAP 64
+static int x_pok[NPROD], x_cok[NCONS];	/* each written by its thread, read after joins */
+static uint64_t x_got[NCONS][XCAP];
+static pthread_barrier_t x_bar;
+
+static void *x_producer(void *arg)
+{
+	unsigned p = (unsigned)(uintptr_t)arg;
+	unsigned s = 0;
+
+	pthread_barrier_wait(&x_bar);
+	while (lf_fifo_enqueue_mpmc_word(&sq, (uint64_t)p << 32 | s) == KSYNC_OK)
+		s++;
+	x_pok[p] = (int)s;
+	return NULL;
+}
+
+static void *x_consumer(void *arg)
+{
+	unsigned c = (unsigned)(uintptr_t)arg;
+	int k = 0;
+	uint64_t v;
+
+	pthread_barrier_wait(&x_bar);
+	while (k < XCAP && lf_fifo_dequeue_mpmc_word(&sq, &v) == KSYNC_OK)
+		x_got[c][k++] = v;
+	x_cok[c] = k;
+	return NULL;
+}
+
+KTEST(lf_fifo_mpmc_word_exact_capacity_concurrent)
+{
+	pthread_t th[NPROD > NCONS ? NPROD : NCONS];
+
+	KT_ASSERT_EQ(lf_fifo_init_mpmc_word(&sq, sstore, sizeof(sstore), XCAP), KSYNC_OK);
+	for (int round = 0; round < 200; round++) {
+		int total = 0;
+		uint64_t v;
+
+		pthread_barrier_init(&x_bar, NULL, NPROD);
+		for (int i = 0; i < NPROD; i++)
+			KT_ASSERT_EQ(pthread_create(&th[i], NULL, x_producer, (void *)(uintptr_t)i), 0);
+		for (int i = 0; i < NPROD; i++)
+			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&x_bar);
+		for (int i = 0; i < NPROD; i++)
+			total += x_pok[i];
+		KT_EXPECT_EQ(total, XCAP);
+		KT_EXPECT_EQ(lf_fifo_enqueue_mpmc_word(&sq, 1), KSYNC_EFULL);
+
+		pthread_barrier_init(&x_bar, NULL, NCONS);
+		for (int i = 0; i < NCONS; i++)
+			KT_ASSERT_EQ(pthread_create(&th[i], NULL, x_consumer, (void *)(uintptr_t)i), 0);
+		for (int i = 0; i < NCONS; i++)
+			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&x_bar);
+		unsigned char seen1[NPROD][XCAP] = { { 0 } };
+
+		total = 0;
+		for (int c = 0; c < NCONS; c++) {
+			int64_t last[NPROD] = { -1, -1, -1 };
+
+			total += x_cok[c];
+			for (int k = 0; k < x_cok[c]; k++) {
+				unsigned p = (unsigned)(x_got[c][k] >> 32), s = (unsigned)x_got[c][k];
+
+				KT_EXPECT(p < NPROD && (int)s < x_pok[p] && (int64_t)s > last[p]);
+				if (p < NPROD && (int)s < x_pok[p]) {
+					last[p] = s;
+					seen1[p][s]++;
+				}
+			}
+		}
+		/* every value enqueued came out exactly once */
+		for (int p = 0; p < NPROD; p++)
+			for (int k = 0; k < x_pok[p]; k++)
+				KT_EXPECT_EQ(seen1[p][k], 1);
+		KT_EXPECT_EQ(total, XCAP);
+		KT_EXPECT_EQ(lf_fifo_dequeue_mpmc_word(&sq, &v), KSYNC_EEMPTY);
+		if (kt->failures) {
+			kt_diag(kt, "round %d", round);
+			return;
+		}
+	}
+}
