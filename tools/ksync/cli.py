@@ -110,6 +110,29 @@ def platform_type(text: str) -> str:
     return p[0]
 
 
+def threads_type(text: str) -> list[int]:
+    """``--threads 1,2,4,8``: the peer comparison's throughput thread counts, ascending,
+    distinct, each 1..64, at most 8 of them."""
+    out: list[int] = []
+    for part in text.split(","):
+        try:
+            n = int(part.strip(), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be a comma list of thread counts such as 1,2,4 (got {text!r})") from None
+        if not 1 <= n <= peers.MAX_THREADS:
+            raise argparse.ArgumentTypeError(
+                f"each thread count must be from 1 to {peers.MAX_THREADS} (got {n})")
+        if out and n <= out[-1]:
+            raise argparse.ArgumentTypeError(
+                f"thread counts must be ascending and distinct (got {text!r})")
+        out.append(n)
+    if len(out) > peers.MAX_THREAD_COUNTS:
+        raise argparse.ArgumentTypeError(
+            f"at most {peers.MAX_THREAD_COUNTS} thread counts (got {len(out)})")
+    return out
+
+
 def repeat_type(text: str) -> int:
     try:
         n = int(text, 10)
@@ -359,6 +382,10 @@ def build_parser() -> Parser:
                         "medians")
     r.add_argument("--no-peers", action="store_true",
                    help="skip the libksync vs Concurrency Kit / liburcu comparison")
+    r.add_argument("--threads", type=threads_type, default=None, metavar="LIST",
+                   help="the peer comparison's throughput thread counts, e.g. 1,2,4,8,16 "
+                        "(default 1, 2, 4 .. and the usable CPUs); each thread is pinned to "
+                        "a CPU of its own, so a count above the usable CPUs is refused")
     r.add_argument("--peer-ms", type=int_range_type(1, 10000), default=None, metavar="MS",
                    help="length of each peer-comparison run in ms (default 200; 500 with "
                         "--set bench)")
@@ -680,6 +707,13 @@ def cmd_run(args, repo: Path) -> int:
                          "--serial-bits are for `ksync run irq` (or `ksync run`, which runs "
                          "both)")
     check_platform_options(args, args.platform)
+    if args.threads and args.threads[-1] > len(os.sched_getaffinity(0)):
+        raise UsageError(f"--threads {','.join(map(str, args.threads))}: {args.threads[-1]} "
+                         f"threads but {len(os.sched_getaffinity(0))} usable CPUs here (each "
+                         "thread of the peer comparison is pinned to a CPU of its own)")
+    if args.threads and (args.no_peers or args.what not in ("all", "prims")):
+        raise UsageError("--threads is the peer comparison's (ksync run or ksync run prims, "
+                         "without --no-peers)")
     on_qemu, on_hosted = "qemu" in args.platform, "hosted" in args.platform
     if not on_qemu and args.what not in ("all", "sprite", "fiasco"):
         raise UsageError(f"`ksync run {args.what}` is a qemu measurement; --platform hosted "
@@ -953,11 +987,17 @@ def _hosted_prims(args, repo: Path, progress, meta: dict, host_model: str, krows
             long = args.set == "bench"
             ms = args.peer_ms or (500 if long else 200)
             nruns = args.peer_runs or (9 if long else 5)
-            plan = peers.planned_seconds(ms, nruns, len(os.sched_getaffinity(0)))
+            usable = len(os.sched_getaffinity(0))
+            threads = args.threads      # checked against the usable CPUs in cmd_run
+            plan = peers.planned_seconds(ms, nruns, usable, threads)
             progress(f"running libksync vs Concurrency Kit and liburcu ({display_path(cmp_prog)}): "
-                     f"{nruns} interleaved runs of {ms} ms per cell, about {plan:.0f}s")
+                     f"{nruns} interleaved runs of {ms} ms per cell, throughput at "
+                     f"{', '.join(map(str, threads or peers.thread_counts(usable)))} threads, "
+                     f"about {plan:.0f}s")
             c = hosted.run_program(cmp_prog, max(args.timeout, 3 * plan + 60),
-                                   repo / qemu.LOG_DIR, args=[str(ms), str(nruns)])
+                                   repo / qemu.LOG_DIR,
+                                   args=[str(ms), str(nruns),
+                                         *([",".join(map(str, threads))] if threads else [])])
             if not c.passed:
                 print("\n".join([f"FAIL: {c.reason}", *c.tail(),
                                  f"full log: {display_path(c.log_path)}"]),

@@ -59,6 +59,10 @@ FINDING_VERDICT = {WITHIN_NOISE: "within noise", OURS_BETTER: "holds",
                    NO_SPREAD: "not measurable here"}
 
 
+MAX_THREADS = 64          # bench/cmp_peers.c's limits on a --threads list
+MAX_THREAD_COUNTS = 8
+
+
 def thread_counts(cpus: int) -> list[int]:
     """The throughput thread counts bench/cmp_peers.c runs on `cpus` usable CPUs: 1, 2,
     4 .. below cpus, and cpus (at most 64)."""
@@ -70,11 +74,13 @@ def thread_counts(cpus: int) -> list[int]:
     return out + [cpus]
 
 
-def planned_seconds(run_ms: int, runs: int, cpus: int) -> float:
+def planned_seconds(run_ms: int, runs: int, cpus: int, threads: list[int] | None = None) -> float:
     """The benchmark's own estimate of its length (runs x run length x cells): latency
-    for 11 implementations, throughput for 8 at each thread count, spsc for 3."""
+    for 11 implementations, throughput for 8 at each thread count (``threads``, or
+    thread_counts(cpus)), spsc for 3."""
     n_mt, n_spsc = 8, 3
-    cells_ = n_mt + n_spsc + n_mt * len(thread_counts(cpus)) + (n_spsc if cpus >= 2 else 0)
+    counts = threads or thread_counts(cpus)
+    cells_ = n_mt + n_spsc + n_mt * len(counts) + (n_spsc if cpus >= 2 else 0)
     return cells_ * runs * run_ms / 1000.0
 
 
