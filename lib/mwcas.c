@@ -61,9 +61,15 @@ int ksync_mwcas_slot_claim(void)
 
 void ksync_mwcas_slot_release(unsigned slot)
 {
-	if (slot < KSYNC_MWCAS_MAX_THREADS)
-		/* release: this holder's last descriptor writes before the next holder's */
-		ksync_store_release_u32(&slot_taken[slot], 0);
+	if (slot >= KSYNC_MWCAS_MAX_THREADS)
+		return;
+	/* gkmz: retire the slot's finished instances now (their words must still be valid
+	 * memory, see mwcas.h; a pinned one stays for the next holder to retire), and drop
+	 * a leftover stale-owner note: no operation of this slot is in flight */
+	(void)__ksync_mwcas_gkmz_flush(slot);
+	ksync_store_relaxed_u64(&ksync__gk_slots[slot].ostale, 0);
+	/* release: this holder's last descriptor writes before the next holder's */
+	ksync_store_release_u32(&slot_taken[slot], 0);
 }
 
 #ifndef KSYNC_KERNEL

@@ -61,8 +61,10 @@
  * Gkmz words outlive the operation in one more way: a finished operation's reference
  * stays in the word, and the thread that ran it touches the word again (a load, maybe
  * a CAS) when it retires that descriptor, up to KSYNC_MWCAS_GKMZ_POOL operations later
- * (or at ksync_mwcas_gkmz_flush).  A gkmz word must therefore stay valid memory until
- * every thread that changed it has flushed or run POOL further operations; a plain
+ * (or at ksync_mwcas_gkmz_flush, or when it gives its slot back: thread exit, hosted).
+ * A gkmz word must therefore stay valid memory until every thread that changed it has
+ * flushed, run POOL further operations or exited (a descriptor pinned at that moment
+ * is retired by the slot's next holder); a plain
  * load of it shows a reference long after the last operation (read it with
  * ksync_mwcas_read_gkmz, or flush first).
  *
@@ -415,7 +417,8 @@ extern uint64_t ksync__gk_danger;
  * Claim a free slot (returns 0..KSYNC_MWCAS_MAX_THREADS-1) or KSYNC_ENOMEM; give it
  * back with ksync_mwcas_slot_release once the thread has finished its operations.
  * Wait-free (one pass over the slot table).  In the kernel, slots below 64 belong to
- * the CPUs and are never handed out.
+ * the CPUs and are never handed out.  Release also retires the slot's gkmz instances
+ * (__ksync_mwcas_gkmz_flush: touches their words; lock-free).
  */
 int ksync_mwcas_slot_claim(void);
 void ksync_mwcas_slot_release(unsigned slot);
@@ -1042,7 +1045,8 @@ static inline void ksync__gk_help_chain(unsigned me, uint64_t b)
  * May the finished instance `ref` (entries e[0..n), final state st) of our own pool be
  * cleaned and reused now?  False if an installer may still put `ref` into a word
  * (someone announces it), or if writing a final value back could let a stale install
- * of another, successfully decided, instance succeed (see "Reuse" at the top).
+ * of another, successfully decided, instance succeed (see "Announcements and the
+ * guard" at the top).
  */
 static inline bool ksync__gk_reusable(uint64_t ref, const struct ksync__mwcas_ent *e, unsigned n,
 				      uint64_t st)
@@ -1114,7 +1118,7 @@ static inline bool ksync__gk_retire(unsigned slot, unsigned idx)
 	danger = ksync_load_seq_cst_u64(&ksync__gk_danger);
 	for (unsigned j = 0; j < on; j++) {
 		oe[j].addr = ksync_load_relaxed_u64(&c->e[j].addr);
-		/* seq_cst: see "Reuse" at the top */
+		/* seq_cst: see "Announcements and the guard" at the top */
 		dirty |= ksync_load_seq_cst_u64((uint64_t *)(uintptr_t)oe[j].addr) ==
 			 ksync__gk_wref(oref, j);
 	}
@@ -1128,7 +1132,7 @@ static inline bool ksync__gk_retire(unsigned slot, unsigned idx)
 		return false;
 	for (unsigned j = 0; j < on; j++) {
 		uint64_t *a = (uint64_t *)(uintptr_t)oe[j].addr;
-		/* seq_cst: see "Reuse" at the top */
+		/* seq_cst: see "Announcements and the guard" at the top */
 		uint64_t v = ksync_load_seq_cst_u64(a);
 
 		if (v == ksync__gk_wref(oref, j))	/* else replaced; it never comes back */

@@ -22,7 +22,8 @@ HOSTED_CMP = Path("build/hosted/bench/cmp_peers")
 # Linux's own switch / wakeup costs beside the hosted kernel's sched_ops rows (issue 10)
 HOSTED_SCHED_PEERS = Path("build/hosted/bench/sched_peers")
 # the Massalin & Pu cost-table programs; each prints KSYNC prim rows like prims
-HOSTED_COST = (Path("build/hosted/bench/lf_stack_cost"), Path("build/hosted/bench/lf_fifo_cost"))
+HOSTED_COST = (Path("build/hosted/bench/lf_stack_cost"), Path("build/hosted/bench/lf_fifo_cost"),
+               Path("build/hosted/bench/mwcas_cost"))
 # the kernel's spl.h fast paths of the optimistic schemes, in user mode (issue 4's bar)
 HOSTED_SPL_FAST = {s: Path(f"build/hosted/bench/spl_fast_{scheme_id(s)}") for s in OPTIMISTIC}
 
