@@ -10,10 +10,15 @@
  * a plainly written payload through each element (ThreadSanitizer checks the
  * happens-before); and exact capacity under concurrency (racing producers fill an
  * empty queue: exactly capacity succeed; racing consumers drain it: each value once).
+ * And the interleaving explorer (tests/explore): every interleaving of the atomic steps
+ * of 3 threads, up to a preemption bound, linearizable against a bounded FIFO of EXACT
+ * capacity (KSYNC_EFULL only when capacity elements are present, KSYNC_EEMPTY only when
+ * none), and none stalls.
  * Lock-freedom under a stopped thread: test_lf_fifo_preempt.c ("mpmc_word").
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,10 +49,17 @@ static void inject(int is_cas128)
 #define KSYNC__WORD_IS_CAS128_fetch_and 0
 #define KSYNC__WORD_IS_CAS128_fence 0
 #define KSYNC__WORD_IS_CAS128_load128 0
-#define KSYNC_ATOMIC_HOOK(op, addr) inject(KSYNC__WORD_IS_CAS128_##op)
+/* The interleaving explorer's scheduling point (a no-op outside an explored thread)
+ * and the injection above share the one hook. */
+#include "../explore/explore.h"
+#undef KSYNC_ATOMIC_HOOK
+#define KSYNC_ATOMIC_HOOK(op, addr)                                                   \
+	(inject(KSYNC__WORD_IS_CAS128_##op), kx_hook(#op, (const void *)(addr)))
 
 #include <ksync/ktest.h>
 #include <ksync/lf_fifo_mpmc_word.h>
+
+#include "../explore/explore.c"
 
 #define MAXCAP 64
 #define GUARD 64
@@ -367,7 +379,7 @@ static void *producer(void *arg)
 	for (unsigned s = 0; s < PER_PROD; s++) {
 		payload[p][s] = pay(p, s);
 		while (lf_fifo_enqueue_mpmc_word(&sq, (uint64_t)p << 32 | s) != KSYNC_OK)
-			;	/* full: the consumers make room */
+			sched_yield();	/* full: let a consumer make room (6 threads, 2 CPUs) */
 	}
 	return NULL;
 }
@@ -382,8 +394,10 @@ static void *consumer(void *arg)
 	while (__atomic_load_n(&consumed_total, __ATOMIC_RELAXED) < NPROD * PER_PROD) {
 		uint64_t v;
 
-		if (lf_fifo_dequeue_mpmc_word(&sq, &v) != KSYNC_OK)
+		if (lf_fifo_dequeue_mpmc_word(&sq, &v) != KSYNC_OK) {
+			sched_yield();	/* empty: let a producer run */
 			continue;
+		}
 		__atomic_fetch_add(&consumed_total, 1, __ATOMIC_RELAXED);
 		unsigned p = (unsigned)(v >> 32), s = (unsigned)v;
 
@@ -539,4 +553,159 @@ KTEST(lf_fifo_mpmc_word_exact_capacity_concurrent)
 			return;
 		}
 	}
+}
+
+/* ---- the interleaving explorer: linearizable against an exact-capacity FIFO ---------------- */
+
+/* A FIFO of exactly xcap values: enq -> KX_OK, or KX_FULL only when xcap are present;
+ * deq -> the oldest, or KX_EMPTY only when none is. */
+static unsigned xcap;
+struct xq_state {
+	unsigned n;
+	uint64_t v[8];
+};
+static void xq_init(void *st)
+{
+	memset(st, 0, sizeof(struct xq_state));
+}
+static bool xq_apply(void *st, int op, uint64_t arg, uint64_t result)
+{
+	struct xq_state *s = st;
+
+	if (op == KX_ENQ) {
+		if (s->n == xcap)
+			return result == KX_FULL;
+		if (result != KX_OK)
+			return false;
+		s->v[s->n++] = arg;
+		return true;
+	}
+	if (s->n == 0)
+		return result == KX_EMPTY;
+	if (result != s->v[0])
+		return false;
+	memmove(s->v, s->v + 1, --s->n * sizeof(s->v[0]));
+	return true;
+}
+static const char *xq_op_name(int op)
+{
+	return op == KX_ENQ ? "enq" : "deq";
+}
+static const struct kx_spec xq_spec = { "bounded_fifo", sizeof(struct xq_state), xq_init,
+					xq_apply, xq_op_name };
+
+static _Alignas(64) struct ksync_u128 xstore[4];
+static struct lf_fifo_mpmc_word xq;
+static int xsetup_failed;
+static const int *xscript[KX_MAX_THREADS];
+
+static void x_enq(struct kx *x, uint64_t v)
+{
+	int op = kx_op_begin(x, KX_ENQ, v);
+	int r = lf_fifo_enqueue_mpmc_word(&xq, v);
+
+	kx_op_end(x, op, r == KSYNC_OK ? KX_OK : r == KSYNC_EFULL ? KX_FULL : 1000 + (uint64_t)-r);
+}
+
+static uint64_t x_deq(struct kx *x)
+{
+	int op = kx_op_begin(x, KX_DEQ, 0);
+	uint64_t v = 0;
+	int r = lf_fifo_dequeue_mpmc_word(&xq, &v);
+	uint64_t res = r == KSYNC_OK ? v : r == KSYNC_EEMPTY ? KX_EMPTY : 1000 + (uint64_t)-r;
+
+	kx_op_end(x, op, res);
+	return res;
+}
+
+/* Before each execution: a fresh queue of xcap cells, with its hints and stamps as a
+ * long-running queue would have them (xpre enqueue/dequeue pairs first, so positions
+ * are past a wrap and the stamps are not the initial ones). */
+static unsigned xpre;
+static void x_setup(struct kx *x, void *arg)
+{
+	uint64_t v;
+
+	(void)arg;
+	memset(xstore, 0, sizeof(xstore));
+	xsetup_failed |= lf_fifo_init_mpmc_word(&xq, xstore, sizeof(xstore), xcap) != KSYNC_OK;
+	for (unsigned i = 0; i < xpre; i++)
+		xsetup_failed |= lf_fifo_enqueue_mpmc_word(&xq, 100 + i) != KSYNC_OK ||
+				 lf_fifo_dequeue_mpmc_word(&xq, &v) != KSYNC_OK;
+	kx_name(x, &xq, "queue");
+	kx_name(x, xstore, "cells");
+}
+
+static void x_teardown(struct kx *x, void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i < 2 * xcap + 2 && x_deq(x) != KX_EMPTY; i++)
+		;
+}
+
+/* scripts: positive = enqueue that value, 0 = dequeue, -1 = end */
+static void x_runner(struct kx *x, int tid, void *arg)
+{
+	(void)arg;
+	for (const int *p = xscript[tid]; *p >= 0; p++) {
+		if (*p > 0)
+			x_enq(x, (uint64_t)*p);
+		else
+			x_deq(x);
+	}
+}
+
+static void x_explore(struct ktest_ctx *kt, const char *name, unsigned cap, unsigned pre,
+		      const int *a, const int *b, const int *c)
+{
+	struct kx_config cfg = {
+		.name = name,
+		.nthreads = 3,
+		.thread = { x_runner, x_runner, x_runner },
+		.setup = x_setup,
+		.teardown = x_teardown,
+		.spec = &xq_spec,
+		.preemption_bound = 3,
+		.max_schedules = KX_TSAN ? 3000 : 200000,
+		.max_steps = 5000,
+		.step_limit_is_violation = true,
+	};
+	struct kx_result r;
+
+	xcap = cap;
+	xpre = pre;
+	xscript[0] = a;
+	xscript[1] = b;
+	xscript[2] = c;
+	xsetup_failed = 0;
+	KT_EXPECT_EQ(kx_explore(&cfg, &r, kt), 0);
+	KT_EXPECT_EQ(xsetup_failed, 0);
+	KT_EXPECT_EQ(r.step_limit_hits, 0);
+	KT_EXPECT(r.schedules > 1);
+}
+
+static const int xs_p1[] = { 1, -1 }, xs_p23[] = { 2, 3, -1 }, xs_c1[] = { 0, -1 },
+		 xs_c2[] = { 0, 0, -1 }, xs_p123[] = { 1, 2, 3, -1 };
+static const int xs_mix_a[] = { 1, 0, -1 }, xs_mix_b[] = { 2, 0, -1 },
+		 xs_mix_c[] = { 0, 3, -1 };
+
+KTEST(lf_fifo_mpmc_word_explore_2p1c)
+{
+	x_explore(kt, "2 producers, 1 consumer, capacity 2", 2, 0, xs_p1, xs_p23, xs_c2);
+	x_explore(kt, "2 producers, 1 consumer, capacity 1, wrapped", 1, 3, xs_p1, xs_p23,
+		  xs_c2);
+}
+
+KTEST(lf_fifo_mpmc_word_explore_1p2c)
+{
+	x_explore(kt, "1 producer, 2 consumers, capacity 2", 2, 1, xs_p123, xs_c1, xs_c2);
+	x_explore(kt, "1 producer, 2 consumers, capacity 1", 1, 0, xs_p123, xs_c1, xs_c2);
+}
+
+KTEST(lf_fifo_mpmc_word_explore_mixed)
+{
+	x_explore(kt, "3 threads enqueue and dequeue, capacity 2", 2, 3, xs_mix_a, xs_mix_b,
+		  xs_mix_c);
+	x_explore(kt, "3 threads enqueue and dequeue, capacity 1", 1, 0, xs_mix_a, xs_mix_b,
+		  xs_mix_c);
 }
