@@ -25,7 +25,8 @@
  *     are timed (lfence;rdtsc;lfence .. rdtscp;lfence, include/ksync/measure.h) until
  *     M ms have passed; the run's value is the median batch per pair in TSC ticks, with
  *     the run's empty-loop median subtracted;
- *   - throughput: T threads (1, 2, 4 .. and the number of usable CPUs), thread t pinned
+ *   - throughput: T threads (1, 2, 4 .. and the number of usable CPUs, or the list given
+ *     as the third argument: ksync run --threads), thread t pinned
  *     to the t-th CPU of the affinity mask, each doing pairs on the shared object until
  *     the main thread stops them after M ms; the run's value is all threads' pairs over
  *     the span from the earliest start to the latest end, in million pairs per second.
@@ -585,14 +586,38 @@ static void note_run(struct cell *c, unsigned r, const struct run_info *ri)
 		c->min_batches = ri->batches;
 }
 
+/* "1,2,4,8": ascending, distinct, each 1..max, at most 8 (ksync run --threads). Returns
+ * the count, 0 for a malformed list. */
+static unsigned parse_threads(const char *s, unsigned *out, unsigned max)
+{
+	unsigned n = 0;
+	while (*s) {
+		char *end;
+		unsigned long v = strtoul(s, &end, 10);
+		if (end == s || v < 1 || v > max || n == 8 || (n && v <= out[n - 1]))
+			return 0;
+		out[n++] = (unsigned)v;
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return 0;
+		s = end;
+	}
+	return n;
+}
+
 int main(int argc, char **argv)
 {
+	const char *tlist = NULL;
 	if (argc > 1)
 		run_ms = (unsigned)strtoul(argv[1], NULL, 10);
 	if (argc > 2)
 		runs = (unsigned)strtoul(argv[2], NULL, 10);
-	if (argc > 3 || run_ms < 1 || run_ms > 10000 || runs < 1 || runs > 100) {
-		fprintf(stderr, "usage: cmp_peers [run-ms 1..10000 [runs 1..100]]  (default 200 5)\n");
+	if (argc > 3)
+		tlist = argv[3];
+	if (argc > 4 || run_ms < 1 || run_ms > 10000 || runs < 1 || runs > 100) {
+		fprintf(stderr, "usage: cmp_peers [run-ms 1..10000 [runs 1..100 [threads "
+			"1,2,4,..]]]  (default 200 5, threads 1, 2, 4 .. and the usable CPUs)\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -628,9 +653,18 @@ int main(int argc, char **argv)
 	};
 	enum { NMT = sizeof mt / sizeof mt[0], NSP = sizeof sp / sizeof sp[0] };
 	unsigned nthreads[8], nnt = 0;
-	for (unsigned t = 1; t < ncpus && nnt < 7; t *= 2)
-		nthreads[nnt++] = t;
-	nthreads[nnt++] = ncpus;
+	if (tlist) {		/* each thread pinned to a CPU of its own: at most ncpus */
+		nnt = parse_threads(tlist, nthreads, ncpus);
+		if (!nnt) {
+			fprintf(stderr, "cmp_peers: threads '%s': a comma list of at most 8 ascending "
+				"counts from 1 to the %u usable CPUs\n", tlist, ncpus);
+			return 2;
+		}
+	} else {
+		for (unsigned t = 1; t < ncpus && nnt < 7; t *= 2)
+			nthreads[nnt++] = t;
+		nthreads[nnt++] = ncpus;
+	}
 
 	char model[64], cpulist[256] = "";
 	cpu_model(model, sizeof model);

@@ -102,7 +102,8 @@ def full_rows(cpu="AMD EPYC"):
              "loadavg_1min": 4.5},
             {"kind": "cmp_end", "elapsed_s": 37.2, "loadavg_1min": 3.3}]
     for st, ps in peers.CMP_PEERS.items():
-        impls = (peers.CMP_KSYNC if st != "spsc" else ["ksync"]) + ps
+        ours = [i for i in peers.CMP_KSYNC if st == "mpmc" or not i.endswith("-word")]
+        impls = (ours if st != "spsc" else ["ksync"]) + ps
         for k, impl in enumerate(impls):
             base = 1234.5 if impl.startswith("ksync") else 4321.25
             rows.append(row(st, impl, "latency", [base, base + 1, base + 2, base + 3, base + 4]))
@@ -143,7 +144,9 @@ def test_tables_split_per_metric_and_fit(cpu):
 def test_findings_one_per_structure_and_metric():
     rows = full_rows()
     fs = peers.peer_findings(rows, {"cpu_model": "ignored: the setup row names the CPU"})
-    assert len(fs) == 6
+    assert len(fs) == 8      # per structure and metric, plus the mpmc word queue's two
+    word = [f for f in fs if "8-byte words" in f.claim]
+    assert len(word) == 2 and all(f.claim.startswith("mpmc queue") for f in word)
     assert all(f.verdict in report.VERDICTS and f.then == report.DASH for f in fs)
     lat = [f for f in fs if "latency" in f.claim]
     tput = [f for f in fs if "throughput" in f.claim]
@@ -179,7 +182,9 @@ def test_planned_seconds_matches_the_benchmark_plan():
     assert peers.thread_counts(1) == [1]
     assert peers.thread_counts(2) == [1, 2]
     assert peers.thread_counts(6) == [1, 2, 4, 6]
-    assert peers.planned_seconds(200, 5, 2) == pytest.approx(30.0)   # (11 + 16 + 3) cells
+    assert peers.planned_seconds(200, 5, 2) == pytest.approx(36.0)   # (13 + 20 + 3) cells
+    # a --threads list replaces the default counts: 13 + 10 x 4 + 3 cells
+    assert peers.planned_seconds(200, 5, 2, [1, 2, 4, 8]) == pytest.approx(56.0)
 
 
 def test_cli_run_length_options():
@@ -233,6 +238,9 @@ def test_benchmark_rows_carry_what_the_renderer_needs(bench_rows):
     for st in ("stack", "mpmc"):
         for impl in ("ksync", "ksync-nobackoff", "ck", "urcu"):
             assert (st, "latency", impl) in keys and (st, "throughput", impl) in keys
+    for impl in ("ksync-word", "ksync-nobackoff-word"):     # the word queue: mpmc only
+        assert ("mpmc", "latency", impl) in keys and ("mpmc", "throughput", impl) in keys
+        assert ("stack", "latency", impl) not in keys
     backoff = {(r["structure"], r["impl"]): r.get("backoff_max") for r in cmp_rows}
     assert backoff[("stack", "ksync-nobackoff")] == 0 and backoff[("stack", "ksync")] > 0
     assert backoff[("stack", "ck")] is None
@@ -272,3 +280,21 @@ def test_report_carries_peer_findings_and_figures(tmp_path):
     doc = irqreport.attach_figures(report.Document("t", tables=tables), peer_figs)
     assert [[f.src for f in t.images] for t in doc.tables] == [["peers-latency.png"],
                                                               ["peers-throughput.png"]]
+
+
+def test_benchmark_takes_a_thread_list(cmp_prog):
+    """ksync run --threads: the third argument replaces the default thread counts; a
+    malformed list or one above the usable CPUs is refused with the reason."""
+    r = subprocess.run([str(cmp_prog), "2", "2", "1"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = [json.loads(line[len("KSYNC "):]) for line in r.stdout.splitlines()
+            if line.startswith("KSYNC ")]
+    tput = {r["threads"] for r in rows if r.get("kind") == "cmp"
+            and r["metric"] == "throughput" and r["structure"] != "spsc"}
+    assert tput == {1}
+    too_many = str(len(os.sched_getaffinity(0)) + 1)
+    for bad in ("2,1", "0", "1,x", too_many):
+        p = subprocess.run([str(cmp_prog), "2", "2", bad], capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 2 and "usable CPUs" in p.stderr, (bad, p.stderr)

@@ -33,7 +33,8 @@ from .report import DASH, Figure, Finding, Table, fmt_ratio, fmt_ticks
 CMP_STRUCTURES = [("stack", "LIFO stack: push + pop"),
                   ("mpmc", "mpmc queue: enqueue + dequeue"),
                   ("spsc", "spsc queue: enqueue + dequeue")]
-CMP_KSYNC = ["ksync", "ksync-nobackoff"]     # libksync as shipped; backoff compiled out
+# libksync as shipped, its backoff compiled out, and (mpmc only) the queue of 8-byte words
+CMP_KSYNC = ["ksync", "ksync-nobackoff", "ksync-word", "ksync-nobackoff-word"]
 CMP_PEERS = {"stack": ["ck", "urcu"], "mpmc": ["ck", "urcu"], "spsc": ["ck", "ck_fifo"]}
 CMP_PEER_NAMES = {"ck": "Concurrency Kit", "urcu": "liburcu", "ck_fifo": "ck_fifo"}
 CMP_METRICS = ("latency", "throughput")
@@ -41,6 +42,8 @@ CMP_METRICS = ("latency", "throughput")
 IMPL_LABELS = {
     "ksync": "libksync",
     "ksync-nobackoff": "libksync, no backoff",
+    "ksync-word": "libksync word queue (lf_fifo_mpmc_word)",
+    "ksync-nobackoff-word": "libksync word queue, no backoff",
     ("stack", "ck"): "ck_stack (CK)",
     ("stack", "urcu"): "lfstack (urcu)",
     ("mpmc", "ck"): "ck_ring (CK)",
@@ -76,9 +79,9 @@ def thread_counts(cpus: int) -> list[int]:
 
 def planned_seconds(run_ms: int, runs: int, cpus: int, threads: list[int] | None = None) -> float:
     """The benchmark's own estimate of its length (runs x run length x cells): latency
-    for 11 implementations, throughput for 8 at each thread count (``threads``, or
+    for 13 implementations, throughput for 10 at each thread count (``threads``, or
     thread_counts(cpus)), spsc for 3."""
-    n_mt, n_spsc = 8, 3
+    n_mt, n_spsc = 10, 3
     counts = threads or thread_counts(cpus)
     cells_ = n_mt + n_spsc + n_mt * len(counts) + (n_spsc if cpus >= 2 else 0)
     return cells_ * runs * run_ms / 1000.0
@@ -407,13 +410,28 @@ def peer_findings(rows: Iterable[dict], hosted_info: dict | None) -> list[Findin
                 claim=f"{label} ({what}): libksync next to Concurrency Kit and liburcu",
                 then=DASH, today=today, env=env,
                 verdict=FINDING_VERDICT[comp.verdict], note=note))
+            word = by_key.get((st, metric, t, "ksync-word"))
+            if word is not None:    # the 8-byte word queue (issue 13 item 1), its own line
+                wtoday = (f"{word.ratio_text(with_peer=False)} x the speed of "
+                          f"{impl_label(st, word.peer.impl)}" if word.peer is not None
+                          else DASH)
+                wnote = note if word.verdict not in (NO_PEER, NO_SPREAD) else (
+                    "no peer was measured for this cell" if word.verdict == NO_PEER else
+                    f"fewer than {MIN_RUNS} runs per cell: no spread, no verdict")
+                out.append(Finding(
+                    paper="Massalin & Pu 1991",
+                    claim=f"{label} ({what}): libksync's queue of 8-byte words "
+                          "(lf_fifo_mpmc_word) next to Concurrency Kit and liburcu",
+                    then=DASH, today=wtoday, env=env,
+                    verdict=FINDING_VERDICT[word.verdict], note=wnote))
     return out
 
 
 # ---- figures ---------------------------------------------------------------------------
 
 IMPL_COLOURS = {"ksync": "#1f5fa8", "ksync-nobackoff": "#8fb8e0", "ck": "#e07b1f",
-                "urcu": "#3a9a3a", "ck_fifo": "#b8860b"}
+                "urcu": "#3a9a3a", "ck_fifo": "#b8860b", "ksync-word": "#6a3d9a",
+                "ksync-nobackoff-word": "#cab2d6"}
 
 
 def _whiskers(cs: list[Cell]) -> list[list[float]]:
@@ -423,7 +441,7 @@ def _whiskers(cs: list[Cell]) -> list[list[float]]:
 
 def _bar_style(impl: str) -> dict:
     return {"color": IMPL_COLOURS.get(impl, "#888888"), "edgecolor": "#333333",
-            "linewidth": 0.5, "hatch": "//" if impl == "ksync-nobackoff" else None,
+            "linewidth": 0.5, "hatch": "//" if impl.startswith("ksync-nobackoff") else None,
             "capsize": 3, "error_kw": {"elinewidth": 1, "ecolor": "#222222"}}
 
 
