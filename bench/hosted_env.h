@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <ksync/platform.h>
 
@@ -92,6 +93,32 @@ static inline void pin_to_current_cpu(void)
 	CPU_SET(cpu < 0 ? 0 : cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set) != 0)
 		ksync_printf("ktap: # sched_setaffinity failed; figures may include migrations\n");
+}
+
+/* The start of every hosted cost program: stdout line-buffered, pinned to the CPU it
+ * runs on, ~200 ms of spinning (the core leaves its idle frequency), then the KSYNC
+ * hosted_boot line (TSC rate and its source, CPU model, CPUs online). Returns the TSC
+ * rate; *source (if not NULL) gets how it was found. */
+static inline uint64_t bench_start(const char **source)
+{
+	const char *src;
+	char model[64];
+	uint64_t hz, t0;
+	volatile uint64_t spin = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	pin_to_current_cpu();
+	t0 = now_ns();
+	while (now_ns() - t0 < 200000000ull)
+		spin++;
+	hz = tsc_hz(&src);
+	cpu_model(model, sizeof(model));
+	ksync_printf("KSYNC {\"kind\":\"hosted_boot\",\"tsc_hz\":%llu,\"tsc_source\":\"%s\","
+		     "\"cpu_model\":\"%s\",\"cpus\":%ld}\n",
+		     (unsigned long long)hz, src, model, sysconf(_SC_NPROCESSORS_ONLN));
+	if (source)
+		*source = src;
+	return hz;
 }
 
 #endif /* KSYNC_BENCH_HOSTED_ENV_H */

@@ -122,19 +122,8 @@ static double median_per_op(void)
 int main(void)
 {
 	const char *source;
-	char model[64];
-	uint64_t hz, t0;
+	uint64_t hz = bench_start(&source);
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	pin_to_current_cpu();
-	t0 = now_ns();
-	while (now_ns() - t0 < 200000000ull)	/* leave the idle frequency */
-		KSYNC_MEASURE(empty_ticks, BATCHES, OPS, (void)0);
-	hz = tsc_hz(&source);
-	cpu_model(model, sizeof(model));
-	ksync_printf("KSYNC {\"kind\":\"hosted_boot\",\"tsc_hz\":%llu,\"tsc_source\":\"%s\","
-		     "\"cpu_model\":\"%s\",\"cpus\":%ld}\n",
-		     (unsigned long long)hz, source, model, sysconf(_SC_NPROCESSORS_ONLN));
 	ksync_printf("ktap: KTAP version 1\n");
 	ksync_printf("ktap: 1..1\n");
 	ksync_printf("ktap: # hosted; pinned to cpu %u; %d batches x %d ops; unit: TSC ticks per op\n",

@@ -38,25 +38,7 @@
 
 int main(void)
 {
-	const char *source;
-	char model[64];
-	uint64_t hz, t0;
-	cpu_set_t set;
-	int cpu = sched_getcpu();
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	CPU_ZERO(&set);
-	CPU_SET(cpu < 0 ? 0 : cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
-		ksync_printf("ktap: # sched_setaffinity failed; figures may include migrations\n");
-	t0 = now_ns();
-	while (now_ns() - t0 < 200000000ull)
-		KSYNC_MEASURE(empty_ticks, BATCHES, OPS, (void)0);
-	hz = tsc_hz(&source);
-	cpu_model(model, sizeof(model));
-	ksync_printf("KSYNC {\"kind\":\"hosted_boot\",\"tsc_hz\":%llu,\"tsc_source\":\"%s\","
-		     "\"cpu_model\":\"%s\",\"cpus\":%ld}\n",
-		     (unsigned long long)hz, source, model, sysconf(_SC_NPROCESSORS_ONLN));
+	(void)bench_start(NULL);
 	ksync_printf("ktap: KTAP version 1\n");
 	ksync_printf("ktap: 1..1\n");
 	ksync_printf("ktap: # pinned to cpu %u; %d batches x %d ops; unit: TSC ticks per op\n",

@@ -94,21 +94,11 @@ static void read_row(const char *name, const char *detail, uint64_t *w, unsigned
 
 int main(void)
 {
-	const char *source;
-	char model[64], name[64], detail[96];
-	uint64_t hz, t0, med[2][KSYNC_MWCAS_MAX + 1];
+	char name[64], detail[96];
+	uint64_t med[2][KSYNC_MWCAS_MAX + 1];
 	int bad = 0;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	pin_to_current_cpu();
-	t0 = now_ns();
-	while (now_ns() - t0 < 200000000ull)
-		KSYNC_MEASURE(empty_ticks, BATCHES, OPS, (void)0);
-	hz = tsc_hz(&source);
-	cpu_model(model, sizeof(model));
-	ksync_printf("KSYNC {\"kind\":\"hosted_boot\",\"tsc_hz\":%llu,\"tsc_source\":\"%s\","
-		     "\"cpu_model\":\"%s\",\"cpus\":%ld}\n",
-		     (unsigned long long)hz, source, model, sysconf(_SC_NPROCESSORS_ONLN));
+	(void)bench_start(NULL);
 	ksync_printf("ktap: KTAP version 1\n");
 	ksync_printf("ktap: 1..1\n");
 	ksync_printf("ktap: # pinned to cpu %u; %d batches x %d ops; unit: TSC ticks per op\n",

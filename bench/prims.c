@@ -70,23 +70,7 @@ static bool invariant_tsc(void)
 
 int main(void)
 {
-	const char *source;
-	char model[64];
-	uint64_t hz, t0;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	pin_to_current_cpu();
-
-	/* Spin ~200 ms so the core reaches its working frequency. */
-	t0 = now_ns();
-	while (now_ns() - t0 < 200000000ull)
-		KSYNC_MEASURE(empty_ticks, BATCHES, OPS, (void)0);
-
-	hz = tsc_hz(&source);
-	cpu_model(model, sizeof(model));
-	ksync_printf("KSYNC {\"kind\":\"hosted_boot\",\"tsc_hz\":%llu,\"tsc_source\":\"%s\","
-		     "\"cpu_model\":\"%s\",\"cpus\":%ld}\n",
-		     (unsigned long long)hz, source, model, sysconf(_SC_NPROCESSORS_ONLN));
+	(void)bench_start(NULL);
 
 	ksync_printf("ktap: KTAP version 1\n");
 	ksync_printf("ktap: 1..1\n");

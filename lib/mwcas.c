@@ -31,7 +31,7 @@ struct ksync__mwcas_desc ksync__mwcas_descs[KSYNC_MWCAS_MAX_THREADS];
 struct ksync__rdcss_desc ksync__rdcss_descs[KSYNC_MWCAS_MAX_THREADS];
 struct ksync__mwcas_stripe ksync__mwcas_stripes[KSYNC_MWCAS_STRIPES];
 /* gkmz: the pools (seq 0: unused), the per-slot announcements, the danger count. */
-struct ksync__gk_desc ksync__gk_descs[KSYNC_MWCAS_MAX_THREADS][KSYNC_MWCAS_GKMZ_POOL];
+struct ksync__mwcas_desc ksync__gk_descs[KSYNC_MWCAS_MAX_THREADS][KSYNC_MWCAS_GKMZ_POOL];
 struct ksync__gk_slot ksync__gk_slots[KSYNC_MWCAS_MAX_THREADS];
 uint64_t ksync__gk_danger __attribute__((aligned(64)));
 

@@ -809,20 +809,30 @@ void hosted_printf(const char *fmt, ...)
 /* One context-switch count of a vCPU thread from /proc (the kernel's own count for that
  * thread); -1 if it cannot be read. open/read, no stdio: hosted_exit may run in a
  * handler (a kernel panic). */
-static long proc_switches(pid_t tid, const char *key)
+/* /proc/self/task/<tid>/<file> into buf (NUL-terminated); false if it cannot be read. */
+static bool proc_task_read(pid_t tid, const char *file, char *buf, size_t size)
 {
-	char path[64], buf[4096];
-	size_t klen = strlen(key);
+	char path[64];
 
-	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	snprintf(path, sizeof path, "/proc/self/task/%d/%s", (int)tid, file);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
+		return false;
+	ssize_t n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return false;
 	buf[n] = 0;
+	return true;
+}
+
+static long proc_switches(pid_t tid, const char *key)
+{
+	char buf[4096];
+	size_t klen = strlen(key);
+
+	if (!proc_task_read(tid, "status", buf, sizeof buf))
+		return -1;
 	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
 		if (!strncmp(l, key, klen) && l[klen] == ':')
 			return strtol(l + klen + 1, NULL, 10);
@@ -1014,17 +1024,10 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 /* CPU time (user + system, ms) a vCPU thread has used, from /proc; -1 if unreadable. */
 static long proc_cpu_ms(pid_t tid)
 {
-	char path[64], buf[1024];
+	char buf[1024];
 
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!proc_task_read(tid, "stat", buf, sizeof buf))
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	/* fields after the command's closing parenthesis: state is field 3, utime 14 */
 	char *p = strrchr(buf, ')');
 	unsigned long ut = 0, st = 0;

@@ -374,16 +374,12 @@ struct ksync__rdcss_desc {
 	uint64_t addr, old, new_;
 } __attribute__((aligned(64)));
 
-/* gkmz: one pool descriptor (layout as the soft MWCAS descriptor).  state = (seq << 2)
- * | status: the owner alone stores a new seq (retiring the previous instance, which no
- * word references any more and no installer can still install); anyone CASes the
- * status from UNDECIDED with the seq it holds.  n and e[] are written by the owner after
- * the seq (seqlock write) and read by helpers and readers in seqlock order. */
-struct ksync__gk_desc {
-	uint64_t state;
-	uint64_t n;
-	struct ksync__mwcas_ent e[KSYNC_MWCAS_MAX];
-} __attribute__((aligned(64)));
+/* gkmz: one pool descriptor is a struct ksync__mwcas_desc too (the same fields, the same
+ * seqlock snapshot, ksync__desc_snapshot).  state = (seq << 2) | status: the owner alone
+ * stores a new seq (retiring the previous instance, which no word references any more
+ * and no installer can still install); anyone CASes the status from UNDECIDED with the
+ * seq it holds.  n and e[] are written by the owner after the seq (seqlock write) and
+ * read by helpers and readers in seqlock order. */
 
 /* gkmz: per-slot announcements, read by cleaners (see "gkmz" at the top).
  *   help    the instance this slot's thread is helping (0: none).  Written only by the
@@ -407,7 +403,7 @@ struct ksync__mwcas_stripe {
 extern struct ksync__mwcas_desc ksync__mwcas_descs[KSYNC_MWCAS_MAX_THREADS];
 extern struct ksync__rdcss_desc ksync__rdcss_descs[KSYNC_MWCAS_MAX_THREADS];
 extern struct ksync__mwcas_stripe ksync__mwcas_stripes[KSYNC_MWCAS_STRIPES];
-extern struct ksync__gk_desc ksync__gk_descs[KSYNC_MWCAS_MAX_THREADS][KSYNC_MWCAS_GKMZ_POOL];
+extern struct ksync__mwcas_desc ksync__gk_descs[KSYNC_MWCAS_MAX_THREADS][KSYNC_MWCAS_GKMZ_POOL];
 extern struct ksync__gk_slot ksync__gk_slots[KSYNC_MWCAS_MAX_THREADS];
 /* gkmz: number of announced helpers plus owners counted as possibly stale (see the
  * top); changed only by seq_cst RMWs, read seq_cst by cleaners. */
@@ -497,18 +493,12 @@ static inline uint64_t ksync__mw_undecided(uint64_t seq)
  * False if the instance is over (its descriptor was reused): nothing to help, and no
  * word holds `mref` any more.  Seqlock read: fields (relaxed), acquire fence, state.
  */
-static inline bool ksync__mw_snapshot(uint64_t mref, struct ksync__mwcas_ent *e,
-				      unsigned *n, uint64_t *st)
+static inline bool ksync__desc_snapshot(struct ksync__mwcas_desc *d, uint64_t seq,
+					struct ksync__mwcas_ent *e, unsigned *n, uint64_t *st)
 {
-	unsigned slot = ksync__mw_slot(mref);
-	struct ksync__mwcas_desc *d;
-	unsigned k;
+	unsigned k = (unsigned)ksync_load_relaxed_u64(&d->n);
 	uint64_t s;
 
-	if (slot >= KSYNC_MWCAS_MAX_THREADS)
-		return false;	/* not a reference we made: cannot happen */
-	d = &ksync__mwcas_descs[slot];
-	k = (unsigned)ksync_load_relaxed_u64(&d->n);
 	if (k > KSYNC_MWCAS_MAX)
 		k = KSYNC_MWCAS_MAX;	/* torn by a reuse: the check below rejects it */
 	for (unsigned j = 0; j < k; j++) {
@@ -520,11 +510,21 @@ static inline bool ksync__mw_snapshot(uint64_t mref, struct ksync__mwcas_ent *e,
 	 * instance, the state load sees that instance's (larger) seq */
 	ksync_fence_acquire();
 	s = ksync_load_seq_cst_u64(&d->state);
-	if ((s >> 2) != ksync__mw_seq(mref))
+	if ((s >> 2) != seq)
 		return false;
 	*n = k;
 	*st = s;
 	return true;
+}
+
+static inline bool ksync__mw_snapshot(uint64_t mref, struct ksync__mwcas_ent *e,
+				      unsigned *n, uint64_t *st)
+{
+	unsigned slot = ksync__mw_slot(mref);
+
+	if (slot >= KSYNC_MWCAS_MAX_THREADS)
+		return false;	/* not a reference we made: cannot happen */
+	return ksync__desc_snapshot(&ksync__mwcas_descs[slot], ksync__mw_seq(mref), e, n, st);
 }
 
 /* Copy the fields of the RDCSS instance `dref`; false if it is over (reference gone). */
@@ -883,7 +883,7 @@ static inline uint64_t ksync__gk_seq(uint64_t ref)
 {
 	return ref >> KSYNC__GK_SEQ_SHIFT;
 }
-static inline struct ksync__gk_desc *ksync__gk_desc_of(uint64_t ref)
+static inline struct ksync__mwcas_desc *ksync__gk_desc_of(uint64_t ref)
 {
 	return &ksync__gk_descs[ksync__gk_slot(ref) % KSYNC_MWCAS_MAX_THREADS]
 			       [ksync__gk_idx(ref)];
@@ -895,26 +895,7 @@ static inline struct ksync__gk_desc *ksync__gk_desc_of(uint64_t ref)
 static inline bool ksync__gk_snapshot(uint64_t ref, struct ksync__mwcas_ent *e, unsigned *n,
 				      uint64_t *st)
 {
-	struct ksync__gk_desc *d = ksync__gk_desc_of(ref);
-	unsigned k = (unsigned)ksync_load_relaxed_u64(&d->n);
-	uint64_t s;
-
-	if (k > KSYNC_MWCAS_MAX)
-		k = KSYNC_MWCAS_MAX;	/* torn by a reuse: the state check rejects it */
-	for (unsigned j = 0; j < k; j++) {
-		e[j].addr = ksync_load_relaxed_u64(&d->e[j].addr);
-		e[j].old = ksync_load_relaxed_u64(&d->e[j].old);
-		e[j].new_ = ksync_load_relaxed_u64(&d->e[j].new_);
-	}
-	/* orders the field loads before the state load: a field of a later instance
-	 * implies the state load sees that instance's (larger) seq */
-	ksync_fence_acquire();
-	s = ksync_load_seq_cst_u64(&d->state);
-	if ((s >> 2) != ksync__gk_seq(ref))
-		return false;
-	*n = k;
-	*st = s;
-	return true;
+	return ksync__desc_snapshot(ksync__gk_desc_of(ref), ksync__gk_seq(ref), e, n, st);
 }
 
 /* The logical value of the word `addr` that holds the word reference `ref`: its
@@ -923,7 +904,7 @@ static inline bool ksync__gk_snapshot(uint64_t ref, struct ksync__mwcas_ent *e, 
  * the one entry: fields (relaxed), acquire fence, state. */
 static inline bool ksync__gk_resolve(uint64_t ref, uint64_t addr, uint64_t *val, uint64_t *st)
 {
-	struct ksync__gk_desc *d = ksync__gk_desc_of(ref);
+	struct ksync__mwcas_desc *d = ksync__gk_desc_of(ref);
 	unsigned j = ksync__gk_ent(ref);
 	uint64_t a = ksync_load_relaxed_u64(&d->e[j].addr);
 	uint64_t o = ksync_load_relaxed_u64(&d->e[j].old);
@@ -951,7 +932,7 @@ static inline void ksync__gk_help_chain(unsigned me, uint64_t b);
 static inline uint64_t ksync__gk_run(unsigned me, uint64_t ref, const struct ksync__mwcas_ent *e,
 				     unsigned n, bool own, bool *decided_by_me)
 {
-	struct ksync__gk_desc *d = ksync__gk_desc_of(ref);
+	struct ksync__mwcas_desc *d = ksync__gk_desc_of(ref);
 	uint64_t seq = ksync__gk_seq(ref), und = ksync__mw_undecided(seq);
 	uint64_t result = KSYNC__MW_SUCCEEDED;
 
@@ -1098,7 +1079,7 @@ static inline bool ksync__gk_reusable(uint64_t ref, const struct ksync__mwcas_en
 static inline bool ksync__gk_retire(unsigned slot, unsigned idx)
 {
 	struct ksync__mwcas_ent oe[KSYNC_MWCAS_MAX];
-	struct ksync__gk_desc *c = &ksync__gk_descs[slot][idx];
+	struct ksync__mwcas_desc *c = &ksync__gk_descs[slot][idx];
 	/* relaxed: only the slot's holder writes the state's seq and the fields */
 	uint64_t ost = ksync_load_relaxed_u64(&c->state), oref;
 	unsigned on = (unsigned)ksync_load_relaxed_u64(&c->n);
@@ -1156,7 +1137,7 @@ static inline int __ksync_mwcas_gkmz_flush(unsigned slot)
 	if (slot >= KSYNC_MWCAS_MAX_THREADS)
 		KSYNC_BAD_INPUT(KSYNC_EINVAL, "slot out of range");
 	for (unsigned i = 0; i < KSYNC_MWCAS_GKMZ_POOL; i++) {
-		struct ksync__gk_desc *c = &ksync__gk_descs[slot][i];
+		struct ksync__mwcas_desc *c = &ksync__gk_descs[slot][i];
 		uint64_t st = ksync_load_relaxed_u64(&c->state);
 
 		if (!ksync__gk_retire(slot, i)) {
@@ -1183,7 +1164,7 @@ static inline int __ksync_mwcas_gkmz(unsigned slot, struct ksync_mwcas_op *ops, 
 {
 	struct ksync__mwcas_ent e[KSYNC_MWCAS_MAX];
 	struct ksync__gk_slot *me;
-	struct ksync__gk_desc *d = NULL;
+	struct ksync__mwcas_desc *d = NULL;
 	unsigned idx = 0;
 	uint64_t seq, ref, st;
 	bool mine;
