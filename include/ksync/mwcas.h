@@ -808,36 +808,37 @@ static inline uint64_t ksync_mwcas_read_soft(const uint64_t *addr)
 	}
 }
 
-#ifdef KSYNC_KERNEL
-/* Kernel: the CPU's slot, interrupts disabled for the duration (see the top). */
-static inline int ksync_mwcas_soft(struct ksync_mwcas_op *ops, unsigned n)
+/* Run `fn` (a slot's MWCAS: __ksync_mwcas_soft or __ksync_mwcas_gkmz) for the caller's
+ * slot after the input checks. Kernel: the CPU's slot, interrupts disabled for the
+ * duration (see the top). Hosted: the calling thread's slot, claimed on first use. */
+static inline __attribute__((always_inline)) int
+ksync__mwcas_in_slot(int (*fn)(unsigned, struct ksync_mwcas_op *, unsigned),
+				       struct ksync_mwcas_op *ops, unsigned n)
 {
-	KSYNC_IRQ_KEY_T k;
-	unsigned cpu;
 	int r = ksync__mwcas_check(ops, n);
 
 	if (r != KSYNC_OK)
 		return r;
-	k = KSYNC_IRQ_SAVE();
-	cpu = ksync_cpu_id();
-	r = cpu < KSYNC_MWCAS_CPU_SLOTS ? __ksync_mwcas_soft(cpu, ops, n) : KSYNC_ENOMEM;
+#ifdef KSYNC_KERNEL
+	KSYNC_IRQ_KEY_T k = KSYNC_IRQ_SAVE();
+	unsigned cpu = ksync_cpu_id();
+
+	r = cpu < KSYNC_MWCAS_CPU_SLOTS ? fn(cpu, ops, n) : KSYNC_ENOMEM;
 	KSYNC_IRQ_RESTORE(k);
 	return r;
-}
 #else
-/* Hosted: the calling thread's slot, claimed on first use. */
-static inline int ksync_mwcas_soft(struct ksync_mwcas_op *ops, unsigned n)
-{
 	int slot = ksync__mwcas_tls_slot;
-	int r = ksync__mwcas_check(ops, n);
 
-	if (r != KSYNC_OK)
-		return r;
 	if (slot < 0 && (slot = ksync__mwcas_tls_claim()) < 0)
 		return KSYNC_ENOMEM;
-	return __ksync_mwcas_soft((unsigned)slot, ops, n);
-}
+	return fn((unsigned)slot, ops, n);
 #endif
+}
+
+static inline int ksync_mwcas_soft(struct ksync_mwcas_op *ops, unsigned n)
+{
+	return ksync__mwcas_in_slot(__ksync_mwcas_soft, ops, n);
+}
 
 /* ======================================================================================
  * gkmz: Guerraoui-Kogan-Marathe-Zablotchi MWCAS (k + 1 CAS uncontended), see the top
@@ -1243,22 +1244,12 @@ static inline uint64_t ksync_mwcas_read_gkmz(const uint64_t *addr)
 	}
 }
 
-#ifdef KSYNC_KERNEL
 static inline int ksync_mwcas_gkmz(struct ksync_mwcas_op *ops, unsigned n)
 {
-	KSYNC_IRQ_KEY_T k;
-	unsigned cpu;
-	int r = ksync__mwcas_check(ops, n);
-
-	if (r != KSYNC_OK)
-		return r;
-	k = KSYNC_IRQ_SAVE();
-	cpu = ksync_cpu_id();
-	r = cpu < KSYNC_MWCAS_CPU_SLOTS ? __ksync_mwcas_gkmz(cpu, ops, n) : KSYNC_ENOMEM;
-	KSYNC_IRQ_RESTORE(k);
-	return r;
+	return ksync__mwcas_in_slot(__ksync_mwcas_gkmz, ops, n);
 }
 
+#ifdef KSYNC_KERNEL
 /* __ksync_mwcas_gkmz_flush for this CPU's slot, interrupts disabled. */
 static inline int ksync_mwcas_gkmz_flush(void)
 {
@@ -1270,18 +1261,6 @@ static inline int ksync_mwcas_gkmz_flush(void)
 	return r;
 }
 #else
-static inline int ksync_mwcas_gkmz(struct ksync_mwcas_op *ops, unsigned n)
-{
-	int slot = ksync__mwcas_tls_slot;
-	int r = ksync__mwcas_check(ops, n);
-
-	if (r != KSYNC_OK)
-		return r;
-	if (slot < 0 && (slot = ksync__mwcas_tls_claim()) < 0)
-		return KSYNC_ENOMEM;
-	return __ksync_mwcas_gkmz((unsigned)slot, ops, n);
-}
-
 /* __ksync_mwcas_gkmz_flush for the calling thread's slot (KSYNC_OK if it has none). */
 static inline int ksync_mwcas_gkmz_flush(void)
 {
