@@ -209,3 +209,128 @@ def test_hlock_pushed_guard_is_redundant(tmp_path: Path):
     assert re.search(r"\berrors: 0\b", mutant), f"MUTANT=4 found an error:\n{mutant[-4000:]}"
     assert _stored(mutant) == _stored(clean), \
         f"MUTANT=4 changed the state space: {_stored(mutant)} vs {_stored(clean)}"
+
+
+# lf_fifo_mpmc_word.pml: the strictly lock-free MPMC queue of 8-byte words
+# (include/ksync/lf_fifo_mpmc_word.h), capacity N = 1 or 2, producers and consumers doing
+# one or two operations each; -DHALT=1 (=2) lets producer (consumer) 0 stop for ever before
+# any of its steps.  Small searches are compiled at -O0 (compiling at -O2 costs ~3 s, more
+# than it saves); the two largest (2+2 processes, two operations each: ~26 M states, ~30 s,
+# ~1.2 GB with -DCOLLAPSE) run only with --run-stress (make stress).
+WORD = ROOT / "spin" / "lf_fifo_mpmc_word.pml"
+# (name, -D options, long-only)
+WORD_CONFIGS = [
+    ("2p2c_1op_2cells", ["-DN=2", "-DOPS=1"], False),
+    ("2p2c_1op_1cell", ["-DN=1", "-DOPS=1"], False),
+    ("2p2c_2enq_1deq_2cells", ["-DN=2", "-DPOPS=2", "-DCOPS=1"], False),
+    ("2p2c_2enq_1deq_1cell", ["-DN=1", "-DPOPS=2", "-DCOPS=1"], False),
+    ("2p2c_1enq_2deq_2cells", ["-DN=2", "-DPOPS=1", "-DCOPS=2"], False),
+    ("2p2c_1enq_2deq_1cell", ["-DN=1", "-DPOPS=1", "-DCOPS=2"], False),
+    ("2p1c_2ops_2cells", ["-DN=2", "-DNCONS=1", "-DOPS=2"], False),
+    ("2p1c_2ops_1cell", ["-DN=1", "-DNCONS=1", "-DOPS=2"], False),
+    ("1p2c_2ops_2cells", ["-DN=2", "-DNPROD=1", "-DOPS=2"], False),
+    ("1p2c_2ops_1cell", ["-DN=1", "-DNPROD=1", "-DOPS=2"], False),
+    ("2p2c_2ops_2cells", ["-DN=2", "-DOPS=2"], True),
+    ("2p2c_2ops_1cell", ["-DN=1", "-DOPS=2"], True),
+]
+# configurations with a process that may stop for ever: checked for safety (the others
+# finish, init drains: no invalid end state) and for cycles (pan -l on a -DNP build)
+WORD_HALT_CONFIGS = [
+    ("halt_producer_2p2c_1op_2cells", ["-DN=2", "-DOPS=1", "-DHALT=1"], False),
+    ("halt_consumer_2p2c_1op_2cells", ["-DN=2", "-DOPS=1", "-DHALT=2"], False),
+    ("halt_producer_2p2c_1op_1cell", ["-DN=1", "-DOPS=1", "-DHALT=1"], False),
+    ("halt_consumer_2p2c_1op_1cell", ["-DN=1", "-DOPS=1", "-DHALT=2"], False),
+    ("halt_producer_2p1c_2ops_2cells", ["-DN=2", "-DNCONS=1", "-DOPS=2", "-DHALT=1"], False),
+    ("halt_consumer_1p2c_2ops_2cells", ["-DN=2", "-DNPROD=1", "-DOPS=2", "-DHALT=2"], False),
+    ("halt_producer_2p2c_2enq_1deq_2cells",
+     ["-DN=2", "-DPOPS=2", "-DCOPS=1", "-DHALT=1"], True),
+    ("halt_consumer_2p2c_1enq_2deq_2cells",
+     ["-DN=2", "-DPOPS=1", "-DCOPS=2", "-DHALT=2"], True),
+]
+# (name, MUTANT, -D options, cycle search?, what pan must report)
+WORD_MUTANTS = [
+    ("enqueue_cas_as_read_then_write", 1, ["-DN=2", "-DOPS=1"], False,
+     "assertion violated (t==genq)"),
+    ("dequeue_reads_value_after_cas", 2, ["-DN=1", "-DOPS=1"], False,
+     "assertion violated (val==exp)"),
+    ("full_test_off_by_one_ring", 3, ["-DN=2", "-DOPS=1"], False,
+     "assertion violated wasfull"),
+    ("dequeue_cas_does_not_free_for_next_ring", 4, ["-DN=2", "-DOPS=1"], False,
+     "assertion violated (stamp[(gi%2)]==(2*gi))"),
+    ("dequeue_jump_forgets_the_ring", 5, ["-DN=2", "-DOPS=1"], False,
+     "assertion violated ((lo>=(2*(h+2)))"),
+    ("enqueue_waits_for_tail_hint", 6, ["-DN=2", "-DOPS=1", "-DHALT=1"], False,
+     "invalid end state"),
+    ("enqueue_restarts_from_tail_hint", 7, ["-DN=2", "-DOPS=1"], True,
+     "non-progress cycle"),
+]
+
+
+def _word_pan(tmp_path: Path, defines: list, long_only: bool, cycles: bool = False) -> str:
+    if cycles:
+        cc_flags = ("-DNP", "-DCOLLAPSE") if long_only else ("-DNP",)
+        run_flags = ("-l", "-m1000000")
+    else:
+        cc_flags = ("-DSAFETY", "-DCOLLAPSE") if long_only else ("-DSAFETY",)
+        run_flags = ("-m1000000",)
+    return spin_util.run_pan(shutil.which("spin"), WORD, tmp_path, defines, cc_flags=cc_flags,
+                             run_flags=run_flags, opt="-O2" if long_only else "-O0")
+
+
+def _word_skip_long(request, long_only: bool):
+    if long_only and not request.config.getoption("--run-stress"):
+        pytest.skip("long configuration: runs with --run-stress (make stress)")
+
+
+def test_mpmc_word_mutants_are_switches():
+    """Every mutant the table checks is a switch of the model, and the model names each."""
+    text = WORD.read_text()
+    for name, n, *_ in WORD_MUTANTS:
+        assert re.search(rf"#if MUTANT [!=]= {n}\b", text), f"MUTANT={n} ({name}) switches nothing"
+        assert re.search(rf"^ \*\s+{n}\s", text, re.M), f"MUTANT={n} is not described"
+    assert sorted(m[1] for m in WORD_MUTANTS) == list(range(1, 8))
+
+
+@needs_spin
+@pytest.mark.parametrize("name,defines,long_only", WORD_CONFIGS + WORD_HALT_CONFIGS,
+                         ids=[c[0] for c in WORD_CONFIGS + WORD_HALT_CONFIGS])
+def test_mpmc_word_verifies(tmp_path: Path, request, name: str, defines: list,
+                            long_only: bool):
+    """Safety: every assertion holds (linearizable FIFO with exact capacity, FULL / EMPTY
+    only when true, no loss or duplication, the stamps and hints' invariants) and no
+    process is left stuck (invalid end state)."""
+    _word_skip_long(request, long_only)
+    out = _word_pan(tmp_path, defines, long_only)
+    assert re.search(r"\berrors: 0\b", out), f"spin found a violation ({name}):\n{out[-4000:]}"
+    if name == "2p2c_2enq_1deq_2cells":
+        # this one configuration reaches every statement of both operations (every
+        # branch: CAS success and failure, FULL, EMPTY, each kind of jump, both hint paths)
+        assert re.search(r"unreached in proctype producer\n\s*\(0 of", out), \
+            f"a producer statement is unreachable:\n{out[-4000:]}"
+        m = re.search(r"unreached in proctype consumer\n((?:\t.*\n)*?)\s*\((\d+) of", out)
+        assert m and m.group(2) == "1" and "limbo = exp" in m.group(1), \
+            f"a consumer statement is unreachable:\n{out[-4000:]}"
+
+
+@needs_spin
+@pytest.mark.parametrize("name,defines,long_only", WORD_HALT_CONFIGS,
+                         ids=[c[0] for c in WORD_HALT_CONFIGS])
+def test_mpmc_word_has_no_cycles(tmp_path: Path, request, name: str, defines: list,
+                                 long_only: bool):
+    """No reachable cycle (`pan -l` without progress labels): every run ends, whether or
+    not the halting process stops, so no operation can go on for ever (lock-free with a
+    stopped process: the others finish)."""
+    _word_skip_long(request, long_only)
+    out = _word_pan(tmp_path, defines, long_only, cycles=True)
+    assert re.search(r"\berrors: 0\b", out), f"a cycle ({name}):\n{out[-4000:]}"
+
+
+@needs_spin
+@pytest.mark.parametrize("name,mutant,defines,cycles,report", WORD_MUTANTS,
+                         ids=[m[0] for m in WORD_MUTANTS])
+def test_mpmc_word_finds_seeded_bug(tmp_path: Path, name: str, mutant: int, defines: list,
+                                    cycles: bool, report: str):
+    out = _word_pan(tmp_path, [f"-DMUTANT={mutant}", *defines], False, cycles=cycles)
+    m = re.search(r"\berrors: (\d+)\b", out)
+    assert m and int(m.group(1)) > 0 and report in out, \
+        f"the seeded bug {name} (MUTANT={mutant}) was not found as `{report}`:\n{out[-4000:]}"
