@@ -52,7 +52,7 @@
 
 _Static_assert(MAX_CPUS == HOSTED_MAX_CPUS, "one vCPU per kernel CPU slot");
 
-_Thread_local unsigned hosted_kcpu;
+_Thread_local unsigned hosted_kcpu __attribute__((tls_model("local-exec")));
 _Thread_local volatile unsigned hosted_tpr;
 _Thread_local volatile unsigned hosted_tpr_held;	/* owner + its handlers */
 _Thread_local volatile uint8_t hosted_meas_flag;

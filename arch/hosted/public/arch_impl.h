@@ -49,7 +49,9 @@ void hosted_irq_restore(unsigned long key);
 bool hosted_irq_enabled(void);
 #endif
 /* kport.c: the calling vCPU's index (thread-local) and its soft priority class */
-extern _Thread_local unsigned hosted_kcpu;
+/* local-exec: the kernel is linked into the one executable, so the %fs offset is a link-time
+ * constant (one load in spl_self() instead of the GOT load initial-exec adds) */
+extern _Thread_local unsigned hosted_kcpu __attribute__((tls_model("local-exec")));
 extern _Thread_local volatile unsigned hosted_tpr;
 extern _Thread_local volatile unsigned hosted_tpr_held;	/* 1: some vector is held */
 void hosted_tpr_lowered(void);		/* re-send vectors the old class held */
