@@ -210,3 +210,24 @@ def test_cmp_table_ratios():
     assert ours[("stack", "throughput")][-2] == "1.5 vs ck"
     # no peer measured: no ratio
     assert ours[("mpmc", "throughput")][-2:] == ["—", "—"]
+
+
+def test_mwcas_table_pairs_the_runs():
+    """Issue 13 item 3: one row per k; the GKMZ / HFP ratio is taken per run (the two ran
+    interleaved in each) and its median and range shown, not a ratio of two rows that the
+    middle-run choice may have taken from different runs."""
+    def row(name, meds):
+        return {"kind": "prim", "name": name, "median": sorted(meds)[(len(meds) - 1) // 2],
+                "run_medians": meds}
+    hidx = {}
+    for k in (1, 2):
+        hidx[f"mwcas_soft_k{k}"] = row(f"mwcas_soft_k{k}", [100.0 * k, 200.0 * k, 110.0 * k])
+        hidx[f"mwcas_gkmz_k{k}"] = row(f"mwcas_gkmz_k{k}", [90.0 * k, 100.0 * k, 99.0 * k])
+        hidx[f"mwcas_read_soft_k{k}"] = row(f"mwcas_read_soft_k{k}", [5.0, 6.0, 7.0])
+    t = report.mwcas_table(hidx, {})
+    assert [r[0] for r in t.rows] == ["1", "2"]
+    # per-run ratios 0.9, 0.5, 0.9: median 0.9, range 0.5..0.9
+    assert t.rows[0][3] == "0.9 (0.5..0.9)"
+    assert t.rows[0][1] == "110.0 (100.0..200.0)"
+    assert t.rows[0][6] == report.DASH      # no GKMZ read row: a dash, not a gap
+    assert report.mwcas_table({"other": row("x", [1.0])}, {}) is None

@@ -755,17 +755,34 @@ def mwcas_table(hidx: dict, sides: dict) -> Table | None:
                  if n.startswith("mwcas_") and n.rsplit("_k", 1)[-1].isdigit()})
     if not ks:
         return None
+    def cell(row: dict | None) -> str:
+        """The median of the run the table shows, and lo..hi of every run's median."""
+        if not row or _median(row) is None:
+            return DASH
+        meds = [m for m in row.get("run_medians") or [] if m is not None]
+        if len(meds) < 2:
+            return fmt_ticks(_median(row))
+        return f"{fmt_ticks(_median(row))} ({fmt_ticks(min(meds))}..{fmt_ticks(max(meds))})"
+
     rows = []
+    nruns = 1
     for k in ks:
         upd = {i: hidx.get(f"mwcas_{i}_k{k}") for i, _, _ in MWCAS_IMPLS}
         rd = {i: hidx.get(f"mwcas_read_{i}_k{k}") for i, _, _ in MWCAS_IMPLS}
         ms = {i: _median(upd[i]) if upd[i] else None for i in upd}
-        ratio = (fmt_ratio(ms["gkmz"] / ms["soft"]) if ms.get("gkmz") and ms.get("soft")
-                 else DASH)
-        rows.append([str(k)]
-                    + [fmt_ticks(ms[i]) if ms[i] is not None else DASH for i, _, _ in MWCAS_IMPLS]
-                    + [ratio]
-                    + [fmt_ticks(_median(rd[i])) if rd[i] else DASH for i, _, _ in MWCAS_IMPLS])
+        nruns = max([nruns] + [len(r.get("run_medians") or []) for r in upd.values() if r])
+        # per run (the two implementations ran interleaved in each): its ratio; the
+        # median of those, with their range
+        rs_ = (upd["soft"] or {}).get("run_medians") or []
+        rg_ = (upd["gkmz"] or {}).get("run_medians") or []
+        per = [g / f for f, g in zip(rs_, rg_) if f and g]
+        if not per and ms.get("gkmz") and ms.get("soft"):
+            per = [ms["gkmz"] / ms["soft"]]
+        per.sort()
+        ratio = DASH if not per else fmt_ratio(per[(len(per) - 1) // 2]) + (
+            f" ({fmt_ratio(per[0])}..{fmt_ratio(per[-1])})" if len(per) > 1 else "")
+        rows.append([str(k)] + [cell(upd[i]) for i, _, _ in MWCAS_IMPLS] + [ratio]
+                    + [cell(rd[i]) for i, _, _ in MWCAS_IMPLS])
     return Table(
         title="MWCAS: k+1 CAS (Guerraoui et al. 2020) against Harris-Fraser-Pratt, per k",
         headers=["k words", "HFP update (3k+1 CAS)", "GKMZ update (k+1 CAS)", "GKMZ / HFP",
@@ -778,8 +795,12 @@ def mwcas_table(hidx: dict, sides: dict) -> Table | None:
                      "k in one process). The CAS counts are counted by tests/unit/"
                      "test_mwcas_gkmz.c (exactly k+1 for GKMZ's success path); GKMZ leaves "
                      "its descriptor in the words and cleans them when the descriptor is "
-                     "reused, so a read resolves through a descriptor more often. Below 1 in "
-                     "the ratio: GKMZ cheaper."])
+                     "reused, so a read resolves through a descriptor more often. GKMZ / HFP: "
+                     "per run (both ran interleaved in it) the ratio of the medians, then the "
+                     "median of those ratios (below 1: GKMZ cheaper). In brackets: lowest.."
+                     f"highest median over the {nruns} repeated runs - on the shared VM this "
+                     "program's medians move by up to 2x between runs, so a ratio whose "
+                     "brackets overlap decides nothing."])
 
 
 def cost_table(kidx: dict, hidx: dict, sides: dict) -> Table | None:
