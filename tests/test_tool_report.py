@@ -229,5 +229,5 @@ def test_mwcas_table_pairs_the_runs():
     # per-run ratios 0.9, 0.5, 0.9: median 0.9, range 0.5..0.9
     assert t.rows[0][3] == "0.9 (0.5..0.9)"
     assert t.rows[0][1] == "110.0 (100.0..200.0)"
-    assert t.rows[0][6] == report.DASH      # no GKMZ read row: a dash, not a gap
+    assert t.rows[0][5] == report.DASH      # no GKMZ read row: a dash, not a gap
     assert report.mwcas_table({"other": row("x", [1.0])}, {}) is None
