@@ -63,5 +63,5 @@ def test_icount_lateness_rows_carry_the_bound(windows_kernel):
     env = fr.Env("tcg-icount", recs=[rec], plan={"icount_shift": 4})
     parts = fr.bound_parts(env, rec, rows["helping"])
     assert parts and parts["bound"] == pytest.approx(
-        parts["win"] + parts["stub"] + parts["entry"] + parts["path"])
-    assert parts["stub"] == pytest.approx(fr.STUB_INSNS * 16 / 1000)
+        parts["win"] + parts["isr"] + parts["entry"] + parts["path"])
+    assert parts["isr"] == pytest.approx(fr.ISR_INSNS * 16 / 1000)

@@ -493,6 +493,24 @@ static inline uint64_t ksync__mw_undecided(uint64_t seq)
  * False if the instance is over (its descriptor was reused): nothing to help, and no
  * word holds `mref` any more.  Seqlock read: fields (relaxed), acquire fence, state.
  */
+/* ops[0..n) as descriptor entries in ascending address order (insertion sort: n <= 8):
+ * the order every helper installs them in, which keeps helping free of cycles. */
+static inline void ksync__mwcas_sorted(const struct ksync_mwcas_op *ops, unsigned n,
+				       struct ksync__mwcas_ent *e)
+{
+	for (unsigned i = 0; i < n; i++) {
+		unsigned j = i;
+
+		while (j > 0 && e[j - 1].addr > (uint64_t)(uintptr_t)ops[i].addr) {
+			e[j] = e[j - 1];
+			j--;
+		}
+		e[j].addr = (uint64_t)(uintptr_t)ops[i].addr;
+		e[j].old = ops[i].expected;
+		e[j].new_ = ops[i].desired;
+	}
+}
+
 static inline bool ksync__desc_snapshot(struct ksync__mwcas_desc *d, uint64_t seq,
 					struct ksync__mwcas_ent *e, unsigned *n, uint64_t *st)
 {
@@ -720,19 +738,7 @@ static inline int __ksync_mwcas_soft(unsigned slot, struct ksync_mwcas_op *ops, 
 		return r;
 	if (slot >= KSYNC_MWCAS_MAX_THREADS)
 		KSYNC_BAD_INPUT(KSYNC_EINVAL, "slot out of range");
-	/* entries in address order: the order every helper installs them in, which is
-	 * what keeps helping free of cycles */
-	for (unsigned i = 0; i < n; i++) {
-		unsigned j = i;
-
-		while (j > 0 && e[j - 1].addr > (uint64_t)(uintptr_t)ops[i].addr) {
-			e[j] = e[j - 1];
-			j--;
-		}
-		e[j].addr = (uint64_t)(uintptr_t)ops[i].addr;
-		e[j].old = ops[i].expected;
-		e[j].new_ = ops[i].desired;
-	}
+	ksync__mwcas_sorted(ops, n, e);
 
 	/* a new instance: seq first (it retires the previous instance, which left no
 	 * reference behind), then the fields; the first install CAS publishes them */
@@ -1176,17 +1182,7 @@ static inline int __ksync_mwcas_gkmz(unsigned slot, struct ksync_mwcas_op *ops, 
 	if (slot >= KSYNC_MWCAS_MAX_THREADS)
 		KSYNC_BAD_INPUT(KSYNC_EINVAL, "slot out of range");
 	me = &ksync__gk_slots[slot];
-	for (unsigned i = 0; i < n; i++) {
-		unsigned j = i;
-
-		while (j > 0 && e[j - 1].addr > (uint64_t)(uintptr_t)ops[i].addr) {
-			e[j] = e[j - 1];
-			j--;
-		}
-		e[j].addr = (uint64_t)(uintptr_t)ops[i].addr;
-		e[j].old = ops[i].expected;
-		e[j].new_ = ops[i].desired;
-	}
+	ksync__mwcas_sorted(ops, n, e);
 	/* a stale-owner note about our previous instance is obsolete now */
 	if (ksync_load_relaxed_u64(&me->ostale) != 0)
 		ksync_store_relaxed_u64(&me->ostale, 0);

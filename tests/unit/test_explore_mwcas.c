@@ -172,6 +172,18 @@ static bool no_refs_left(struct kx *x, void *arg)
  * as 100 + i), ended by -1. */
 static const int *script[KX_MAX_THREADS];
 
+/* A scenario: its operations, every word at V(0), and up to three threads' scripts
+ * (NULL: no such thread). */
+static void scenario(const struct mwop *ops, const int *t0, const int *t1, const int *t2)
+{
+	optab = ops;
+	for (int i = 0; i < NW; i++)
+		init_vals[i] = V(0);
+	script[0] = t0;
+	script[1] = t1;
+	script[2] = t2;
+}
+
 static void runner(struct kx *x, int tid, void *arg)
 {
 	(void)arg;
@@ -235,11 +247,7 @@ KTEST(explore_mwcas_overlapping_pair)
 	struct kx_result r;
 
 	KT_ASSERT(claim_slots());
-	optab = overlap_ops;
-	for (int i = 0; i < NW; i++)
-		init_vals[i] = V(0);
-	script[0] = overlap_t0;
-	script[1] = overlap_t1;
+	scenario(overlap_ops, overlap_t0, overlap_t1, NULL);
 	KT_EXPECT_EQ(explore(kt, "mwcas-overlap", 2, 2, BUDGET, &r), 0);
 	KT_EXPECT_EQ(r.step_limit_hits, 0);
 	KT_EXPECT(r.schedules > 100);
@@ -260,12 +268,7 @@ KTEST(explore_mwcas_reads_race_with_operations)
 	struct kx_result r;
 
 	KT_ASSERT(claim_slots());
-	optab = chain_ops;
-	for (int i = 0; i < NW; i++)
-		init_vals[i] = V(0);
-	script[0] = chain_t0;
-	script[1] = chain_t1;
-	script[2] = chain_t2;
+	scenario(chain_ops, chain_t0, chain_t1, chain_t2);
 	KT_EXPECT_EQ(explore(kt, "mwcas-reads", 3, 2, BUDGET, &r), 0);
 	KT_EXPECT_EQ(r.step_limit_hits, 0);
 	release_slots();
@@ -284,12 +287,7 @@ KTEST(explore_mwcas_cycle_of_three)
 	struct kx_result r;
 
 	KT_ASSERT(claim_slots());
-	optab = cycle_ops;
-	for (int i = 0; i < NW; i++)
-		init_vals[i] = V(0);
-	script[0] = cycle_t0;
-	script[1] = cycle_t1;
-	script[2] = cycle_t2;
+	scenario(cycle_ops, cycle_t0, cycle_t1, cycle_t2);
 	KT_EXPECT_EQ(explore(kt, "mwcas-cycle", 3, 2, BUDGET, &r), 0);
 	KT_EXPECT_EQ(r.step_limit_hits, 0);
 	release_slots();
@@ -318,13 +316,8 @@ static const int reuse_t0[] = { 0, 1, -1 }, reuse_t1[] = { 2, -1 }, reuse_t2[] =
 
 static void reuse_scenario(void)
 {
-	optab = reuse_ops;
-	for (int i = 0; i < NW; i++)
-		init_vals[i] = V(0);
+	scenario(reuse_ops, reuse_t0, reuse_t1, reuse_t2);
 	init_vals[1] = V(5);
-	script[0] = reuse_t0;
-	script[1] = reuse_t1;
-	script[2] = reuse_t2;
 }
 
 KTEST(explore_mwcas_failure_helper_reuse)
@@ -370,12 +363,7 @@ KTEST(explore_mwcas_failure_with_helpers)
 	struct kx_result r;
 
 	KT_ASSERT(claim_slots());
-	optab = mix_ops;
-	for (int i = 0; i < NW; i++)
-		init_vals[i] = V(0);
-	script[0] = mix_t0;
-	script[1] = mix_t1;
-	script[2] = mix_t2;
+	scenario(mix_ops, mix_t0, mix_t1, mix_t2);
 	KT_EXPECT_EQ(explore(kt, "mwcas-mix", 3, 2, BUDGET, &r), 0);
 	KT_EXPECT_EQ(r.step_limit_hits, 0);
 	release_slots();
@@ -401,12 +389,7 @@ KTEST(explore_mwcas_random_deeper)
 	struct kx_result r;
 
 	KT_ASSERT(claim_slots());
-	optab = mix_ops;
-	for (int i = 0; i < NW; i++)
-		init_vals[i] = V(0);
-	script[0] = mix_t0;
-	script[1] = mix_t1;
-	script[2] = mix_t2;
+	scenario(mix_ops, mix_t0, mix_t1, mix_t2);
 	KT_EXPECT_EQ(kx_explore(&cfg, &r, kt), 0);
 	KT_EXPECT_EQ(r.step_limit_hits, 0);
 
@@ -501,11 +484,7 @@ KTEST(explore_gkmz_overlapping_pair)
 	struct kx_result r;
 
 	KT_ASSERT(claim_slots());
-	optab = overlap_ops;
-	for (int i = 0; i < NW; i++)
-		init_vals[i] = V(0);
-	script[0] = overlap_t0;
-	script[1] = overlap_t1;
+	scenario(overlap_ops, overlap_t0, overlap_t1, NULL);
 	KT_EXPECT_EQ(gk_explore(kt, "gkmz-overlap", 2, 2, BUDGET, 0, &r), 0);
 	KT_EXPECT_EQ(r.step_limit_hits, 0);
 	KT_EXPECT(r.schedules > 100);
@@ -517,12 +496,7 @@ KTEST(explore_gkmz_reads_race_with_operations)
 	struct kx_result r;
 
 	KT_ASSERT(claim_slots());
-	optab = chain_ops;
-	for (int i = 0; i < NW; i++)
-		init_vals[i] = V(0);
-	script[0] = chain_t0;
-	script[1] = chain_t1;
-	script[2] = chain_t2;
+	scenario(chain_ops, chain_t0, chain_t1, chain_t2);
 	KT_EXPECT_EQ(gk_explore(kt, "gkmz-reads", 3, 2, BUDGET, 0, &r), 0);
 	KT_EXPECT_EQ(r.step_limit_hits, 0);
 	release_slots();
@@ -533,12 +507,7 @@ KTEST(explore_gkmz_cycle_of_three)
 	struct kx_result r;
 
 	KT_ASSERT(claim_slots());
-	optab = cycle_ops;
-	for (int i = 0; i < NW; i++)
-		init_vals[i] = V(0);
-	script[0] = cycle_t0;
-	script[1] = cycle_t1;
-	script[2] = cycle_t2;
+	scenario(cycle_ops, cycle_t0, cycle_t1, cycle_t2);
 	KT_EXPECT_EQ(gk_explore(kt, "gkmz-cycle", 3, 2, BUDGET, 0, &r), 0);
 	KT_EXPECT_EQ(r.step_limit_hits, 0);
 	release_slots();
@@ -560,12 +529,7 @@ KTEST(explore_gkmz_mix_random_deeper)
 	struct kx_result r;
 
 	KT_ASSERT(claim_slots());
-	optab = mix_ops;
-	for (int i = 0; i < NW; i++)
-		init_vals[i] = V(0);
-	script[0] = mix_t0;
-	script[1] = mix_t1;
-	script[2] = mix_t2;
+	scenario(mix_ops, mix_t0, mix_t1, mix_t2);
 	KT_EXPECT_EQ(gk_explore(kt, "gkmz-mix", 3, 2, BUDGET, 0, &r), 0);
 	KT_EXPECT_EQ(r.step_limit_hits, 0);
 	KT_EXPECT_EQ(gk_explore(kt, "gkmz-mix-random", 3, 4, 0, KX_TSAN ? 2000 : 30000, &r), 0);
@@ -597,11 +561,7 @@ static const int late_t0[] = { 0, 1, 2, -1 }, late_t1[] = { 3, -1 };
 
 static void late_scenario(void)
 {
-	optab = late_ops;
-	for (int i = 0; i < NW; i++)
-		init_vals[i] = V(0);
-	script[0] = late_t0;
-	script[1] = late_t1;
+	scenario(late_ops, late_t0, late_t1, NULL);
 }
 
 KTEST(explore_gkmz_late_install_guarded)

@@ -681,15 +681,15 @@ def _lat_bar(data: dict, env: Env, key: str, words: str) -> Bar:
 
 
 # The -icount bound (issue 12 item 7). isr.S runs 26 instructions before trap_entry's
-# first line and 19 after its last: a trap's IF=0 window is up to 45 instructions longer
-# than the tracker's record of it (trap.c).
+# first line and 19 after its last: a trap's IF=0 window is up to ISR_INSNS instructions
+# longer than the tracker's record of it (trap.c).
 BOUND_BAR = "icount max <= bound"
-STUB_INSNS = 45
+ISR_INSNS = 45
 
 
 def bound_parts(env: Env, rec: dict, row: dict) -> dict | None:
     """One boot's bound for one configuration's row (µs): the tracker's longest window on
-    CPU 0 plus the trap stubs, the entry path of an idle CPU (that boot's noload irq_min),
+    CPU 0 plus isr.S's entry and exit instructions, the entry path of an idle CPU (that boot's noload irq_min),
     the wakeup + switch path (the row's path_max). None without the tracker's figures."""
     shift = _num((env.plan or {}).get("icount_shift"))
     noload = [r for r in rec.get("rows") or [] if r.get("kind") == "lateness"
@@ -698,9 +698,9 @@ def bound_parts(env: Env, rec: dict, row: dict) -> dict | None:
     entry = _num(noload[0].get("irq_min")) if noload else None
     if shift is None or win is None or path is None or entry is None:
         return None
-    stub = STUB_INSNS * (2 ** shift) / 1000.0
-    return {"win": win, "stub": stub, "entry": entry, "path": path,
-            "bound": win + stub + entry + path, "max": _num(row.get("max")),
+    isr = ISR_INSNS * (2 ** shift) / 1000.0
+    return {"win": win, "isr": isr, "entry": entry, "path": path,
+            "bound": win + isr + entry + path, "max": _num(row.get("max")),
             "open": row.get("win_open_at") or row.get("win_open"),
             "close": row.get("win_close_at") or row.get("win_close")}
 
@@ -721,7 +721,7 @@ def _bound_bars(env: Env) -> list[Bar]:
         ok = all(p["max"] is not None and p["max"] <= p["bound"] for p in parts)
         note = (f"{len(parts)} {'run' if len(parts) == 1 else 'runs'}, worst shown; bound = "
                 f"longest masked window {_sig(worst['win'])} µs ({worst['open']} -> "
-                f"{worst['close']}) + trap stubs {_sig(worst['stub'])} + idle entry path "
+                f"{worst['close']}) + isr.S entry/exit {_sig(worst['isr'])} + idle entry path "
                 f"{_sig(worst['entry'])} + wakeup/switch path {_sig(worst['path'])}")
         out.append(Bar(BOUND_BAR, env.what, f"max {_sig(worst['max'])} µs",
                        f"bound {_sig(worst['bound'])} µs", "MET" if ok else "NOT MET", note,
