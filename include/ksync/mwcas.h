@@ -511,6 +511,23 @@ static inline void ksync__mwcas_sorted(const struct ksync_mwcas_op *ops, unsigne
 	}
 }
 
+/* The owner's seqlock write of a new instance into its descriptor: the new seq with
+ * UNDECIDED first (relaxed: only the owner writes a new seq), a release fence ordering it
+ * before the field stores, then n and e[]; the instance's first install CAS publishes
+ * them all (ksync__desc_snapshot is the reader's side). */
+static inline void ksync__desc_publish(struct ksync__mwcas_desc *d, uint64_t seq,
+				       const struct ksync__mwcas_ent *e, unsigned n)
+{
+	ksync_store_relaxed_u64(&d->state, ksync__mw_undecided(seq));
+	ksync_fence_release();
+	ksync_store_relaxed_u64(&d->n, n);
+	for (unsigned j = 0; j < n; j++) {
+		ksync_store_relaxed_u64(&d->e[j].addr, e[j].addr);
+		ksync_store_relaxed_u64(&d->e[j].old, e[j].old);
+		ksync_store_relaxed_u64(&d->e[j].new_, e[j].new_);
+	}
+}
+
 static inline bool ksync__desc_snapshot(struct ksync__mwcas_desc *d, uint64_t seq,
 					struct ksync__mwcas_ent *e, unsigned *n, uint64_t *st)
 {
@@ -744,16 +761,7 @@ static inline int __ksync_mwcas_soft(unsigned slot, struct ksync_mwcas_op *ops, 
 	 * reference behind), then the fields; the first install CAS publishes them */
 	d = &ksync__mwcas_descs[slot];
 	seq = ((ksync_load_relaxed_u64(&d->state) >> 2) + 1) & KSYNC__MW_SEQ_MASK;
-	/* relaxed: only this thread writes a new seq; the fence orders it before the
-	 * field stores (seqlock write), and the first install CAS publishes both */
-	ksync_store_relaxed_u64(&d->state, ksync__mw_undecided(seq));
-	ksync_fence_release();
-	ksync_store_relaxed_u64(&d->n, n);
-	for (unsigned j = 0; j < n; j++) {
-		ksync_store_relaxed_u64(&d->e[j].addr, e[j].addr);
-		ksync_store_relaxed_u64(&d->e[j].old, e[j].old);
-		ksync_store_relaxed_u64(&d->e[j].new_, e[j].new_);
-	}
+	ksync__desc_publish(d, seq, e, n);
 	mref = ksync__mw_ref(false, slot, seq);
 
 	ksync__mw_phase1(slot, mref, e, n, true);
@@ -1204,16 +1212,7 @@ static inline int __ksync_mwcas_gkmz(unsigned slot, struct ksync_mwcas_op *ops, 
 	seq = ((ksync_load_relaxed_u64(&d->state) >> 2) + 1) & KSYNC__GK_SEQ_MASK;
 	if (seq == 0)
 		seq = 1;
-	/* relaxed + release fence: seqlock write (state first, then the fields); the first
-	 * install CAS publishes both */
-	ksync_store_relaxed_u64(&d->state, ksync__mw_undecided(seq));
-	ksync_fence_release();
-	ksync_store_relaxed_u64(&d->n, n);
-	for (unsigned j = 0; j < n; j++) {
-		ksync_store_relaxed_u64(&d->e[j].addr, e[j].addr);
-		ksync_store_relaxed_u64(&d->e[j].old, e[j].old);
-		ksync_store_relaxed_u64(&d->e[j].new_, e[j].new_);
-	}
+	ksync__desc_publish(d, seq, e, n);
 	ref = ksync__gk_ref(slot, idx, seq);
 
 	ksync__gk_run(slot, ref, e, n, true, &mine);
