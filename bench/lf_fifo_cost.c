@@ -12,6 +12,10 @@
  *   mp_fifo_<fl>_{enq,deq,enq_deq}_lf    lf_fifo_*_<fl>, fl = spsc spmc mpsc mpmc: the
  *                                        libksync operation, uncontended
  *   mp_fifo_<fl>_<op>_retry1             the same with exactly one failed CAS first
+ *   mp_fifo_spsc_burst32_enq_deq_lf      the spsc batch functions, 32 elements, per element
+ *   mp_fifo_spsc_ends_put_get_lf         lf_fifo_put_spsc + lf_fifo_get_spsc through ends
+ *                                        (each side's index in a local: one element and
+ *                                        one publication per call, no index reload)
  *   mp_bytes_write_read_<n>_lf           lf_bytes_write_spsc + lf_bytes_read_spsc, n bytes
  *   ref_index_chain                      load, add 1, store of one 64-bit word: the
  *                                        store-to-load chain through its own index that
@@ -46,10 +50,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static double spsc_pair_ticks, spsc_batch_ticks;
+static double spsc_pair_ticks, spsc_batch_ticks, spsc_ends_ticks;
 static double median_per_op(void);
 #define LF_FIFO_ROWS_AFTER_SPSC_PAIR() (spsc_pair_ticks = median_per_op())
 #define LF_FIFO_ROWS_AFTER_SPSC_BATCH() (spsc_batch_ticks = median_per_op())
+#define LF_FIFO_ROWS_AFTER_SPSC_ENDS() (spsc_ends_ticks = median_per_op())
 #include "lf_fifo_rows.h"
 #include "hosted_env.h"
 
@@ -149,6 +154,8 @@ int main(void)
 		     spsc_pair_ticks * 1e9 / (double)hz);
 	ksync_printf("ktap: # mp_fifo_spsc_burst32_enq_deq_lf median %.2f ticks = %.2f ns per "
 		     "element (bar: 1.5 ns)\n", spsc_batch_ticks, spsc_batch_ticks * 1e9 / (double)hz);
+	ksync_printf("ktap: # mp_fifo_spsc_ends_put_get_lf median %.2f ticks = %.2f ns per pair "
+		     "(bar: 1.5 ns)\n", spsc_ends_ticks, spsc_ends_ticks * 1e9 / (double)hz);
 	ksync_printf("ktap: %sok 1 lf_fifo_cost\n", retries_ok ? "" : "not ");
 	return 0;
 }

@@ -6,8 +6,9 @@
  * ksync headers only, no floating point. Include before any other ksync queue header
  * (the retry hook must be defined first). lf_fifo_rows() prints one KSYNC prim line per
  * row and returns true if every forced retry happened exactly once.
- * A program may define LF_FIFO_ROWS_AFTER_SPSC_PAIR() / _BATCH() to look at the spsc pair's
- * and the spsc batch row's ticks right after each (the hosted bench converts them to ns).
+ * A program may define LF_FIFO_ROWS_AFTER_SPSC_PAIR() / _BATCH() / _ENDS() to look at the spsc
+ * pair's, the spsc batch row's and the ends row's ticks right after each (the hosted bench
+ * converts them to ns).
  */
 #ifndef KSYNC_BENCH_LF_FIFO_ROWS_H
 #define KSYNC_BENCH_LF_FIFO_ROWS_H
@@ -114,11 +115,16 @@ static uint64_t val = 1;
 #ifndef LF_FIFO_ROWS_AFTER_SPSC_BATCH
 #define LF_FIFO_ROWS_AFTER_SPSC_BATCH() ((void)0)
 #endif
+#ifndef LF_FIFO_ROWS_AFTER_SPSC_ENDS
+#define LF_FIFO_ROWS_AFTER_SPSC_ENDS() ((void)0)
+#endif
 
 static bool lf_fifo_rows(void)
 {
 	unsigned long r0;
 	bool ok;
+	struct lf_fifo_spsc_producer pe;	/* locals: their fields stay in registers */
+	struct lf_fifo_spsc_consumer ce;
 
 	init_all();
 	/* -- the floor: one index through memory ------------------------------------------ */
@@ -151,6 +157,16 @@ static bool lf_fifo_rows(void)
 		{ lf_fifo_enqueue_burst_spsc(&q_spsc, bvals, SPSC_BATCH, &bdone);
 		  lf_fifo_dequeue_burst_spsc(&q_spsc, bsink, SPSC_BATCH, &bdone); });
 	LF_FIFO_ROWS_AFTER_SPSC_BATCH();
+	/* the same pair through ends: each side's index in a local (registers), no
+	 * store-to-load chain through the queue's index words */
+	ROW("mp_fifo_spsc_ends_put_get_lf", "lf_fifo_put_spsc + lf_fifo_get_spsc through open "
+	    "ends (index in the caller's variable; one element, one publication each)",
+	    { DRAIN(lf_fifo_dequeue_spsc, q_spsc); lf_fifo_open_producer_spsc(&q_spsc, &pe);
+	      lf_fifo_open_consumer_spsc(&q_spsc, &ce); },
+	    { lf_fifo_put_spsc(&pe, &val); lf_fifo_get_spsc(&ce, &sink); });
+	LF_FIFO_ROWS_AFTER_SPSC_ENDS();
+	lf_fifo_close_producer_spsc(&pe);
+	lf_fifo_close_consumer_spsc(&ce);
 	ROW("mp_fifo_spsc_enq_lf", "lf_fifo_enqueue_spsc into an empty queue",
 	    DRAIN(lf_fifo_dequeue_spsc, q_spsc), lf_fifo_enqueue_spsc(&q_spsc, &val));
 	ROW("mp_fifo_spsc_deq_lf", "lf_fifo_dequeue_spsc from a filled queue",

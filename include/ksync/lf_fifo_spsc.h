@@ -424,4 +424,143 @@ static inline int lf_fifo_dequeue_burst_spsc(struct lf_fifo_spsc *q, void *out, 
 	return KSYNC_OK;
 }
 
+/* ---- ends: the producer's and the consumer's index kept by the caller (issue 13 item 2) --
+ *
+ * The single-element functions above keep each side's index in the queue, so a call
+ * loads the index its side stored in the previous call: every enqueue (and every
+ * dequeue) waits for one store-to-load forwarding through memory, a loop-carried chain
+ * (the cost table's ref_index_chain row) that bounds the pair whatever the rest costs.
+ * Since each side has exactly one thread, that thread may just as well keep its index in
+ * a variable of its own: an END holds a copy of its side's index and of the cached
+ * other index, every put/get still publishes its one element with its own release store
+ * of the shared index (nothing is batched: the other side sees each element as soon as
+ * the single-element path would show it), but nothing reloads what this thread stored.
+ * Declared as a local variable whose address does not escape, an end lives in registers.
+ *
+ *   struct lf_fifo_spsc_producer p;                 struct lf_fifo_spsc_consumer c;
+ *   lf_fifo_open_producer_spsc(q, &p);              lf_fifo_open_consumer_spsc(q, &c);
+ *   lf_fifo_put_spsc(&p, &elem);   // OK | EFULL    lf_fifo_get_spsc(&c, &elem);  // OK | EEMPTY
+ *   lf_fifo_close_producer_spsc(&p);                lf_fifo_close_consumer_spsc(&c);
+ *
+ * open: KSYNC_OK, or KSYNC_EINVAL for a NULL queue or end.  put/get: the results of
+ * lf_fifo_enqueue_spsc / lf_fifo_dequeue_spsc (KSYNC_EINVAL: NULL end or element), the
+ * same linearization points and boundary callbacks (with callbacks installed put/get go
+ * through the single-element path and take the index back from the queue).  close hands
+ * the cached other index back to the queue (a hint; the index itself is in the queue
+ * already) and may be omitted.  Precondition, beside the side's single thread: while an
+ * end is open its side's operations on q go through that end only (an enqueue by another
+ * route moves the tail behind the end's back: open a new end after it).
+ */
+struct lf_fifo_spsc_producer {
+	struct lf_fifo_spsc *q;
+	uint64_t tail;		/* == q->p.tail: this end is its only writer while open */
+	uint64_t head_cache;	/* <= q->c.head, as q->p.head_cache */
+	uint64_t mask;		/* capacity - 1, from q->p.shape */
+	size_t esize;		/* element size, from q->p.shape */
+	unsigned char *data;	/* q->p.data; NULL: callbacks installed (the slow path) */
+};
+struct lf_fifo_spsc_consumer {
+	struct lf_fifo_spsc *q;
+	uint64_t head;		/* == q->c.head: this end is its only writer while open */
+	uint64_t tail_cache;	/* <= q->p.tail, as q->c.tail_cache */
+	uint64_t mask;		/* capacity - 1, from q->c.shape */
+	size_t esize;		/* element size, from q->c.shape */
+	unsigned char *data;	/* q->c.data; NULL: callbacks installed (the slow path) */
+};
+
+static inline int lf_fifo_open_producer_spsc(struct lf_fifo_spsc *q, struct lf_fifo_spsc_producer *p)
+{
+	if (!q || !p)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue or producer end");
+	p->q = q;
+	p->tail = ksync_load_relaxed_u64(&q->p.tail);	/* only this thread writes it */
+	p->head_cache = q->p.head_cache;
+	p->mask = LF_FIFO__SHAPE_MASK(q->p.shape);
+	p->esize = LF_FIFO__SHAPE_ESIZE(q->p.shape);
+	p->data = LF_FIFO__SHAPE_CB(q->p.shape) ? NULL : q->p.data;
+	return KSYNC_OK;
+}
+
+static inline void lf_fifo_close_producer_spsc(struct lf_fifo_spsc_producer *p)
+{
+	if (p && p->q)
+		p->q->p.head_cache = p->head_cache;
+}
+
+static inline int lf_fifo_open_consumer_spsc(struct lf_fifo_spsc *q, struct lf_fifo_spsc_consumer *c)
+{
+	if (!q || !c)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue or consumer end");
+	c->q = q;
+	c->head = ksync_load_relaxed_u64(&q->c.head);	/* only this thread writes it */
+	c->tail_cache = q->c.tail_cache;
+	c->mask = LF_FIFO__SHAPE_MASK(q->c.shape);
+	c->esize = LF_FIFO__SHAPE_ESIZE(q->c.shape);
+	c->data = LF_FIFO__SHAPE_CB(q->c.shape) ? NULL : q->c.data;
+	return KSYNC_OK;
+}
+
+static inline void lf_fifo_close_consumer_spsc(struct lf_fifo_spsc_consumer *c)
+{
+	if (c && c->q)
+		c->q->c.tail_cache = c->tail_cache;
+}
+
+/* lf_fifo_enqueue_spsc through a producer end: the same steps with t in p->tail. */
+LF_FIFO__HOT int lf_fifo_put_spsc(struct lf_fifo_spsc_producer *p, const void *elem)
+{
+	uint64_t t;
+
+	if (!p || !elem)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL producer end or element");
+	if (__builtin_expect(!p->data, 0)) {	/* callbacks installed */
+		int r = lf_fifo__enqueue_spsc_cb(p->q, elem);
+
+		p->tail = ksync_load_relaxed_u64(&p->q->p.tail);	/* ours */
+		p->head_cache = p->q->p.head_cache;
+		return r;
+	}
+	t = p->tail;
+	if (__builtin_expect(t - p->head_cache > p->mask, 0)) {
+		/* acquire: as in lf_fifo_enqueue_spsc */
+		p->head_cache = ksync_load_acquire_u64(&p->q->c.head);
+		if (t - p->head_cache > p->mask)
+			return KSYNC_EFULL;
+	}
+	lf_fifo__copy(p->data + (t & p->mask) * p->esize, elem, p->esize);
+	/* release: as in lf_fifo_enqueue_spsc (linearization point) */
+	ksync_store_release_u64(&p->q->p.tail, t + 1);
+	p->tail = t + 1;
+	return KSYNC_OK;
+}
+
+/* lf_fifo_dequeue_spsc through a consumer end: the same steps with h in c->head. */
+LF_FIFO__HOT int lf_fifo_get_spsc(struct lf_fifo_spsc_consumer *c, void *out)
+{
+	uint64_t h, t;
+
+	if (!c || !out)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL consumer end or output buffer");
+	if (__builtin_expect(!c->data, 0)) {	/* callbacks installed */
+		int r = lf_fifo__dequeue_spsc_cb(c->q, out);
+
+		c->head = ksync_load_relaxed_u64(&c->q->c.head);	/* ours */
+		c->tail_cache = c->q->c.tail_cache;
+		return r;
+	}
+	h = c->head;
+	if ((int64_t)(c->tail_cache - h) <= 0) {
+		/* acquire: as in lf_fifo_dequeue_spsc */
+		t = ksync_load_acquire_u64(&c->q->p.tail);
+		if (t == h)
+			return KSYNC_EEMPTY;
+		c->tail_cache = t;	/* a register here: keeping it costs nothing */
+	}
+	lf_fifo__copy(out, c->data + (h & c->mask) * c->esize, c->esize);
+	/* release: as in lf_fifo_dequeue_spsc (linearization point) */
+	ksync_store_release_u64(&c->q->c.head, h + 1);
+	c->head = h + 1;
+	return KSYNC_OK;
+}
+
 #endif /* KSYNC_LF_FIFO_SPSC_H */
