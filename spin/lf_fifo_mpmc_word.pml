@@ -12,7 +12,8 @@
  * Every shared access of the C code is one atomic step here: the hint load, the stamp
  * load, the value load, the CAS (16-byte for the enqueue: compares stamp AND value,
  * as ksync_cas128; on failure it returns the cell), the hint's filtering load and its
- * store.  Everything between two shared accesses is local and folded into the step.
+ * store, and the hint reload after a walk step (lf_fifo__word_taken; its backoff is
+ * local and no step).  Everything between two shared accesses is local and folded into the step.
  * Positions and stamps are small integers (no 2^64 wrap: ABA needs 2^63 operations);
  * the C code's unsigned d = stamp - 2t and its `d >> 1` are only correct when d >= 0
  * (or d is the FULL value 1 - 2n), so the model asserts that before every jump.
@@ -76,6 +77,8 @@
  *   7  an enqueue that finds its position taken reloads the tail hint instead of
  *      walking on: while the producer that took it has not stored the hint (stopped or
  *      just slow), the other spins for ever (a cycle: pan -l on a -DNP build)
+ *   8  after its walk step an enqueue takes the tail hint even when the hint is behind
+ *      the walk (lf_fifo__word_taken without its "only forward"): the same cycle as 7
  *
  * Sizes and times (spin 6.5.2, pan at -O2, 2-core host shared with other jobs; more in
  * spin/README.md): 2+2 processes with one operation each 150 K states, 0.3 s; two
@@ -266,6 +269,18 @@ inline enqueue(v, res)
 		:: lo % 2 == 1 -> t = lo / 2 + 1
 		:: else -> t = lo / 2 + 1 - N
 		fi;
+		/* lf_fifo__word_taken: the backoff (no shared step), then the hint if ahead */
+		STEP;
+		x = tail;						/* acquire */
+		if
+#if MUTANT == 8
+		:: true -> t = x	/* the hint even when behind the walk */
+#else
+		:: x > t -> t = x
+		:: else -> skip
+#endif
+		fi;
+		x = 0;
 #endif
 		assert(t < MAXWALK)
 	   fi;
@@ -325,6 +340,14 @@ inline dequeue(res, val, exp)
 #else
 		h = lo / 2 + 1 - N;
 #endif
+		/* lf_fifo__word_taken: the backoff (no shared step), then the hint if ahead */
+		STEP;
+		x = head;						/* acquire */
+		if
+		:: x > h -> h = x
+		:: else -> skip
+		fi;
+		x = 0;
 		assert(h < MAXWALK)
 	   fi;
 	   lo = 0; wasempty = 0; val = 0

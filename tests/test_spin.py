@@ -263,6 +263,8 @@ WORD_MUTANTS = [
      "invalid end state"),
     ("enqueue_restarts_from_tail_hint", 7, ["-DN=2", "-DOPS=1"], True,
      "non-progress cycle"),
+    ("enqueue_takes_a_hint_behind_the_walk", 8, ["-DN=2", "-DOPS=1"], True,
+     "non-progress cycle"),
 ]
 
 
@@ -288,7 +290,7 @@ def test_mpmc_word_mutants_are_switches():
     for name, n, *_ in WORD_MUTANTS:
         assert re.search(rf"#if MUTANT [!=]= {n}\b", text), f"MUTANT={n} ({name}) switches nothing"
         assert re.search(rf"^ \*\s+{n}\s", text, re.M), f"MUTANT={n} is not described"
-    assert sorted(m[1] for m in WORD_MUTANTS) == list(range(1, 8))
+    assert sorted(m[1] for m in WORD_MUTANTS) == list(range(1, 9))
 
 
 @needs_spin
