@@ -119,12 +119,28 @@ static uint64_t val = 1;
 #define LF_FIFO_ROWS_AFTER_SPSC_ENDS() ((void)0)
 #endif
 
+/* The spsc pair through ends: each side's index in a local of the loop's own function,
+ * as a caller's loop would keep it (in registers: no store-to-load chain through the
+ * queue's index words).  A function of its own so that the many rows around it do not
+ * push the ends' fields out of registers. */
+static __attribute__((noinline)) void lf_fifo_rows_ends(void)
+{
+	struct lf_fifo_spsc_producer pe;
+	struct lf_fifo_spsc_consumer ce;
+
+	ROW("mp_fifo_spsc_ends_put_get_lf", "lf_fifo_put_spsc + lf_fifo_get_spsc through open "
+	    "ends (index in the caller's variable; one element, one publication each)",
+	    { DRAIN(lf_fifo_dequeue_spsc, q_spsc); lf_fifo_open_producer_spsc(&q_spsc, &pe);
+	      lf_fifo_open_consumer_spsc(&q_spsc, &ce); },
+	    { lf_fifo_put_spsc(&pe, &val); lf_fifo_get_spsc(&ce, &sink); });
+	lf_fifo_close_producer_spsc(&pe);
+	lf_fifo_close_consumer_spsc(&ce);
+}
+
 static bool lf_fifo_rows(void)
 {
 	unsigned long r0;
 	bool ok;
-	struct lf_fifo_spsc_producer pe;	/* locals: their fields stay in registers */
-	struct lf_fifo_spsc_consumer ce;
 
 	init_all();
 	/* -- the floor: one index through memory ------------------------------------------ */
@@ -157,16 +173,8 @@ static bool lf_fifo_rows(void)
 		{ lf_fifo_enqueue_burst_spsc(&q_spsc, bvals, SPSC_BATCH, &bdone);
 		  lf_fifo_dequeue_burst_spsc(&q_spsc, bsink, SPSC_BATCH, &bdone); });
 	LF_FIFO_ROWS_AFTER_SPSC_BATCH();
-	/* the same pair through ends: each side's index in a local (registers), no
-	 * store-to-load chain through the queue's index words */
-	ROW("mp_fifo_spsc_ends_put_get_lf", "lf_fifo_put_spsc + lf_fifo_get_spsc through open "
-	    "ends (index in the caller's variable; one element, one publication each)",
-	    { DRAIN(lf_fifo_dequeue_spsc, q_spsc); lf_fifo_open_producer_spsc(&q_spsc, &pe);
-	      lf_fifo_open_consumer_spsc(&q_spsc, &ce); },
-	    { lf_fifo_put_spsc(&pe, &val); lf_fifo_get_spsc(&ce, &sink); });
+	lf_fifo_rows_ends();
 	LF_FIFO_ROWS_AFTER_SPSC_ENDS();
-	lf_fifo_close_producer_spsc(&pe);
-	lf_fifo_close_consumer_spsc(&ce);
 	ROW("mp_fifo_spsc_enq_lf", "lf_fifo_enqueue_spsc into an empty queue",
 	    DRAIN(lf_fifo_dequeue_spsc, q_spsc), lf_fifo_enqueue_spsc(&q_spsc, &val));
 	ROW("mp_fifo_spsc_deq_lf", "lf_fifo_dequeue_spsc from a filled queue",

@@ -378,3 +378,39 @@ def test_notes_capitalised_but_not_identifiers():
     assert on_flag.note.startswith("pushf_popf ")
     off_on = by_claim(fs, "off-chip masking")
     assert off_on.note.startswith("Under tcg")
+
+
+def spsc_prims(rows: dict, tsc_hz=None):
+    """fx.prims_data() with the hosted spsc rows replaced by ``rows`` (name -> fields)."""
+    d = fx.prims_data()
+    d["rows"] = [r for r in d["rows"] if not (r["side"] == "hosted" and r["name"] in rows)]
+    for name, fields in rows.items():
+        d["rows"].append({"side": "hosted", "kind": "prim", "name": name, **fields})
+    if tsc_hz is not None:
+        d["sides"]["hosted"]["tsc_hz"] = tsc_hz
+    return d
+
+
+@pytest.mark.parametrize("plain, ends, verdict", [
+    ([5.0, 5.1, 5.2], [4.0, 4.1, 4.2], "holds"),
+    ([4.0, 4.1, 4.2], [5.0, 5.1, 5.2], "reversed"),
+    ([4.0, 4.5, 5.0], [4.2, 4.4, 4.8], "within noise"),
+])
+def test_spsc_ends_finding_verdicts(plain, ends, verdict):
+    d = spsc_prims({"mp_fifo_spsc_enq_deq_lf": {"median": plain[1], "run_medians": plain},
+                    "mp_fifo_spsc_ends_put_get_lf": {"median": ends[1], "run_medians": ends},
+                    "mp_fifo_spsc_burst32_enq_deq_lf": {"median": 0.6,
+                                                        "run_medians": [0.6, 0.6, 0.7]}},
+                   tsc_hz=2_000_000_000)
+    f = by_claim(findings.all_findings(d, None), "through ends")
+    assert f.verdict == verdict
+    assert f.env.startswith("hosted")
+    # ns from the side's TSC frequency: 2 GHz, so ticks / 2
+    assert f"= {ends[1] / 2:.2f} ns" in f.today
+    assert "batches of 32" in f.today
+
+
+def test_spsc_ends_finding_needs_both_rows():
+    d = spsc_prims({"mp_fifo_spsc_enq_deq_lf": {"median": 5.0, "run_medians": [5, 5, 5]}})
+    d["rows"] = [r for r in d["rows"] if r["name"] != "mp_fifo_spsc_ends_put_get_lf"]
+    assert not [f for f in findings.all_findings(d, None) if "through ends" in f.claim]
