@@ -338,11 +338,12 @@ def test_run_hosted_column_keys_and_report(fake_repo, tmp_path):
 # labels, findings, rendering from fixture records
 
 
-def _rec(scheme, cpus, over, crit=4.0, on=2.0, off=900.0, sched="best-effort scheduling"):
+def _rec(scheme, cpus, over, crit=4.0, on=2.0, off=900.0, sched="best-effort scheduling",
+         flag=1.0):
     r = hostedreport.run_record(scheme, cpus)
     rows = [{"kind": "irq_prim", "scheme": scheme, "name": n, "median": m, "min": m,
              "p99": m * 1.05} for n, m in (("crit_enter_leave", crit), ("splraise_splx", 6.0),
-                                           ("onchip", on), ("offchip", off))]
+                                           ("onchip", on), ("offchip", off), ("flag", flag))]
     rows.append({"kind": "prim", "name": "mp_stack_push_pop_lf", "median": 30.0, "p99": 33.0})
     r.update(status="ok", oversubscribed=over, host_cores=2, cpu_model="Fake CPU 9000",
              tsc_hz=2_000_000_000, sched=sched, rows=rows)
@@ -383,6 +384,19 @@ def test_oversubscribed_runs_stay_out_of_findings_and_comparisons():
     fs = hostedreport.hosted_findings(_data([_rec(schemes.DEFAULT_SCHEME, 2, False, on=50.0,
                                                   off=5.0)]))
     assert [f.verdict for f in fs] == ["reversed"]
+
+
+def test_hosted_crit_table_judges_the_optimistic_bar():
+    """The hosted kernel's crit_enter+crit_leave against the flag of the same boot: the
+    bar (within 2 ticks) is judged for the optimistic schemes only, from the figures."""
+    runs = [_rec("spl-optim", 2, False, crit=2.9, flag=1.0),     # 1.9 above: met
+            _rec("cli-optim", 2, False, crit=3.5, flag=1.0),     # 2.5 above: not met
+            _rec("spl-pessim", 2, False, crit=9.0, flag=1.0)]    # not the bar's scheme
+    (crit,) = hostedreport.crit_tables(_data(runs))
+    by = {r[0]: r for r in crit.rows}
+    assert by["spl-optim"][6:] == [report.fmt_ticks(1.0), report.fmt_ticks(1.9), "met"]
+    assert by["cli-optim"][7:] == [report.fmt_ticks(2.5), "not met"]
+    assert by["spl-pessim"][8] == hostedreport.DASH
 
 
 def test_hosted_column_renders_from_fixture_records():

@@ -393,8 +393,8 @@ def spsc_ends_finding(prims: dict | None) -> list[Finding]:
 
     def ns(x: Spread) -> str:
         return f" = {x.mid * 1e9 / hz:.2f} ns" if hz else ""
-    today = (f"through ends {_fs(sp['ends'])}{ns(sp['ends'])} vs plain {_fs(sp['plain'])}"
-             f"{ns(sp['plain'])} TSC ticks per pair ({_ratio(sp['ends'], sp['plain'])})")
+    today = (f"TSC ticks per pair: through ends {_fs(sp['ends'])}{ns(sp['ends'])} vs plain "
+             f"{_fs(sp['plain'])}{ns(sp['plain'])} ({_ratio(sp['ends'], sp['plain'])})")
     if sp["batch"] is not None:
         today += f"; batches of 32: {_fs(sp['batch'])}{ns(sp['batch'])} per element"
     if sp["chain"] is not None:
