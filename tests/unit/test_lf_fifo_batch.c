@@ -28,31 +28,12 @@
 #include <ksync/ktest.h>
 #include <ksync/lf_fifo_spsc.h>
 
+#include "test_lf_fifo_spsc_util.h"
+
 static _Alignas(64) unsigned char store[64 * 100 + 64];
 static struct lf_fifo_spsc q;
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static void fill(unsigned char *e, size_t esize, uint64_t seq)
-{
-	for (size_t i = 0; i < esize; i++)
-		e[i] = (unsigned char)(seq * 131 + i * 7 + (seq >> 8));
-}
-
-static bool is(const unsigned char *e, size_t esize, uint64_t seq)
-{
-	for (size_t i = 0; i < esize; i++)
-		if (e[i] != (unsigned char)(seq * 131 + i * 7 + (seq >> 8)))
-			return false;
-	return true;
-}
 
 KTEST(batch_spsc_order_and_wrap)
 {
@@ -64,9 +45,9 @@ KTEST(batch_spsc_order_and_wrap)
 			KT_ASSERT_EQ(lf_fifo_init_spsc(&q, store, sizeof store, cap, es, NULL), KSYNC_OK);
 			uint64_t wseq = 0, rseq = 0;
 			for (int round = 0; round < 400; round++) {
-				size_t n = 1 + next_rand() % cap, done = 99;
-				if (next_rand() % 4 == 0) {	/* a single element now and then */
-					fill(in, es, wseq);
+				size_t n = 1 + spsc_rand(&rng) % cap, done = 99;
+				if (spsc_rand(&rng) % 4 == 0) {	/* a single element now and then */
+					spsc_fill(in, es, wseq);
 					int r = lf_fifo_enqueue_spsc(&q, in);
 					KT_ASSERT(r == KSYNC_OK || r == KSYNC_EFULL);
 					if (r == KSYNC_OK)
@@ -75,7 +56,7 @@ KTEST(batch_spsc_order_and_wrap)
 						KT_EXPECT_EQ(wseq - rseq, cap);
 				} else {
 					for (size_t k = 0; k < n; k++)
-						fill(in + k * es, es, wseq + k);
+						spsc_fill(in + k * es, es, wseq + k);
 					int r = lf_fifo_enqueue_burst_spsc(&q, in, n, &done);
 					uint64_t room = cap - (wseq - rseq);
 					if (room == 0) {
@@ -87,7 +68,7 @@ KTEST(batch_spsc_order_and_wrap)
 					}
 					wseq += done;
 				}
-				n = 1 + next_rand() % cap;
+				n = 1 + spsc_rand(&rng) % cap;
 				done = 99;
 				memset(out, 0xee, sizeof out);
 				int r = lf_fifo_dequeue_burst_spsc(&q, out, n, &done);
@@ -100,7 +81,7 @@ KTEST(batch_spsc_order_and_wrap)
 					KT_ASSERT_EQ(r, KSYNC_OK);
 					KT_ASSERT_EQ(done, n < avail ? n : avail);
 					for (size_t k = 0; k < done; k++)
-						KT_ASSERT(is(out + k * es, es, rseq + k));
+						KT_ASSERT(spsc_is(out + k * es, es, rseq + k));
 					KT_EXPECT_EQ(out[done * es], 0xee);	/* nothing past the batch */
 				}
 				rseq += done;
@@ -108,7 +89,7 @@ KTEST(batch_spsc_order_and_wrap)
 			/* drain by single dequeues: the rest, in order */
 			while (rseq < wseq) {
 				KT_ASSERT_EQ(lf_fifo_dequeue_spsc(&q, out), KSYNC_OK);
-				KT_ASSERT(is(out, es, rseq));
+				KT_ASSERT(spsc_is(out, es, rseq));
 				rseq++;
 			}
 			KT_EXPECT_EQ(lf_fifo_dequeue_spsc(&q, out), KSYNC_EEMPTY);
@@ -139,21 +120,11 @@ KTEST(batch_spsc_one_publication)
 		KT_EXPECT_EQ(out[i], 1000 + (uint64_t)i);
 }
 
-static int ev_nonempty, ev_full, ev_nonfull, ev_empty;
-static void on_nonempty(void *a) { (void)a; ev_nonempty++; }
-static void on_full(void *a) { (void)a; ev_full++; }
-static void on_nonfull(void *a) { (void)a; ev_nonfull++; }
-static void on_empty(void *a) { (void)a; ev_empty++; }
-
 KTEST(batch_spsc_callbacks)
 {
-	static const struct lf_fifo_callbacks cb = {
-		.nonempty = on_nonempty, .full = on_full, .nonfull = on_nonfull,
-		.empty = on_empty, .arg = NULL,
-	};
 	uint64_t in[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, out[8];
 	size_t done;
-	KT_ASSERT_EQ(lf_fifo_init_spsc(&q, store, sizeof store, 8, 8, &cb), KSYNC_OK);
+	KT_ASSERT_EQ(lf_fifo_init_spsc(&q, store, sizeof store, 8, 8, &spsc_counting_cb), KSYNC_OK);
 	ev_nonempty = ev_full = ev_nonfull = ev_empty = 0;
 	KT_ASSERT_EQ(lf_fifo_enqueue_burst_spsc(&q, in, 8, &done), KSYNC_OK);
 	KT_EXPECT_EQ(done, 8);

@@ -29,31 +29,12 @@
 #include <ksync/ktest.h>
 #include <ksync/lf_fifo_spsc.h>
 
+#include "test_lf_fifo_spsc_util.h"
+
 static _Alignas(64) unsigned char store[64 * 100 + 64];
 static struct lf_fifo_spsc q;
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static void fill(unsigned char *e, size_t esize, uint64_t seq)
-{
-	for (size_t i = 0; i < esize; i++)
-		e[i] = (unsigned char)(seq * 131 + i * 7 + (seq >> 8));
-}
-
-static bool is(const unsigned char *e, size_t esize, uint64_t seq)
-{
-	for (size_t i = 0; i < esize; i++)
-		if (e[i] != (unsigned char)(seq * 131 + i * 7 + (seq >> 8)))
-			return false;
-	return true;
-}
 
 KTEST(ends_spsc_model)
 {
@@ -73,8 +54,8 @@ KTEST(ends_spsc_model)
 				 * full and empty */
 				unsigned put_pct = phase % 2 ? 35 : 65;
 				for (int op = 0; op < 300; op++) {
-					if (next_rand() % 100 < put_pct) {
-						fill(in, es, wseq);
+					if (spsc_rand(&rng) % 100 < put_pct) {
+						spsc_fill(in, es, wseq);
 						int r = lf_fifo_put_spsc(&p, in);
 						if (wseq - rseq == cap) {
 							KT_ASSERT_EQ(r, KSYNC_EFULL);
@@ -90,7 +71,7 @@ KTEST(ends_spsc_model)
 							KT_EXPECT_EQ(out[0], 0xee);	/* untouched */
 						} else {
 							KT_ASSERT_EQ(r, KSYNC_OK);
-							KT_ASSERT(is(out, es, rseq));
+							KT_ASSERT(spsc_is(out, es, rseq));
 							KT_EXPECT_EQ(out[es], 0xee);	/* one element only */
 							rseq++;
 						}
@@ -102,7 +83,7 @@ KTEST(ends_spsc_model)
 				KT_EXPECT_EQ(q.c.head, rseq);
 				/* between phases: the other functions on the same ring */
 				if (wseq - rseq < cap) {
-					fill(in, es, wseq);
+					spsc_fill(in, es, wseq);
 					KT_ASSERT_EQ(lf_fifo_enqueue_spsc(&q, in), KSYNC_OK);
 					wseq++;
 				}
@@ -110,13 +91,13 @@ KTEST(ends_spsc_model)
 					size_t done = 0;
 					KT_ASSERT_EQ(lf_fifo_dequeue_burst_spsc(&q, out, 1, &done), KSYNC_OK);
 					KT_ASSERT_EQ(done, 1);
-					KT_ASSERT(is(out, es, rseq));
+					KT_ASSERT(spsc_is(out, es, rseq));
 					rseq++;
 				}
 			}
 			while (rseq < wseq) {
 				KT_ASSERT_EQ(lf_fifo_dequeue_spsc(&q, out), KSYNC_OK);
-				KT_ASSERT(is(out, es, rseq));
+				KT_ASSERT(spsc_is(out, es, rseq));
 				rseq++;
 			}
 			KT_EXPECT_EQ(lf_fifo_dequeue_spsc(&q, out), KSYNC_EEMPTY);
@@ -160,22 +141,12 @@ KTEST(ends_spsc_each_published)
 	KT_EXPECT_EQ(lf_fifo_dequeue_spsc(&q, &out), KSYNC_EEMPTY);
 }
 
-static int ev_nonempty, ev_full, ev_nonfull, ev_empty;
-static void on_nonempty(void *a) { (void)a; ev_nonempty++; }
-static void on_full(void *a) { (void)a; ev_full++; }
-static void on_nonfull(void *a) { (void)a; ev_nonfull++; }
-static void on_empty(void *a) { (void)a; ev_empty++; }
-
 KTEST(ends_spsc_callbacks)
 {
-	static const struct lf_fifo_callbacks cb = {
-		.nonempty = on_nonempty, .full = on_full, .nonfull = on_nonfull,
-		.empty = on_empty, .arg = NULL,
-	};
 	struct lf_fifo_spsc_producer p;
 	struct lf_fifo_spsc_consumer c;
 	uint64_t out;
-	KT_ASSERT_EQ(lf_fifo_init_spsc(&q, store, sizeof store, 4, 8, &cb), KSYNC_OK);
+	KT_ASSERT_EQ(lf_fifo_init_spsc(&q, store, sizeof store, 4, 8, &spsc_counting_cb), KSYNC_OK);
 	ev_nonempty = ev_full = ev_nonfull = ev_empty = 0;
 	KT_ASSERT_EQ(lf_fifo_open_producer_spsc(&q, &p), KSYNC_OK);
 	KT_ASSERT_EQ(lf_fifo_open_consumer_spsc(&q, &c), KSYNC_OK);
