@@ -95,12 +95,8 @@ KTEST(ends_spsc_model)
 					rseq++;
 				}
 			}
-			while (rseq < wseq) {
-				KT_ASSERT_EQ(lf_fifo_dequeue_spsc(&q, out), KSYNC_OK);
-				KT_ASSERT(spsc_is(out, es, rseq));
-				rseq++;
-			}
-			KT_EXPECT_EQ(lf_fifo_dequeue_spsc(&q, out), KSYNC_EEMPTY);
+			/* drain by single dequeues: the rest, in order, then empty */
+			KT_ASSERT(spsc_drain_in_order(&q, out, es, rseq, wseq));
 		}
 	}
 }

@@ -2,7 +2,8 @@
  * test_lf_fifo_spsc_util.h - what the spsc batch and ends tests (test_lf_fifo_batch.c,
  * test_lf_fifo_ends.c) share: a seeded xorshift generator, tagged elements of any size
  * (fill / is: byte i of element seq is a function of both, so a misplaced, stale or
- * torn element is seen), and boundary callbacks that count their events.
+ * torn element is seen), the final in-order drain, and boundary callbacks that count
+ * their events.
  */
 #ifndef TEST_LF_FIFO_SPSC_UTIL_H
 #define TEST_LF_FIFO_SPSC_UTIL_H
@@ -11,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <ksync/lf_fifo.h>
+#include <ksync/lf_fifo_spsc.h>
 
 /* xorshift64; *s must start nonzero */
 static inline uint64_t spsc_rand(uint64_t *s)
@@ -34,6 +35,17 @@ static inline bool spsc_is(const unsigned char *e, size_t esize, uint64_t seq)
 		if (e[i] != (unsigned char)(seq * 131 + i * 7 + (seq >> 8)))
 			return false;
 	return true;
+}
+
+/* Dequeue the elements tagged from .. to - 1 one by one, each checked, then expect
+ * KSYNC_EEMPTY: true if all of it held. */
+static inline bool spsc_drain_in_order(struct lf_fifo_spsc *q, unsigned char *out,
+				       size_t esize, uint64_t from, uint64_t to)
+{
+	for (uint64_t seq = from; seq < to; seq++)
+		if (lf_fifo_dequeue_spsc(q, out) != KSYNC_OK || !spsc_is(out, esize, seq))
+			return false;
+	return lf_fifo_dequeue_spsc(q, out) == KSYNC_EEMPTY;
 }
 
 /* Boundary events counted by the callbacks of spsc_counting_cb (one test at a time). */
