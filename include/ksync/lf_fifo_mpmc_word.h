@@ -211,8 +211,9 @@ LF_FIFO__HOT void lf_fifo__word_hint(uint64_t *hint, uint64_t pos)
  * is - another thread enqueued (dequeued) there since this one read the hint - so the
  * same bounded exponential backoff (backoff.h) follows it: under contention one thread
  * then runs on with its cache lines while the other waits, instead of both taking every
- * line from each other on every step (hosted, 2 threads: 6 -> ~25 M pairs/s, docs/
- * scaling.md).  The reload then skips what was done meanwhile.  Only forward: the hint
+ * line from each other on every step (hosted, 2 threads: 4-8 M pairs/s before it; after
+ * it 18-30 in most processes and still 3-7 in some, docs/scaling.md).  The reload then
+ * skips what was done meanwhile.  Only forward: the hint
  * is a valid promise whatever value it holds (every value ever stored was one, and
  * promises never expire), so max(walk, hint) is one; taking the hint even when behind
  * would be spin model mutant 7's livelock (the walk undone while the producer that took
