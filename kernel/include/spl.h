@@ -89,6 +89,8 @@ struct spl_cpu {
 				   cli-spl-pessim): left to the unmask's re-raise */
 	uint64_t clock_early;	/* clock handler runs more than half a period before the
 				   deadline: a tick delivered twice (must stay 0) */
+	uint64_t clock_stale;	/* clock deliveries after clock_stop (an expiry latched before
+				   the stop): dropped, the body does not run */
 } __attribute__((aligned(64)));
 
 /* struct kcpu (this CPU's structure, spl at offset 0), kcpu_this(), spl_self() */

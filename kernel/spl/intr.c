@@ -188,6 +188,13 @@ void intr_run(struct intr_source *src)
 			next = t0 + period;
 		kcpu_of(cpu)->clock_deadline = next;
 		arch_clock_arm(src->vector, next - t0);
+	} else {
+		/* A tick of a stopped clock: its expiry was latched (the LAPIC's IRR, a signal
+		 * queued in the host) before clock_stop ran - e.g. the vCPU stalled for a period
+		 * between the re-arm above and a handler that stops the clock. A stopped clock
+		 * does not tick: the body does not run, the tick is counted. */
+		c->clock_stale++;
+		return;
 	}
 	c->intr_depth++;
 	src->fn(src->arg);
