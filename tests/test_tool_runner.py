@@ -35,6 +35,8 @@ if spec.get("close_stdout"):
     os.close(1)
 if spec.get("sleep"):
     time.sleep(spec["sleep"])
+if spec.get("end_file"):
+    open(spec["end_file"], "w").close()
 sys.exit(spec.get("exit", 33))
 '''
 
@@ -231,15 +233,27 @@ def test_other_exit_code(repo, tmp_path):
     assert "(no serial output)" in p.stdout
 
 
+def _killed_before_its_end(pid_file: Path, end_file: Path) -> None:
+    """The fake QEMU (which would sleep for an hour, then write end_file) was killed by
+    the tool: it started, it is gone now that the tool has returned, and it never reached
+    its end."""
+    assert pid_file.exists(), "the fake QEMU never started"
+    pid = int(pid_file.read_text())
+    assert _gone(pid), f"the fake QEMU (pid {pid}) outlived the tool"
+    assert not end_file.exists(), "the fake QEMU ran to its end: the tool waited for it"
+
+
 def test_timeout(repo, tmp_path):
-    fake = make_fake(tmp_path, lines=["booting...", "ktap: 1..5"], sleep=3600)
-    start = time.monotonic()
-    p = ksync_test(repo, fake, "--timeout", "2", timeout=30)
-    took = time.monotonic() - start
+    """--timeout 2 against a QEMU that would run for an hour: the tool stops it and says
+    why. The hang guard is the subprocess timeout (a tool that waited would hit it)."""
+    pid_file, end_file = tmp_path / "qemu.pid", tmp_path / "qemu.end"
+    fake = make_fake(tmp_path, lines=["booting...", "ktap: 1..5"], sleep=3600,
+                     pid_file=str(pid_file), end_file=str(end_file))
+    p = ksync_test(repo, fake, "--timeout", "2", timeout=120)
     assert p.returncode == 1
     assert "timeout after 2s" in p.stdout
-    assert took < 10, f"took {took:.1f}s"
     assert "booting..." in p.stdout  # last serial lines shown
+    _killed_before_its_end(pid_file, end_file)
 
 
 def test_last_30_lines_shown(repo, tmp_path):
@@ -287,14 +301,19 @@ def test_panic(repo, tmp_path):
 
 
 def test_kvm_internal_error_killed(repo, tmp_path):
+    """QEMU pauses the guest on a KVM internal error instead of exiting: the tool must kill
+    it on the stderr line, not wait for its own --timeout (an hour here, so only the
+    detection can end the run; the subprocess timeout is the hang guard)."""
+    pid_file, end_file = tmp_path / "qemu.pid", tmp_path / "qemu.end"
     fake = make_fake(tmp_path, lines=["ktap: 1..1"],
                      stderr=["KVM internal error. Suberror: 1", "emulation failure"],
-                     sleep=3600)
-    start = time.monotonic()
-    p = ksync_test(repo, fake, "--timeout", "60", timeout=30)
-    assert time.monotonic() - start < 10
+                     sleep=3600, pid_file=str(pid_file), end_file=str(end_file))
+    p = ksync_test(repo, fake, "--timeout", "3600", timeout=120)
     assert p.returncode == 1
-    assert "KVM internal error" in p.stdout
+    # the stated reason: the stderr line, QEMU killed for it (not the tool's timeout)
+    assert "QEMU: KVM internal error. Suberror: 1 (QEMU pauses the guest" in p.stdout
+    assert "killed" in p.stdout and "timeout after" not in p.stdout
+    _killed_before_its_end(pid_file, end_file)
     log = next((repo / "build" / "logs").glob("*.log")).read_text()
     assert "[qemu stderr] KVM internal error. Suberror: 1" in log
 
