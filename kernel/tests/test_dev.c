@@ -17,8 +17,9 @@
  * the PIT interrupt at 115200 baud is sometimes delivered more than the FIFO's 781 us of
  * slack late); every run must keep the exact accounting and the serial driver must have
  * armed the PIT before each overflow deadline (arm_errors == 0). Around every handler
- * call the test measures the lateness itself (struct lateness): when the handler had
- * drained, against the moment the buffer - as it stood before the call - overflows. A
+ * call the test measures the lateness itself (struct lateness): when the handler
+ * drained (checked to lie within the call), against the moment the buffer - as it stood
+ * before the call - overflows. A
  * loss is explained only when that drain came past the buffer's slack; a loss in a drain
  * that came within it is a failure on every run. Only when every run lost, and every
  * loss was explained so, does a "no loss" case SKIP, naming the measured lateness and
@@ -104,37 +105,59 @@ static uint64_t tsc_to_us(uint64_t t) { return t * 1000000 / arch_tsc_hz(); }
 static uint64_t tsc_to_cus(uint64_t t) { return t * 100000000 / arch_tsc_hz(); }
 
 /* ---- lateness of a paced device's drains, measured around its handler -------------
- * A paced buffer (paced.h) loses an item only when a drain's snapshot comes at or after
- * the arrival of item next + capacity (next: the first item not yet drained): the
- * overflow time. The wrapper reads the model's state before the call and takes the time
- * after it - an upper bound on the snapshot, which the handler takes inside - so a
- * drain that lost items and still ended before the overflow time is a loss that late
- * delivery cannot explain (a model or driver bug), whatever the host did. `ref` is when
- * the drain was due (serial: the time the PIT was armed for; NIC: the previous drain):
- * lateness = end - ref, slack = overflow time - ref, explained iff lateness >= slack. */
+ * A paced buffer (paced.h) of `capacity` items loses an item only when a drain's
+ * snapshot comes at or after the arrival of item next + capacity (next: the first item
+ * not yet drained): the overflow time. The wrapper reads the model's state before the
+ * call, takes the time on both sides of it, and checks that the drain's snapshot (the
+ * model's last_now) lies between the two - a model that drained at any other time is
+ * wrong, and counted so. `ref` is when the drain was due (serial: the time the PIT was
+ * armed for; NIC: the previous drain): lateness = snapshot - ref, slack = overflow time
+ * - ref. A drain that lost items with lateness < slack is a loss that late delivery
+ * cannot explain (a model or driver bug), whatever the host did. `capacity` is the
+ * test's (SERIAL_FIFO, the ring it asked for), not the model's copy. */
 struct lateness {
 	uint64_t lossy;			/* drains that lost items */
-	uint64_t unexplained;		/* ... that ended before the buffer's overflow time */
+	uint64_t unexplained;		/* ... whose snapshot came before the overflow time */
+	uint64_t off_window;		/* drains whose snapshot lies outside the call */
 	uint64_t late_max, slack_at_max;	/* the latest lossy drain (TSC ticks) */
-	uint64_t unexpl_late, unexpl_slack;	/* an unexplained one's, for the message */
+	uint64_t unexpl_late, unexpl_slack;	/* an unexplained one's, for the message
+						   (slack PACED_NEVER: the rest fits) */
 };
 
-static uint64_t overflow_time(const struct paced *p)
+/* A slack for a diag line: microseconds, or "unbounded" when the rest of the stream fits
+ * in the buffer (no overflow time). */
+static const char *slack_str(uint64_t slack, char *buf, size_t n)
 {
-	uint64_t full = p->next + p->prm.capacity;
+	if (slack == PACED_NEVER)
+		return "unbounded (the rest of the stream fits)";
+	ksnprintf(buf, n, "%lu us", slack * 1000000 / arch_tsc_hz());
+	return buf;
+}
+
+static uint64_t overflow_time(const struct paced *p, uint64_t capacity)
+{
+	uint64_t full = p->next + capacity;
 	return full < p->prm.n ? paced_arrival(p, full) : PACED_NEVER;
 }
 
-/* After the handler: account one drain that began with lost0 items lost in total. */
-static void lateness_note(struct lateness *L, const struct paced *p, uint64_t lost0,
-			  uint64_t ref, uint64_t ovf, uint64_t end)
+/* After the handler: account one call that began with drains0 drains and lost0 items
+ * lost so far, between TSC times t0 and t1. */
+static void lateness_note(struct lateness *L, const struct paced *p, uint64_t drains0,
+			  uint64_t lost0, uint64_t ref, uint64_t ovf, uint64_t t0, uint64_t t1)
 {
+	if (p->drains == drains0)
+		return;				/* a stray call: nothing drained */
+	uint64_t snap = p->last_now;
+	if (snap < t0 || snap > t1) {
+		L->off_window++;
+		return;
+	}
 	if (p->lost == lost0)
 		return;
-	uint64_t late = end > ref ? end - ref : 0;
-	uint64_t slack = ovf > ref ? ovf - ref : 0;
+	uint64_t late = snap > ref ? snap - ref : 0;
+	uint64_t slack = ovf == PACED_NEVER ? PACED_NEVER : ovf > ref ? ovf - ref : 0;
 	L->lossy++;
-	if (end < ovf) {
+	if (snap < ovf) {
 		L->unexplained++;
 		L->unexpl_late = late;
 		L->unexpl_slack = slack;
@@ -148,6 +171,7 @@ static void lateness_note(struct lateness *L, const struct paced *p, uint64_t lo
 /* ---- raw wrappers: device handler, then EOI ------------------------------------- */
 static volatile uint64_t pit_count, rtc_count;
 static struct lateness serial_late, net_late;
+static unsigned net_ring;		/* the ring net_run asked for (set before IRQ8 runs) */
 static void pit_count_h(struct trapframe *tf, void *arg)
 {
 	(void)tf; (void)arg;
@@ -165,19 +189,22 @@ static void serial_h(struct trapframe *tf, void *arg)
 {
 	(void)tf;
 	struct serial_model *m = arg;
-	uint64_t lost0 = m->p.lost, ref = m->armed_for, ovf = overflow_time(&m->p);
+	uint64_t drains0 = m->p.drains, lost0 = m->p.lost, ref = m->armed_for;
+	uint64_t ovf = overflow_time(&m->p, SERIAL_FIFO);
+	uint64_t t0 = arch_cycles();
 	serial_model_intr(m);
-	lateness_note(&serial_late, &m->p, lost0, ref, ovf, arch_cycles());
+	lateness_note(&serial_late, &m->p, drains0, lost0, ref, ovf, t0, arch_cycles());
 	intc_eoi(DEV_IRQ_PIT);
 }
 static void net_h(struct trapframe *tf, void *arg)
 {
 	(void)tf;
 	struct net_model *m = arg;
-	uint64_t lost0 = m->p.lost, ovf = overflow_time(&m->p);
+	uint64_t drains0 = m->p.drains, lost0 = m->p.lost, ovf = overflow_time(&m->p, net_ring);
 	uint64_t ref = m->p.last_now ? m->p.last_now : m->p.prm.t0;
+	uint64_t t0 = arch_cycles();
 	net_model_intr(m);
-	lateness_note(&net_late, &m->p, lost0, ref, ovf, arch_cycles());
+	lateness_note(&net_late, &m->p, drains0, lost0, ref, ovf, t0, arch_cycles());
 	intc_eoi(DEV_IRQ_RTC);
 }
 static void ata_h(struct trapframe *tf, void *arg)
@@ -537,11 +564,14 @@ static void serial_run(struct ktest_ctx *kt, unsigned baud, unsigned trig, uint6
 	KT_EXPECT_EQ(sm.seq_errors, 0);
 	KT_EXPECT_EQ(sm.arm_errors, 0);
 	/* every drain that lost characters came past the FIFO's slack */
+	char sb[48];
 	if (serial_late.unexplained)
 		kt_diag(kt, "serial %u baud: %lu of %lu lossy drains came within the FIFO's slack "
-			"(one %lu us after its time, slack %lu us): a loss lateness does not explain",
+			"(one %lu us after its time, slack %s): a loss lateness does not explain",
 			baud, serial_late.unexplained, serial_late.lossy,
-			tsc_to_us(serial_late.unexpl_late), tsc_to_us(serial_late.unexpl_slack));
+			tsc_to_us(serial_late.unexpl_late),
+			slack_str(serial_late.unexpl_slack, sb, sizeof sb));
+	KT_EXPECT_EQ(serial_late.off_window, 0);	/* every drain's time was its call's */
 	KT_EXPECT_EQ(serial_late.unexplained, 0);
 	KT_EXPECT_EQ(serial_late.lossy ? 1 : 0, sm.lost ? 1 : 0);
 	uint64_t mean = sm.irqs ? sm.handler_tsc_total / sm.irqs : 0;
@@ -563,7 +593,8 @@ KTEST(dev_serial_115200_in_time_loses_nothing)
 			only_late = false;
 			break;
 		}
-		if (serial_late.unexplained || sm.arm_errors || !serial_late.lossy) {
+		if (serial_late.unexplained || serial_late.off_window || sm.arm_errors ||
+		    !serial_late.lossy) {
 			only_late = false;		/* failed above: no retry hides it */
 			break;
 		}
@@ -652,6 +683,7 @@ static void net_run(struct ktest_ctx *kt, unsigned burst, unsigned bytes, unsign
 {
 	arch_set_handler(intc_vector(DEV_IRQ_RTC), net_h, &nm);
 	memset(&net_late, 0, sizeof net_late);		/* IRQ8 masked: no handler runs */
+	net_ring = ring;
 	KT_ASSERT_EQ(net_model_start(&nm, burst, bytes, period_us, ring, hz, n), KSYNC_OK);
 	intc_unmask(DEV_IRQ_RTC);		/* the RTC fires every period: none is missed */
 	if (how != DELAY_NONE) {
@@ -669,11 +701,13 @@ static void net_run(struct ktest_ctx *kt, unsigned burst, unsigned bytes, unsign
 	KT_EXPECT_EQ(nm.seq_errors, 0);
 	KT_EXPECT_EQ(nm.data_errors, 0);
 	/* every drain that dropped packets came past the ring's slack */
+	char sb[48];
 	if (net_late.unexplained)
 		kt_diag(kt, "net: %lu of %lu lossy drains came within the ring's slack (one %lu us "
-			"after the previous drain, slack %lu us): a drop lateness does not explain",
+			"after the previous drain, slack %s): a drop lateness does not explain",
 			net_late.unexplained, net_late.lossy, tsc_to_us(net_late.unexpl_late),
-			tsc_to_us(net_late.unexpl_slack));
+			slack_str(net_late.unexpl_slack, sb, sizeof sb));
+	KT_EXPECT_EQ(net_late.off_window, 0);
 	KT_EXPECT_EQ(net_late.unexplained, 0);
 	KT_EXPECT_EQ(net_late.lossy ? 1 : 0, nm.dropped ? 1 : 0);
 	uint64_t mean = nm.irqs ? nm.handler_tsc_total / nm.irqs : 0;
@@ -695,7 +729,7 @@ KTEST(dev_net_in_time_drops_nothing)
 			only_late = false;
 			break;
 		}
-		if (net_late.unexplained || !net_late.lossy) {
+		if (net_late.unexplained || net_late.off_window || !net_late.lossy) {
 			only_late = false;		/* failed above: no retry hides it */
 			break;
 		}
