@@ -9,6 +9,7 @@ import os
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,38 @@ def test_all_cpus_report_in(built):
             if l.startswith("KSYNC ") and '"kind":"boot"' in l]
     assert boot and boot[0]["cpus"] == 8 and boot[0]["cpus_online"] == 8, out
     assert "ok 1 smp_all_cpus_online" in out or re.search(r"ok \d+ smp_all_cpus_online", out)
+
+
+def _boot_object(out: str) -> dict:
+    boot = [json.loads(l.split("KSYNC ", 1)[1]) for l in out.splitlines()
+            if l.startswith("KSYNC ") and '"kind":"boot"' in l]
+    assert boot, out
+    return boot[0]
+
+
+def test_oversubscription_reaches_the_kernel(built):
+    """QEMU -smp 4 with the tool (and so QEMU) pinned to one host CPU, as `taskset -c`:
+    the tool passes host_cpus=1 and the kernel's boot facts say oversubscribed, on 1 host
+    core (the hog-bound timing verdicts key on it). The kernel compares for itself: told
+    host_cpus=1 at -smp 1 it is not oversubscribed."""
+    from conftest import tool_env
+    one = {min(os.sched_getaffinity(0))}
+    r = subprocess.run([sys.executable, "-m", "ksync", "boot", "--mode", "test", "--filter",
+                        "smp_*", "--smp", "4", "--no-build", "--timeout", "240"],
+                       cwd=ROOT, env=tool_env(), capture_output=True, text=True, timeout=600,
+                       preexec_fn=lambda: os.sched_setaffinity(0, one))
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    boot = _boot_object(out)
+    assert boot["cpus_online"] == 4, out
+    assert "host_cpus=1" in boot["cmdline"].split(), out
+    assert boot["oversubscribed"] is True and boot["host_cores"] == 1, out
+
+    rc, out = ksync("boot", "--mode", "test", "--filter", "smp_*", "--smp", "1",
+                    "--append", "host_cpus=1", "--no-build", "--timeout", "240")
+    assert rc == 0, out
+    boot = _boot_object(out)
+    assert boot["oversubscribed"] is False and boot["host_cores"] == 1, out
 
 
 def test_iso_boots_through_grub(built):

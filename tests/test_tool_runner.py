@@ -35,6 +35,8 @@ if spec.get("close_stdout"):
     os.close(1)
 if spec.get("sleep"):
     time.sleep(spec["sleep"])
+if spec.get("end_file"):
+    open(spec["end_file"], "w").close()
 sys.exit(spec.get("exit", 33))
 '''
 
@@ -61,15 +63,17 @@ def repo(tmp_path):
     return r
 
 
-def run_cli(*args, timeout=60):
+def run_cli(*args, timeout=60, cpus=None):
+    """The tool as a subprocess; ``cpus``: the host CPUs it (and its QEMU) may run on."""
+    pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus is not None else None
     return subprocess.run([sys.executable, "-m", "ksync", *args], env=tool_env(),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          timeout=timeout)
+                          timeout=timeout, preexec_fn=pin)
 
 
-def ksync_test(repo, fake, *extra, timeout=60):
+def ksync_test(repo, fake, *extra, timeout=60, cpus=None):
     return run_cli("test", "--repo", str(repo), "--no-build", "--qemu", str(fake), *extra,
-                   timeout=timeout)
+                   timeout=timeout, cpus=cpus)
 
 
 # ---------------------------------------------------------------------------------------
@@ -87,7 +91,10 @@ def test_pass(repo, tmp_path):
     assert "Traceback" not in p.stderr
     argv = json.loads(argv_file.read_text())
     assert argv[argv.index("-smp") + 1] == "4"
-    assert argv[argv.index("-append") + 1] == "mode=test filter=spin*,queue_*"
+    # -smp 4 on a host with fewer CPUs than that also tells the kernel how many it has
+    host = len(os.sched_getaffinity(0))
+    assert argv[argv.index("-append") + 1] == \
+        "mode=test filter=spin*,queue_*" + (f" host_cpus={host}" if 4 > host else "")
     assert argv[argv.index("-kernel") + 1] == str(repo / "build/kernel/ksync.elf32")
     for want in (["-machine", "pc"], ["-m", "512M"], ["-cpu", "max"],
                  ["-accel", "tcg,thread=multi"], ["-serial", "stdio"], ["-monitor", "none"],
@@ -100,6 +107,50 @@ def test_pass(repo, tmp_path):
     assert len(logs) == 1
     text = logs[0].read_text()
     assert "ktap: ok 2 beta" in text and "# verdict: PASS" in text
+
+
+@pytest.mark.parametrize("smp,words", [
+    (1, "mode=test"),                   # a vCPU per host CPU: nothing to say
+    (2, "mode=test host_cpus=1"),       # more vCPUs than host CPUs: the kernel is told
+    (4, "mode=test host_cpus=1"),
+])
+def test_host_cpus_word_iff_more_vcpus_than_host_cpus(repo, tmp_path, smp, words):
+    """The tool pinned to one host CPU (as `taskset -c`): -append carries host_cpus=1
+    exactly when -smp exceeds it; the boot log's command line is the one QEMU got."""
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
+    one = {min(os.sched_getaffinity(0))}
+    p = ksync_test(repo, fake, "--smp", str(smp), cpus=one)
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("-smp") + 1] == str(smp)
+    assert argv[argv.index("-append") + 1] == words
+    log = next((repo / "build" / "logs").glob("*.log")).read_text()
+    assert f"cmdline={words!r}" in log
+
+
+def test_host_cpus_word_user_append_overrides(repo, tmp_path):
+    """The tool's word comes before the user's --append, so the user's host_cpus=
+    (the kernel takes the last) wins; the ISO boot has no -append at all."""
+    argv_file = tmp_path / "argv.json"
+    fake = make_fake(tmp_path, lines=PASSING, exit=33, argv_file=str(argv_file))
+    one = {min(os.sched_getaffinity(0))}
+    p = run_cli("boot", "--repo", str(repo), "--no-build", "--qemu", str(fake), "--smp", "3",
+                "--append", "host_cpus=8", cpus=one)
+    assert p.returncode == 0, p.stdout + p.stderr
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("-append") + 1] == "mode=test host_cpus=1 host_cpus=8"
+
+
+def test_host_cpu_words():
+    assert qemu.host_cpu_words(4, host_cpus=2) == ["host_cpus=2"]
+    assert qemu.host_cpu_words(3, host_cpus=2) == ["host_cpus=2"]
+    assert qemu.host_cpu_words(2, host_cpus=2) == []
+    assert qemu.host_cpu_words(1, host_cpus=2) == []
+    assert qemu.host_cpu_words(64, host_cpus=64) == []
+    cfg = qemu.BootConfig(repo=Path("/r"), smp=4, filter="hlock_*", append=["x=1"])
+    with_host = qemu.kernel_cmdline(cfg, qemu.host_cpu_words(cfg.smp, host_cpus=2))
+    assert with_host == "mode=test filter=hlock_* host_cpus=2 x=1"
 
 
 def test_pass_crlf(repo, tmp_path):
@@ -231,15 +282,27 @@ def test_other_exit_code(repo, tmp_path):
     assert "(no serial output)" in p.stdout
 
 
+def _killed_before_its_end(pid_file: Path, end_file: Path) -> None:
+    """The fake QEMU (which would sleep for an hour, then write end_file) was killed by
+    the tool: it started, it is gone now that the tool has returned, and it never reached
+    its end."""
+    assert pid_file.exists(), "the fake QEMU never started"
+    pid = int(pid_file.read_text())
+    assert _gone(pid), f"the fake QEMU (pid {pid}) outlived the tool"
+    assert not end_file.exists(), "the fake QEMU ran to its end: the tool waited for it"
+
+
 def test_timeout(repo, tmp_path):
-    fake = make_fake(tmp_path, lines=["booting...", "ktap: 1..5"], sleep=3600)
-    start = time.monotonic()
-    p = ksync_test(repo, fake, "--timeout", "2", timeout=30)
-    took = time.monotonic() - start
+    """--timeout 2 against a QEMU that would run for an hour: the tool stops it and says
+    why. The hang guard is the subprocess timeout (a tool that waited would hit it)."""
+    pid_file, end_file = tmp_path / "qemu.pid", tmp_path / "qemu.end"
+    fake = make_fake(tmp_path, lines=["booting...", "ktap: 1..5"], sleep=3600,
+                     pid_file=str(pid_file), end_file=str(end_file))
+    p = ksync_test(repo, fake, "--timeout", "2", timeout=120)
     assert p.returncode == 1
     assert "timeout after 2s" in p.stdout
-    assert took < 10, f"took {took:.1f}s"
     assert "booting..." in p.stdout  # last serial lines shown
+    _killed_before_its_end(pid_file, end_file)
 
 
 def test_last_30_lines_shown(repo, tmp_path):
@@ -287,14 +350,19 @@ def test_panic(repo, tmp_path):
 
 
 def test_kvm_internal_error_killed(repo, tmp_path):
+    """QEMU pauses the guest on a KVM internal error instead of exiting: the tool must kill
+    it on the stderr line, not wait for its own --timeout (an hour here, so only the
+    detection can end the run; the subprocess timeout is the hang guard)."""
+    pid_file, end_file = tmp_path / "qemu.pid", tmp_path / "qemu.end"
     fake = make_fake(tmp_path, lines=["ktap: 1..1"],
                      stderr=["KVM internal error. Suberror: 1", "emulation failure"],
-                     sleep=3600)
-    start = time.monotonic()
-    p = ksync_test(repo, fake, "--timeout", "60", timeout=30)
-    assert time.monotonic() - start < 10
+                     sleep=3600, pid_file=str(pid_file), end_file=str(end_file))
+    p = ksync_test(repo, fake, "--timeout", "3600", timeout=120)
     assert p.returncode == 1
-    assert "KVM internal error" in p.stdout
+    # the stated reason: the stderr line, QEMU killed for it (not the tool's timeout)
+    assert "QEMU: KVM internal error. Suberror: 1 (QEMU pauses the guest" in p.stdout
+    assert "killed" in p.stdout and "timeout after" not in p.stdout
+    _killed_before_its_end(pid_file, end_file)
     log = next((repo / "build" / "logs").glob("*.log")).read_text()
     assert "[qemu stderr] KVM internal error. Suberror: 1" in log
 

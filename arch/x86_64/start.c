@@ -127,6 +127,12 @@ void arch_get_facts(struct arch_facts *f)
 	f->rdtscp = arch_has_rdtscp;
 	f->port = ARCH_NAME;
 	f->sched = "";
-	f->oversubscribed = false;
-	f->host_cores = 0;
+	/* The guest cannot see the host: the host tool passes host_cpus=M (the host CPUs
+	 * QEMU may run on) when -smp asks for more vCPUs than that - each vCPU is a host
+	 * thread, so vCPUs then wait for host time slices (kernel/include/arch_if.h). Without
+	 * the option (bare metal, or a boot that did not pass it) nothing is known: false. */
+	char hc[16];
+	unsigned host = cmdline_uint(cmdline_get("host_cpus", hc, sizeof hc), 0);
+	f->oversubscribed = host != 0 && f->cpus_online > host;
+	f->host_cores = host;
 }

@@ -205,8 +205,13 @@ struct arch_facts {
 	bool rdtscp;			/* arch_cycles_end uses RDTSCP */
 	const char *port;		/* ARCH_NAME: "x86_64", "hosted" */
 	const char *sched;		/* hosted: "SCHED_FIFO" or "best-effort scheduling"; x86: "" */
-	bool oversubscribed;		/* hosted: more vCPUs than host cores; x86: false */
-	unsigned host_cores;		/* hosted: host cores the process may use; x86: 0 */
+	/* More vCPUs than host cores (every vCPU is a host thread: they wait for host time
+	 * slices, so timing verdicts mean nothing; correctness ones stay). hosted: measured
+	 * by the runtime; x86: vCPUs online > the command line's host_cpus=M, which the host
+	 * tool passes when QEMU's -smp exceeds the CPUs it may use - false without it. */
+	bool oversubscribed;
+	unsigned host_cores;		/* hosted: host cores the process may use; x86: the
+					   command line's host_cpus, 0 without it */
 };
 void arch_get_facts(struct arch_facts *f);
 void arch_backtrace(void);		/* print "  bt: 0x..." lines for the caller's stack */

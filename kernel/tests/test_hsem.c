@@ -107,9 +107,9 @@ KTEST(hsem_mutex_exact_count)
 		KT_ASSERT_EQ(hsem_init(&ms, 1, "test_mutex"), KSYNC_OK);
 		mx_counter = 0;
 		mx_done = mx_inside = mx_overlap = 0;
-		unsigned nthr = 3 * ncpu() > 12 ? 12 : 3 * ncpu();
-		if (oversubscribed())
-			nthr = 2 * ncpu();
+		unsigned nthr = (oversubscribed() ? 2 : 3) * ncpu();
+		if (nthr > 12)
+			nthr = 12;	/* t[] below; QEMU -smp 8 may be oversubscribed */
 		mx_iters = oversubscribed() ? 100 : 1000;	/* as hsem_signal_stress */
 		struct thread *t[12];
 		for (unsigned i = 0; i < nthr; i++)

@@ -568,7 +568,7 @@ def _boot_any(args, repo: Path, platform: str, mode: str, smp: int, progress,
     env = qemu.precheck(cfg)
     progress(f"booting kernel: {mode}{_scheme_words(cfg)}, smp={cfg.smp}, {env}"
              + (f", filter={cfg.filter}" if cfg.filter else "") + (", iso" if cfg.iso else "")
-             + (f", cmdline '{qemu.kernel_cmdline(cfg)}'" if mode != "test" and not iso
+             + (f", cmdline '{qemu.qemu_kernel_cmdline(cfg)}'" if mode != "test" and not iso
                 else "") + f", timeout {cfg.timeout:g}s")
     if cfg.gdb_port:
         progress(f"QEMU waits for gdb on localhost:{cfg.gdb_port} (guest halted until gdb "

@@ -11,7 +11,8 @@ build/kernel/) and the IDE disk (``BootConfig.disk``, see disk.py; the CLI attac
 
 Public API: ``BootConfig``, ``BootResult``, ``boot(cfg, echo=None)``, ``precheck(cfg)``,
 ``require_qemu``, ``resolve_accel``, ``kernel_cmdline``, ``qemu_command``, ``drive_arg``,
-``kernel_image``, ``user_gives_disk``, ``verdict``, ``failure_report``, ``Symbolizer``,
+``kernel_image``, ``qemu_kernel_cmdline`` / ``host_cpu_words`` (``host_cpus=M`` when -smp
+exceeds the host CPUs), ``user_gives_disk``, ``verdict``, ``failure_report``, ``Symbolizer``,
 ``EXIT_PASS``, ``EXIT_FAIL``, ``DISK_IMAGE``; issue 8: ``disk_args``, ``machine_type``,
 ``MACHINES`` (``BootConfig.machine``, pc or q35), ``owned_option``/``OWNED_OPTIONS`` (the
 QEMU options a --qemu-arg may not set), ``filter_problem`` (``BootResult.bad_filter``: the
@@ -169,15 +170,36 @@ def resolve_accel(requested: str, allow_pvm: bool = False) -> tuple[str, str]:
     return "kvm", "kvm"
 
 
-def kernel_cmdline(cfg: BootConfig) -> str:
+def kernel_cmdline(cfg: BootConfig, tool_words: list[str] | None = None) -> str:
+    """mode, filter and set, then ``tool_words`` (what the tool itself adds), then the
+    ``append`` words last: the kernel takes the last of a repeated key, so the user's
+    --append overrides."""
     words = [f"mode={cfg.mode}"]
     if cfg.filter:
         words.append(f"filter={cfg.filter}")
     if cfg.set:
         words.append(f"set={cfg.set}")
+    words += tool_words or []
     for extra in cfg.append:
         words += extra.split()
     return " ".join(words)
+
+
+def host_cpu_words(smp: int, host_cpus: int | None = None) -> list[str]:
+    """``host_cpus=M`` when QEMU's -smp N asks for more vCPUs than the M host CPUs this
+    process (and so QEMU, which inherits its affinity) may run on, else nothing.  Every
+    vCPU is a host thread, so past M they wait for host time slices; the guest cannot see
+    the host, so the kernel learns it from this word (its boot facts' ``oversubscribed``
+    and ``host_cores``; timing verdicts are skipped there, correctness ones stay).
+    ``host_cpus``: M (default: ``os.sched_getaffinity``)."""
+    m = envdetect.cpu_count() if host_cpus is None else host_cpus
+    return [f"host_cpus={m}"] if smp > m else []
+
+
+def qemu_kernel_cmdline(cfg: BootConfig) -> str:
+    """The command line QEMU's -append carries: ``kernel_cmdline`` with the host's CPU
+    count when the boot is oversubscribed (``host_cpu_words``)."""
+    return kernel_cmdline(cfg, host_cpu_words(cfg.smp))
 
 
 def kernel_image(cfg: BootConfig) -> Path:
@@ -257,7 +279,7 @@ def qemu_command(cfg: BootConfig, qemu: str, accel: str) -> list[str]:
     if cfg.iso:
         cmd += ["-cdrom", str(cfg.repo / ISO_IMAGE), "-boot", "d"]
     else:
-        cmd += ["-kernel", str(kernel_image(cfg)), "-append", kernel_cmdline(cfg)]
+        cmd += ["-kernel", str(kernel_image(cfg)), "-append", qemu_kernel_cmdline(cfg)]
     if cfg.disk is not None:
         cmd += disk_args(cfg.disk, cfg.machine)
     cmd += list(cfg.qemu_args)
@@ -515,7 +537,7 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     symbolizer = Symbolizer(elf, repo=repo)
     log_path, log = _open_log(cfg.log_dir or repo / LOG_DIR, cfg.mode, cfg.smp, env,
                               cfg.scheme)
-    cmdline = None if cfg.iso else kernel_cmdline(cfg)
+    cmdline = None if cfg.iso else qemu_kernel_cmdline(cfg)
 
     def logw(text: str) -> None:
         log.write(text + "\n")
