@@ -108,6 +108,12 @@ static inline bool mon_held(const struct monitor *m)
 }
 static inline unsigned mon_flags(const struct monitor *m) { return m->flags; }
 
+/* Interference injection (tests only): the hook runs in the locking thread at each miss,
+ * after the failed test-and-set and before the interlock is taken, with nothing held (it
+ * may yield, sleep, wake). NULL (the default) for none. */
+enum mon_point { MON_AT_MISSED };
+void mon_set_test_hook(void (*fn)(enum mon_point at, struct monitor *m));
+
 int cv_init_at(struct condvar *cv, const struct lock_class *c, struct monitor *m, const char *site);
 void cv_destroy_at(struct condvar *cv, const char *site);
 /* The caller holds cv->mon: releases it, sleeps until signalled, reacquires it. */

@@ -48,6 +48,15 @@
 
 LOCK_CLASS(mon_interlock_class, "mon_interlock", LOCK_MASTER, LOCK_DATA);
 
+/* The test hook (monitor.h): set by tests between runs; release/acquire so the hook's
+ * own data are visible to the thread that calls it. */
+static void (*test_hook)(enum mon_point at, struct monitor *m);
+
+void mon_set_test_hook(void (*fn)(enum mon_point at, struct monitor *m))
+{
+	__atomic_store_n(&test_hook, fn, __ATOMIC_RELEASE);
+}
+
 /* ---- the lock word ------------------------------------------------------------------------ */
 
 /* Test-and-set (x86: lock bts). Acquire: the previous owner's section, published by the
@@ -268,6 +277,10 @@ static void lock_missed(struct monitor *m, struct thread *self, const char *site
 			panic("mon_lock: recursion: thread '%s' asks at %s for monitor of class '%s' "
 			      "(init %s) that it holds since %s", tname(self), site, m->cls->name,
 			      m->init_site, m->site ? m->site : "?");
+		void (*hook)(enum mon_point, struct monitor *) =
+			__atomic_load_n(&test_hook, __ATOMIC_ACQUIRE);
+		if (__builtin_expect(hook != NULL, 0))
+			hook(MON_AT_MISSED, m);
 		irqkey_t k = ilock(m, site);
 		if (mode) {		/* a miss: the first attempt, or a wakeup beaten to it */
 			e->misses++;

@@ -369,6 +369,69 @@ KTEST(lock_monitor_hit_skips_interlock)
 	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
 }
 
+/* ---- the miss's retry: a release between the first attempt and the mark ------------------
+ * B misses on the monitor the boot thread holds; at the miss (before B takes the interlock
+ * and marks the word) the hook waits until the boot thread has released it. The release
+ * saw no mark and woke nobody: only B's retry under the interlock can get it the lock. A
+ * miss that queued without the retry would sleep with the lock free (a lost wakeup). */
+
+static volatile unsigned rt_armed, rt_missed, rt_released, rt_got;	/* atomics */
+
+static void rt_hook(enum mon_point at, struct monitor *m)
+{
+	if (at != MON_AT_MISSED || m != &mon || !__atomic_exchange_n(&rt_armed, 0, __ATOMIC_ACQ_REL))
+		return;
+	__atomic_store_n(&rt_missed, 1, __ATOMIC_RELEASE);
+	(void)WAIT_UNTIL(__atomic_load_n(&rt_released, __ATOMIC_ACQUIRE), 5000);
+}
+
+static void rt_locker(void *arg)
+{
+	(void)arg;
+	mon_lock(&mon);
+	__atomic_store_n(&rt_got, 1, __ATOMIC_RELEASE);
+	mon_unlock(&mon);
+}
+
+KTEST(lock_monitor_miss_retries_after_release)
+{
+	const char *s;
+	static const unsigned modes[4] = { 0, MON_HANDOFF, MON_QSCHED, MON_QSCHED | MON_HANDOFF };
+	KT_ASSERT_EQ(lockstat_set_mode(LOCKSTAT_COUNTS), KSYNC_OK);
+	FOR_EACH_SCHED(s) {
+		for (unsigned mi = 0; mi < 4; mi++) {
+			KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+			KT_ASSERT_EQ(mon_init(&mon, &test_monitor_class, modes[mi]), KSYNC_OK);
+			lockstat_reset();
+			rt_missed = rt_released = rt_got = 0;
+			__atomic_store_n(&rt_armed, 1, __ATOMIC_RELEASE);
+			mon_set_test_hook(rt_hook);
+			mon_lock(&mon);
+			struct thread *t;
+			KT_ASSERT_EQ(thread_create(&t, rt_locker, NULL, 0, SCHED_AFFINITY_ANY, "rt", 0),
+				     KSYNC_OK);
+			bool missed = WAIT_UNTIL(__atomic_load_n(&rt_missed, __ATOMIC_ACQUIRE), 5000);
+			mon_unlock(&mon);	/* no mark yet: the fast release wakes nobody */
+			__atomic_store_n(&rt_released, 1, __ATOMIC_RELEASE);
+			bool got = WAIT_UNTIL(__atomic_load_n(&rt_got, __ATOMIC_ACQUIRE), 5000);
+			if (!got) {	/* a stranded waiter: take and release to wake it, then fail */
+				mon_lock(&mon);
+				mon_unlock(&mon);
+			}
+			KT_EXPECT_EQ(thread_join(t), KSYNC_OK);
+			mon_set_test_hook(NULL);
+			KT_EXPECT(missed);
+			KT_EXPECT(got);
+			read_class(&test_monitor_class);
+			KT_EXPECT_EQ(snap.misses, 1u);		/* B's one miss */
+			KT_EXPECT_EQ(snap.sleeps, 0u);		/* the retry got it: no sleep */
+			KT_EXPECT_EQ(__atomic_load_n(&mon.word, __ATOMIC_RELAXED), 0u);
+			mon_destroy(&mon);
+			KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+		}
+	}
+}
+
 /* ---- stress: monitor + condition variables, exact counts, every mode, both schedulers ----
  * Producers and consumers through a 2-slot buffer under one monitor (Mesa waits on
  * "not full" and "not empty"), and every thread also bumps a counter under the monitor.
