@@ -48,7 +48,8 @@ HO = "Hartman & Ousterhout (Sprite)"
 HO_MP = "Hartman & Ousterhout (Sprite) + Massalin & Pu 1991"
 CONFIGS = ("sprite", "sprite-fix", "synthesis")
 CONFIG_WORDS = {
-    "sprite": "sprite: locked scheduler, monitor wait queues under sched_Mutex (Figure 9)",
+    "sprite": "sprite: locked scheduler, monitor wait queues under sched_Mutex (Figure 9: a "
+              "monitor's misses and wakeups take it, its hits do not)",
     "sprite-fix": "sprite-fix: locked scheduler, each monitor's own interlock (Figure 9's fix)",
     "synthesis": "synthesis: Massalin & Pu's lock-free scheduler, no sched_Mutex",
 }
