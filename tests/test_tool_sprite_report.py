@@ -631,4 +631,4 @@ def test_inputs_from_the_run_else_the_copy(small):
     assert t.rows[0][2] == "handleTableLock only"
     f = finding(data, "cswitch saturates")
     assert "Inputs, not results: cswitch's code takes handleTableLock only" in f.note
-    assert "handleTableLock 7" in f.note
+    assert "cs_work iterations: handleTableLock 7 (~2 us)" in f.note

@@ -678,7 +678,8 @@ def _inputs_note(src: Source, bench: str, classes: Iterable[str] = ()) -> str:
     ip = inputs(src)
     pads = [w for w in (_pad_word(src, ip, c) for c in dict.fromkeys(classes)) if w]
     return (f"Inputs, not results: {bench}'s code takes {ip.takes.get(bench, '?')}"
-            + (f"; critical sections set to {', '.join(pads)} cs_work iterations" if pads else "")
+            + (f"; its critical sections set by hand, in cs_work iterations: {', '.join(pads)}"
+               if pads else "")
             + " (kernel/exp/sprite.c); which lock it saturates follows from them.")
 
 
@@ -691,11 +692,18 @@ def inputs_table(src: Source) -> Table | None:
     where = ("as this run's kernel printed them" if ip.printed else
              "from the copy of kernel/exp/sprite.c in tools/ksync/spritereport.py (this run's "
              "kernel did not print them)")
-    rows = [[b, src.kind(b), ip.takes.get(b, DASH), src.targets(b) or DASH] for b in names]
+    def secs(b: str) -> str:
+        t = ip.takes.get(b, "")
+        if t.startswith("as "):     # "as fork, and ...": the named benchmark's locks too
+            t += " " + ip.takes.get(t[3:].split(",")[0].split(" ")[0], "")
+        return ", ".join(f"{n} {ip.pad[n][0]}" for n in ip.pad if _targeted(n, t)) or DASH
+
+    rows = [[b, src.kind(b), ip.takes.get(b, DASH), secs(b), src.targets(b) or DASH]
+            for b in names]
     return Table(title=src.title("inputs"),
                  headers=["benchmark", "kind", "locks its code takes (input)",
-                          "meant to stress (section 5)"],
-                 rows=rows, align=["l", "l", "l", "l"],
+                          "their sections (cs_work, input)", "meant to stress (section 5)"],
+                 rows=rows, align=["l", "l", "l", "l", "l"],
                  notes_above=[
                      "Inputs of the model, not results. Each benchmark is a small model of "
                      "Sprite's (kernel/exp/sprite.c): which locks its code takes and how long "
