@@ -614,6 +614,8 @@ def test_inputs_from_the_run_else_the_copy(small):
     assert any("did not print them" in n for n in t.notes_above)
     assert [r[0] for r in t.rows] == ["cswitch", "pdevtest", "pmake"]
     assert t.rows[0][2] == sr.BENCH_TAKES["cswitch"]
+    assert t.rows[0][3] == "handleTableLock 60, pipeLock 20"
+    assert t.rows[1][3] == "handleTableLock 60, perPCBLock 30, pdevLock 30"
     # a run whose kernel printed them: its values, the ticks converted to us
     m = Maker()
     m.rows[0].update(pad={"handleTableLock": [7, 2000], "pipeLock": [3, 1000]},
