@@ -590,7 +590,8 @@ def sprite_c_inputs():
     pad_vars = re.search(r"pad_class\[C_N\] = \{(.*?)\};", c, re.S).group(1)
     names = [classes[v] for v in re.findall(r"&(\w+)", pad_vars)]
     base = [int(x) for x in re.search(r"pad_base\[C_N\] = \{([^}]*)\}", c).group(1).split(",")]
-    defs = {k: int(v) for k, v in re.findall(r"#define (SYSCALL_WORK|PDEV_COPY|PM_COMPUTE) (\d+)", c)}
+    defs = {k: int(v) for k, v in
+            re.findall(r"#define (SYSCALL_WORK|PDEV_COPY|PM_COMPUTE) (\d+)", c)}
     table = re.search(r"benches\[\] = \{(.*?)\n\};", c, re.S).group(1)
     takes = {}
     for entry in re.findall(r"\{ (\"[^}]*)\}", table):
