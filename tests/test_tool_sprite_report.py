@@ -41,9 +41,12 @@ class Maker:
         self.oversubscribed = oversubscribed
         self.next = 1
 
-    def bench(self, name, kind="micro", targets="", fixed=False):
-        self.rows.append({"kind": "sprite_bench", "bench": name, "bench_kind": kind,
-                          "targets": targets, "fixed": fixed})
+    def bench(self, name, kind="micro", targets="", fixed=False, takes=None):
+        row = {"kind": "sprite_bench", "bench": name, "bench_kind": kind, "targets": targets,
+               "fixed": fixed}
+        if takes is not None:
+            row["takes"] = takes
+        self.rows.append(row)
 
     def run(self, bench, config, k, rep, work, elapsed, classes=(), perturb=None,
             kind="micro"):
@@ -226,7 +229,7 @@ def test_fixture_tables_findings_figures(small, tmp_path):
     assert len(proj.rows) == 9                     # 3 benches x 3 configs
     assert any("projection error at the held-out point <= 15%" in n for n in proj.notes_below)
     fs = sr.sprite_findings(small)
-    assert len(fs) == 8
+    assert len(fs) == 10
     assert all(f.verdict in report.VERDICTS for f in fs)
     assert all(f.env.startswith("hosted") for f in fs if f.verdict != "not measurable here")
     figs = sr.sprite_figures(small, tmp_path)
@@ -305,8 +308,9 @@ def test_tcg_costs_not_measurable(small):
     data = copy.deepcopy(small)
     data["runs"][0].update(platform="qemu", env="tcg")
     fs = {f.claim: f for f in sr.sprite_findings(data)}
-    cost = [f for c, f in fs.items() if "throughput" in c or "first to saturate" in c]
-    assert len(cost) == 3
+    cost = [f for c, f in fs.items() if "throughput" in c or "first to saturate" in c
+            or "scale" in c]
+    assert len(cost) == 5
     assert all(f.verdict == "not measurable here" and "emulator" in f.note for f in cost)
     judged = [f for f in fs.values() if f not in cost]
     assert all(f.env.startswith("tcg") and "emulator" in f.note for f in judged)
@@ -463,3 +467,171 @@ def test_usl_hold_out_with_three_cpu_counts():
     assert p.usl_hold[1] == pytest.approx(0.0, abs=1e-3)
     t = table(sr.sprite_tables(m.data()), sr.TITLES["projection"])
     assert t.title.endswith("[tcg, 2 CPUs]") and t.rows[0][-1] != report.DASH
+
+
+# ---------------------------------------------------------------------------------------
+# a verdict needs something on both sides
+
+
+def test_cswitch_without_a_targeted_lock_is_not_measurable():
+    # sched_Mutex (the lock cswitch was meant to stress) below MIN_HITS: nothing to compare
+    # handleTableLock with - the verdict was "holds" before
+    m = Maker()
+    m.bench("cswitch", targets="the context-switch code: sched_Mutex")
+    for rep in range(3):
+        for k in (1, 2):
+            m.run("cswitch", "sprite", k, rep, 100 * k, 100_000, [
+                ("handleTableLock", "monitor", "code", 200, 5, 60_000 + rep, 0),
+                ("sched_Mutex", "master", "code", 10, 3, 20_000, 0)])
+    f = finding(m.data(), "cswitch saturates")
+    assert f.verdict == "not measurable here"
+    assert "no lock it was meant to stress" in f.note
+
+
+def test_cswitch_with_only_targeted_locks_is_not_measurable():
+    m = Maker()
+    m.bench("cswitch", targets="the context-switch code: sched_Mutex")
+    for rep in range(3):
+        for k in (1, 2):
+            m.run("cswitch", "sprite", k, rep, 100 * k, 100_000, [
+                ("sched_Mutex", "master", "code", 900, 300, 60_000 + rep, 0),
+                ("pipeLock", "monitor", "data", 400, 0, 90_000, 0)])
+    f = finding(m.data(), "cswitch saturates")
+    assert f.verdict == "not measurable here"
+    assert "no code lock other than" in f.note
+
+
+def test_master_micro_with_one_master_lock_is_not_measurable():
+    # procTableMutex below MIN_HITS in both benchmarks: sched_Mutex alone is not "highest"
+    m = Maker()
+    for b in ("fork", "cswitch"):
+        m.bench(b)
+        for rep in range(3):
+            for k in (1, 2):
+                m.run(b, "sprite", k, rep, 100 * k, 100_000, [
+                    ("sched_Mutex", "master", "code", 1000, 500 + rep, 20_000, 100),
+                    ("procTableMutex", "master", "code", 10, 0, 100, 0)])
+    f = finding(m.data(), "pile up on the scheduler lock")
+    assert f.verdict == "not measurable here"
+    assert "the only master lock with enough hits" in f.today
+
+
+def test_projection_with_one_code_lock_is_not_measurable():
+    m = Maker()
+    m.bench("pmake", kind="macro")
+    for rep in range(3):
+        for k in (1, 2):
+            m.run("pmake", "sprite", k, rep, 100 * k, int(1000 * (1 + 0.01 * rep)), [
+                ("sched_Mutex", "master", "code", 100 * k, 0, 200 * k, 0)], kind="macro")
+    f = finding(m.data(), "first to saturate")
+    assert f.verdict == "not measurable here"
+    assert "nothing beside it" in f.note
+
+
+# ---------------------------------------------------------------------------------------
+# the scaling claims
+
+
+def scaling_case(ks, x_of_k, hold_frac, kind="macro", bench="pmakeInd"):
+    """One benchmark under sprite at the CPU counts ks, throughput x_of_k(k) units per 1000
+    ticks, the locks (one code class) held hold_frac of the CPU time."""
+    m = Maker()
+    m.bench(bench, kind=kind)
+    for rep in range(3):
+        j = 1 + 0.01 * rep
+        for k in ks:
+            work, el = 100 * k, int(round(100 * k / x_of_k(k) * 1000 * j))
+            m.run(bench, "sprite", k, rep, work, el, [
+                ("exitLock", "monitor", "code", 100 * k, 0, int(hold_frac * el * k), 0)],
+                kind=kind)
+    return m.data()
+
+
+def test_macro_linear_both_ways_and_built_in():
+    lin = "scale almost linearly"
+    # locks held 40% of the time: a serialized lock could matter, so the data decide
+    assert finding(scaling_case((1, 2), lambda k: 100 * k, 0.4), lin).verdict == "holds"
+    assert finding(scaling_case((1, 2), lambda k: 100 * (1 + 0.3 * (k - 1)), 0.4),
+                   lin).verdict == "reversed"
+    assert finding(scaling_case((1, 2), lambda k: 100 * (1 + 0.6 * (k - 1)), 0.4),
+                   lin).verdict == "within noise"
+    # locks held 1%: Amdahl keeps the efficiency above the bar whatever they do
+    f = finding(scaling_case((1, 2), lambda k: 100 * k, 0.01), lin)
+    assert f.verdict == "not measurable here" and "by construction" in f.note
+    f = finding(scaling_case((1,), lambda k: 100, 0.4), lin)
+    assert f.verdict == "not measurable here" and "Only 1 CPU" in f.note
+
+
+def test_third_cpu_both_ways_and_without_three_cpus():
+    little = "third processor adds little"
+    flat = lambda k: 100 * min(k, 2) + 10 * max(0, k - 2)     # noqa: E731  (+0.1 at k=3)
+    assert finding(scaling_case((1, 2, 3), flat, 0.4, "micro", "fork"),
+                   little).verdict == "holds"
+    assert finding(scaling_case((1, 2, 3), lambda k: 100 * k, 0.4, "micro", "fork"),
+                   little).verdict == "reversed"
+    f = finding(scaling_case((1, 2), lambda k: 100 * k, 0.4, "micro", "fork"), little)
+    assert f.verdict == "not measurable here" and "measured 1, 2 CPUs" in f.note
+    assert "inputs of the model" in f.note
+
+
+# ---------------------------------------------------------------------------------------
+# the model's inputs: printed by the kernel, else the copy kept in spritereport.py
+
+
+SPRITE_C = Path(__file__).resolve().parent.parent / "kernel" / "exp" / "sprite.c"
+
+
+def sprite_c_inputs():
+    """Parse kernel/exp/sprite.c: the class names of pad_class[] in order, pad_base[], the
+    #defines, and benches[]'s names and `takes` strings."""
+    import re
+    c = SPRITE_C.read_text()
+    classes = dict(re.findall(r'LOCK_CLASS\((\w+), "(\w+)"', c))
+    pad_vars = re.search(r"pad_class\[C_N\] = \{(.*?)\};", c, re.S).group(1)
+    names = [classes[v] for v in re.findall(r"&(\w+)", pad_vars)]
+    base = [int(x) for x in re.search(r"pad_base\[C_N\] = \{([^}]*)\}", c).group(1).split(",")]
+    defs = {k: int(v) for k, v in
+            re.findall(r"#define (SYSCALL_WORK|PDEV_COPY|PM_COMPUTE) (\d+)", c)}
+    table = re.search(r"benches\[\] = \{(.*?)\n\};", c, re.S).group(1)
+    takes = {}
+    for entry in re.findall(r"\{ (\"[^}]*)\}", table):
+        strs = re.findall(r'"((?:[^"\\]|\\.)*)"', entry)
+        takes[strs[0]] = strs[-1]
+    return dict(zip(names, base)), defs, takes
+
+
+def test_inputs_copy_matches_sprite_c():
+    pad, defs, takes = sprite_c_inputs()
+    assert len(pad) == 9 and len(takes) == 9
+    assert sr.PAD_BASE == pad
+    assert (sr.SYSCALL_WORK, sr.PDEV_COPY, sr.COMPILE_WORK) == \
+        (defs["SYSCALL_WORK"], defs["PDEV_COPY"], defs["PM_COMPUTE"])
+    assert sr.BENCH_TAKES == takes
+
+
+def test_inputs_from_the_run_else_the_copy(small):
+    # the fixture's kernel did not print them: the copy, said so
+    t = table(sr.sprite_tables(small), sr.TITLES["inputs"])
+    assert any("did not print them" in n for n in t.notes_above)
+    assert [r[0] for r in t.rows] == ["cswitch", "pdevtest", "pmake"]
+    assert t.rows[0][2] == sr.BENCH_TAKES["cswitch"]
+    assert t.rows[0][3] == "handleTableLock 60, pipeLock 20"
+    assert t.rows[1][3] == "handleTableLock 60, perPCBLock 30, pdevLock 30"
+    # a run whose kernel printed them: its values, the ticks converted to us
+    m = Maker()
+    m.rows[0].update(pad={"handleTableLock": [7, 2000], "pipeLock": [3, 1000]},
+                     syscall_work=5, pdev_copy=2, compile_work=99)
+    m.bench("cswitch", takes="handleTableLock only")
+    for rep in range(2):
+        for k in (1, 2):
+            m.run("cswitch", "sprite", k, rep, 100 * k, 100_000, [
+                ("handleTableLock", "monitor", "code", 200, 5, 60_000, 0)])
+    data = m.data()
+    t = table(sr.sprite_tables(data), sr.TITLES["inputs"])
+    text = " ".join(t.notes_above)
+    assert "as this run's kernel printed them" in text
+    assert "handleTableLock 7 (~2 us)" in text and "99" in text
+    assert t.rows[0][2] == "handleTableLock only"
+    f = finding(data, "cswitch saturates")
+    assert "Inputs, not results: cswitch's code takes handleTableLock only" in f.note
+    assert "cs_work iterations: handleTableLock 7 (~2 us)" in f.note

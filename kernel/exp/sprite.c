@@ -54,7 +54,16 @@
  * lock_cost rows), sprite_snap_ms=N and sprite_snap_reset=1 (snapshots in the middle of
  * each run, for `ksync lockstat --every`).
  *
+ * Inputs, not results: which locks each benchmark's code takes (benches[].takes), how
+ * long each class's critical section is (pad_base, cs_work iterations), a system call's
+ * and a compile's own work (SYSCALL_WORK, PM_COMPUTE), the copy's length (PDEV_COPY) are
+ * set here by hand; the lock a benchmark saturates follows from them. The kernel prints
+ * them (sprite_setup, sprite_bench) and the report puts them beside its findings.
+ *
  * Output (every row also carries "env" facts through the boot line):
+ *   KSYNC {"kind":"sprite_setup",...,"pad":{"<class>":[iterations,ticks],...},
+ *          "syscall_work":..,"pdev_copy":..,"compile_work":..}
+ *   KSYNC {"kind":"sprite_bench","bench":..,"targets":..,"takes":..}
  *   KSYNC {"kind":"lock_cost",...}          uncontended acquire+release per algorithm and
  *                                           mask, beside lock cmpxchg and the masking pair
  *   KSYNC {"kind":"sprite_run","bench":..,"config":..,"sched":..,"mon_queue":..,"cpus":k,
@@ -587,6 +596,7 @@ static void pmake_run(struct inst *in, struct pm *pm)
 	kfree(ts);
 }
 
+#define PM_COMPUTE 200000	/* spin_work iterations of one compile (troff: an eighth) */
 static unsigned pm_jobs, pm_compute;
 
 static void pmake_main(void *arg)	/* one make over all run_cpus CPUs */
@@ -627,17 +637,28 @@ struct bench {
 	const char *targets;		/* the locks it is meant to stress (section 5) */
 	unsigned iters;			/* per instance at scale 100 */
 	bool fixed;			/* workload not scaled with the CPU count (pmake) */
+	const char *takes;		/* the locks its code above takes: an input of the
+					   model, printed so that the report can say so */
 };
 static const struct bench benches[] = {
-	{ "fork", "micro", "process creation and exit: exitLock, perPCBLock, vmMonitorLock, sched_Mutex", 1500, false },
-	{ "fexec", "micro", "as fork, plus exec: vmMonitorLock", 1000, false },
-	{ "mem", "micro", "vmMonitorLock (the page-table updates of sbrk)", 12000, false },
-	{ "cswitch", "micro", "the context-switch code: sched_Mutex", 1500, false },
-	{ "pdevtest", "micro", "the pseudo-device: the server's perPCBLock during the copy, pdevLock", 3000, false },
-	{ "pdevtestInd", "micro", "the pseudo-device implementation with one server per client", 3000, false },
-	{ "pmake", "macro", "realistic: the file cache, process creation, vmMonitorLock", 48, true },
-	{ "pmakeInd", "macro", "realistic: independent makes (two jobs each)", 48, false },
-	{ "troff", "macro", "realistic: CPU-bound, a file read now and then", 400, false },
+	{ "fork", "micro", "process creation and exit: exitLock, perPCBLock, vmMonitorLock, sched_Mutex", 1500, false,
+	  "procTableMutex, vmMonitorLock, perPCBLock, procChildCond, exitLock; a thread created and joined per child" },
+	{ "fexec", "micro", "as fork, plus exec: vmMonitorLock", 1000, false,
+	  "as fork, and the exec: vmMonitorLock (the image freed, 4 pages grown), perPCBLock" },
+	{ "mem", "micro", "vmMonitorLock (the page-table updates of sbrk)", 12000, false,
+	  "vmMonitorLock (every page); perPCBLock at each exec" },
+	{ "cswitch", "micro", "the context-switch code: sched_Mutex", 1500, false,
+	  "handleTableLock (every pipe access), pipeLock, pipeCond; a switch when the peer sleeps" },
+	{ "pdevtest", "micro", "the pseudo-device: the server's perPCBLock during the copy, pdevLock", 3000, false,
+	  "handleTableLock (every write), pdevLock, pdevCond, the server's perPCBLock (8 sections per copy)" },
+	{ "pdevtestInd", "micro", "the pseudo-device implementation with one server per client", 3000, false,
+	  "as pdevtest, one pseudo-device and server per client" },
+	{ "pmake", "macro", "realistic: the file cache, process creation, vmMonitorLock", 48, true,
+	  "procTableMutex, vmMonitorLock, perPCBLock, procChildCond, exitLock (a process per job), fsCacheLock, fsBlockLock (5 file accesses per job)" },
+	{ "pmakeInd", "macro", "realistic: independent makes (two jobs each)", 48, false,
+	  "as pmake, one make per CPU" },
+	{ "troff", "macro", "realistic: CPU-bound, a file read now and then", 400, false,
+	  "fsCacheLock, fsBlockLock (every 4th unit)" },
 };
 #define NBENCH ARRAY_SIZE(benches)
 
@@ -710,7 +731,7 @@ static void run_once(const struct bench *b, unsigned k, void (*after)(uint64_t e
 	ninst = b->fixed ? 1 : !strcmp(b->name, "pdevtest") ? PDEV_CLIENTS_PER_CPU * k : k;
 	unsigned iters = scaled(b->iters);
 	pm_jobs = scaled(b->iters) * (b->fixed ? 2 : 1);
-	pm_compute = 200000;	/* a compile's own work: scaled through the job count */
+	pm_compute = PM_COMPUTE;	/* a compile's own work: scaled through the job count */
 	for (unsigned i = 0; i < ninst; i++) {
 		struct inst *in = &insts[i];
 		memset(in, 0, sizeof *in);
@@ -1086,15 +1107,23 @@ KEXPERIMENT(sprite, "default")
 	}
 	memset(hot_hold, 0, sizeof hot_hold);
 	run_seq = 0;
+	/* the model's inputs: each class's critical-section work (cs_work iterations, and
+	 * TSC ticks of one section), a system call's own work, a compile's */
+	char pads[C_N * 64], *pp = pads;
+	for (unsigned c = 0; c < C_N; c++)
+		pp += ksnprintf(pp, sizeof pads - (size_t)(pp - pads), "%s\"%s\":[%u,%lu]",
+				c ? "," : "", pad_class[c]->name, pad_base[c],
+				(unsigned long)pad_ticks[c]);
 	kprintf("KSYNC {\"kind\":\"sprite_setup\",\"scale\":%u,\"reps\":%u,\"cpus\":%u,"
-		"\"scheme\":\"%s\",\"oversubscribed\":%s,\"host_cores\":%u,\"benches\":%u}\n",
+		"\"scheme\":\"%s\",\"oversubscribed\":%s,\"host_cores\":%u,\"benches\":%u,"
+		"\"pad\":{%s},\"syscall_work\":%u,\"pdev_copy\":%u,\"compile_work\":%u}\n",
 		scale_pct, reps, arch_ncpus(), spl_scheme_name(), yn(facts.oversubscribed),
-		facts.host_cores, nsel);
+		facts.host_cores, nsel, pads, SYSCALL_WORK, PDEV_COPY, PM_COMPUTE);
 	for (unsigned i = 0; i < NBENCH; i++)
 		if (cmdline_listed(sel, benches[i].name))
 			kprintf("KSYNC {\"kind\":\"sprite_bench\",\"bench\":\"%s\",\"bench_kind\":\"%s\","
-				"\"targets\":\"%s\",\"fixed\":%s}\n", benches[i].name, benches[i].kind,
-				benches[i].targets, yn(benches[i].fixed));
+				"\"targets\":\"%s\",\"fixed\":%s,\"takes\":\"%s\"}\n", benches[i].name,
+				benches[i].kind, benches[i].targets, yn(benches[i].fixed), benches[i].takes);
 	if (costs)
 		lock_costs();
 	/* base runs: repetitions outermost, so every configuration and CPU count is

@@ -1,5 +1,5 @@
 /*
- * monitor.h - monitor locks and Mesa condition variables (issue 11).
+ * monitor.h - monitor locks and Mesa condition variables.
  *
  * Hartman & Ousterhout, Sprite, section 2: "If a process tries to lock a monitor lock and
  * another process has it locked already, then the process is put to sleep. The release of
@@ -10,15 +10,27 @@
  * condition again (CV_WAIT_UNTIL). Section 4: a woken waiter that fails to get the lock
  * counts a miss, so a monitor's misses can exceed its hits.
  *
- * Release: MON_BROADCAST (Sprite's: every waiter is woken, one wins, the others miss and
- * sleep again) or MON_HANDOFF (the lock passes to the first waiter, FIFO; no barging).
+ * The lock is a word of its own (Sprite needs only "an atomic test-and-set", section 3):
+ * an acquire is a test-and-set of MON_W_LOCKED, and a hit is nothing more - it touches no
+ * other lock. Figure 9 is what a *miss* does ("Miss on monitor lock. Lock sched_Mutex. Put
+ * process on wait queue for monitor lock. ..."): the missing thread takes the monitor's
+ * interlock, sets MON_W_WAITERS, tests-and-sets once more (the holder may have released
+ * meanwhile) and only then queues itself and sleeps. A release clears the word and takes
+ * the interlock only when MON_W_WAITERS is set. kernel/lock/monitor.c argues why no
+ * wakeup is lost; spin/monitor.pml checks it.
  *
- * The wait queues (the monitor's and its condition variables') are protected by the
- * monitor's interlock, a master lock:
+ * Release: broadcast, the default (Sprite's: every waiter is woken, one wins, the others miss and
+ * sleep again) or MON_HANDOFF (the lock passes to the first waiter, FIFO, without the word
+ * being freed: no barging past a queued waiter).
+ *
+ * The wait queues (the monitor's and its condition variables') and the waiters mark's
+ * changes are protected by the monitor's interlock, a master lock:
  *   MON_QSCHED   the locked scheduler's master lock, Sprite's sched_Mutex (Figure 9:
  *                "sched_Mutex is used to synchronize access to the queue of processes
  *                waiting for the monitor lock, as well as the ready queue") - so every
- *                monitor miss adds to the scheduler lock's load, the paper's bottleneck;
+ *                monitor miss (and every release that finds waiters, every condition
+ *                variable operation) adds to the scheduler lock's load, the paper's
+ *                bottleneck; hits do not;
  *   otherwise    the monitor's own master lock (class "mon_interlock"), the improvement
  *                Figure 9's caption asks for. Under the lock-free scheduler there is no
  *                sched_Mutex and every monitor uses its own interlock.
@@ -42,23 +54,35 @@
 #define MON_HANDOFF 1u	/* release hands the lock to the first waiter (default: broadcast) */
 #define MON_QSCHED 2u	/* wait queue under the locked scheduler's sched_Mutex (Figure 9) */
 
+/* The lock word's bits (struct monitor.word) */
+#define MON_W_LOCKED 1u		/* held: set by test-and-set, cleared by the release */
+#define MON_W_WAITERS 2u	/* a miss is queued or queueing: set and cleared under the interlock */
+
 struct mon_waiter {
 	struct mon_waiter *next;	/* the interlock */
 	struct thread *t;		/* set before queueing */
-	bool granted;			/* the interlock: handed the monitor (MON_HANDOFF) */
+	bool granted;			/* handed the monitor (MON_HANDOFF): stored (release) under
+					   the interlock before the wake, loaded (acquire) by its
+					   waiter after waking */
 };
 
 struct monitor {
+	/* MON_W_LOCKED | MON_W_WAITERS, atomic RMWs only: LOCKED set by test-and-set and
+	 * cleared by the owner's release; WAITERS changed only with ilock held */
+	unsigned word;
 	struct mlock *ilock;		/* the interlock: &own or sched_Mutex (set at init) */
 	struct mlock own;
-	struct thread *owner;		/* ilock; read without it only by its own thread */
-	const char *site;		/* ilock: the owner's acquire site */
+	/* the word's holder (relaxed atomic: others read it for checks and messages): set
+	 * by the thread that won the word, or under ilock by the hand-off that passes it */
+	struct thread *owner;
+	const char *site;		/* the owner's: its acquire site */
 	struct mon_waiter *head, *tail;	/* ilock: waiters, FIFO */
 	unsigned qlen;			/* ilock (relaxed atomic stores: read by diagnostics) */
 	unsigned flags;			/* MON_HANDOFF, MON_QSCHED as resolved at init */
-	uint64_t t_acq;			/* ilock: TSC at acquisition (timing mode), 0 if none */
-	uint64_t hits, misses;		/* ilock: this instance's counts */
-	unsigned last_cpu;		/* ilock: CPU + 1 of the previous owner */
+	uint64_t t_acq;			/* the owner's: TSC at acquisition (timing mode), 0 if none */
+	uint64_t hits;			/* the owner's: this instance's acquisitions */
+	uint64_t misses;		/* ilock: this instance's misses */
+	unsigned last_cpu;		/* the owner's: CPU + 1 of the previous owner */
 	const struct lock_class *cls;	/* set at init */
 	const char *init_site;		/* set at init */
 };
@@ -83,6 +107,12 @@ static inline bool mon_held(const struct monitor *m)
 	return __atomic_load_n(&m->owner, __ATOMIC_RELAXED) == thread_self();
 }
 static inline unsigned mon_flags(const struct monitor *m) { return m->flags; }
+
+/* Interference injection (tests only): the hook runs in the locking thread at each miss,
+ * after the failed test-and-set and before the interlock is taken, with nothing held (it
+ * may yield, sleep, wake). NULL (the default) for none. */
+enum mon_point { MON_AT_MISSED };
+void mon_set_test_hook(void (*fn)(enum mon_point at, struct monitor *m));
 
 int cv_init_at(struct condvar *cv, const struct lock_class *c, struct monitor *m, const char *site);
 void cv_destroy_at(struct condvar *cv, const char *site);

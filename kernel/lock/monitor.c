@@ -1,21 +1,70 @@
 /*
- * monitor.c - monitor locks and Mesa condition variables (issue 11; monitor.h has the
- * contract). Hartman & Ousterhout, Sprite, section 2 (monitor locks, broadcast release,
- * condition variables), section 4 (a woken waiter that fails to get the lock is a miss),
- * Figure 9 (the wait queue under sched_Mutex); Lampson & Redell 1980 (Mesa monitors).
+ * monitor.c - monitor locks and Mesa condition variables (monitor.h has the contract).
+ * Hartman & Ousterhout, Sprite, section 2 (monitor locks, broadcast release, condition
+ * variables; "Sprite does not require any special hardware support ... other than an
+ * atomic test-and-set operation", section 3), section 4 (a woken waiter that fails to get
+ * the lock is a miss), Figure 9 (what a *miss* does: lock sched_Mutex, put the process on
+ * the monitor's wait queue, switch, release sched_Mutex); Lampson & Redell 1980 (Mesa).
  *
- * Statistics of a monitor's class: hits (acquisitions), misses (each failed attempt: the
- * first one, and each wakeup that found the monitor taken again), sleeps, wakeups (waiters
- * woken by releases), the longest wait queue, wait time (first attempt -> acquisition)
- * and hold time in timing mode, and the sites of the misses. A condition variable's class:
- * sleeps (waits), wakeups (signalled waiters), futile wakeups (CV_WAIT_UNTIL), the longest
- * queue. All are written under the interlock, so its CPU's shard is updated with
- * interrupts masked.
+ * The protocol (checked by spin/monitor.pml, tests/test_spin_monitor.py):
+ *   lock    test-and-set of the monitor's lock word (MON_W_LOCKED). A hit ends there: it
+ *           never touches the interlock. A miss takes the interlock, sets the waiters
+ *           mark (MON_W_WAITERS), tests-and-sets again (the holder may have released
+ *           since the first attempt) and only if that fails too queues itself, releases
+ *           the interlock and sleeps. Woken: under hand-off it is the owner; under
+ *           broadcast it starts over (a failed test-and-set is another miss).
+ *   unlock  clear the lock word; only when the waiters mark was set, take the interlock
+ *           and wake: broadcast (Sprite's) wakes every waiter and clears the mark;
+ *           hand-off (MON_HANDOFF) never frees the word while anyone waits - it hands the
+ *           lock to the first waiter, FIFO, under the interlock.
+ *
+ * Why no wakeup is lost. The mark, the test-and-set and the release are read-modify-writes
+ * of the same word, so they have one total (modification) order, whatever the memory
+ * orders say. A miss sets the mark, then tests-and-sets, holding the interlock from
+ * before the mark until it is queued. Either the releasing RMW comes after the mark in
+ * that order - then it sees the mark and takes the interlock, which it can only get after
+ * the miss released it, i.e. with the miss on the queue (the interlock's acquire/release
+ * orders the queue) - or it comes before the mark, and then the miss's test-and-set,
+ * later in the same order, finds the word free (or a newer owner, whose own release comes
+ * after the mark and sees it). The mark is cleared only under the interlock with the
+ * queue empty (the waking release detaches the queue; a miss that got the lock on its
+ * retry finds nobody queued), so a queued waiter always has it set. A wakeup that comes
+ * before the waiter's sleep sets the thread's condition flag, which the sleep consumes
+ * (sched_sleep/sched_wakeup, Hohmuth & Haertig Fig. 3).
+ *
+ * Statistics of a monitor's class: hits (acquisitions), misses (each failed fast-path
+ * test-and-set: the first attempt, and each wakeup that found the monitor taken again;
+ * a retry under the interlock belongs to the same miss), sleeps, wakeups (waiters woken
+ * by releases), the longest wait queue, wait time (first attempt -> acquisition) and hold
+ * time in timing mode, and the sites of the misses. A condition variable's class: sleeps
+ * (waits), wakeups (signalled waiters), futile wakeups (CV_WAIT_UNTIL), the longest
+ * queue. An operation gathers its figures in a struct mon_ev and commits them to this
+ * CPU's shard with interrupts masked, after the interlock is released (under Figure 9's
+ * configuration the interlock is sched_Mutex, whose hold time must not grow by the
+ * statistics).
  */
 #include "monitor.h"
 #include <ksync/errors.h>
 
 LOCK_CLASS(mon_interlock_class, "mon_interlock", LOCK_MASTER, LOCK_DATA);
+
+/* The test hook (monitor.h): set by tests between runs; release/acquire so the hook's
+ * own data are visible to the thread that calls it. */
+static void (*test_hook)(enum mon_point at, struct monitor *m);
+
+void mon_set_test_hook(void (*fn)(enum mon_point at, struct monitor *m))
+{
+	__atomic_store_n(&test_hook, fn, __ATOMIC_RELEASE);
+}
+
+/* ---- the lock word ------------------------------------------------------------------------ */
+
+/* Test-and-set (x86: lock bts). Acquire: the previous owner's section, published by the
+ * release RMW (or the hand-off) that made the word free, happens-before ours. */
+static inline bool tas(struct monitor *m)
+{
+	return !(__atomic_fetch_or(&m->word, MON_W_LOCKED, __ATOMIC_ACQUIRE) & MON_W_LOCKED);
+}
 
 /* ---- the interlock ------------------------------------------------------------------------ */
 
@@ -39,6 +88,11 @@ static void iunlock(struct monitor *m, irqkey_t k, const char *site)
 }
 
 static const char *tname(const struct thread *t) { return t ? thread_name(t) : "(none)"; }
+
+static struct thread *owner_of(const struct monitor *m)
+{
+	return __atomic_load_n(&m->owner, __ATOMIC_RELAXED);	/* diagnostics and checks */
+}
 
 static struct thread *self_or_panic(const char *what, const char *site, const struct lock_class *c)
 {
@@ -72,6 +126,17 @@ static struct mon_waiter *dequeue(struct mon_waiter **head, struct mon_waiter **
 		__atomic_store_n(qlen, *qlen - 1, __ATOMIC_RELAXED);
 		w->next = NULL;
 	}
+	return w;
+}
+
+/* The whole queue, detached (the interlock held). */
+static struct mon_waiter *detach_all(struct mon_waiter **head, struct mon_waiter **tail,
+				     unsigned *qlen, unsigned *n)
+{
+	struct mon_waiter *w = *head;
+	*n = *qlen;
+	*head = *tail = NULL;
+	__atomic_store_n(qlen, 0, __ATOMIC_RELAXED);
 	return w;
 }
 
@@ -113,23 +178,19 @@ int mon_init_at(struct monitor *m, const struct lock_class *c, unsigned flags, c
 void mon_destroy_at(struct monitor *m, const char *site)
 {
 	irqkey_t k = ilock(m, site);
-	struct thread *o = m->owner;
+	unsigned w = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
 	unsigned q = m->qlen;
 	iunlock(m, k, site);
-	if (o || q)
+	if ((w & MON_W_LOCKED) || q)
 		panic("mon_destroy at %s: monitor of class '%s' (init %s) is held by '%s' (since %s) "
-		      "with %u waiters", site, m->cls->name, m->init_site, tname(o),
+		      "with %u waiters", site, m->cls->name, m->init_site, tname(owner_of(m)),
 		      m->site ? m->site : "-", q);
 	mlock_destroy(&m->own);
 	lockstat_note_destroyed(m->cls);
 }
 
-/* ---- statistics: gathered under the interlock, committed after it ---------------------- */
+/* ---- statistics: gathered during the operation, committed at its end -------------------- */
 
-/* One operation's statistics. Gathered under the interlock (plain stores), committed to
- * this CPU's shard after the interlock is released (interrupts masked for the commit
- * only): under Figure 9's configuration the interlock is sched_Mutex, whose hold time
- * must not grow by the statistics' own cost. */
 struct mon_ev {
 	uint64_t hits, misses, sleeps, wakeups, migrations, max_queue, wait, hold;
 	const char *site;
@@ -150,7 +211,7 @@ static void commit_rest(struct lockstat_shard *s, const struct mon_ev *e)
 		lockstat_site_add(s, e->site, i ? 0 : e->wait);
 }
 
-/* Interrupts masked (the caller's interlock mask, after the interlock's release). */
+/* Interrupts masked (this CPU's shard). */
 static void commit(const struct lock_class *c, const struct mon_ev *e)
 {
 	if (!(e->hits | e->migrations | e->misses | e->sleeps | e->wakeups | e->max_queue |
@@ -166,29 +227,27 @@ static void commit(const struct lock_class *c, const struct mon_ev *e)
 	lockstat_close(s);
 }
 
-/* Release the interlock, commit up to two events while the mask is still on, then lift
- * the mask (mlock_unlock's two halves with the statistics between them). */
-static void iunlock_commit(struct monitor *m, irqkey_t k, const char *site,
-			   const struct lock_class *c1, const struct mon_ev *e1,
-			   const struct lock_class *c2, const struct mon_ev *e2)
+/* Commit up to two events to this CPU's shards (no interlock held). */
+static void commit2(const struct lock_class *c1, const struct mon_ev *e1,
+		    const struct lock_class *c2, const struct mon_ev *e2)
 {
-	mlock_release_(m->ilock, arch_cpu_id() + 1, site);
-	if (lockstat_on()) {
-		if (e1)
-			commit(c1, e1);
-		if (e2)
-			commit(c2, e2);
-	}
-	if (m->flags & MON_QSCHED)
-		arch_irq_restore(k);
-	else
-		crit_leave();
+	if (!lockstat_on())
+		return;
+	crit_enter();		/* the shard is this CPU's: no preemption, no migration */
+	if (e1)
+		commit(c1, e1);
+	if (e2)
+		commit(c2, e2);
+	crit_leave();
 }
 
-/* The owner is set (the interlock held): an acquisition's part of the event. */
-static void acquired(struct monitor *m, const char *site, unsigned mode, uint64_t t0,
-		     struct mon_ev *e)
+/* We own the word: set the owner and the owner's fields, and the acquisition's part of
+ * the event. owner, site, t_acq, hits, last_cpu are the owner's (the lock word protects
+ * them); owner is stored relaxed: other threads read it for messages and checks only. */
+static void acquired(struct monitor *m, struct thread *self, const char *site, unsigned mode,
+		     uint64_t t0, struct mon_ev *e)
 {
+	__atomic_store_n(&m->owner, self, __ATOMIC_RELAXED);
 	m->site = site;
 	unsigned me = arch_cpu_id() + 1;
 	if (!mode) {
@@ -206,34 +265,54 @@ static void acquired(struct monitor *m, const char *site, unsigned mode, uint64_
 		e->wait = now - t0;
 }
 
-/* Sleep in m's queue until the monitor is ours (the interlock held on entry and exit). */
-static irqkey_t wait_for(struct monitor *m, struct thread *self, const char *site, irqkey_t k,
-			 unsigned mode, uint64_t t0, struct mon_ev *e)
+/* The miss path (Figure 9): returns once the word is ours - by our own test-and-set, or
+ * handed to us (MON_HANDOFF). */
+static void lock_missed(struct monitor *m, struct thread *self, const char *site,
+			unsigned mode, struct mon_ev *e)
 {
-	struct mon_waiter w = { NULL, self, false };
 	e->site = site;
 	for (;;) {
-		enqueue(&m->head, &m->tail, &m->qlen, &w);
+		/* owner == self only if we stored it: a recursive acquire */
+		if (owner_of(m) == self)
+			panic("mon_lock: recursion: thread '%s' asks at %s for monitor of class '%s' "
+			      "(init %s) that it holds since %s", tname(self), site, m->cls->name,
+			      m->init_site, m->site ? m->site : "?");
+		void (*hook)(enum mon_point, struct monitor *) =
+			__atomic_load_n(&test_hook, __ATOMIC_ACQUIRE);
+		if (__builtin_expect(hook != NULL, 0))
+			hook(MON_AT_MISSED, m);
+		irqkey_t k = ilock(m, site);
 		if (mode) {		/* a miss: the first attempt, or a wakeup beaten to it */
 			e->misses++;
 			m->misses++;
-			if (m->qlen > e->max_queue)
-				e->max_queue = m->qlen;
 		}
+		/* The mark, then the retry: two RMWs of the word in this order (the top
+		 * comment's argument; relaxed: the word's modification order is all it needs,
+		 * the queue is ordered by the interlock). */
+		__atomic_fetch_or(&m->word, MON_W_WAITERS, __ATOMIC_RELAXED);
+		if (tas(m)) {
+			/* released since our first attempt. Nobody queued: the mark is ours to
+			 * clear (every marker holds the interlock until it is queued). */
+			if (!m->head)
+				__atomic_fetch_and(&m->word, ~MON_W_WAITERS, __ATOMIC_RELAXED);
+			iunlock(m, k, site);
+			return;
+		}
+		struct mon_waiter w = { NULL, self, false };
+		enqueue(&m->head, &m->tail, &m->qlen, &w);
+		if (mode && m->qlen > e->max_queue)
+			e->max_queue = m->qlen;
 		iunlock(m, k, site);
 		sched_sleep(SCHED_COND_MON);
 		e->sleeps++;
-		k = ilock(m, site);
-		if (w.granted)		/* MON_HANDOFF: the releaser made us the owner */
-			break;
-		if (!m->owner) {
-			m->owner = self;
-			break;
-		}
-		/* woken with the others and beaten to it: Sprite's second kind of miss */
+		/* acquire: pairs with the hand-off's release store - the previous owner's
+		 * section happens-before ours */
+		if (__atomic_load_n(&w.granted, __ATOMIC_ACQUIRE))
+			return;
+		if (tas(m))	/* broadcast: woken with the others; the winner is a hit */
+			return;
+		/* beaten to it: Sprite's second kind of miss */
 	}
-	acquired(m, site, mode, t0, e);
-	return k;
 }
 
 void mon_lock_at(struct monitor *m, const char *site)
@@ -243,43 +322,44 @@ void mon_lock_at(struct monitor *m, const char *site)
 	unsigned mode = lockstat_on();
 	uint64_t t0 = mode == LOCKSTAT_TIMING ? arch_cycles() : 0;
 	struct mon_ev e = { 0 };
-	irqkey_t k = ilock(m, site);
-	if (m->owner == self)
-		panic("mon_lock: recursion: thread '%s' asks at %s for monitor of class '%s' "
-		      "(init %s) that it holds since %s", tname(self), site, m->cls->name,
-		      m->init_site, m->site ? m->site : "?");
-	if (!m->owner) {
-		m->owner = self;
-		acquired(m, site, mode, t0, &e);
-	} else {
-		k = wait_for(m, self, site, k, mode, t0, &e);
-	}
-	iunlock_commit(m, k, site, m->cls, mode ? &e : NULL, NULL, NULL);
+	if (__builtin_expect(!tas(m), 0))
+		lock_missed(m, self, site, mode, &e);
+	acquired(m, self, site, mode, t0, &e);
+	if (mode)
+		commit2(m->cls, &e, NULL, NULL);
 }
 
-/* Give up ownership (the interlock held, the caller the owner): returns the waiters to
- * wake after the interlock is released. */
-static struct mon_waiter *release(struct monitor *m, struct mon_ev *e)
+/* The owner's part of a release (before the word changes hands): the hold time. */
+static void releasing(struct monitor *m, struct mon_ev *e)
 {
-	struct mon_waiter *wake;
-	unsigned n;
-	if ((m->flags & MON_HANDOFF) && m->head) {
-		wake = dequeue(&m->head, &m->tail, &m->qlen);
-		wake->granted = true;
-		m->owner = wake->t;
-		n = 1;
-	} else {
-		m->owner = NULL;
-		wake = m->head;
-		n = m->qlen;
-		m->head = m->tail = NULL;
-		__atomic_store_n(&m->qlen, 0, __ATOMIC_RELAXED);
-	}
+	__atomic_store_n(&m->owner, NULL, __ATOMIC_RELAXED);
 	m->site = NULL;
-	e->wakeups = n;
 	if (m->t_acq)
 		e->hold = arch_cycles() - m->t_acq;
 	m->t_acq = 0;
+}
+
+/* Pass the word on, the interlock held and the owner's fields released: hand it to the
+ * first waiter (MON_HANDOFF), or free it and take every waiter (broadcast, or nobody
+ * queued). Returns the waiters to wake after the interlock is released; *n how many. */
+static struct mon_waiter *pass_ilocked(struct monitor *m, unsigned *n)
+{
+	struct mon_waiter *wake;
+	if ((m->flags & MON_HANDOFF) && m->head) {
+		wake = dequeue(&m->head, &m->tail, &m->qlen);
+		*n = 1;
+		if (!m->head)	/* the interlock held: no marker in flight */
+			__atomic_fetch_and(&m->word, ~MON_W_WAITERS, __ATOMIC_RELAXED);
+		/* the word stays locked: ownership passes without a release (no barging) */
+		__atomic_store_n(&m->owner, wake->t, __ATOMIC_RELAXED);
+		/* release: our section happens-before the waiter's (its acquire load) */
+		__atomic_store_n(&wake->granted, true, __ATOMIC_RELEASE);
+	} else {
+		wake = detach_all(&m->head, &m->tail, &m->qlen, n);
+		/* release: our section happens-before the next test-and-set's acquire. The
+		 * mark goes with it: the queue is empty and the interlock held. */
+		__atomic_fetch_and(&m->word, ~(MON_W_LOCKED | MON_W_WAITERS), __ATOMIC_RELEASE);
+	}
 	return wake;
 }
 
@@ -287,19 +367,47 @@ __attribute__((noreturn)) static void not_owner(const struct monitor *m, const c
 						const char *site)
 {
 	panic("%s at %s: thread '%s' does not hold monitor of class '%s' (init %s); owner: '%s'%s%s",
-	      what, site, tname(thread_self()), m->cls->name, m->init_site, tname(m->owner),
+	      what, site, tname(thread_self()), m->cls->name, m->init_site, tname(owner_of(m)),
 	      m->site ? ", acquired at " : "", m->site ? m->site : "");
 }
 
 void mon_unlock_at(struct monitor *m, const char *site)
 {
 	struct thread *self = thread_self();
-	irqkey_t k = ilock(m, site);
-	if (!self || m->owner != self)
+	if (!self || owner_of(m) != self)
 		not_owner(m, "mon_unlock", site);
 	struct mon_ev e = { 0 };
-	struct mon_waiter *wake = release(m, &e);
-	iunlock_commit(m, k, site, m->cls, &e, NULL, NULL);
+	struct mon_waiter *wake = NULL;
+	releasing(m, &e);
+	unsigned w = MON_W_LOCKED;
+	/* The fast path: locked without the waiters mark -> free. Release: our section
+	 * happens-before the next test-and-set's acquire. A failed CAS: the mark is set. */
+	if (__builtin_expect(!__atomic_compare_exchange_n(&m->word, &w, 0, false, __ATOMIC_RELEASE,
+							   __ATOMIC_RELAXED), 0)) {
+		unsigned n = 0;
+		irqkey_t k;
+		if (m->flags & MON_HANDOFF) {
+			/* the word stays locked until, under the interlock, we know who gets it */
+			k = ilock(m, site);
+			wake = pass_ilocked(m, &n);
+		} else {
+			/* broadcast (Sprite's): free the word first, then wake whoever marked it.
+			 * Release as above; the RMW returns the mark as it is now - clear if a
+			 * previous owner's waking release, still under way, took the queue since
+			 * our CAS (then it wakes them, not us). */
+			unsigned old = __atomic_fetch_and(&m->word, ~MON_W_LOCKED, __ATOMIC_RELEASE);
+			if (!(old & MON_W_WAITERS))
+				goto done;
+			k = ilock(m, site);
+			wake = detach_all(&m->head, &m->tail, &m->qlen, &n);
+			/* the interlock held, the queue empty: no queued waiter needs the mark */
+			__atomic_fetch_and(&m->word, ~MON_W_WAITERS, __ATOMIC_RELAXED);
+		}
+		iunlock(m, k, site);
+		e.wakeups = n;
+	}
+done:
+	commit2(m->cls, &e, NULL, NULL);
 	wake_list(wake, SCHED_COND_MON);
 }
 
@@ -328,20 +436,26 @@ void cv_destroy_at(struct condvar *cv, const char *site)
 	lockstat_note_destroyed(cv->cls);
 }
 
+/* Queue on cv and release the monitor in one interlock section: a signaller holds the
+ * monitor, so it comes after our release and finds us queued. */
 void cv_wait_at(struct condvar *cv, const char *site)
 {
 	struct monitor *m = cv->mon;
 	struct thread *self = self_or_panic("cv_wait", site, cv->cls);
 	mlock_assert_none("cv_wait", site);
-	irqkey_t k = ilock(m, site);
-	if (m->owner != self)
+	if (owner_of(m) != self)
 		not_owner(m, "cv_wait (waiting on a condition variable without its monitor)", site);
+	irqkey_t k = ilock(m, site);
 	struct mon_waiter w = { NULL, self, false };
 	enqueue(&cv->head, &cv->tail, &cv->qlen, &w);
 	cv->waits++;
 	struct mon_ev ce = { .sleeps = 1, .max_queue = cv->qlen }, me = { 0 };
-	struct mon_waiter *wake = release(m, &me);
-	iunlock_commit(m, k, site, cv->cls, &ce, m->cls, &me);
+	releasing(m, &me);
+	unsigned n;
+	struct mon_waiter *wake = pass_ilocked(m, &n);
+	me.wakeups = n;
+	iunlock(m, k, site);
+	commit2(cv->cls, &ce, m->cls, &me);
 	wake_list(wake, SCHED_COND_MON);
 	sched_sleep(SCHED_COND_CV);
 	mon_lock_at(m, site);
@@ -350,23 +464,22 @@ void cv_wait_at(struct condvar *cv, const char *site)
 static unsigned cv_wake(struct condvar *cv, bool all, const char *site)
 {
 	struct monitor *m = cv->mon;
-	irqkey_t k = ilock(m, site);
-	if (!thread_self() || m->owner != thread_self())
+	if (!thread_self() || owner_of(m) != thread_self())
 		not_owner(m, all ? "cv_broadcast" : "cv_signal", site);
+	irqkey_t k = ilock(m, site);
 	struct mon_waiter *wake;
 	unsigned n = 0;
 	if (all) {
-		wake = cv->head;
-		n = cv->qlen;
-		cv->head = cv->tail = NULL;
-		__atomic_store_n(&cv->qlen, 0, __ATOMIC_RELAXED);
+		wake = detach_all(&cv->head, &cv->tail, &cv->qlen, &n);
 	} else {
 		wake = dequeue(&cv->head, &cv->tail, &cv->qlen);
 		n = wake ? 1 : 0;
 	}
 	cv->wakeups += n;
+	iunlock(m, k, site);
 	struct mon_ev e = { .wakeups = n };
-	iunlock_commit(m, k, site, cv->cls, n ? &e : NULL, NULL, NULL);
+	if (n)
+		commit2(cv->cls, &e, NULL, NULL);
 	wake_list(wake, SCHED_COND_CV);
 	return n;
 }
