@@ -186,6 +186,29 @@ def test_pi_experiment_emits_its_rows(hk_bins: Path, host_env: None, tmp_path: P
     assert rows[("2cpu", "helping")]["helps_remote"] > 0 or rows[("2cpu", "helping")]["n"] == 0
 
 
+def test_fiasco_rows_all_subtract_their_empty_form_and_count_dropped(hk_bins: Path,
+                                                                     host_env: None,
+                                                                     tmp_path: Path):
+    """Experiment fiasco (kernel/exp/fiasco.c, Table 2): batch rows and single-operation
+    rows alike subtract the empty form of their own timing (and say how much), and every
+    row accounts for its samples - the IPC row's kept plus dropped are its 400 attempts."""
+    result = hosted.run_program(_exe("plain"), TIMEOUT, tmp_path / "logs",
+                                ["-smp", "1", "-append", "mode=bench filter=fiasco"])
+    assert result.passed, f"{result.reason}\n" + "\n".join(result.tail(30))
+    rows = [o for o in _objects(result) if o.get("kind") == "fiasco_cost"]
+    assert {r["method"] for r in rows} == {"batch", "single"}
+    for r in rows:
+        assert isinstance(r.get("dropped"), int) and r["dropped"] >= 0, r["row"]
+        if r.get("skipped"):
+            continue
+        assert r["empty_subtracted"] is True, r["row"]
+        assert r["empty_per_op"] > 0, r["row"]
+    ipc = [r for r in rows if r["row"].startswith("IPC one-way")]
+    assert {r["sched"] for r in ipc} == {"lockfree", "locked"}
+    for r in ipc:
+        assert r["n"] + r["dropped"] == 400, r
+
+
 def _raw(exe: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=TIMEOUT,
