@@ -167,7 +167,8 @@ def test_pi_experiment_emits_its_rows(hk_bins: Path, host_env: None, tmp_path: P
     got the helping lock (inheritance) and always ran to its end first under the monitor."""
     trials = 3
     result = hosted.run_program(_exe("plain"), TIMEOUT, tmp_path / "logs",
-                                ["-smp", "2", "-append", f"mode=bench filter=pi pi_trials={trials}"])
+                                ["-smp", "2", "-append",
+                                 f"mode=bench filter=pi pi_trials={trials}"])
     assert result.passed, f"{result.reason}\n" + "\n".join(result.tail(30))
     assert [c.name for c in result.ktap.results] == ["pi"]
     rows = {(o["case"], o["lock"]): o for o in _objects(result) if o.get("kind") == "pi_wait"}

@@ -56,9 +56,9 @@ def test_table_rows_in_microseconds_with_medium_done_and_missed():
     [t] = pireport.pi_tables(None, hosted_data())
     assert t.title == pireport.TITLE
     assert t.headers == ["environment", "case", "lock", "high's wait", "medium done", "trials"]
-    assert [r[1:3] for r in t.rows] == [
-        ["one CPU", "helping lock (inheritance by helping)"], ["one CPU", "monitor (no inheritance)"],
-        ["two CPUs", "helping lock (inheritance by helping)"], ["two CPUs", "monitor (no inheritance)"]]
+    hl, mon = "helping lock (inheritance by helping)", "monitor (no inheritance)"
+    assert [r[1:3] for r in t.rows] == [["one CPU", hl], ["one CPU", mon],
+                                        ["two CPUs", hl], ["two CPUs", mon]]
     # ticks -> µs at the row's TSC rate: median (min..max)
     assert t.rows[0][3] == "103 (101..180) µs"
     assert t.rows[1][3] == "1110 (1100..1300) µs"
