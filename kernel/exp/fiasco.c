@@ -34,6 +34,7 @@
 #include "mlock.h"
 #include "monitor.h"
 #include "serializer.h"
+#include <ksync/atomic.h>
 #include <ksync/measure.h>
 #include <ksync/errors.h>
 
@@ -78,7 +79,7 @@ static void emit_single(const char *row, const char *sched, unsigned n, unsigned
 {
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t t0 = arch_cycles_begin();
-		__asm__ __volatile__("" ::: "memory");
+		ksync_compiler_barrier();
 		fs_e[i] = arch_cycles_end() - t0;
 	}
 	struct ksync_prim_result r = ksync_prim_compute(fs_t, n, ops, fs_e, n);
