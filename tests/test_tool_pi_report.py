@@ -136,3 +136,9 @@ def test_whole_report_with_figure_and_finding(tmp_path):
     assert sum("priority inheritance" in c for c in claims) == 2
     md = (tmp_path / "report.md").read_text()
     assert pireport.TITLE in md
+
+
+def test_two_cpu_finding_says_what_it_measures():
+    f = findings(hosted=hosted_data())
+    assert "remote donation" in f["two CPUs"].note and "bound to CPU 1" in f["two CPUs"].note
+    assert "remote donation" not in f["one CPU"].note

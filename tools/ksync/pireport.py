@@ -196,6 +196,16 @@ THEN = ("section 3.3 argues it (the helper lends the owner its priority, so no "
         "lower-prioritized activity can interfere); the paper gives no figure for it")
 
 
+CASE_NOTE = {
+    "1cpu": "One CPU: the paper's case; helping runs the owner on the waiter's CPU.",
+    "2cpu": ("Two CPUs: what is measured is inheritance across CPUs - the owner is bound to "
+             "CPU 1, so helping must have CPU 1 run it ahead of its medium thread (remote "
+             "donation, the paper's multiprocessor future work); a medium thread on each CPU "
+             "leaves no CPU free for the owner, so without inheritance the wait still holds "
+             "the medium run."),
+}
+
+
 def _case_finding(srcs: list[Source], case: str, cname: str, what: str) -> Finding:
     claim = CLAIM.format(case=f"{cname} ({what})")
     # the first source with both rows timed decides: hosted (real CPUs) before tcg
@@ -215,6 +225,7 @@ def _case_finding(srcs: list[Source], case: str, cname: str, what: str) -> Findi
                 f"{_inputs(s)}; the monitor's wait contains the medium thread's run by "
                 "construction (no inheritance), so the gap's size follows that input - what "
                 "is tested is that the helping lock's wait does not contain it.")
+        note += " " + CASE_NOTE[case]
         if s.env == "tcg":
             note += " Under tcg the times are the emulator's."
         return Finding(HH, claim, THEN, today, s.label, compare_greater(ms, hs), note)
