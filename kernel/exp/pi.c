@@ -73,17 +73,19 @@ static struct hlock hl;
 static struct monitor mon;
 static unsigned lock_kind;			/* constant during a trial */
 static uint64_t section_iters, medium_iters;	/* constant during a trial */
-static struct thread *t_high, *t_med_own, *t_med_other;	/* set before the threads run */
+/* Set by thread_create in the order high, other medium, own medium, low: each before the
+ * thread that reads it is created (own medium reads the first two, low the own medium). */
+static struct thread *t_high, *t_med_own, *t_med_other;
 /* The medium thread on low's CPU counts its iterations here (relaxed: a progress gauge
  * read by high once it holds the lock; any recent value will do). */
 static volatile uint64_t med_progress;
-/* Written by high (after its acquire), read by the boot thread after thread_join, which
- * orders them. */
+/* Written by high, read by the boot thread after thread_join(high), which orders them. */
 static uint64_t wait_ticks, med_at_acquire;
 static bool high_found_held;
-/* 1 while low holds the lock (set after its acquire, cleared before its release; release
- * stores, read by high with acquire): high reads it before it stamps the TSC, so a trial
- * where high came only after low's release (its CPU's wakeup late) is told apart */
+/* 1 while low holds the lock (set after its acquire, cleared before its release); high
+ * reads it before it stamps the TSC, so a trial where high came only after low's release
+ * (its CPU took the wakeup late) is told apart. Atomic stores and loads of a flag that
+ * publishes nothing: their release/acquire orders no other data. */
 static volatile unsigned low_holds;
 
 static uint64_t waits[2][PI_MAX_TRIALS], done_pct[2][PI_MAX_TRIALS];
