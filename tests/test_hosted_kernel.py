@@ -160,6 +160,56 @@ def test_bench_mode_runs_every_experiment(hk_bins: Path, host_env: None, tmp_pat
             "lock_cost", "sprite_end"} <= kinds
 
 
+def test_pi_experiment_emits_its_rows(hk_bins: Path, host_env: None, tmp_path: Path):
+    """Experiment pi (kernel/exp/pi.c) at -smp 2: one pi_wait row per case (one CPU, two
+    CPUs) and lock (helping, monitor), each accounting for every trial; on one CPU, where
+    the order is the scheduler's alone, the medium thread never ran before the high thread
+    got the helping lock (inheritance) and always ran to its end first under the monitor."""
+    trials = 3
+    result = hosted.run_program(_exe("plain"), TIMEOUT, tmp_path / "logs",
+                                ["-smp", "2", "-append",
+                                 f"mode=bench filter=pi pi_trials={trials}"])
+    assert result.passed, f"{result.reason}\n" + "\n".join(result.tail(30))
+    assert [c.name for c in result.ktap.results] == ["pi"]
+    rows = {(o["case"], o["lock"]): o for o in _objects(result) if o.get("kind") == "pi_wait"}
+    assert set(rows) == {(c, l) for c in ("1cpu", "2cpu") for l in ("helping", "monitor")}
+    for key, r in rows.items():
+        assert r["n"] + r["missed"] == trials, key
+        assert len(r["waits"]) == len(r["medium_done_pct"]) == r["n"], key
+        assert r["unit"] == "tsc_ticks" and r["tsc_hz"] > 0 and r["cpus"] == 2
+        assert r["section_us"] == 100 and r["medium_us"] == 1000
+        if r["n"]:
+            assert r["min"] <= r["median"] <= r["max"] and sorted(r["waits"])[0] == r["min"]
+    assert rows[("1cpu", "helping")]["n"] == rows[("1cpu", "monitor")]["n"] == trials
+    assert set(rows[("1cpu", "helping")]["medium_done_pct"]) == {0}
+    assert set(rows[("1cpu", "monitor")]["medium_done_pct"]) == {100}
+    assert rows[("1cpu", "helping")]["helps_local"] >= trials
+    assert rows[("2cpu", "helping")]["helps_remote"] > 0 or rows[("2cpu", "helping")]["n"] == 0
+
+
+def test_fiasco_rows_all_subtract_their_empty_form_and_count_dropped(hk_bins: Path,
+                                                                     host_env: None,
+                                                                     tmp_path: Path):
+    """Experiment fiasco (kernel/exp/fiasco.c, Table 2): batch rows and single-operation
+    rows alike subtract the empty form of their own timing (and say how much), and every
+    row accounts for its samples - the IPC row's kept plus dropped are its 400 attempts."""
+    result = hosted.run_program(_exe("plain"), TIMEOUT, tmp_path / "logs",
+                                ["-smp", "1", "-append", "mode=bench filter=fiasco"])
+    assert result.passed, f"{result.reason}\n" + "\n".join(result.tail(30))
+    rows = [o for o in _objects(result) if o.get("kind") == "fiasco_cost"]
+    assert {r["method"] for r in rows} == {"batch", "single"}
+    for r in rows:
+        assert isinstance(r.get("dropped"), int) and r["dropped"] >= 0, r["row"]
+        if r.get("skipped"):
+            continue
+        assert r["empty_subtracted"] is True, r["row"]
+        assert r["empty_per_op"] > 0, r["row"]
+    ipc = [r for r in rows if r["row"].startswith("IPC one-way")]
+    assert {r["sched"] for r in ipc} == {"lockfree", "locked"}
+    for r in ipc:
+        assert r["n"] + r["dropped"] == 400, r
+
+
 def _raw(exe: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=TIMEOUT,

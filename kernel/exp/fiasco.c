@@ -9,14 +9,22 @@
  * CAS 13 / 12, Fiasco thread lock 245 / 245, Massalin-Pu-style thread lock with one
  * context switch 627 / 607, IPC 653 / 810).
  *
- * Method: KSYNC_MEASURE batches (protocol.md section 4) for the rows without a switch,
- * the empty loop's median subtracted; the rows with switches time each operation alone
- * (rdtsc before and after, or before the send and at the receiver), 400 samples, because
- * a batch would also time the other thread's loop. Lock statistics off (the paper's
- * locks had none). Every thread of the switch rows is bound to CPU 0; the other CPUs are
- * idle. Both schedulers for the switch rows. One line per row:
+ * Method: KSYNC_MEASURE batches (protocol.md section 4) for the rows without a switch;
+ * the rows with switches time each operation alone (a serialized TSC read before and one
+ * after, or before the send and at the receiver), 400 samples, because a batch would also
+ * time the other thread's loop. Every row subtracts the empty form of its own timing: a
+ * batch row the median of the empty batch loop (KSYNC_MEASURE with an empty body, the
+ * same loop and TSC reads), a single row the median of an empty interval (the same pair
+ * of serialized TSC reads with nothing between), each per operation - so that every
+ * figure, and both sides of every ratio the report makes of them (x / CAS), is the
+ * operation's cost without the clock's. "empty_per_op" says what was subtracted. A
+ * sample the row could not time is counted in "dropped" and left out (the IPC row: the
+ * receiver did not take the message at once; its stamp is not this message's). Lock
+ * statistics off (the paper's locks had none). Every thread of the switch rows is bound
+ * to CPU 0; the other CPUs are idle. Both schedulers for the switch rows. One line per row:
  *   KSYNC {"kind":"fiasco_cost","row":"...","sched":"lockfree|locked|-","method":
- *          "batch|single","unit":"tsc_ticks","n":..,"min":..,"median":..,"p99":..,"max":..}
+ *          "batch|single","unit":"tsc_ticks","n":..,"min":..,"median":..,"p99":..,"max":..,
+ *          "empty_subtracted":true,"empty_per_op":..,"dropped":..}
  * Under TCG these are emulator costs (the report labels them); hosted, the real CPU's.
  */
 #include "kernel.h"
@@ -26,6 +34,7 @@
 #include "mlock.h"
 #include "monitor.h"
 #include "serializer.h"
+#include <ksync/atomic.h>
 #include <ksync/measure.h>
 #include <ksync/errors.h>
 
@@ -37,33 +46,44 @@ LOCK_CLASS(fiasco_mon_class, "fiasco_monitor", LOCK_MONITOR, LOCK_DATA);
 #define FO 256		/* operations per batch */
 #define FS 400		/* single-operation samples */
 
-static uint64_t fb_t[FB], fb_e[FB], fs_t[FS];
+static uint64_t fb_t[FB], fb_e[FB], fs_t[FS], fs_e[FS];
 static volatile uint64_t counter;
 
-static void emit(const char *row, const char *sched, const char *method, uint64_t min_x100,
-		 uint64_t med_x100, uint64_t p99_x100, uint64_t max_x100, unsigned n)
+static void emit(const char *row, const char *sched, const char *method,
+		 const struct ksync_prim_result *r, unsigned n, unsigned dropped)
 {
-	char mn[24], md[24], p9[24], mx[24];
-	ksync_fixed2_format(mn, sizeof mn, min_x100);
-	ksync_fixed2_format(md, sizeof md, med_x100);
-	ksync_fixed2_format(p9, sizeof p9, p99_x100);
-	ksync_fixed2_format(mx, sizeof mx, max_x100);
+	char mn[24], md[24], p9[24], mx[24], em[24];
+	ksync_fixed2_format(mn, sizeof mn, r->min_x100);
+	ksync_fixed2_format(md, sizeof md, r->median_x100);
+	ksync_fixed2_format(p9, sizeof p9, r->p99_x100);
+	ksync_fixed2_format(mx, sizeof mx, r->max_x100);
+	ksync_fixed2_format(em, sizeof em, r->empty_x100);
 	kprintf("KSYNC {\"kind\":\"fiasco_cost\",\"row\":\"%s\",\"sched\":\"%s\",\"method\":\"%s\","
 		"\"scheme\":\"%s\",\"cpus\":%u,\"unit\":\"tsc_ticks\",\"n\":%u,\"min\":%s,"
-		"\"median\":%s,\"p99\":%s,\"max\":%s}\n", row, sched, method, spl_scheme_name(),
-		arch_ncpus(), n, mn, md, p9, mx);
+		"\"median\":%s,\"p99\":%s,\"max\":%s,\"empty_subtracted\":true,"
+		"\"empty_per_op\":%s,\"dropped\":%u}\n", row, sched, method, spl_scheme_name(),
+		arch_ncpus(), n, mn, md, p9, mx, em, dropped);
 }
 
 static void emit_batch(const char *row)
 {
 	struct ksync_prim_result r = ksync_prim_compute(fb_t, FB, FO, fb_e, FB);
-	emit(row, "-", "batch", r.min_x100, r.median_x100, r.p99_x100, r.max_x100, FB);
+	emit(row, "-", "batch", &r, FB, 0);
 }
 
-static void emit_single(const char *row, const char *sched, unsigned n)
+/* fs_t[0..n): whole intervals of `ops` operations each (the context switch: a yield is
+ * two switches); the empty interval's median is subtracted, then divided by `ops`, as a
+ * batch row's empty loop */
+static void emit_single(const char *row, const char *sched, unsigned n, unsigned ops,
+			unsigned dropped)
 {
-	struct ksync_stats st = ksync_stats_compute(fs_t, n);
-	emit(row, sched, "single", st.min * 100, st.median * 100, st.p99 * 100, st.max * 100, n);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t t0 = arch_cycles_begin();
+		ksync_compiler_barrier();
+		fs_e[i] = arch_cycles_end() - t0;
+	}
+	struct ksync_prim_result r = ksync_prim_compute(fs_t, n, ops, fs_e, n);
+	emit(row, sched, "single", &r, n, dropped);
 }
 
 /* ---- the rows without a switch -------------------------------------------------------------- */
@@ -128,7 +148,8 @@ static void ipc_rcv(void *arg)
 	unsigned n = (unsigned)(uintptr_t)arg;
 	for (unsigned i = 0; i < n; i++) {
 		(void)hipc_recv();
-		__atomic_store_n(&ipc_t1, arch_cycles(), __ATOMIC_RELEASE);
+		/* serialized, as the empty interval's closing read */
+		__atomic_store_n(&ipc_t1, arch_cycles_end(), __ATOMIC_RELEASE);
 	}
 }
 
@@ -143,11 +164,11 @@ static void switch_rows(const char *sched)
 		for (unsigned i = 0; i < FS; i++) {
 			uint64_t t0 = arch_cycles_begin();
 			thread_yield();		/* to the yielder, and back: two switches */
-			fs_t[i] = (arch_cycles_end() - t0) / 2;
+			fs_t[i] = arch_cycles_end() - t0;
 		}
 		__atomic_store_n(&yield_stop, 1, __ATOMIC_RELEASE);
 		(void)thread_join(y);
-		emit_single("context switch (thread_yield, two threads, one CPU)", sched, FS);
+		emit_single("context switch (thread_yield, two threads, one CPU)", sched, FS, 2, 0);
 	}
 
 	/* the single server, requesters donating (section 4.4): the server at our level
@@ -163,7 +184,8 @@ static void switch_rows(const char *sched)
 			fs_t[i] = arch_cycles_end() - t0;
 		}
 		(void)ser_destroy(&srv);
-		emit_single("counter, single server, requester donates (one switch each way)", sched, FS);
+		emit_single("counter, single server, requester donates (one switch each way)", sched,
+			    FS, 1, 0);
 	}
 	/* Massalin & Pu's original: a queue, the requester sleeps until woken */
 	if (ser_init_affine(&srv, SER_QUEUE, NULL, 0, 1, "fiasco-srvq") == KSYNC_OK) {
@@ -175,7 +197,7 @@ static void switch_rows(const char *sched)
 			fs_t[i] = arch_cycles_end() - t0;
 		}
 		(void)ser_destroy(&srv);
-		emit_single("counter, single server, requester sleeps (queue)", sched, FS);
+		emit_single("counter, single server, requester sleeps (queue)", sched, FS, 1, 0);
 	}
 
 	/* one-way synchronous message: the receiver waits on CPU 0 at our level; the send
@@ -183,7 +205,7 @@ static void switch_rows(const char *sched)
 	 * send to the receiver's return from hipc_recv */
 	if (thread_create(&receiver, ipc_rcv, (void *)(uintptr_t)(FS + 8), 0, 1, "fiasco-rcv", 0) ==
 	    KSYNC_OK) {
-		unsigned got = 0;
+		unsigned got = 0, dropped = 0;
 		for (unsigned i = 0; i < FS + 8; i++) {
 			int rc;
 			uint64_t t0;
@@ -196,14 +218,24 @@ static void switch_rows(const char *sched)
 				thread_yield();
 			}
 			uint64_t t1 = __atomic_load_n(&ipc_t1, __ATOMIC_ACQUIRE);
-			if (rc == KSYNC_OK && i >= 8 && t1 > t0)
+			if (i < 8)
+				continue;	/* warm-up */
+			if (rc == KSYNC_OK && t1 > t0)
 				fs_t[got++] = t1 - t0;
+			else
+				dropped++;
 			/* the receiver ran at once (hint): t1 is this message's; if it did not,
-			 * (another CPU took it) the sample is left out */
+			 * (another CPU took it) the sample is left out and counted */
 		}
 		(void)thread_join(receiver);
+		static const char ipc_row[] = "IPC one-way (hipc_send to a waiting receiver, switch hint)";
 		if (got)
-			emit_single("IPC one-way (hipc_send to a waiting receiver, switch hint)", sched, got);
+			emit_single(ipc_row, sched, got, 1, dropped);
+		else
+			kprintf("KSYNC {\"kind\":\"fiasco_cost\",\"row\":\"%s\",\"sched\":\"%s\","
+				"\"method\":\"single\",\"scheme\":\"%s\",\"cpus\":%u,\"n\":0,"
+				"\"dropped\":%u,\"skipped\":\"every sample dropped\"}\n", ipc_row, sched,
+				spl_scheme_name(), arch_ncpus(), dropped);
 	}
 }
 

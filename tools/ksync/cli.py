@@ -863,12 +863,14 @@ def _kernel_prims(args, repo: Path, env: str, progress, host_model: str, smp: in
 
 def _kernel_sched(args, repo: Path, env: str, progress, host_model: str, smp: int) -> dict:
     """Issue 10: one boot with filter=sched_ops (kernel/exp/sched_exp.c), its sched_op and
-    sched_dispatch rows for the report's tcg columns (schedreport.py). A failure is recorded
-    with its reason and log, never fatal to the run."""
-    cfg = _boot_config(args, repo, "bench", "sched_ops", RUN_SETS[args.set].kernel_set, smp=smp)
+    sched_dispatch rows for the report's tcg columns (schedreport.py), with the pi_wait rows
+    of kernel/exp/pi.c (pireport.py). A failure is recorded with its reason and log, never
+    fatal to the run."""
+    cfg = _boot_config(args, repo, "bench", "sched_ops,pi", RUN_SETS[args.set].kernel_set,
+                       smp=smp)
     out: dict = {"status": "failed", "reason": None, "log": None, "side": None, "rows": []}
-    progress(f"booting kernel: sched_ops (threads, both schedulers), smp={cfg.smp}, {env}, "
-             f"timeout {cfg.timeout:g}s")
+    progress(f"booting kernel: sched_ops (threads, both schedulers) and pi, smp={cfg.smp}, "
+             f"{env}, timeout {cfg.timeout:g}s")
     try:
         res = qemu.boot(cfg, echo=_echo_stdout if args.verbose else None)
     except KsyncError as e:
@@ -876,7 +878,8 @@ def _kernel_sched(args, repo: Path, env: str, progress, host_model: str, smp: in
         progress(f"kernel sched_ops: FAILED: {e}")
         return out
     bootobj = res.boot or {}
-    rows = [dict(o) for o in res.objects if o.get("kind") in ("sched_op", "sched_dispatch")]
+    rows = [dict(o) for o in res.objects
+            if o.get("kind") in ("sched_op", "sched_dispatch", "pi_wait")]
     out.update(status="ok" if res.passed and rows else "failed",
                reason=res.reason if not res.passed else (None if rows else
                                                          "no sched_op rows printed"),

@@ -572,7 +572,10 @@ def table2(data: dict, envs: list[Env]) -> Table | None:
         for e in cost_envs:
             rs = e.cost(row, sched)
             rs = [r for r in rs if str(r.get("row")) == row]
-            cells += [_cost_cell(rs), _ratio(_div(_cost_median(rs), cas[e.name]))]
+            drop = sum(_int(r.get("dropped")) for r in rs)
+            cells += [_cost_cell(rs) + (f"; {drop} of {drop + sum(_int(r.get('n')) for r in rs)}"
+                                        " samples dropped" if drop else ""),
+                      _ratio(_div(_cost_median(rs), cas[e.name]))]
         rows.append(cells)
     for label, p5, p2 in PAPER_T2_REF:          # the paper's reference lines, last
         rows.append([f"(paper only) {label}", label, f"{p5} / {p2}",
@@ -586,8 +589,10 @@ def table2(data: dict, envs: list[Env]) -> Table | None:
     notes = [
         "Uncontended cost of one operation (kernel/exp/fiasco.c, lock statistics off): rows "
         "without a switch are batches of 256 operations (200 batches, the empty loop's median "
-        "subtracted), rows with switches time each operation alone (400 samples, every thread "
-        "on CPU 0), under each scheduler ([lockfree] / [locked]). A cell is "
+        "subtracted), rows with switches time each operation alone (400 samples, the empty "
+        "interval's median subtracted, every thread on CPU 0; samples a row could not time "
+        "are dropped and counted in its cell), under each scheduler ([lockfree] / "
+        "[locked]). A cell is "
         "the boot's median; Table 2 runs only in the first boot of each series, so with "
         "several boots a cell is the median of their medians (min..max).",
         "Units: ksync's columns are TSC ticks, not core cycles; the paper counted cycles on a "

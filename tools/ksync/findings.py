@@ -437,6 +437,8 @@ def all_findings(prims: dict | None, irq: dict | None,
     out += sprite_findings(sprite)
     from .fiascoreport import fiasco_findings   # issue 12: helping locks, lateness
     out += fiasco_findings(fiasco)
+    from .pireport import pi_findings           # priority inversion: helping vs monitor
+    out += pi_findings(prims, hosted)
     for f in out:
         f.note = _cap(f.note)
     return out

@@ -1375,6 +1375,8 @@ def results_document(prims: dict | None, irq: dict | None,
     doc.tables += schedreport.sched_tables(prims, hosted)
     doc.tables += spritereport.sprite_tables(sprite)
     doc.tables += fiascoreport.fiasco_tables(fiasco)
+    from . import pireport
+    doc.tables += pireport.pi_tables(prims, hosted)
     doc.findings = all_findings(prims, irq, hosted, sprite, fiasco)
     return attach_figures(doc, figures)
 

@@ -365,4 +365,7 @@ def write_figures(prims: dict | None, irq: dict | None, out_dir: Path,
     from . import fiascoreport         # issue 12: the lateness histograms
     for key, figs in fiascoreport.fiasco_figures(fiasco, out_dir).items():
         out.setdefault(key, []).extend(figs)
+    from . import pireport             # priority inversion: the high thread's waits
+    for key, figs in pireport.pi_figures(prims, hosted, out_dir).items():
+        out.setdefault(key, []).extend(figs)
     return {k: v for k, v in out.items() if v}
