@@ -69,10 +69,16 @@ def set_hosted_crit(h, scheme, lo, mid, hi):
 
 
 def test_model_input_claims_show_todays_figures_but_no_verdict():
-    fs = claims(irq())
+    d = irq()
+    for rec in d["schemes"]:
+        for r in rec["rows"]:
+            if r["kind"] == "irq_load":
+                r["crit"]["dur_median"] = 4000.0
+    fs = claims(d)
     a = by_claim(fs, "very short")
     assert a.verdict == MODEL and a.env.startswith("tcg")
-    assert "3 µs" in a.today and "cli-pessim" in a.today     # 6000 ticks at 2 GHz
+    assert "mean section 3 µs" in a.today and "cli-pessim" in a.today   # 6000 ticks, 2 GHz
+    assert "median 2 µs" in a.today
     assert "0.6-4.6 µs" in a.then and "Input of the model" in a.note
     b = by_claim(fs, "ever interrupted")
     assert b.verdict == MODEL and "spl-optim" in b.today
@@ -194,3 +200,23 @@ def test_all_findings_carries_them_and_renders_the_new_verdict():
 def test_no_irq_and_no_hosted_data_adds_nothing():
     fs = findings.all_findings({"rows": [], "sides": {}}, None)
     assert not [f for f in fs if f.verdict == MODEL or "spl-pessim's" in f.claim]
+
+
+# ---------------------------------------------------------------------------------------
+# a real run: the hosted kernel's four schemes (ksync run --platform hosted --smp 1
+# --irq-seconds 0.3 --irq-quick), its irq rows kept (tests/fixtures/hosted_sm_claims.json)
+
+
+def test_recorded_hosted_run():
+    import json
+    from pathlib import Path
+    h = json.loads((Path(__file__).parent / "fixtures" / "hosted_sm_claims.json").read_text())
+    fs = claims(None, h)
+    for text in ("very short", "ever interrupted", "more than the section's body",
+                 "9% to 12%"):
+        assert by_claim(fs, text).verdict == MODEL, text
+    for other in ("spl-optim", "cli-pessim", "cli-optim"):
+        f = by_claim(fs, f"what {other}'s does")
+        assert f.verdict == "holds" and f.env.startswith("hosted"), other
+    assert by_claim(fs, "cost the same as cli-pessim").verdict == NA
+    assert all(f.env.startswith("hosted") for f in fs if f.verdict != NA)

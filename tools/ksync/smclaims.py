@@ -129,11 +129,14 @@ def short_sections(views: list[View | None]) -> Finding:
         return Finding(SM, claim, then, DASH, "no data", NA,
                        "No irq_load rows: the synthetic load did not run.")
     v, s = got
-    means, targets = [], []
+    means, medians, targets = [], [], []
     for _, ld in _loads(v, s):
         m = _us(v, s, num(irqreport.dig(ld, "crit", "dur_mean")))
         if m is not None:
             means.append(m)
+        md = _us(v, s, num(irqreport.dig(ld, "crit", "dur_median")))
+        if md is not None:
+            medians.append(md)
         t = num(ld.get("target_mean_us"))
         if t is not None:
             targets.append(t)
@@ -142,6 +145,8 @@ def short_sections(views: list[View | None]) -> Finding:
                        f"The {s} load rows carry no section length (crit.dur_mean) or no TSC "
                        "frequency.")
     today = f"{s}: mean section {_range(means, unit=' µs')} measured"
+    if medians:
+        today += f", median {_range(medians, unit=' µs')}"
     if targets:
         today += f" (drawn with means {_range(targets, unit=' µs')})"
     return Finding(SM, claim, then, today, v.label([s]), MODEL_INPUT,
