@@ -104,8 +104,10 @@ def name_tokens(cell):
     return out
 
 
-def test_the_map_has_rows():
+def test_the_map_has_rows_of_six_cells():
     assert len(rows()) > 50
+    bad = [n for n, cells in rows() if len(cells) != 6]
+    assert not bad, f"rows without the six columns (mechanism .. status) at lines {bad}"
 
 
 @pytest.mark.parametrize("col", [2, 3, 4], ids=["file", "test", "experiment"])
