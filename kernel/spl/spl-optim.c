@@ -15,6 +15,14 @@
  * handler lowers to the interrupted level and replays what became runnable.
  * Nested critical sections: cookie = old level; only the outermost lowering can replay.
  * SMP: ISA lines reach the BSP only; deferral masks are written there. The clock is per CPU.
+ *
+ * Deviation from the paper's section 3.2, which on a deferral sets "the hardware interrupt
+ * mask ... to be the logical mask" (every source at or below the logical level masked in
+ * the controller): here only the source that arrived is masked (NetBSD's way), and each
+ * other source is masked only if it, too, arrives inside. So where the paper's first
+ * deferral holds every lower source off in hardware, here each further source that
+ * arrives inside the same section costs its own interrupt entry, mask write and EOI.
+ * docs/paper-map.md says so in the spl-optim row.
  */
 #include "kernel.h"
 #include "spl.h"

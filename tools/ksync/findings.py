@@ -424,6 +424,9 @@ def all_findings(prims: dict | None, irq: dict | None,
     if prims is not None or irq is not None or (hosted is None and sprite is None and fiasco is None):
         out += table5_findings(prims, ix)
     out += hosted_findings(hosted)
+    if irq is not None or hosted is not None:
+        from .smclaims import sm_claim_findings     # Small & Manley's other observations
+        out += sm_claim_findings(ix, hosted)
     if irq is not None:
         out += table6_findings(ix)
         out.append(loss_finding(ix))

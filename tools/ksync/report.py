@@ -74,7 +74,10 @@ class Table:
 
 # A finding (DESIGN.md, "The report"): one claim of a paper that a run measured, the
 # 1990s figure, today's figure with its environment, and a verdict computed from the data.
-VERDICTS = ("holds", "reversed", "within noise", "not measurable here")
+# "input of the model": the claimed quantity is a parameter of the experiment (a synthetic
+# load's rates and lengths), so the run can show it but not judge it.
+VERDICTS = ("holds", "reversed", "within noise", "not measurable here", "input of the model")
+UNJUDGED = ("not measurable here", "input of the model")   # the terminal says why
 
 
 @dataclass
@@ -216,7 +219,8 @@ FINDINGS_TITLE = "Findings"
 RUN_TITLE = "The run"
 FINDINGS_INTRO = ("One line per claim of a paper that this run measured: the 1990s figure, "
                   "today's figure with its environment, and a verdict computed from the data "
-                  "(holds / reversed / within noise / not measurable here).")
+                  "(holds / reversed / within noise / not measurable here; input of the model: "
+                  "the quantity is a parameter of the experiment, shown but not judged).")
 
 
 def _finding_sentence(f: Finding, note: bool = True) -> str:
@@ -234,7 +238,7 @@ def render_findings_text(findings: Sequence[Finding], width: int = TEXT_WIDTH) -
         # the terminal keeps it short: the note (how the verdict was computed) is in
         # report.md / report.html, except why a claim is not measurable here
         out += _wrap(f"* [{f.verdict}] "
-                     f"{_finding_sentence(f, note=f.verdict == 'not measurable here')}",
+                     f"{_finding_sentence(f, note=f.verdict in UNJUDGED)}",
                      width, indent="    ")
     if findings:
         out += [""] + _wrap("How each verdict was computed: the notes in report.md / "
@@ -309,7 +313,7 @@ td.v-noise { background: #f4f0d8 !important; } td.v-na { background: #eee !impor
 """.strip()
 
 _VERDICT_CLASS = {"holds": "v-holds", "reversed": "v-reversed", "within noise": "v-noise",
-                  "not measurable here": "v-na"}
+                  "not measurable here": "v-na", "input of the model": "v-na"}
 
 
 def _anchor(i: int) -> str:
