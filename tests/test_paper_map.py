@@ -90,13 +90,15 @@ def corpus():
 
 def name_tokens(cell):
     """Test / experiment / row names; ``_faa`` after ``mp_counter_inc_nosync`` is the map's
-    shorthand for ``mp_counter_inc_faa``."""
+    shorthand for ``mp_counter_inc_faa`` (never after a private name: ``_f_a``, ``_f_b`` are two
+    names)."""
     out = []
     prev = None
     for t in ticked(cell):
         if "::" in t:
             t = t.split("::", 1)[1]
-        if t.startswith("_") and not t.startswith("__") and prev and IDENT.match(t):
+        if (t.startswith("_") and not t.startswith("__") and prev and not prev.startswith("_")
+                and IDENT.match(t)):
             t = prev.rsplit("_", 1)[0] + t
         if IDENT.match(t) and "_" in t.strip("_"):
             out.append(t)
