@@ -6,7 +6,7 @@
 #                 the tables and write results/ (README: "What make run prints")
 #   make test     every test: hosted C (plain, ASan/UBSan, TSan), kernel tests under TCG
 #                 (-smp 1, 4, 8 and the ISO; every interrupt scheme at -smp 1 and 2), tool
-#                 tests; ends with pytest's summary
+#                 tests; prints the ten slowest, ends with pytest's summary
 #   make kernel   build/kernel/ksync.elf (+ .elf32 for QEMU -kernel and GRUB); with
 #                 SCHEME=name other than spl-optim: build/kernel-<name>/; WINDOWS=1:
 #                 the masked-window tracker, build/kernel[-<name>]-windows/
@@ -166,7 +166,7 @@ venv: deps $(VENV)/.stamp
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 test: venv
 	@$(MAKE) --no-print-directory -j$(NPROC) hosted-kernel
-	$(PY) -m pytest -q -ra tests/
+	$(PY) -m pytest -q -ra --durations=10 tests/
 
 run: venv
 	$(KSYNC) run --smp $(SMP) --accel $(ACCEL) --timeout $(TIMEOUT)
