@@ -56,6 +56,8 @@ def test_icount_lateness_rows_carry_the_bound(windows_kernel):
     assert set(rows) == set(fiascorun.LAT_CONFIGS)
     for cfg, r in rows.items():
         assert r["win_max"] > 0 and r["win_windows"] > 0 and r["path_max"] > 0, r
+        # the mean lateness (Hohmuth & Haertig's "average lateness"), exact, in the range
+        assert r["min"] <= r["mean"] <= r["max"], r
         # the tool names the window's ends (addr2line on the tracker's kernel)
         assert r["win_open_at"] and "(" in r["win_open_at"], r
     # a master-irqoff section (100 us with IRQs off) is a window at least that long
@@ -64,4 +66,7 @@ def test_icount_lateness_rows_carry_the_bound(windows_kernel):
     parts = fr.bound_parts(env, rec, rows["helping"])
     assert parts and parts["bound"] == pytest.approx(
         parts["win"] + parts["isr"] + parts["entry"] + parts["path"])
+    # the measured-path bound: its path term is this row's own measured path_max
+    assert parts["path"] == rows["helping"]["path_max"]
+    assert parts["delivery"] == pytest.approx(parts["bound"] - parts["path"])
     assert parts["isr"] == pytest.approx(fr.ISR_INSNS * 16 / 1000)

@@ -614,11 +614,146 @@ def test_host_fake_cyclictest(tmp_path, monkeypatch):
     r = lg.host_cyclictest(2, buckets=2000)
     assert r["ok"], r["reason"]
     assert r["threads"] == 2 and r["samples"] == 21401
+    # the samples past the histogram keep their values: --spike (and room for all of them)
+    nodes = lg.spike_nodes(2, 250, 2000, os.cpu_count() or 1)
     assert (tmp_path / "argv").read_text().split() == [
-        "-m", "-S", "-p", "95", "-i", "250", "-D", "2", "-q", "-h", "2000"]
+        "-m", "-S", "-p", "95", "-i", "250", "-D", "2", "-q", "-h", "2000", "--spike=1999",
+        f"--spike-nodes={nodes}"]
     for pid in (tmp_path / "hackbench.pids").read_text().split():
         assert not Path(f"/proc/{pid}").exists() or \
             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+
+
+# ---------------------------------------------------------------------------------------
+# samples past the histogram: cyclictest's --spike list gives them their values
+
+SPIKES = ROOT / "tests" / "fixtures" / "cyclictest_host_spikes.txt"
+
+
+def test_spike_list_makes_percentiles_exact():
+    """A real capture (this host, cyclictest 2.4 as root, -S -p 95 -i 250 -D 1 -q -h 60
+    --spike=59 --spike-nodes=2000, no load): 30 samples past the 60 µs histogram, each in
+    the spike list with its value; p99.9 (0.1 % of 7383 = the 8th latest) falls among them."""
+    p = lg.parse_cyclictest(SPIKES.read_text().splitlines())
+    assert len(p["spikes"]) == 30 and p["spikes_total"] == 30
+    assert p["spikes"][0] == (1, 63) and (0, 50096) in p["spikes"]
+    assert p["overflows"] == [8, 22]
+    s = lg.summarize(p, buckets=60)
+    assert s["samples"] == 3409 + 3944 + 30 and s["overflows"] == 30
+    assert s["overflow_values"] == 30 and s["max_us"] == 50096
+    assert s["p999_us"] == 150 and s["p999_overflow"] is False      # exact, past 60 µs
+    assert max(s["hist_us"]) == 50096 and sum(s["hist_us"].values()) == s["samples"]
+    values = sorted(v for b, c in s["hist_us"].items() for v in [b] * c)
+    assert s["p999_us"] == values[math.ceil(0.999 * len(values)) - 1] + 1
+    # the same capture without the spike list: p99.9 only known to be >= 60 µs
+    p["spikes"] = []
+    s = lg.summarize(p, buckets=60)
+    assert s["p999_us"] == 60 and s["p999_overflow"] is True and s["overflow_values"] == 0
+
+
+def test_spike_list_that_ran_out_leaves_a_lower_bound():
+    """Fewer spike lines than overflows (cyclictest's list was full: "spikes = N" counts
+    them all): the samples without a value keep the percentiles past the histogram
+    censored, however large the recorded ones are."""
+    lines = ["000005 000990", "T: 0 Spike:    9000: TS:   1", "T: 0 Spike:    9100: TS:   2",
+             "spikes = 10", "# Total: 000000990", "# Max Latencies: 09999",
+             "# Histogram Overflows: 00010"]
+    s = lg.summarize(lg.parse_cyclictest(lines), buckets=100)
+    assert s["samples"] == 1000 and s["overflows"] == 10 and s["overflow_values"] == 2
+    assert s["spikes_total"] == 10
+    assert s["p99_us"] == 6 and s["p99_overflow"] is False
+    assert s["p999_us"] == 100 and s["p999_overflow"] is True
+    # spikes below the histogram's end (a lower trigger) are already in it: not counted twice
+    lines[1] = "T: 0 Spike:      50: TS:   1"
+    s = lg.summarize(lg.parse_cyclictest(lines), buckets=100)
+    assert s["overflow_values"] == 1 and sum(s["hist_us"].values()) == 991
+
+
+def test_percentile_with_values_past_the_histogram_matches_brute_force():
+    import random
+    rnd = random.Random(7)
+    for _ in range(300):
+        buckets = rnd.randint(5, 40)
+        values = [rnd.choice([rnd.randrange(buckets), rnd.randrange(buckets, 5 * buckets)])
+                  for _ in range(rnd.randint(1, 200))]
+        past = [v for v in values if v >= buckets]
+        known = rnd.randint(0, len(past))           # the spike list held this many
+        hist = {}
+        for v in [v for v in values if v < buckets] + past[:known]:
+            hist[v] = hist.get(v, 0) + 1
+        without = len(past) - known
+        order = sorted(values)
+        for frac in (0.5, 0.9, 0.99, 0.999, 1.0):
+            v = order[math.ceil(frac * len(order)) - 1]
+            got = lg.percentile(hist, without, buckets, frac)
+            if without and v >= buckets:
+                assert got == (buckets, True)          # a lower bound, flagged
+            elif not without:
+                assert got == (v + 1, False)           # exact, also past the histogram
+            else:                                      # below the end: exact
+                assert got == (v + 1, False) or (got[1] and got[0] == buckets)
+
+
+def test_spike_nodes_hold_every_overflow():
+    """cyclictest moves the next deadline past every period a late wakeup missed, so a
+    thread cannot have more samples past the histogram than spike_nodes allows: simulated
+    with cyclictest's own loop and the worst case, every wakeup just past the histogram."""
+    for seconds, interval, buckets in ((2, 250, 10000), (10, 250, 10000), (1, 250, 60),
+                                       (2, 1000, 2000), (1, 250, 20)):
+        nxt, stop, n = interval, seconds * 1_000_000, 0
+        while True:
+            now = nxt + buckets                   # every sample overflows, as early as it can
+            n += 1
+            if now >= stop:
+                break
+            nxt += interval
+            while now > nxt:
+                nxt += interval
+        assert n <= lg.spike_nodes(seconds, interval, buckets), (seconds, interval, buckets)
+    assert lg.spike_nodes(2, 250, 10000, threads=4) == 4 * lg.spike_nodes(2, 250, 10000)
+
+
+def test_cyclictest_command_lines():
+    opts = lg.cyclictest_options(250, 2, 10000, 404)
+    assert opts == ["-m", "-S", "-p", "95", "-i", "250", "-D", "2", "-q", "-h", "10000",
+                    "--spike=9999", "--spike-nodes=404"]
+    with pytest.raises(lg.UsageError):
+        lg.cyclictest_options(250, 2, 1, 10)        # --spike=0 would switch the list off
+    # the guest's /init passes the same options (the spike list before its size, as
+    # cyclictest 2.4 reads them) with its CPU count times kt.spikes
+    assert ('-h "$buckets" \\\n\t--spike=$((buckets - 1)) --spike-nodes=$nodes'
+            in lg.INIT_SCRIPT)
+    assert "nodes=$((spikes * $(nproc)))" in lg.INIT_SCRIPT
+    append = lg.kernel_append(10, 250, 10000, True)
+    assert f"kt.spikes={lg.spike_nodes(10, 250, 10000)}" in append.split()
+
+
+def test_run_reads_the_guests_bucket_count(tmp_path):
+    """The percentiles use the histogram size /init reports (its INFO line), not the
+    caller's default."""
+    lines = guest_transcript(SPIKES.read_text().splitlines())
+    lines = [l.replace("buckets=2000", "buckets=60") for l in lines]
+    r = lg.run(image(tmp_path), lg.ksync_qemu_base(2), 1, qemu=fake_qemu(tmp_path, lines),
+               log_dir=None)
+    assert r["ok"], r["reason"]
+    assert r["buckets"] == 60 and r["overflow_values"] == 30 and r["p999_us"] == 150
+    assert not r["p999_overflow"]
+    argv = (tmp_path / "argv").read_text().split()
+    assert f"kt.buckets={lg.BUCKETS}" in argv and any(a.startswith("kt.spikes=") for a in argv)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("cyclictest"),
+                    reason="the host's cyclictest needs root and rt-tests")
+def test_host_cyclictest_accepts_the_options():
+    """The real cyclictest takes the options (1 s, no load, a 20 µs histogram so that
+    samples pass it) and its spike list gives every one of them a value."""
+    r = lg.host_cyclictest(1, buckets=20, load=False)
+    assert r["ok"], r["reason"]
+    assert r["command"][-2:] == ["--spike=19", f"--spike-nodes={r['spike_nodes']}"]
+    assert r["overflow_values"] == r["overflows"]
+    assert r["overflows"] == 0 or (r["spikes_total"] == r["overflows"]
+                                    and max(r["hist_us"]) == r["max_us"])
+    assert not r["p999_overflow"]
 
 
 # ---------------------------------------------------------------------------------------

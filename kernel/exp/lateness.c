@@ -36,7 +36,7 @@
  * Line per configuration:
  *   KSYNC {"kind":"lateness","config":"helping","period_us":250,"seconds":..,"section_us":..,
  *          "cpus":..,"samples":..,"missed":..,"unit":"us","min":..,"p50":..,"p99":..,
- *          "p999":..,"max":..,"irq_max":..,"hist":[[us,count],...],"overflow":..,
+ *          "p999":..,"max":..,"mean":..,"irq_max":..,"hist":[[us,count],...],"overflow":..,
  *          "hist_truncated":false}  (hist: lower bucket edges; 1/10/100 us wide below
  *          100 us / below 1 ms / above)
  * (irq_max / irq_min: the largest / smallest deadline -> tick hook part of the lateness;
@@ -295,9 +295,12 @@ static void sort_u32(uint32_t *a, unsigned n)
 
 static void emit(unsigned seconds, unsigned section_us)
 {
-	char mn[24], p50[24], p99[24], p999[24], mx[24], im[24], in[24], pm[24], wm[24];
+	char mn[24], p50[24], p99[24], p999[24], mx[24], mean[24], im[24], in[24], pm[24], wm[24];
 	unsigned n = lat_n;
+	uint64_t sum = 0;	/* the mean: Hohmuth & Haertig's "average lateness" (< 1 us) */
 	sort_u32(lat, n);
+	for (unsigned i = 0; i < n; i++)
+		sum += lat[i];
 	uint64_t q50 = n ? lat[(n - 1) / 2] : 0, q99 = n ? lat[(99ull * n + 99) / 100 - 1] : 0;
 	uint64_t q999 = n ? lat[(999ull * n + 999) / 1000 - 1] : 0;
 	fmt_us(mn, sizeof mn, n ? ns_of(lat[0]) : 0);
@@ -305,6 +308,7 @@ static void emit(unsigned seconds, unsigned section_us)
 	fmt_us(p99, sizeof p99, ns_of(q99));
 	fmt_us(p999, sizeof p999, ns_of(q999));
 	fmt_us(mx, sizeof mx, n ? ns_of(lat[n - 1]) : 0);
+	fmt_us(mean, sizeof mean, n ? ns_of(sum / n) : 0);
 	fmt_us(im, sizeof im, ns_of(irq_max));
 	fmt_us(in, sizeof in, irq_min == UINT64_MAX ? 0 : ns_of(irq_min));
 	fmt_us(pm, sizeof pm, ns_of(path_max));
@@ -314,9 +318,9 @@ static void emit(unsigned seconds, unsigned section_us)
 		"KSYNC {\"kind\":\"lateness\",\"config\":\"%s\",\"sched\":\"%s\",\"scheme\":\"%s\","
 		"\"period_us\":250,\"seconds\":%u,\"section_us\":%u,\"cpus\":%u,\"expected\":%u,"
 		"\"samples\":%u,\"missed\":%lu,\"unit\":\"us\",\"min\":%s,\"p50\":%s,\"p99\":%s,\"p999\":%s,\"max\":%s,"
-		"\"irq_max\":%s,\"irq_min\":%s,\"path_max\":%s,", cfg_names[cur], sched_name(),
-		spl_scheme_name(), seconds, section_us, arch_ncpus(), seconds * PERIOD_HZ, n,
-		(unsigned long)missed, mn, p50, p99, p999, mx, im, in, pm);
+		"\"mean\":%s,\"irq_max\":%s,\"irq_min\":%s,\"path_max\":%s,", cfg_names[cur],
+		sched_name(), spl_scheme_name(), seconds, section_us, arch_ncpus(), seconds * PERIOD_HZ,
+		n, (unsigned long)missed, mn, p50, p99, p999, mx, mean, im, in, pm);
 	if (win_ok)	/* the tracker's longest window on CPU 0 and where it opened / closed */
 		o += (size_t)ksnprintf(line + o, sizeof line - o,
 				       "\"win_max\":%s,\"win_windows\":%lu,\"win_open\":\"0x%lx\","

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from . import hkernel, qemu, spriterun
 from .util import KsyncError, display_path
 
-from .fiascoreport import FIASCO_JSON, LAT_CONFIGS  # one name for each
+from .fiascoreport import FIASCO_JSON, LAT_CONFIGS, linux_periods  # one name for each
 KINDS = ("fiasco_cost", "lateness", "fiasco_skipped")
 
 
@@ -153,10 +153,18 @@ def summary(rec: dict) -> str:
 
 
 def linux_summary(res: dict) -> str:
+    """The progress line of one Linux run: its samples against the periods it should have
+    had (the lost ones are its latest: no sample of their own), its max and p99.9 - a
+    p99.9 among the samples past the histogram without a value as ">=" (a lower bound)."""
     if not res.get("ok"):
         return f"FAILED: {res.get('reason')}"
-    return (f"{res.get('samples')} samples, max {res.get('max_us')} us, "
-            f"p99.9 {res.get('p999_us')} us")
+    expected, lost = linux_periods(res)
+    got = f"{res.get('samples')} samples"
+    if expected:
+        got += f" of {expected} periods ({lost} lost, {100 * lost / expected:.0f}%)"
+    p999 = (f">= {res.get('p999_us')} us (censored)" if res.get("p999_overflow")
+            else f"{res.get('p999_us')} us")
+    return f"{got}, max {res.get('max_us')} us, p99.9 {p999}"
 
 
 __all__ = ["FIASCO_JSON", "KINDS", "LAT_CONFIGS", "FiascoPlan", "plans", "words", "filt",

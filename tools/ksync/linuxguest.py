@@ -37,27 +37,39 @@ loader supports: under TCG the bzImage's own xz decompressor takes ~4-5 s of eve
 The kernel that runs is the same; what differs is that the decompressor's KASLR is not
 applied.  ``boot="bzimage"`` boots the package's vmlinuz as it is.
 
-The guest's /init reads ``kt.seconds``, ``kt.interval`` (µs), ``kt.buckets`` and
-``kt.load`` (0/1) from the kernel command line, starts the load -- ``hackbench -l 100000
--g 2`` (80 processes passing messages through sockets) restarted whenever it ends, and
-``dd if=/dev/zero of=/dev/null bs=4M``, which has the kernel clear a 4 MiB buffer over and
-over: a memory stream that evicts the caches -- both at nice 19 (cyclictest's SCHED_FIFO
-threads preempt them at any nice level; at nice 0 cyclictest's SCHED_OTHER main thread
-took seconds to start and to end the run), runs ``cyclictest -m -S -p 95 -i <interval>
--D <seconds> -q -h <buckets>`` (-S: one thread per CPU, pinned) into a file, kills the
-load, prints the file between ``KSYNC-LINUX-STOP`` and ``KSYNC-LINUX-END`` (histogram
-rows whose counts are all zero left out: the serial line is slow under TCG) and powers
-off (``poweroff -f``).  Other markers: ``KSYNC-LINUX-UNAME <uname -a>``,
-``KSYNC-LINUX-INFO`` (guest uptime, CPUs, /sys/kernel/realtime, clocksource),
-``KSYNC-LINUX-BEGIN``, ``KSYNC-LINUX-RC <cyclictest's exit code>``.
+The guest's /init reads ``kt.seconds``, ``kt.interval`` (µs), ``kt.buckets``,
+``kt.spikes`` (spike nodes per CPU) and ``kt.load`` (0/1) from the kernel command line,
+starts the load -- ``hackbench -l 100000 -g 2`` (80 processes passing messages through
+sockets) restarted whenever it ends, and ``dd if=/dev/zero of=/dev/null bs=4M``, which
+has the kernel clear a 4 MiB buffer over and over: a memory stream that evicts the caches
+-- both at nice 19 (cyclictest's SCHED_FIFO threads preempt them at any nice level; at
+nice 0 cyclictest's SCHED_OTHER main thread took seconds to start and to end the run),
+runs ``cyclictest -m -S -p 95 -i <interval> -D <seconds> -q -h <buckets>
+--spike=<buckets-1> --spike-nodes=<spikes x CPUs>`` (``cyclictest_options``; -S: one
+thread per CPU, pinned) into a file, kills the load, prints the file between
+``KSYNC-LINUX-STOP`` and ``KSYNC-LINUX-END`` (histogram rows whose counts are all zero
+left out: the serial line is slow under TCG) and powers off (``poweroff -f``). Other
+markers: ``KSYNC-LINUX-UNAME <uname -a>``, ``KSYNC-LINUX-INFO`` (guest uptime, CPUs,
+/sys/kernel/realtime, clocksource), ``KSYNC-LINUX-BEGIN``, ``KSYNC-LINUX-RC <cyclictest's
+exit code>``.
 
 Percentiles come from the histogram summed over the threads: bucket ``i`` counts
 latencies in ``[i, i+1)`` µs (cyclictest truncates to whole µs); pXX is the *upper edge*
 ``i+1`` of the first bucket where the cumulative count reaches ``ceil(XX% * samples)``.
 ``samples`` = histogram counts + cyclictest's overflows (latencies >= ``buckets`` µs,
-counted above the last bucket); a percentile that falls among the overflows is reported
-as ``buckets`` (a lower bound) with ``pXX_overflow`` True.  ``max_us`` is cyclictest's
-own maximum (exact, also above the histogram).
+counted above the last bucket).  The histogram alone censors: under TCG a tenth of the
+samples passed a 2000 µs histogram, and p99 / p99.9 were only "≥ 2000".  So cyclictest
+also records every sample past the histogram with its value (``--spike=<buckets - 1>``:
+"record all spikes > trigger", one ``T: <thread> Spike: <us>: TS: <time>`` line each),
+and ``summarize`` puts those values into ``hist_us`` (``overflow_values`` of them): the
+percentiles stay exact past the histogram.  The list has room for every such sample
+(``spike_nodes``: each one moves its thread's next deadline past at least buckets /
+interval periods, so a thread has at most periods / (buckets / interval) of them).  Only
+if it still ran out (``spikes = N`` above the lines printed) do samples remain without a
+value; a percentile that falls among them is reported as ``buckets`` (a lower bound) with
+``pXX_overflow`` True.  ``max_us`` is cyclictest's own maximum (exact, also above the
+histogram).  ``buckets`` defaults to ``BUCKETS`` (10 ms: 40 periods of 250 µs, few spike
+lines on the slow serial line).
 
 -icount (QEMU 7.2, measured): QEMU refuses ``-icount`` with multi-threaded TCG ("No MTTCG
 when icount is enabled"), so ``ksync_qemu_base(icount=...)`` selects ``-accel
@@ -138,9 +150,33 @@ PANIC_DRAIN_S = 1.0
 
 RESULT_KEYS = ("ok", "reason", "kernel", "flavour", "threads", "samples", "min_us", "avg_us",
                "max_us", "overflows", "hist_us", "p50_us", "p99_us", "p999_us",
-               "p50_overflow", "p99_overflow", "p999_overflow", "boot_s", "wall_s",
-               "other_qemu")
+               "p50_overflow", "p99_overflow", "p999_overflow", "overflow_values",
+               "spikes_total", "boot_s", "wall_s", "other_qemu")
 PERCENTILES = (("p50", 0.50), ("p99", 0.99), ("p999", 0.999))
+BUCKETS = 10000       # cyclictest -h: 1 µs buckets up to 10 ms (40 periods of 250 µs)
+
+
+def spike_nodes(seconds: float, interval_us: int, buckets: int, threads: int = 1) -> int:
+    """cyclictest --spike-nodes with room for every sample past a ``buckets`` µs histogram:
+    such a sample (latency >= buckets) wakes at least buckets / interval periods late, and
+    cyclictest moves the thread's next deadline past all of them, so a thread has at most
+    periods / (buckets // interval) such samples in ``seconds`` (+2: the run's last wakeup
+    may end past its duration)."""
+    periods = int(seconds * 1_000_000) // max(1, int(interval_us))
+    return max(1, int(threads)) * (periods // max(1, int(buckets) // max(1, int(interval_us)))
+                                   + 2)
+
+
+def cyclictest_options(interval_us: int, seconds: int, buckets: int, nodes: int) -> list[str]:
+    """cyclictest's options, the guest's and the host's: SCHED_FIFO 95, one pinned thread
+    per CPU, memory locked, a histogram of ``buckets`` µs and every sample past it recorded
+    with its value (--spike triggers on latency > buckets - 1, i.e. on the histogram's
+    overflows; it must come before --spike-nodes)."""
+    if int(buckets) < 2:
+        raise UsageError("cyclictest histogram: at least 2 buckets (--spike=0 would be off)")
+    return ["-m", "-S", "-p", "95", "-i", str(int(interval_us)), "-D", str(int(seconds)), "-q",
+            "-h", str(int(buckets)), f"--spike={int(buckets) - 1}",
+            f"--spike-nodes={int(nodes)}"]
 
 # The guest's /init (busybox sh).  Parameters come from /proc/cmdline (kt.*).
 INIT_SCRIPT = r"""#!/bin/sh
@@ -151,12 +187,13 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
-seconds=10 interval=250 buckets=2000 load=1
+seconds=10 interval=250 buckets=10000 spikes=1024 load=1
 for w in $(cat /proc/cmdline); do
 	case "$w" in
 	kt.seconds=*) seconds=${w#kt.seconds=} ;;
 	kt.interval=*) interval=${w#kt.interval=} ;;
 	kt.buckets=*) buckets=${w#kt.buckets=} ;;
+	kt.spikes=*) spikes=${w#kt.spikes=} ;;
 	kt.load=*) load=${w#kt.load=} ;;
 	esac
 done
@@ -164,8 +201,10 @@ up() { read u i </proc/uptime; echo $u; }
 echo "KSYNC-LINUX-UNAME $(uname -a)"
 rt=$(cat /sys/kernel/realtime 2>/dev/null || echo 0)
 cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
+# room for every sample past the histogram, per CPU (spike_nodes) times the CPUs
+nodes=$((spikes * $(nproc)))
 echo "KSYNC-LINUX-INFO uptime=$(up) cpus=$(nproc) realtime=$rt clocksource=$cs" \
-	"seconds=$seconds interval=$interval buckets=$buckets load=$load"
+	"seconds=$seconds interval=$interval buckets=$buckets spike_nodes=$nodes load=$load"
 # the load runs at nice 19: cyclictest's measuring threads (SCHED_FIFO 95) preempt it
 # at any nice level, but its main thread (SCHED_OTHER) would otherwise wait seconds
 # behind 80 hackbench processes to start and to stop the run
@@ -176,7 +215,9 @@ if [ "$load" != 0 ]; then
 		while :; do dd if=/dev/zero of=/dev/null bs=4M 2>/dev/null; done' &
 fi
 echo "KSYNC-LINUX-BEGIN uptime=$(up)"
-cyclictest -m -S -p 95 -i "$interval" -D "$seconds" -q -h "$buckets" >/tmp/cyclictest.out 2>&1
+# cyclictest_options: --spike (before --spike-nodes) records every sample past -h
+cyclictest -m -S -p 95 -i "$interval" -D "$seconds" -q -h "$buckets" \
+	--spike=$((buckets - 1)) --spike-nodes=$nodes >/tmp/cyclictest.out 2>&1
 rc=$?
 # stop the load (every process but init) before the output goes out on the serial line;
 # histogram rows whose counts are all zero are left out (a missing bucket counts zero)
@@ -794,16 +835,29 @@ _SUMMARY = re.compile(r"^#\s*(Total|Min Latencies|Avg Latencies|Max Latencies|"
                       r"Histogram Overflows):((?:\s+\d+)*)\s*$")
 _SUMMARY_KEYS = {"Total": "total", "Min Latencies": "min", "Avg Latencies": "avg",
                  "Max Latencies": "max", "Histogram Overflows": "overflows"}
+_SPIKE = re.compile(r"^T:\s*(\d+)\s+Spike:\s*(-?\d+):\s*TS:\s*(-?\d+)\s*$")
+_SPIKES = re.compile(r"^spikes\s*=\s*(\d+)\s*$")
 
 
 def parse_cyclictest(lines: Iterable[str]) -> dict:
-    """cyclictest ``-q -h N`` output -> {"threads", "hist": [per-thread {bucket: count}],
-    "total", "min", "avg", "max", "overflows": per-thread lists}.  Lines that are neither
-    histogram rows nor the summary (kernel messages on the console) are ignored."""
+    """cyclictest ``-q -h N [--spike=T]`` output -> {"threads", "hist": [per-thread {bucket:
+    count}], "total", "min", "avg", "max", "overflows": per-thread lists, "spikes": [(thread,
+    µs)] as printed, "spikes_total": the count cyclictest saw (None without the line)}.
+    Lines that are none of these (kernel messages on the console) are ignored."""
     per_thread: list[dict[int, int]] = []
     summary: dict[str, list[int]] = {}
+    spikes: list[tuple[int, int]] = []
+    spikes_total = None
     for raw in lines:
         line = raw.strip().replace("\r", "")
+        m = _SPIKE.match(line)
+        if m:
+            spikes.append((int(m.group(1)), int(m.group(2))))
+            continue
+        m = _SPIKES.match(line)
+        if m:
+            spikes_total = int(m.group(1))
+            continue
         m = _HIST_LINE.match(line)
         if m:
             counts = [int(x) for x in m.group(2).split()]
@@ -820,21 +874,27 @@ def parse_cyclictest(lines: Iterable[str]) -> dict:
     threads = max([len(per_thread)] + [len(v) for v in summary.values()])
     while len(per_thread) < threads:
         per_thread.append({})
-    return {"threads": threads, "hist": per_thread, **summary}
+    return {"threads": threads, "hist": per_thread, "spikes": spikes,
+            "spikes_total": spikes_total, **summary}
 
 
 def percentile(hist: dict[int, int], overflows: int, buckets: int, fraction: float
                ) -> tuple[int | None, bool]:
-    """(upper bucket edge in µs, in_overflow) of ``fraction`` of the samples: the first
-    bucket ``i`` (covering [i, i+1) µs) where the cumulative count reaches
-    ``ceil(fraction * total)`` gives ``i + 1``; overflows count above the last bucket, and
-    a percentile among them gives ``(buckets, True)``.  (None, False) without samples."""
+    """(upper bucket edge in µs, censored) of ``fraction`` of the samples: the first bucket
+    ``i`` (covering [i, i+1) µs) where the cumulative count reaches ``ceil(fraction *
+    total)`` gives ``i + 1``.  ``hist`` may hold buckets past ``buckets`` (the overflow
+    samples whose values the spike list gave); ``overflows`` are the samples past the
+    histogram without a value.  While there are any, the order past ``buckets`` is
+    unknown, so a percentile that falls there gives ``(buckets, True)``: a lower bound.
+    (None, False) without samples."""
     total = sum(hist.values()) + overflows
     if total <= 0:
         return None, False
     target = max(1, math.ceil(fraction * total - 1e-9))
     cum = 0
     for b in sorted(hist):
+        if overflows and b >= buckets:
+            break
         cum += hist[b]
         if cum >= target:
             return b + 1, False
@@ -842,7 +902,9 @@ def percentile(hist: dict[int, int], overflows: int, buckets: int, fraction: flo
 
 
 def summarize(parsed: dict, buckets: int) -> dict:
-    """The result-dict figures from ``parse_cyclictest``'s output."""
+    """The result-dict figures from ``parse_cyclictest``'s output: ``hist_us`` is the
+    histogram summed over the threads plus the spike list's samples past ``buckets`` (at
+    their own µs), ``overflow_values`` how many of the ``overflows`` that gave a value."""
     hist: dict[int, int] = {}
     for h in parsed["hist"]:
         for b, c in h.items():
@@ -850,6 +912,9 @@ def summarize(parsed: dict, buckets: int) -> dict:
     per_over = parsed.get("overflows") or []
     overflows = sum(per_over)
     samples = sum(hist.values()) + overflows      # cyclictest's "# Total" leaves out overflows
+    past = sorted(v for _, v in parsed.get("spikes") or [] if v >= buckets)[:overflows]
+    for v in past:          # the overflows the spike list gave a value: now in the histogram
+        hist[v] = hist.get(v, 0) + 1
     mins, avgs, maxs = parsed.get("min"), parsed.get("avg"), parsed.get("max")
     per_samples = [sum(h.values()) + (per_over[j] if j < len(per_over) else 0)
                    for j, h in enumerate(parsed["hist"])]
@@ -863,9 +928,10 @@ def summarize(parsed: dict, buckets: int) -> dict:
            "min_us": min(mins) if mins else (min(hist) if hist else None),
            "avg_us": round(avg, 2) if avg is not None else None,
            "max_us": max(maxs) if maxs else None,
-           "overflows": overflows, "hist_us": dict(sorted(hist.items()))}
+           "overflows": overflows, "overflow_values": len(past),
+           "spikes_total": parsed.get("spikes_total"), "hist_us": dict(sorted(hist.items()))}
     for name, frac in PERCENTILES:
-        v, over = percentile(hist, overflows, buckets, frac)
+        v, over = percentile(hist, overflows - len(past), buckets, frac)
         out[f"{name}_us"] = v
         out[f"{name}_overflow"] = over
     out["per_thread"] = {"samples": per_samples, "min_us": mins, "avg_us": avgs,
@@ -958,8 +1024,12 @@ def other_qemu(exclude: Iterable[int] = ()) -> list[str]:
 
 
 def kernel_append(seconds: int, interval_us: int, buckets: int, load: bool) -> str:
+    """The guest's command line: console, and /init's kt.* parameters (kt.spikes: the spike
+    list's room per CPU, which /init multiplies by its CPU count)."""
     return (f"{KERNEL_ARGS} kt.seconds={int(seconds)} kt.interval={int(interval_us)} "
-            f"kt.buckets={int(buckets)} kt.load={1 if load else 0}")
+            f"kt.buckets={int(buckets)} "
+            f"kt.spikes={spike_nodes(seconds, interval_us, buckets)} "
+            f"kt.load={1 if load else 0}")
 
 
 def default_timeout(seconds: float, qemu_args: list[str]) -> float:
@@ -988,7 +1058,7 @@ def _log_file(log_dir: Path | None, name: str):
 
 
 def run(image: GuestImage, qemu_args: list[str], seconds: int, interval_us: int = 250,
-        buckets: int = 2000, load: bool = True, timeout: float | None = None,
+        buckets: int = BUCKETS, load: bool = True, timeout: float | None = None,
         qemu: str | None = None, log_dir: Path | None = DEFAULT_LOG_DIR,
         echo: Callable[[str], None] | None = None, boot: str = "auto",
         append: str = "") -> dict:
@@ -1014,6 +1084,11 @@ def run(image: GuestImage, qemu_args: list[str], seconds: int, interval_us: int 
         return res
     if not qemu:
         res["reason"] = envdetect.QEMU_INSTALL_HINT
+        return res
+    try:
+        cyclictest_options(interval_us, seconds, buckets, 1)
+    except UsageError as e:
+        res["reason"] = str(e)
         return res
     args = list(qemu_args)
     if any(a in ("-icount", "--icount") for a in args):
@@ -1142,8 +1217,10 @@ def run(image: GuestImage, qemu_args: list[str], seconds: int, interval_us: int 
             except (IndexError, ValueError):
                 pass
     body = _between(lines, MARK_BEGIN, MARK_END)
-    if body:
-        res.update(summarize(parse_cyclictest(body), buckets))
+    if body:    # the histogram's size as /init gave it to cyclictest (its INFO line)
+        used = (res.get("info") or {}).get("buckets", "")
+        res["buckets"] = int(used) if str(used).isdigit() else buckets
+        res.update(summarize(parse_cyclictest(body), res["buckets"]))
     res["reason"] = _run_reason(res, marks, panic, timed_out, timeout, still_running,
                                 proc.returncode, stderr_lines, lines, body)
     res["ok"] = res["reason"] is None
@@ -1218,7 +1295,7 @@ HOST_LOADS = (     # the guest's load, at nice 19 as there (see INIT_SCRIPT)
 )
 
 
-def host_cyclictest(seconds: int, interval_us: int = 250, buckets: int = 2000,
+def host_cyclictest(seconds: int, interval_us: int = 250, buckets: int = BUCKETS,
                     load: bool = True, timeout: float | None = None) -> dict:
     """cyclictest on the host with the guest's options and load (hackbench and the memory
     stream in their own process groups, killed at the end).  Needs rt-tests and root (for
@@ -1236,8 +1313,9 @@ def host_cyclictest(seconds: int, interval_us: int = 250, buckets: int = 2000,
         return res
     res["other_qemu"] = other_qemu()
     loads: list[subprocess.Popen] = []
-    cmd = [cyclictest, "-m", "-S", "-p", "95", "-i", str(int(interval_us)), "-D",
-           str(int(seconds)), "-q", "-h", str(int(buckets))]
+    nodes = spike_nodes(seconds, interval_us, buckets, os.cpu_count() or 1)
+    res["spike_nodes"] = nodes
+    cmd = [cyclictest, *cyclictest_options(interval_us, seconds, buckets, nodes)]
     res["command"] = cmd
     start = time.monotonic()
     out, err, rc = "", "", None
@@ -1302,7 +1380,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--icount", default=None,
                     help="QEMU -icount value, e.g. shift=4,align=off,sleep=on")
     ap.add_argument("--interval", type=int, default=250, help="period in µs")
-    ap.add_argument("--buckets", type=int, default=2000, help="histogram buckets (µs)")
+    ap.add_argument("--buckets", type=int, default=BUCKETS,
+                    help="histogram buckets (µs); later samples keep their value (--spike)")
     ap.add_argument("--no-load", action="store_true", help="no hackbench / memory stream")
     ap.add_argument("--timeout", type=float, default=None)
     ap.add_argument("--cache-dir", type=Path, default=None,
