@@ -73,10 +73,13 @@
  * value into the array before anyone can need it there (a pop reads slots[i-1], which is
  * complete; a push reads slots[i+1]'s generation only).  (4) A pop returns the head's
  * value, read in one piece with the hi that its CAS validates.
- * Reading the head: hi, then lo, then hi again (acquire loads); the pair is used only if
- * both hi reads agree, which by (1) means lo belongs to that hi (finish() writes t.lo
- * into the array, so a torn pair must never reach it).  After a failed CAS the head comes
- * from the cmpxchg16b itself, in one piece.
+ * Reading the head: hi, then lo (acquire loads), as lf_stack.h does.  A torn pair {hi of
+ * head A, lo of a later head} is harmless: the head CAS fails (by (1) no head has A's hi
+ * with another lo), and finish() writes t.lo into slots[A.i] only if its cmpxchg16b finds
+ * that slot still pending at A's generation - which means the head is still A at that
+ * moment (a head is completed before it is left), so the head was A from the read of hi
+ * to the CAS (it never comes back, (1)) and lo was A's.  After a failed CAS the head
+ * comes from the cmpxchg16b itself, in one piece.
  * Wrap-around: the generation of one slot repeats after 2^G completions at that index; a
  * stale CAS (head or slot) could then succeed.  G >= 32 for every capacity; the argument
  * and the figures are lf_istack.h's (>= 27 s of one thread stalled between its read and
@@ -155,21 +158,16 @@ static inline int lf_astack_init(struct lf_astack *s, struct lf_astack_slot *slo
 	return KSYNC_OK;
 }
 
-/* The head in one piece: hi, lo, hi again until both hi agree (see the top comment).
- * acquire: pairs with the head's cmpxchg16b (a release) of the operation that wrote it. */
+/* The head: hi, then lo (acquire: pairs with the head's cmpxchg16b, a release, of the
+ * operation that wrote it).  The pair may be torn (lo of a later head); see "Reading the
+ * head" at the top for why that is harmless. */
 static inline struct ksync_u128 lf_astack__read_head(struct lf_astack *s)
 {
 	struct ksync_u128 t;
-	uint64_t hi2;
 
 	t.hi = ksync_load_acquire_u64(&s->head.hi);
-	for (;;) {
-		t.lo = ksync_load_acquire_u64(&s->head.lo);
-		hi2 = ksync_load_acquire_u64(&s->head.hi);
-		if (hi2 == t.hi)
-			return t;
-		t.hi = hi2;
-	}
+	t.lo = ksync_load_acquire_u64(&s->head.lo);
+	return t;
 }
 
 /* Complete head t: slots[t.i] from {old, g - 1} to {t.lo, g}.  Does nothing if the slot
