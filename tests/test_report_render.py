@@ -469,3 +469,16 @@ def test_spsc_ends_finding_needs_both_rows():
     d = spsc_prims({"mp_fifo_spsc_enq_deq_lf": {"median": 5.0, "run_medians": [5, 5, 5]}})
     d["rows"] = [r for r in d["rows"] if r["name"] != "mp_fifo_spsc_ends_put_get_lf"]
     assert not [f for f in findings.all_findings(d, None) if "through ends" in f.claim]
+
+
+def test_massalin_pu_findings_name_mechanisms_not_issue_numbers():
+    """Product text names the mechanism or the paper, never the project's issue numbers."""
+    d = fx.prims_data()
+    d["rows"] += [fx.prim("hosted", "hosted", n, m, [m, m, m]) for n, m in (
+        ("mp_fifo_spsc_ends_put_get_lf", 3.3), ("ref_index_chain", 4.5),
+        ("mp_fifo_spsc_burst32_enq_deq_lf", 0.8))]
+    fs = [f for f in findings.all_findings(d, None) if f.paper == "Massalin & Pu 1991"]
+    assert any("through ends" in f.claim for f in fs) and len(fs) >= 4
+    for f in fs:
+        for text in (f.claim, f.then, f.today, f.note):
+            assert not re.search(r"\bissue\b", text, re.I), text
