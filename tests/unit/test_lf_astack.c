@@ -6,7 +6,8 @@
  * interference injection forcing exactly one retry of push and of pop, other operations
  * completing a push or pop whose own slot write has not happened yet (helping), the
  * generation wrapping inside its field, and 2 and 4 threads x many operations with
- * every value popped exactly once.
+ * every value popped exactly once and the data its pusher wrote before the push seen by
+ * its popper.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -401,6 +402,14 @@ KTEST(lf_astack_generation_wraps_in_its_field)
 static struct lf_astack shared;
 static _Alignas(16) struct lf_astack_slot shared_slots[LF_ASTACK_SLOTS(6)];
 static uint8_t seen[MAXT][PER_THREAD];	/* atomic exchange: 1 when popped */
+/* plain: written by the pusher before the push, read by the popper after the pop - the
+ * push's release and the pop's acquire must order them (TSan checks) */
+static uint64_t payload[MAXT][PER_THREAD];
+
+static uint64_t payload_of(uint64_t t, uint64_t k)
+{
+	return (t << 40) ^ (k * 0x9e3779b97f4a7c15ull) ^ 0xa5a5u;
+}
 static uint32_t gate;
 
 struct worker {
@@ -419,6 +428,8 @@ static void took(struct worker *w, uint64_t v)
 	}
 	if (ksync_exchange_relaxed_u8(&seen[t][k], 1) != 0)
 		w->dups++;
+	if (payload[t][k] != payload_of(t, k))
+		w->bad++;
 	w->popped++;
 }
 
@@ -435,7 +446,10 @@ static void *worker_main(void *arg)
 		x ^= x >> 7;
 		x ^= x << 17;
 		if (x & 3) {	/* push 3 times in 4: the small stack is often full */
-			int r = lf_astack_push_mpmc(&shared, ((uint64_t)w->id << 32) | k);
+			int r;
+
+			payload[w->id][k] = payload_of(w->id, k);
+			r = lf_astack_push_mpmc(&shared, ((uint64_t)w->id << 32) | k);
 
 			if (r == KSYNC_EFULL) {
 				w->full++;
@@ -469,8 +483,10 @@ static void run_threads(struct ktest_ctx *kt, unsigned nthreads, uint32_t cap)
 
 	KT_ASSERT_EQ(lf_astack_init(&shared, shared_slots, cap), KSYNC_OK);
 	for (unsigned t = 0; t < MAXT; t++)
-		for (unsigned k = 0; k < PER_THREAD; k++)
+		for (unsigned k = 0; k < PER_THREAD; k++) {
 			seen[t][k] = 0;
+			payload[t][k] = 0;
+		}
 	gate = nthreads;
 	for (unsigned t = 0; t < nthreads; t++) {
 		w[t] = (struct worker){ .id = t, .n = PER_THREAD };
