@@ -548,6 +548,14 @@ def test_massalin_pu_kernel_code_against_the_master_lock():
             "operation under the master lock"]
     assert a.verdict == "within noise"          # 43.57..43.88 inside 43.0..44.99
     assert len(fs) == 2                         # the stack has no mlock row here
+    # two CPUs (a real boot: lf 53.49..54.24 against the master lock 322.7..458.2)
+    r["rows"] += [{"kind": "prim", "name": "mp_stack_push_pop_lf_2t", "min": 53.49,
+                   "median": 53.84, "p99": 54.24},
+                  {"kind": "prim", "name": "mp_stack_push_pop_mlock_2t", "min": 322.70,
+                   "median": 409.52, "p99": 458.18}]
+    two = [f for f in findings.mp_kernel_findings(_data([r])) if "two CPUs" in f.claim]
+    assert len(two) == 1 and two[0].verdict == "holds"
+    assert "mp_stack_push_pop_mlock_2t" in two[0].today
     # an oversubscribed run is no timing: no line
     assert findings.mp_kernel_findings(_data([_rec("spl-optim", 4, over=True)])) == []
     # and all_findings carries them
