@@ -111,8 +111,7 @@ static void setup(struct kx *x, void *arg)
 		static const char *hi[] = { "slot0.gen", "slot1.gen", "slot2.gen" };
 
 		kx_name(x, &st_slots[j].w.lo, lo[j]);
-		kx_name(x, &st_slots[j].w.hi, hi[j]);
-		kx_name(x, &st_slots[j].w, lo[j]);
+		kx_name(x, &st_slots[j].w.hi, hi[j]);	/* w itself: the cmpxchg16b's, = .lo */
 	}
 	for (int i = 0; i < preload; i++)
 		r_push(x, (uint64_t)i + 1);
