@@ -3,7 +3,8 @@
  * each operation with no synchronization, lock-free without interference, and
  * lock-free when interference forces exactly one retry), regenerated hosted on this
  * CPU for the objects of issue #3 part 1: counter, LIFO stack (pointer and index
- * variants), linked list at the head, optimistic section.  Same method as bench/prims.c
+ * variants, and Synthesis's array stack, include/ksync/lf_astack.h), linked list at the
+ * head, optimistic section.  Same method as bench/prims.c
  * (include/ksync/measure.h: 200 batches x 256 operations, lfence;rdtsc;lfence ..
  * rdtscp;lfence, empty loop of the same shape subtracted, TSC ticks per operation).
  *
@@ -12,6 +13,7 @@
  *   ktap: KTAP version 1 / 1..1
  *   KSYNC {"kind":"prim","name":"mp_<object>_<op>_<variant>",...}   one line per row
  *   ktap: # ratio lines (median over median)
+ *   KSYNC {"kind":"prim","name":"mp_<object>_<op>_<variant>_2t",...} the two-thread rows
  *   ktap: ok 1 lf_stack_cost
  * Variants: nosync (plain loads and stores, what one CPU alone would do), lf (the
  * libksync operation, uncontended), retry1 (the same with exactly one failed CAS first).
@@ -31,8 +33,7 @@
  * Two threads: mp_<op>_{lf,spin,mutex}_2t - this thread and one on another CPU each do
  * T2_OPS operations on the SAME object (counter increment; push + pop of the Treiber
  * stack, each thread pushing the node it holds and holding the node it pops; push + pop
- * of the array stack), started together by a
- * spin barrier; a sample is the TSC ticks from the release of the barrier to the later
+ * of the array stack), started together by a spin barrier; a sample is the TSC ticks from the release of the barrier to the later
  * of the two ends, divided by T2_OPS (ticks per operation of each thread while the other
  * does the same; the "empty" field is 0).  T2_RUNS samples per row, the rows
  * interleaved run by run so that the machine's noise falls on all of them.  Inputs:
