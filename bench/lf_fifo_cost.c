@@ -17,6 +17,9 @@
  *                                        (each side's index in a local: one element and
  *                                        one publication per call, no index reload)
  *   mp_bytes_write_read_<n>_lf           lf_bytes_write_spsc + lf_bytes_read_spsc, n bytes
+ *   mp_fifo_enq_deq_{spin,mutex}         the nosync pair, each operation under a lock
+ *                                        (bench/cost_locks.h): what lock-free is judged
+ *                                        against
  *   ref_index_chain                      load, add 1, store of one 64-bit word: the
  *                                        store-to-load chain through its own index that
  *                                        every ring operation carries (the floor of a
@@ -55,6 +58,10 @@ static double median_per_op(void);
 #define LF_FIFO_ROWS_AFTER_SPSC_PAIR() (spsc_pair_ticks = median_per_op())
 #define LF_FIFO_ROWS_AFTER_SPSC_BATCH() (spsc_batch_ticks = median_per_op())
 #define LF_FIFO_ROWS_AFTER_SPSC_ENDS() (spsc_ends_ticks = median_per_op())
+#include "cost_locks.h"
+#define LF_FIFO_LOCKS(X)                                                              \
+	X(spin, "spin", COST_SPIN_WHAT, spin_lock(), spin_unlock())                   \
+	X(mutex, "mutex", COST_MUTEX_WHAT, pthread_mutex_lock(&mutex), pthread_mutex_unlock(&mutex))
 #include "lf_fifo_rows.h"
 #include "hosted_env.h"
 

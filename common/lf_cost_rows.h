@@ -15,6 +15,14 @@
  * column.  In the lf rows `force` stays 0: the hooks cost one load and a predicted
  * branch, included in those rows.
  *
+ * The same operations under a lock (the Massalin & Pu claim is that lock-free costs less
+ * than locking): the includer may define LF_COST_LOCKS() as a list of
+ * LF_COST_LOCKED_ROWS(tag, what, LOCK, UNLOCK) - the kernel its master lock, the hosted
+ * bench a spin lock and a pthread mutex.  Each prints mp_<op>_<tag> rows: the nosync
+ * operation with LOCK before and UNLOCK after it (a push + pop pair takes the lock
+ * twice, as the lock-free pair does two CAS), measured by the same ROW in the same
+ * function as the nosync and lf rows of that operation.
+ *
  * Include once per program, before any other ksync object header (the hooks must be
  * defined first); call lf_cost_rows() to print one KSYNC prim line per row and the
  * ratio diagnostics.
@@ -43,6 +51,15 @@ static int force;	/* 1: the next CAS attempt of the measured operation must fail
 			*(exp) ^= (uint64_t)1 << 63; /* generation's top bit */        \
 		}                                                                      \
 	} while (0)
+/* The array stack: spoil the expected head's generation (its top bit); the slot
+ * completions (op finish) are left alone. */
+#define LF_ASTACK_TEST_HOOK(op, s, exp)                                                \
+	do {                                                                           \
+		if (__builtin_expect(force, 0) && #op[0] != 'f') {                     \
+			force = 0;                                                     \
+			(exp)->hi ^= (uint64_t)1 << 63;                                \
+		}                                                                      \
+	} while (0)
 /* The counter hook sees only the word: the "other CPU" adds 1 with a plain store. */
 #define LF_COUNTER_TEST_HOOK(op, word)                                                 \
 	do {                                                                           \
@@ -53,6 +70,7 @@ static int force;	/* 1: the next CAS attempt of the measured operation must fail
 	} while (0)
 
 #include <ksync/counter.h>
+#include <ksync/lf_astack.h>
 #include <ksync/lf_istack.h>
 #include <ksync/lf_list.h>
 #include <ksync/lf_stack.h>
@@ -77,7 +95,13 @@ static struct {
 	_Alignas(64) uint64_t cmpxchg_word[2];
 	_Alignas(64) struct lf_opt ver;
 	uint64_t words[4];
+	_Alignas(64) struct lf_astack astack;
+	_Alignas(64) uint64_t plain_sp;		/* the unsynchronized array stack's count */
 } o;
+
+/* The array stacks' storage: capacity OPS (a batch of pushes fits). */
+static _Alignas(64) struct lf_astack_slot aslots[LF_ASTACK_SLOTS(OPS)];
+static _Alignas(64) uint64_t plain_arr[OPS];
 
 static struct lf_stack_node snodes[OPS];
 static struct lf_list_node lnodes[OPS];
@@ -160,6 +184,44 @@ static inline struct lf_stack_node *plain_pop(void)
 	return n;
 }
 
+/* The unsynchronized array stack: the Synthesis stack without its CAS/CAS2, with the same
+ * full / empty checks as lf_astack. */
+static inline int plain_apush(uint64_t v)
+{
+	if (o.plain_sp == OPS)
+		return KSYNC_EFULL;
+	plain_arr[o.plain_sp++] = v;
+	return 0;
+}
+
+static inline int plain_apop(uint64_t *v)
+{
+	if (o.plain_sp == 0)
+		return KSYNC_EEMPTY;
+	*v = plain_arr[--o.plain_sp];
+	return 0;
+}
+
+/* The nosync operations under the includer's lock: see the top of the file. */
+#define LF_COST_LOCKED_ROWS(tag, what, LOCK, UNLOCK)                                   \
+	do {                                                                           \
+		ROW("mp_counter_inc_" tag, "plain increment under " what,              \
+		    { LOCK; o.plain_counter++; UNLOCK; });                             \
+		ROW("mp_stack_push_pop_" tag, "plain push, plain pop, each under " what, { \
+			LOCK; plain_push(&snodes[0]); UNLOCK;                          \
+			LOCK; (void)plain_pop(); UNLOCK;                               \
+		});                                                                    \
+		ROW("mp_list_insert_delete_" tag,                                      \
+		    "plain insert at head, delete at head, each under " what, {        \
+			LOCK; plain_push(&snodes[0]); UNLOCK;                          \
+			LOCK; (void)plain_pop(); UNLOCK;                               \
+		});                                                                    \
+		ROW("mp_astack_push_pop_" tag,                                         \
+		    "plain array push, plain array pop, each under " what, {           \
+			LOCK; (void)plain_apush(1); UNLOCK;                            \
+			LOCK; (void)plain_apop(&av); UNLOCK;                           \
+		});                                                                    \
+	} while (0)
 
 /* Print every row (one KSYNC prim line each) and the ratio lines. */
 static void lf_cost_rows(void)
@@ -170,15 +232,18 @@ static void lf_cost_rows(void)
 	struct lf_stack_node *sn;
 	struct lf_list_node *ln;
 	uint32_t idx;
-	uint64_t tmp4[4] = { 0 };
+	uint64_t tmp4[4] = { 0 }, av = 0;
 
 	lf_stack_init(&o.stack);
 	lf_istack_init(&o.istack, ilinks, OPS);
 	lf_list_init(&o.list);
 	lf_counter_init(&o.counter, 0);
 	lf_opt_init(&o.ver);
+	lf_astack_init(&o.astack, aslots, OPS);
 
-	/* reference: two lock cmpxchg (the 1.5x bar's denominator) */
+	/* reference: two lock cmpxchg (the 1.5x bar's denominator). Not a lock: a release
+	 * is a plain store, so the locked rows (LF_COST_LOCKS) are what lock-free is
+	 * judged against. */
 	ROW("ref_2x_lock_cmpxchg", "two uncontended lock cmpxchgq that succeed", {
 		uint64_t e0 = 0, e1 = 0;
 
@@ -275,6 +340,44 @@ static void lf_cost_rows(void)
 		(void)lf_istack_pop_mpmc(&o.istack, &idx);
 	});
 
+	/* ---- array stack (Synthesis: CAS2 push of SP and slot; lf_astack.h) ---- */
+	ROW("mp_astack_push_pop_nosync", "plain array push then pop (count, full/empty checks)", {
+		(void)plain_apush(1);
+		__asm__ __volatile__("" : : : "memory");	/* no folding across */
+		(void)plain_apop(&av);
+	});
+	ROW("mp_astack_push_pop_lf", "lf_astack push + pop: 2 lock cmpxchg16b each (head, slot)", {
+		(void)lf_astack_push_mpmc(&o.astack, 1);
+		(void)lf_astack_pop_mpmc(&o.astack, &av);
+	});
+	ROW("mp_astack_push_pop_retry1", "lf_astack push + pop, each head CAS failing once", {
+		force = 1;
+		(void)lf_astack_push_mpmc(&o.astack, 1);
+		force = 1;
+		(void)lf_astack_pop_mpmc(&o.astack, &av);
+	});
+	ROW_SPLIT("mp_astack_push_nosync", "plain array push (batch of 256; popped untimed)",
+		  (void)plain_apush(i), (void)plain_apop(&av));
+	ROW_SPLIT("mp_astack_push_lf", "lf_astack_push_mpmc (batch of 256; popped untimed)",
+		  (void)lf_astack_push_mpmc(&o.astack, i), (void)lf_astack_pop_mpmc(&o.astack, &av));
+	ROW_SPLIT("mp_astack_push_retry1", "lf_astack_push_mpmc with one failed head CAS",
+		  (force = 1, (void)lf_astack_push_mpmc(&o.astack, i)),
+		  (void)lf_astack_pop_mpmc(&o.astack, &av));
+	for (int k = 0; k < OPS; k++)
+		(void)plain_apush((uint64_t)k);
+	ROW_SPLIT("mp_astack_pop_nosync", "plain array pop (batch of 256; pushed back untimed)",
+		  (void)plain_apop(&av), (void)plain_apush(i));
+	o.plain_sp = 0;
+	for (int k = 0; k < OPS; k++)
+		(void)lf_astack_push_mpmc(&o.astack, (uint64_t)k);
+	ROW_SPLIT("mp_astack_pop_lf", "lf_astack_pop_mpmc (batch of 256; pushed back untimed)",
+		  (void)lf_astack_pop_mpmc(&o.astack, &av), (void)lf_astack_push_mpmc(&o.astack, i));
+	ROW_SPLIT("mp_astack_pop_retry1", "lf_astack_pop_mpmc with one failed head CAS",
+		  (force = 1, (void)lf_astack_pop_mpmc(&o.astack, &av)),
+		  (void)lf_astack_push_mpmc(&o.astack, i));
+	while (lf_astack_pop_mpmc(&o.astack, &av) >= 0)
+		;
+
 	/* ---- linked list at the head (insert + delete) ---- */
 	ROW("mp_list_insert_delete_nosync", "plain insert at head then delete at head", {
 		plain_push(&snodes[0]);
@@ -313,6 +416,13 @@ static void lf_cost_rows(void)
 	ROW("mp_optimistic_write4_lf", "lf_opt_write of 4 words: lock cmpxchg, 4 stores, store", {
 		(void)lf_opt_write(&o.ver, o.words, tmp4, 4);
 	});
+
+	/* ---- the nosync operations under the includer's locks ---- */
+#ifdef LF_COST_LOCKS
+	LF_COST_LOCKS();
+#endif
+	(void)av;
+
 	ratio("stack push+pop / 2x lock cmpxchg (bar: <= 1.50)", pp_lf, ref2);
 	ratio("stack push+pop with hint / 2x lock cmpxchg (bar: <= 1.50)", pp_hint, ref2);
 	ratio("istack push+pop with hint / 2x lock cmpxchg (bar: <= 1.50)", pp_ihint, ref2);

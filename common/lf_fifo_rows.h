@@ -9,6 +9,15 @@
  * A program may define LF_FIFO_ROWS_AFTER_SPSC_PAIR() / _BATCH() / _ENDS() to look at the spsc
  * pair's, the spsc batch row's and the ends row's ticks right after each (the hosted bench
  * converts them to ns).
+ *
+ * The enqueue + dequeue pairs that findings compare - the unsynchronized pair, the spsc
+ * pair, the spsc pair through ends, and the unsynchronized pair under a lock - each run
+ * in a noinline function of its own (LF_FIFO_PAIR_FN), so that no side of a comparison
+ * gets a placement (registers, code layout) the other does not.  Locked pairs: a program
+ * may define, before the include, LF_FIFO_LOCKS(X) as a list of
+ *   X(id, tag, what, LOCK, UNLOCK)      -> row mp_fifo_enq_deq_<tag>
+ * (the unsynchronized pair, each operation under LOCK ... UNLOCK; the kernel: its master
+ * lock, the hosted bench: a spin lock and a pthread mutex).
  */
 #ifndef KSYNC_BENCH_LF_FIFO_ROWS_H
 #define KSYNC_BENCH_LF_FIFO_ROWS_H
@@ -119,10 +128,39 @@ static uint64_t val = 1;
 #define LF_FIFO_ROWS_AFTER_SPSC_ENDS() ((void)0)
 #endif
 
+/* One pair row in a noinline function of its own (see the top of the file). */
+#define LF_FIFO_PAIR_FN(fn, name, detail, SETUP, BODY)                               \
+	static __attribute__((noinline)) void fn(void)                               \
+	{                                                                             \
+		ROW(name, detail, SETUP, BODY);                                       \
+	}
+
+/* The unsynchronized pair under the program's lock: each operation takes it once. */
+#define LF_FIFO_LOCKED_PAIR_FN(id, tag, what, LOCK, UNLOCK)                          \
+	LF_FIFO_PAIR_FN(lf_fifo_rows_locked_##id, "mp_fifo_enq_deq_" tag,                                   \
+			"__lf_fifo_enqueue_spsc, __lf_fifo_dequeue_spsc, each under " what, \
+			DRAIN(__lf_fifo_dequeue_spsc, q_spsc),                        \
+			{ LOCK; __lf_fifo_enqueue_spsc(&q_spsc, &val); UNLOCK;        \
+			  LOCK; __lf_fifo_dequeue_spsc(&q_spsc, &sink); UNLOCK; })
+
+#ifdef LF_FIFO_LOCKS
+LF_FIFO_LOCKS(LF_FIFO_LOCKED_PAIR_FN)
+#define LF_FIFO__CALL_LOCKED(id, ...) lf_fifo_rows_locked_##id();
+#endif
+
+LF_FIFO_PAIR_FN(lf_fifo_rows_nosync_pair, "mp_fifo_enq_deq_nosync",
+		"__lf_fifo_enqueue_spsc + __lf_fifo_dequeue_spsc",
+		DRAIN(__lf_fifo_dequeue_spsc, q_spsc),
+		{ __lf_fifo_enqueue_spsc(&q_spsc, &val); __lf_fifo_dequeue_spsc(&q_spsc, &sink); })
+
+LF_FIFO_PAIR_FN(lf_fifo_rows_spsc_pair, "mp_fifo_spsc_enq_deq_lf",
+		"lf_fifo_enqueue_spsc + lf_fifo_dequeue_spsc (no locked instruction)",
+		DRAIN(lf_fifo_dequeue_spsc, q_spsc),
+		{ lf_fifo_enqueue_spsc(&q_spsc, &val); lf_fifo_dequeue_spsc(&q_spsc, &sink); })
+
 /* The spsc pair through ends: each side's index in a local of the loop's own function,
  * as a caller's loop would keep it (in registers: no store-to-load chain through the
- * queue's index words).  A function of its own so that the many rows around it do not
- * push the ends' fields out of registers. */
+ * queue's index words); a noinline function of its own like the pairs above. */
 static __attribute__((noinline)) void lf_fifo_rows_ends(void)
 {
 	struct lf_fifo_spsc_producer pe;
@@ -152,9 +190,7 @@ static bool lf_fifo_rows(void)
 	    });
 
 	/* -- no synchronization ------------------------------------------------------- */
-	ROW("mp_fifo_enq_deq_nosync", "__lf_fifo_enqueue_spsc + __lf_fifo_dequeue_spsc",
-	    DRAIN(__lf_fifo_dequeue_spsc, q_spsc),
-	    { __lf_fifo_enqueue_spsc(&q_spsc, &val); __lf_fifo_dequeue_spsc(&q_spsc, &sink); });
+	lf_fifo_rows_nosync_pair();
 	ROW("mp_fifo_enq_nosync", "__lf_fifo_enqueue_spsc into an empty queue",
 	    DRAIN(__lf_fifo_dequeue_spsc, q_spsc), __lf_fifo_enqueue_spsc(&q_spsc, &val));
 	ROW("mp_fifo_deq_nosync", "__lf_fifo_dequeue_spsc from a filled queue",
@@ -162,9 +198,7 @@ static bool lf_fifo_rows(void)
 	    __lf_fifo_dequeue_spsc(&q_spsc, &sink));
 
 	/* -- lock-free / wait-free, no interference ------------------------------------ */
-	ROW("mp_fifo_spsc_enq_deq_lf", "lf_fifo_enqueue_spsc + lf_fifo_dequeue_spsc (no locked instruction)",
-	    DRAIN(lf_fifo_dequeue_spsc, q_spsc),
-	    { lf_fifo_enqueue_spsc(&q_spsc, &val); lf_fifo_dequeue_spsc(&q_spsc, &sink); });
+	lf_fifo_rows_spsc_pair();
 	LF_FIFO_ROWS_AFTER_SPSC_PAIR();
 	/* the batch API (issue 13 item 2): 32 elements per index publication, per element */
 	ROW_PER("mp_fifo_spsc_burst32_enq_deq_lf", "lf_fifo_enqueue_burst_spsc + "
@@ -175,6 +209,9 @@ static bool lf_fifo_rows(void)
 	LF_FIFO_ROWS_AFTER_SPSC_BATCH();
 	lf_fifo_rows_ends();
 	LF_FIFO_ROWS_AFTER_SPSC_ENDS();
+#ifdef LF_FIFO_LOCKS
+	LF_FIFO_LOCKS(LF_FIFO__CALL_LOCKED)	/* the unsynchronized pair under locks */
+#endif
 	ROW("mp_fifo_spsc_enq_lf", "lf_fifo_enqueue_spsc into an empty queue",
 	    DRAIN(lf_fifo_dequeue_spsc, q_spsc), lf_fifo_enqueue_spsc(&q_spsc, &val));
 	ROW("mp_fifo_spsc_deq_lf", "lf_fifo_dequeue_spsc from a filled queue",

@@ -22,7 +22,8 @@ def prims_data(cpu=SHORT_CPU, kernel_env="tcg"):
     kernel = [prim("kernel", kernel_env, n, m) for n, m in (
         ("cli_sti", 40.0), ("pushf_cli_popf", 55.0), ("pic_imr_write_restore", 580.0),
         ("flag_set_clear", 8.0), ("lock_cmpxchg", 20.0), ("ref_2x_lock_cmpxchg", 300.0),
-        ("mp_stack_push_pop_nosync", 200.0), ("mp_stack_push_pop_lf", 450.0))]
+        ("mp_stack_push_pop_nosync", 200.0), ("mp_stack_push_pop_lf", 450.0),
+        ("mp_stack_push_pop_mlock", 500.0), ("mp_astack_push_pop_lf", 700.0))]
     hosted = [prim("hosted", "hosted", n, m, runs) for n, m, runs in (
         ("flag_set_clear", 1.0, [1.0, 1.1, 0.9]), ("pushf_popf", 12.5, [12.5, 12.0, 13.0]),
         ("mfence", 33.0, None), ("ref_2x_lock_cmpxchg", 38.0, [38.0, 37.5, 39.0]),
@@ -31,7 +32,16 @@ def prims_data(cpu=SHORT_CPU, kernel_env="tcg"):
         ("mp_counter_inc_nosync", 1.5, [1.5, 1.4, 1.6]),
         ("mp_counter_inc_lf", 20.0, [20.0, 21.0, 19.0]),
         ("mp_fifo_enq_deq_nosync", 3.0, [3.0, 3.1, 2.9]),
-        ("mp_fifo_spsc_enq_deq_lf", 4.0, [4.0, 4.1, 3.9]))]
+        ("mp_fifo_spsc_enq_deq_lf", 4.0, [4.0, 4.1, 3.9]),
+        ("mp_stack_push_pop_spin", 45.0, [45.0, 46.0, 44.5]),
+        ("mp_stack_push_pop_mutex", 60.0, [60.0, 61.0, 59.0]),
+        ("mp_counter_inc_spin", 10.0, [10.0, 10.5, 9.5]),
+        ("mp_fifo_enq_deq_spin", 9.0, [9.0, 9.2, 8.8]),
+        ("mp_astack_push_pop_nosync", 2.0, [2.0, 2.1, 1.9]),
+        ("mp_astack_push_pop_lf", 40.0, [40.0, 42.0, 39.0]),
+        ("mp_astack_push_pop_spin", 10.0, [10.0, 10.2, 9.9]),
+        ("mp_stack_push_pop_lf_2t", 160.0, [160.0, 150.0, 170.0]),
+        ("mp_stack_push_pop_spin_2t", 300.0, [300.0, 200.0, 900.0]))]
     meta = {"timestamp": "2026-01-01T00:00:00Z", "commit": "abc123def456",
             "host_cpu_model": cpu, "host_cpus": 2, "qemu_version": "7.2.22"}
     return report.make_prims_data(

@@ -524,3 +524,39 @@ def test_hosted_load_tables_render_the_hosted_schemes_only():
         assert absent not in text, absent        # not built on hosted / oversubscribed
     assert "spl-optim" in text and "cli-pessim" in text
     assert hr.load_tables({"runs": [run("spl-optim", 4, True)], "costs": []}) == []
+
+
+def test_massalin_pu_kernel_code_against_the_master_lock():
+    """The hosted kernel's lf_cost rows (a real boot of this port, AMD EPYC, TSC ticks):
+    lock-free against the same operation under the master lock, per operation; only
+    operations with both rows get a line; the spread is min..p99 of the one boot."""
+    from ksync import findings
+    r = _rec("spl-optim", 2, over=False)
+    r["rows"] = [x for x in r["rows"] if x.get("kind") != "prim"]
+    for name, lo, med, p99 in (("mp_counter_inc_lf", 5.48, 5.59, 5.69),
+                               ("mp_counter_inc_mlock", 8.84, 8.94, 8.94),
+                               ("mp_astack_push_pop_lf", 43.57, 43.67, 43.88),
+                               ("mp_astack_push_pop_mlock", 43.0, 44.89, 44.99),
+                               ("mp_stack_push_pop_lf", 25.29, 25.39, 25.70)):
+        r["rows"].append({"kind": "prim", "name": name, "min": lo, "median": med, "p99": p99})
+    fs = findings.mp_kernel_findings(_data([r]))
+    got = {f.claim: f for f in fs}
+    c = got["in kernel code, lock-free counter increment costs less than the same operation "
+            "under the master lock"]
+    assert c.verdict == "holds" and "spl-optim" in c.env and "mp_counter_inc_mlock" in c.note
+    a = got["in kernel code, lock-free array stack push + pop costs less than the same "
+            "operation under the master lock"]
+    assert a.verdict == "within noise"          # 43.57..43.88 inside 43.0..44.99
+    assert len(fs) == 2                         # the stack has no mlock row here
+    # two CPUs (a real boot: lf 53.49..54.24 against the master lock 322.7..458.2)
+    r["rows"] += [{"kind": "prim", "name": "mp_stack_push_pop_lf_2t", "min": 53.49,
+                   "median": 53.84, "p99": 54.24},
+                  {"kind": "prim", "name": "mp_stack_push_pop_mlock_2t", "min": 322.70,
+                   "median": 409.52, "p99": 458.18}]
+    two = [f for f in findings.mp_kernel_findings(_data([r])) if "two CPUs" in f.claim]
+    assert len(two) == 1 and two[0].verdict == "holds"
+    assert "mp_stack_push_pop_mlock_2t" in two[0].today
+    # an oversubscribed run is no timing: no line
+    assert findings.mp_kernel_findings(_data([_rec("spl-optim", 4, over=True)])) == []
+    # and all_findings carries them
+    assert any(f.claim == c.claim for f in findings.all_findings(None, None, _data([r])))

@@ -231,3 +231,33 @@ def test_mwcas_table_pairs_the_runs():
     assert t.rows[0][1] == "110.0 (100.0..200.0)"
     assert t.rows[0][5] == report.DASH      # no GKMZ read row: a dash, not a gap
     assert report.mwcas_table({"other": row("x", [1.0])}, {}) is None
+
+
+def test_cost_table_shows_the_array_stack_the_locked_and_the_two_thread_rows(data):
+    """The Massalin & Pu cost table: the array stack beside the Treiber stack, the rows
+    under a lock on each side (kernel: master lock; hosted: spin lock, mutex) and the
+    two-thread rows, each in its side's column."""
+    data["rows"] += [
+        row("kernel", "mp_stack_push_pop_lf", 450.0, "tcg"),
+        row("kernel", "mp_astack_push_pop_lf", 700.0, "tcg"),
+        row("kernel", "mp_stack_push_pop_mlock", 500.0, "tcg"),
+        row("hosted", "mp_stack_push_pop_lf", 25.3, "hosted"),
+        row("hosted", "mp_astack_push_pop_nosync", 2.1, "hosted"),
+        row("hosted", "mp_astack_push_pop_lf", 40.1, "hosted"),
+        row("hosted", "mp_astack_push_pop_retry1", 193.0, "hosted"),
+        row("hosted", "mp_stack_push_pop_spin", 10.6, "hosted"),
+        row("hosted", "mp_stack_push_pop_mutex", 26.5, "hosted"),
+        row("hosted", "mp_stack_push_pop_lf_2t", 168.0, "hosted"),
+    ]
+    t = next(t for t in report.prims_tables(data) if t.title.startswith("Massalin & Pu cost"))
+    cells = {r[0]: r[2:] for r in t.rows}
+    t_ = report.fmt_ticks
+    assert cells["mp_astack_push_pop_lf"] == [t_(700.0), t_(40.1)]
+    assert cells["mp_stack_push_pop_mlock"] == [t_(500.0), report.DASH]
+    assert cells["mp_stack_push_pop_spin"] == [report.DASH, t_(10.6)]
+    assert cells["mp_stack_push_pop_mutex"] == [report.DASH, t_(26.5)]
+    assert cells["mp_stack_push_pop_lf_2t"] == [report.DASH, t_(168.0)]
+    assert cells["mp_astack_push_pop_retry1"] == [report.DASH, t_(193.0)]
+    notes = " ".join(t.notes_above)
+    for suffix in ("_spin", "_mutex", "_mlock", "_2t", "mp_astack"):
+        assert suffix in notes

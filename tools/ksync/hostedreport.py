@@ -340,7 +340,9 @@ def mp_table(data: dict) -> Table | None:
         align=["l", "r", "r", "r"], notes_below=[NOT_FAITHFUL],
         notes_above=["The kernel's lf_cost and lf_fifo_cost experiments (common/lf_cost_rows.h, "
                      "common/lf_fifo_rows.h) on the hosted port: the lock-free structures' "
-                     "costs as kernel code on the real CPU, beside the tcg figures."])
+                     "costs as kernel code on the real CPU, beside the tcg figures. _mlock "
+                     "rows: the nosync operation under the kernel's master lock (MLOCK_TAS, "
+                     "statistics off), what lock-free is judged against."])
 
 
 def signal_table(data: dict) -> Table | None:
