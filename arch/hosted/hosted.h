@@ -148,10 +148,10 @@ void hosted_relax_tsan(void);	/* the TSan build's arch_cpu_relax (arch_impl.h) *
  * (sched_yield): a spinner waits for a lock holder, a ticket's next holder or an MCS
  * successor whose vCPU thread the host has descheduled, maybe onto this very core. The
  * bound is a count of steps (~256 pause instructions, 5-35 us on current cores), never
- * a time. hosted_relax_yields: the yields so far, every vCPU (relaxed). */
+ * a time. hosted_relax_yields: vCPU cpu's yields so far (relaxed). */
 #define HOSTED_RELAX_YIELD_STEPS 256u
 void hosted_relax_yield(void);
-unsigned long hosted_relax_yields(void);
+unsigned long hosted_relax_yields(unsigned cpu);
 
 /* Preemption (arch_frame_call; docs/hosted-port.md "Threads on the hosted port"). From a
  * handler (IRQs off): if it is the outermost delivery and interrupted code with IRQs on,
@@ -159,7 +159,8 @@ unsigned long hosted_relax_yields(void);
  * (the tail of the signal handler), or, for deliveries in thread context (a replay at an
  * enable, hosted_poll, idle; every delivery of the TSan build), when that replay returns.
  * fn may switch threads; the interrupted one must resume on this vCPU. fn returns with
- * IRQs on. Returns false, nothing requested, otherwise. */
+ * IRQs on. Returns false, nothing requested, otherwise - and while a granted call is
+ * still pending on this vCPU (that one runs; one pending at a time, like an IRR bit). */
 bool hosted_frame_call(void (*fn)(void));
 /* One frame call per stack (runtime.c, frame_call_signal): a request made while one is
  * active on the running stack waits for it to return. So a stack holds at most this

@@ -31,6 +31,7 @@ LOCK_CLASS(storm_master_class, "storm_master", LOCK_MASTER, LOCK_DATA);
 LOCK_CLASS(storm_helping_class, "storm_helping", LOCK_HELPING, LOCK_DATA);
 
 #define STORM_SPINNERS 2
+#define KT_TSAN HOSTED_TSAN_KERNEL
 
 static struct {
 	struct mlock ml;
@@ -138,8 +139,15 @@ KTEST(hosted_storm_bounded_frames)
 		KT_EXPECT_EQ(storm.ml_count, ml);
 		KT_EXPECT_EQ(storm.hl_count, hl);
 		/* the host's queue drains: every raise arrives, or was refused and counted
-		 * (a bounded wait for liveness, not a timing claim) */
+		 * (a bounded wait for liveness, not a timing claim). TSan: its runtime defers
+		 * a signal to its next interceptor and keeps ONE pending entry per signal
+		 * number (compiler-rt tsan_interceptors_posix.cpp, pending_signals[sig]), so
+		 * a raise arriving while one is deferred is coalesced before any handler of
+		 * ours runs; there the counts settle (no new arrival over 2000 yields) and
+		 * the rest is the sanitizer's coalescing, by difference. */
 		uint64_t until = arch_cycles() + arch_tsc_hz() * 10;
+		unsigned long seen = ~0ul;
+		unsigned still = 0;
 		do {
 			hosted_source_counts(storm.target, HOSTED_SRC_CLOCK, &c);
 			c.raised -= c0.raised;
@@ -147,27 +155,38 @@ KTEST(hosted_storm_bounded_frames)
 			c.coalesced -= c0.coalesced;
 			if (c.raised == c.delivered + c.coalesced)
 				break;
+			if (KT_TSAN && c.delivered + c.coalesced == seen && ++still >= 2000)
+				break;
+			if (c.delivered + c.coalesced != seen)
+				still = 0;
+			seen = c.delivered + c.coalesced;
 			thread_yield();
 		} while ((int64_t)(arch_cycles() - until) < 0);
 		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+		unsigned long san = c.raised >= c.delivered + c.coalesced ?
+			c.raised - c.delivered - c.coalesced : 0;
 
 		unsigned frames = hosted_stack_sigframes_max();
 		unsigned long fbytes = hosted_sigframe_bytes_max();
 		kt_diag(kt, "%s: storm every %u us for %lu ms on CPU %u: raised %lu = delivered %lu + "
-			"coalesced %lu; spinner stack high-water %lu of %u bytes; at most %u signal "
-			"frame(s) on one stack (bound %u), largest frame %lu bytes",
-			names[si], storm.period_us, (unsigned long)storm.ms, storm.target, c.raised,
-			c.delivered, c.coalesced, (unsigned long)hwm, SCHED_STACK_BYTES, frames,
-			HOSTED_SIGFRAMES_BOUND, fbytes);
+			"coalesced %lu (+ %lu by TSan's deferral)", names[si], storm.period_us,
+			(unsigned long)storm.ms, storm.target, c.raised, c.delivered, c.coalesced,
+			KT_TSAN ? san : 0ul);
+		kt_diag(kt, "%s: spinner stack high-water %lu of %u bytes; at most %u signal frame(s) "
+			"on one stack (bound %u), largest frame %lu bytes", names[si],
+			(unsigned long)hwm, SCHED_STACK_BYTES, frames, HOSTED_SIGFRAMES_BOUND, fbytes);
 		kprintf("KSYNC {\"kind\":\"storm\",\"sched\":\"%s\",\"cpus\":%u,\"period_us\":%u,"
 			"\"ms\":%lu,\"raised\":%lu,\"delivered\":%lu,\"coalesced\":%lu,"
+			"\"sanitizer_coalesced\":%lu,"
 			"\"stack_hwm\":%lu,\"stack_bytes\":%u,\"sigframes_max\":%u,"
 			"\"sigframes_bound\":%u,\"sigframe_bytes_max\":%lu}\n",
 			names[si], n, storm.period_us, (unsigned long)storm.ms, c.raised, c.delivered,
-			c.coalesced, (unsigned long)hwm, SCHED_STACK_BYTES, frames,
+			c.coalesced, KT_TSAN ? san : 0ul, (unsigned long)hwm, SCHED_STACK_BYTES, frames,
 			HOSTED_SIGFRAMES_BOUND, fbytes);
 		KT_EXPECT(c.raised > 0);
-		KT_EXPECT_EQ(c.raised, c.delivered + c.coalesced);
+		KT_EXPECT(c.raised >= c.delivered + c.coalesced);	/* never more out than in */
+		if (!KT_TSAN)
+			KT_EXPECT_EQ(c.raised, c.delivered + c.coalesced);
 		KT_EXPECT(frames <= HOSTED_SIGFRAMES_BOUND);
 		/* painted and scanned (0: not painted - a failure of the measurement itself) */
 		KT_EXPECT(hwm > 0);
@@ -175,4 +194,91 @@ KTEST(hosted_storm_bounded_frames)
 	}
 	hosted_stack_paint(false);
 	mlock_destroy(&storm.ml);
+}
+
+/* ---- oversubscribed: a spinning waiter gives the host core back -------------------------
+ * The holder H (CPU 0) takes a master lock and keeps it until the waiter's vCPU has
+ * yielded its host core at least once since the waiter W (the last CPU) announced its
+ * acquire; H polls with plain loads (no arch_cpu_relax: it never yields itself), and W's
+ * only spin steps after its announcement are the lock's. So H releases only because W,
+ * spinning on the lock, gave the core back - with the vCPUs sharing host cores, the core
+ * H needs to notice it. Bounded: H gives up after YIELD_WAIT_LOADS loads (a count) and the
+ * case fails (without the yield W spins out every host slice and H never sees one). Each
+ * algorithm (TAS, ticket, MCS) in turn. Oversubscribed runs only (else no vCPU yields:
+ * each has a core) - make test runs it with 4 vCPUs pinned to one core. */
+#define YIELD_WAIT_LOADS 500000000ull
+
+LOCK_CLASS(storm_yield_class, "storm_yield", LOCK_MASTER, LOCK_DATA);
+
+static struct {
+	struct mlock ml;
+	volatile int held, announced, w_done;
+	unsigned w_cpu;
+	unsigned long y0;
+	int released_by_yield;		/* H saw W's yield (1) or gave up (0) */
+	uint64_t inside;		/* under ml */
+} sy;
+
+static void sy_holder(void *arg)
+{
+	(void)arg;
+	irqkey_t k = mlock_lock_irqsave(&sy.ml);
+	sy.inside++;
+	__atomic_store_n(&sy.held, 1, __ATOMIC_RELEASE);
+	uint64_t i = 0;
+	/* W announces, then spins on the lock; its vCPU's count moves only by that spin */
+	while (!__atomic_load_n(&sy.announced, __ATOMIC_ACQUIRE) && i < YIELD_WAIT_LOADS)
+		i++;
+	while (hosted_relax_yields(sy.w_cpu) == __atomic_load_n(&sy.y0, __ATOMIC_ACQUIRE) &&
+	       i < YIELD_WAIT_LOADS)
+		i++;
+	sy.released_by_yield = i < YIELD_WAIT_LOADS;
+	mlock_unlock_irqrestore(&sy.ml, k);
+}
+
+static void sy_waiter(void *arg)
+{
+	(void)arg;
+	/* plain loads: no spin step (no yield) before the announcement */
+	while (!__atomic_load_n(&sy.held, __ATOMIC_ACQUIRE))
+		;
+	__atomic_store_n(&sy.y0, hosted_relax_yields(sy.w_cpu), __ATOMIC_RELEASE);
+	__atomic_store_n(&sy.announced, 1, __ATOMIC_RELEASE);
+	irqkey_t k = mlock_lock_irqsave(&sy.ml);
+	sy.inside++;
+	mlock_unlock_irqrestore(&sy.ml, k);
+	__atomic_store_n(&sy.w_done, 1, __ATOMIC_RELEASE);
+}
+
+KTEST(hosted_spin_waiter_yields_host_core)
+{
+	struct arch_facts f;
+
+	arch_get_facts(&f);
+	if (!f.oversubscribed)
+		KT_SKIP("every vCPU has a host core of its own: no spin yields (run with more "
+			"vCPUs than cores, e.g. taskset -c 0 and -smp 2)");
+	if (arch_ncpus() < 2)
+		KT_SKIP("needs two vCPUs");
+	KT_ASSERT_EQ(sched_start(NULL), KSYNC_OK);
+	for (unsigned algo = 0; algo < MLOCK_NALGOS; algo++) {
+		struct thread *h, *w;
+
+		memset(&sy, 0, sizeof sy);
+		sy.w_cpu = arch_ncpus() - 1;
+		KT_ASSERT_EQ(mlock_init(&sy.ml, &storm_yield_class, algo), KSYNC_OK);
+		KT_ASSERT_EQ(thread_create(&h, sy_holder, NULL, 1, 1ull, "sy-holder", 0), KSYNC_OK);
+		KT_ASSERT_EQ(thread_create(&w, sy_waiter, NULL, 1, 1ull << sy.w_cpu, "sy-waiter", 0),
+			     KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(h), KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(w), KSYNC_OK);
+		kt_diag(kt, "%s: the holder %s", mlock_algo_name(algo),
+			sy.released_by_yield ? "saw the spinning waiter's vCPU yield its host core"
+					     : "never saw the waiter's vCPU yield (gave up after a bound)");
+		KT_EXPECT_EQ(sy.released_by_yield, 1);
+		KT_EXPECT_EQ(sy.inside, 2ull);
+		KT_EXPECT_EQ(sy.w_done, 1);
+		mlock_destroy(&sy.ml);
+	}
+	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
 }

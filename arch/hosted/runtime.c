@@ -139,6 +139,9 @@ struct vcpu {
 	 * for raised = delivered + coalesced (the host's queue drained). */
 	_Atomic unsigned long src_raised[HOSTED_NSRC], src_delivered[HOSTED_NSRC],
 		src_coalesced[HOSTED_NSRC];
+	/* host-core yields of this vCPU's spins (hosted_relax_yield): the owner adds,
+	 * anyone reads (relaxed: a count) */
+	_Atomic unsigned long relax_yields;
 	timer_t clock;			/* owner only */
 	bool clock_armed;		/* owner only */
 	void (*entry)(unsigned);
@@ -281,6 +284,12 @@ bool hosted_frame_call(void (*fn)(void))
 
 	if (!v || !fn || v->deliver_depth != 1 || !v->outer_on)
 		return false;
+	/* one pending per vCPU, like an IRR bit: a request while one waits (a delivery
+	 * inside a frame call's window, whose call runs once fn returns; or one held for
+	 * the next enable) is refused - the pending call runs, and a granted request is
+	 * always run exactly once */
+	if (atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME)
+		return false;
 	v->frame_fn = fn;
 	atomic_fetch_or_explicit(&v->irq.pending, PEND_FRAME, memory_order_relaxed);
 	return true;
@@ -409,11 +418,13 @@ static void sigframe_enter(struct vcpu *v, void *uc, void *here)
 							       memory_order_relaxed,
 							       memory_order_relaxed))
 		;
-	/* the interrupted stack pointer minus this frame: the kernel's signal frame (under
-	 * TSan a deferred handler runs on a copy: only a plausible distance is taken) */
+	/* the interrupted stack pointer minus this frame: the kernel's signal frame. Not in
+	 * the TSan build: TSan's own handler takes the signal and returns (its frame gone),
+	 * and runs ours later from an interceptor with a copy of the context, so the
+	 * distance there is TSan's interceptor frames, not a signal frame */
 	uintptr_t sp = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP];
 	uintptr_t at = (uintptr_t)here;
-	if (sp > at && sp - at < 65536) {
+	if (!HOSTED_TSAN && sp > at && sp - at < 65536) {
 		unsigned long b = (unsigned long)(sp - at);
 		unsigned long bm = atomic_load_explicit(&sigframe_bytes_max, memory_order_relaxed);
 
@@ -816,8 +827,6 @@ void hosted_relax_tsan(void)
  * waits ends because each waiter spins at most a bounded count of steps between yields.
  * Without oversubscription nothing (each vCPU has a core; the spin is the cheapest
  * wait). Any context: sched_yield is a system call with no lock. */
-static _Atomic unsigned long relax_yields;
-
 void hosted_relax_yield(void)
 {
 	struct vcpu *v = self;
@@ -828,12 +837,13 @@ void hosted_relax_yield(void)
 	if (!oversubscribed)
 		return;
 	sched_yield();
-	atomic_fetch_add_explicit(&relax_yields, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&v->relax_yields, 1, memory_order_relaxed);
 }
 
-unsigned long hosted_relax_yields(void)
+unsigned long hosted_relax_yields(unsigned cpu)
 {
-	return atomic_load_explicit(&relax_yields, memory_order_relaxed);
+	return cpu < nvcpus ? atomic_load_explicit(&vcpus[cpu].relax_yields,
+						   memory_order_relaxed) : 0;
 }
 
 void hosted_poll(void)
