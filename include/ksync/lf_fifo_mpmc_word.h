@@ -112,7 +112,9 @@
  * TSC ticks per instruction against ~6.5 for an 8-byte lock cmpxchg (ck_ring's whole MP
  * enqueue + dequeue pair is two of those, ~11 ticks in bench/cmp_peers).  The dequeue therefore
  * CASes the stamp word alone with lock cmpxchg (8 bytes), inside a cell that enqueues
- * CAS as 16 bytes (~18 ticks per pair instead of ~24 with cmpxchg16b on both sides).
+ * CAS as 16 bytes (~18 ticks per pair instead of ~24 with cmpxchg16b on both sides;
+ * the hints' forward-only CASes add ~5 more: 21.1-21.7 ticks per pair in cmp_peers,
+ * docs/scaling.md).
  * This mixes operand sizes on one location, which the Intel SDM (vol. 3, 8.1.2.2)
  * advises against for semaphores ("identical addresses and operand lengths"); the
  * queue relies instead on what the SDM guarantees for any locked instruction on a
