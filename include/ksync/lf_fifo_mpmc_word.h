@@ -37,7 +37,8 @@
  * They are advanced after the cell CAS by a CAS that only moves them forward
  * (lf_fifo__word_hint: a hint is the maximum of the positions stored to it); they lag
  * by the operations between their cell CAS and their hint CAS, never move back, and no
- * operation ever waits for them.  An operation starts at its hint and walks (or jumps) forward:
+ * operation ever waits for them.  An operation starts at its hint and walks (or jumps)
+ * forward:
  *   enqueue at t (all positions < t enqueued), cell stamp s:
  *     s == 2t            CAS; success: done (linearization point).  Failure: another
  *                        enqueue took t; the CAS returned the cell, look at it again.
@@ -103,8 +104,9 @@
  * one stamp).  Two locked instructions per operation, the cell's CAS and the hint's
  * forward-only CAS (the hint was a plain store, one locked instruction, until a thread
  * stopped between its hint load and store was seen to cost the others a walk of up to
- * a ring, one cell per step: lf_fifo__word_hint); contending enqueuers (dequeuers) fight over one cell at a
- * time and the loser moves to the next cell at once (the failed CAS returned the cell).
+ * a ring, one cell per step: lf_fifo__word_hint); contending enqueuers (dequeuers)
+ * fight over one cell at a time and the loser moves to the next cell at once (the
+ * failed CAS returned the cell).
  *
  * Cost floor: an element of 64 arbitrary bits plus the stamp that makes it ABA-safe do
  * not fit one 8-byte CAS, so the enqueue needs cmpxchg16b: on the 2-vCPU AMD EPYC KVM
@@ -212,13 +214,14 @@ static inline int lf_fifo_init_mpmc_word(struct lf_fifo_mpmc_word *q, void *stor
  * 2^64), and never back: a CAS from the value last read, retried while that value is
  * still behind.  A plain store after the load would let a thread stopped between the
  * two store, much later, a position far behind what others stored meanwhile; every
- * operation after it would then walk the lagging positions one cell at a time (a
- * near-empty or near-full queue gives a walk no longer jumps).  With the CAS the stale
- * thread's update fails and it re-reads a hint already past it: the hint is the
- * maximum of the positions stored, so a stopped thread costs the others nothing.
- * Relaxed load: only the CAS's expected value.  The CAS is release (on x86 a lock
- * cmpxchg, a full barrier): see the top ("hint"); it fails only when another operation
- * moved the hint, and only forward, so the loop ends (lock-free).  This is the
+ * operation after it would then walk the lagging positions one cell at a time (each
+ * stamp proves only its own position taken, so short of a whole ring there is no
+ * jump).  With the CAS the stale thread's update fails and it re-reads a hint already
+ * past it: the hint is the maximum of the positions stored, so a stopped thread costs
+ * the others nothing.  Relaxed load: only the CAS's expected value.  The CAS is release
+ * (on x86 a lock cmpxchg, a full barrier): see the top ("hint").  It is weak: besides
+ * failing spuriously (never on x86), it fails only when another operation moved the
+ * hint, and only forward, so the loop ends (lock-free).  This is the
  * operation's second locked instruction when the hint is behind (always, uncontended):
  * the price of a hint that cannot move back, measured in docs/scaling.md. */
 LF_FIFO__HOT void lf_fifo__word_hint(uint64_t *hint, uint64_t pos)
