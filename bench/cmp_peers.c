@@ -10,7 +10,9 @@
  *   mpmc   enqueue + dequeue ksync lf_fifo_*_mpmc | ksync-word lf_fifo_*_mpmc_word (8-byte
  *                           words only) | ck_ring_*_mpmc | urcu cds_wfcq_enqueue +
  *                           cds_wfcq_dequeue_blocking (dequeuers mutually excluded)
- *   spsc   enqueue + dequeue ksync lf_fifo_*_spsc | ck_ring_*_spsc | ck_fifo_spsc
+ *   spsc   enqueue + dequeue ksync lf_fifo_*_spsc_word | ck_ring_*_spsc | ck_fifo_spsc
+ *                           (both rings take the 8-byte entry by value; the general
+ *                           lf_fifo_enqueue_spsc copies it from a pointer)
  * libksync backs off after a failed CAS (include/ksync/backoff.h) and the peers do not:
  * stack and mpmc also run as "ksync-nobackoff", the same code compiled with
  * KSYNC_BACKOFF_MAX 0 (bench/cmp_peers/ksync_nobackoff.c). spsc has no CAS to back off.
@@ -221,8 +223,10 @@ static void ksq_init(void)
 	if (!ksq_mem || lf_fifo_init_spsc(&ksq, ksq_mem, bytes, QCAP, 8, NULL) != 0)
 		abort();
 }
-static int ksq_put(uint64_t v) { return lf_fifo_enqueue_spsc(&ksq, &v) == 0; }
-static int ksq_get(uint64_t *v) { return lf_fifo_dequeue_spsc(&ksq, v) == 0; }
+/* The word forms: the element by value, as ck_ring's entry (the general
+ * lf_fifo_enqueue_spsc takes it through a pointer: a stack round trip per put). */
+static int ksq_put(uint64_t v) { return lf_fifo_enqueue_spsc_word(&ksq, v) == 0; }
+static int ksq_get(uint64_t *v) { return lf_fifo_dequeue_spsc_word(&ksq, v) == 0; }
 static void ksq_fini(void) { free(ksq_mem); }
 
 /* ck_ring spsc */

@@ -8,7 +8,8 @@
 #   bench-hosted   build/hosted/bench/<name> for each bench/<name>.c (bench/prims.c -> prims)
 #   install        $(DESTDIR)$(PREFIX)/include/ksync/*.h (the library's API),
 #                  .../include/ksync/testing/{ktest,measure}.h (the test and measurement
-#                  harness the project's own tests use; not the API), .../lib/libksync.a,
+#                  harness the project's own tests use; not the API; installed with their
+#                  own include paths rewritten to <ksync/testing/...>), .../lib/libksync.a,
 #                  .../lib/pkgconfig/ksync.pc (PREFIX default /usr/local)
 #   clean-hosted   rm -rf build/hosted
 #
@@ -211,7 +212,12 @@ KSYNC_DEST = $(DESTDIR)$(abspath $(PREFIX))
 install: $(HOSTED_LIB) $(HOSTED_OUT)/ksync.pc
 	install -d $(KSYNC_DEST)/include/ksync/testing $(KSYNC_DEST)/lib/pkgconfig
 	install -m 644 $(LIBKSYNC_HEADERS) $(KSYNC_DEST)/include/ksync/
-	install -m 644 $(LIBKSYNC_TESTING_HEADERS) $(KSYNC_DEST)/include/ksync/testing/
+	for h in $(LIBKSYNC_TESTING_HEADERS); do \
+		d=$(KSYNC_DEST)/include/ksync/testing/$${h##*/}; \
+		sed -e 's|<ksync/ktest\.h>|<ksync/testing/ktest.h>|g' \
+		    -e 's|<ksync/measure\.h>|<ksync/testing/measure.h>|g' $$h > $$d && \
+		chmod 644 $$d || exit 1; \
+	done
 	install -m 644 $(HOSTED_LIB) $(KSYNC_DEST)/lib/libksync.a
 	install -m 644 $(HOSTED_OUT)/ksync.pc $(KSYNC_DEST)/lib/pkgconfig/ksync.pc
 

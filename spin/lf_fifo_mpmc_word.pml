@@ -4,15 +4,15 @@
  * for position p, 2p + 1 = holds the element of position p; enqueue at t = one 16-byte
  * CAS {2t, *} -> {2t + 1, v}; dequeue at h = load stamp, load value, one CAS of the
  * stamp 2h + 1 -> 2(h + n); head and tail are hints advanced after the CAS by a load
- * and a plain store (lf_fifo__word_hint); an operation walks or jumps forward from its
- * hint; FULL / EMPTY are read off one stamp.
+ * and a CAS that only moves them forward (lf_fifo__word_hint); an operation walks or
+ * jumps forward from its hint; FULL / EMPTY are read off one stamp.
  * pan-cc-flags: -DSAFETY
  * tested-by: tests/test_spin.py (the configurations, the cycle check, the mutants)
  *
  * Every shared access of the C code is one atomic step here: the hint load, the stamp
  * load, the value load, the CAS (16-byte for the enqueue: compares stamp AND value,
  * as ksync_cas128; on failure it returns the cell), the hint's filtering load and its
- * store, and the hint reload after a walk step (lf_fifo__word_taken; its backoff is
+ * CAS (each try), and the hint reload after a walk step (lf_fifo__word_taken; its backoff is
  * local and no step).  Everything between two shared accesses is local and folded into the step.
  * Positions and stamps are small integers (no 2^64 wrap: ABA needs 2^63 operations);
  * the C code's unsigned d = stamp - 2t and its `d >> 1` are only correct when d >= 0
@@ -47,7 +47,8 @@
  *     reads is of the cell's own positions and not behind the hint's promise (d >= 0
  *     for a jump); a dequeue's failed CAS sees the stamp past 2h + 1;
  *   - hints: tail <= genq and head <= gdeq whenever stored (the promise "every
- *     position below was enqueued / dequeued");
+ *     position below was enqueued / dequeued"), and a hint never moves back (each
+ *     write stores a position above the hint's value at that step);
  *   - progress: no invalid end state (init's drain needs every non-halted process to
  *     finish), and, with pan -l on a -DNP build, no cycle at all: every run ends, so no
  *     operation can go on for ever, whoever halted (lock-freedom with finitely many
@@ -79,11 +80,17 @@
  *      just slow), the other spins for ever (a cycle: pan -l on a -DNP build)
  *   8  after its walk step an enqueue takes the tail hint even when the hint is behind
  *      the walk (lf_fifo__word_taken without its "only forward"): the same cycle as 7
+ *   9  the hint update stores its position with a plain store after the load that found
+ *      the hint behind (the update before it became a CAS): a producer stopped between
+ *      the two stores, later, a position behind the one another producer stored
+ *      meanwhile - the hint moves back (assertion H < pos at the store), which made
+ *      every later operation walk the lagging positions one cell at a time
  *
  * Sizes and times (spin 6.5.2, pan at -O2, 2-core host shared with other jobs; more in
- * spin/README.md): 2+2 processes with one operation each 150 K states, 0.3 s; two
- * enqueues per producer 2.3 M, 2.3 s; two operations each 26.0 M states, ~30 s,
- * 1.2 GB with -DCOLLAPSE (3.0 GB without); the mutants stop after 89 - 55,841 states.
+ * spin/README.md): 2+2 processes with one operation each 191 K states, 0.24 s; two
+ * enqueues per producer 2.26 M, 1.7 s; two operations each 21.9 M states, ~32 s,
+ * 1.06 GB with -DCOLLAPSE (with the hint's CAS; 26.0 M with the plain store it
+ * replaced); the mutants stop after 89 - 55,841 states.
  *
  *   spin -a -DN=2 lf_fifo_mpmc_word.pml && gcc -O2 -DSAFETY -o pan pan.c && ./pan -m100000
  *   spin -a -DHALT=1 lf_fifo_mpmc_word.pml && gcc -O2 -DNP -o pan pan.c && ./pan -l -m100000
@@ -185,17 +192,30 @@ inline lin_deq(h, exp)
 	gdeq++
 }
 
-/* lf_fifo__word_hint(&H, pos): relaxed load, then (if behind) a release store */
+/* lf_fifo__word_hint(&H, pos): relaxed load, then while behind a release CAS from the
+ * value read (a failed CAS returns the hint now).  Checked at every write of the hint:
+ * it promises no more than is true (pos <= G) and it never moves back (H < pos). */
 inline hint(H, G, pos)
 {
 	STEP;
 	x = H;
-	if
+	do
 	:: pos > x ->
 		STEP;
-		atomic { assert(pos <= G); H = pos }
-	:: else -> skip
-	fi;
+#if MUTANT == 9
+		/* a plain store after the load (the hint update before the CAS) */
+		atomic { assert(pos <= G); assert(H < pos); H = pos };
+		break
+#else
+		atomic {
+			if
+			:: H == x -> assert(pos <= G); assert(H < pos); H = pos; x = pos
+			:: else -> x = H
+			fi
+		}
+#endif
+	:: else -> break
+	od;
 	x = 0
 }
 

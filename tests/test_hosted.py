@@ -118,9 +118,23 @@ def test_install_layout(installed: Path):
     assert (installed / "lib" / "libksync.a").is_file()
     fields = _pc_fields(installed / "lib" / "pkgconfig" / "ksync.pc")
     assert "-lksync" in fields["Libs"].split()
-    assert "-pthread" not in fields["Libs"].split()        # libksync starts no threads
-    assert fields.get("Libs.private", "").split() == ["-pthread"]   # mwcas's pthread key
+    # libksync.a (static) uses a pthread key (mwcas.c): every link needs the thread
+    # library, so -pthread is in Libs, which a plain `pkg-config --libs` prints
+    assert "-pthread" in fields["Libs"].split()
+    assert "-pthread" not in fields.get("Libs.private", "").split()
     assert fields["Cflags"].split() == ["-I${includedir}"]
+
+
+def test_installed_testing_headers_name_their_path(installed: Path):
+    """The harness headers are installed under ksync/testing/: the installed copies name
+    that path (ktest.h's usage line), and no installed header includes them by the
+    source tree's path."""
+    inc = installed / "include" / "ksync"
+    assert "#include <ksync/testing/ktest.h>" in (inc / "testing" / "ktest.h").read_text()
+    for h in sorted(inc.rglob("*.h")):
+        text = h.read_text()
+        for name in TESTING_HEADERS:
+            assert f"<ksync/{name}>" not in text, f"{h} names <ksync/{name}>"
 
 
 @pytest.mark.parametrize("header", sorted(p.name for p in (ROOT / "include" / "ksync")
@@ -148,3 +162,67 @@ def test_installed_pkg_config_links(installed: Path, tmp_path: Path):
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert subprocess.run([str(exe)], timeout=60).returncode == 0
+
+
+THREADED_PROBE = r"""
+#include <ksync/mwcas.h>
+#include <ksync/testing/ktest.h>
+#include <pthread.h>
+#include <stdint.h>
+
+/* Two threads each add 2 to a pair of words 1000 times through ksync_mwcas (values
+ * must be even; the hosted slot is a pthread key in libksync.a): the pair stays equal
+ * and ends at 4000. */
+static uint64_t a, b;
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 1000; i++) {
+		for (;;) {
+			uint64_t va = ksync_mwcas_read(&a), vb = ksync_mwcas_read(&b);
+			struct ksync_mwcas_op ops[2] = { { &a, va, va + 2 }, { &b, vb, vb + 2 } };
+
+			if (va == vb && ksync_mwcas(ops, 2) == KSYNC_OK)
+				break;
+		}
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t t[2];
+
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, worker, NULL) != 0)
+			return 2;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	if (ksync_mwcas_read(&a) != 4000 || ksync_mwcas_read(&b) != 4000)
+		return 3;
+	return ktest_filter_match("a*,b", "abc") && !ktest_filter_match("a*,b", "c") ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("pkg-config") is None, reason="pkg-config not installed")
+def test_installed_pkg_config_plain_links_threaded(installed: Path, tmp_path: Path):
+    """A threaded program built with nothing but `pkg-config --cflags --libs ksync` (no
+    --static): the flags carry -pthread (needed by libksync.a's pthread key, and by any
+    link on a glibc before 2.34, where libpthread is apart from libc), the harness header
+    is found at its installed path, and the program runs."""
+    env = dict(os.environ, PKG_CONFIG_PATH=str(installed / "lib" / "pkgconfig"))
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "ksync"],
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert flags.returncode == 0, flags.stderr
+    assert "-pthread" in flags.stdout.split(), flags.stdout
+    src = tmp_path / "threaded.c"
+    src.write_text(THREADED_PROBE)
+    exe = tmp_path / "threaded"
+    r = subprocess.run(["gcc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra",
+                        "-Werror", str(src), "-o", str(exe), *flags.stdout.split()],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"

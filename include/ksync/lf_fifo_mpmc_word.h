@@ -1,7 +1,7 @@
 /*
  * lf_fifo_mpmc_word.h - bounded FIFO queue of 8-byte words (uint64_t, or pointers cast
- * to uintptr_t), many producers and many consumers, strictly lock-free, with one locked
- * instruction per operation when uncontended.
+ * to uintptr_t), many producers and many consumers, strictly lock-free, with two locked
+ * instructions per operation when uncontended (the cell's CAS, then the hint's).
  *
  *   lf_fifo_storage_size_mpmc_word(capacity)              16 * capacity bytes (0: bad)
  *   lf_fifo_init_mpmc_word(q, storage, bytes, capacity)   KSYNC_OK | KSYNC_EINVAL
@@ -34,9 +34,11 @@
  *
  * head and tail are HINTS, not owners of positions: tail = t promises that every
  * position < t has been enqueued, head = h that every position < h has been dequeued.
- * They are advanced after the CAS by a plain release store (if the hint is behind);
- * they may lag, even move back when two stores cross, and no operation ever waits for
- * them.  An operation starts at its hint and walks (or jumps) forward:
+ * They are advanced after the cell CAS by a CAS that only moves them forward
+ * (lf_fifo__word_hint: a hint is the maximum of the positions stored to it); they lag
+ * by the operations between their cell CAS and their hint CAS, never move back, and no
+ * operation ever waits for them.  An operation starts at its hint and walks (or jumps)
+ * forward:
  *   enqueue at t (all positions < t enqueued), cell stamp s:
  *     s == 2t            CAS; success: done (linearization point).  Failure: another
  *                        enqueue took t; the CAS returned the cell, look at it again.
@@ -66,10 +68,14 @@
  *
  * Progress: strictly lock-free in the sense of lf_fifo.h (issue #3): nothing is
  * reserved before the single CAS that performs the operation, so a producer or consumer
- * stopped at ANY step holds nothing that anyone else waits for; a hint it left behind
- * costs the others a walk of as many cells as it lags (a jump if it lags a whole ring),
- * each step followed by a bounded backoff (lf_fifo__word_taken) until one of them stores
- * the hint past it.
+ * stopped at ANY step holds nothing that anyone else waits for, and it cannot leave a
+ * hint behind: stopped before its hint CAS it has not moved the hint, and when it
+ * resumes its CAS fails against the hint the others moved past it (tested:
+ * test_lf_fifo_mpmc_word.c, lf_fifo_mpmc_word_late_hint: the next operation reads one
+ * cell).  A hint lags only by the operations in progress between their cell CAS and
+ * their hint CAS; each lagging position costs a walk step (one cell), followed by a
+ * bounded backoff only when the stamp says the position was taken just now
+ * (lf_fifo__word_taken).
  * Each retry follows another operation's successful CAS or a forward move that some
  * completed operation made possible: lock-free, not wait-free.  Stamps are 2p mod 2^64,
  * so ABA needs 2^63 operations during one stop.
@@ -93,10 +99,14 @@
  * but lets the cell CAS itself reserve the position - the cell, not a counter, is the
  * point of contention, as in Tsigas & Zhang 2001 ("A simple, fast and scalable
  * non-blocking concurrent FIFO queue for shared memory multiprocessor systems", SPAA),
- * whose head and tail are likewise hints updated lazily - which removes the FAA, the overtaking marks, the threshold and the full
- * check (a full or empty queue is read off one stamp).  One locked instruction and one
- * plain store per operation; contending enqueuers (dequeuers) fight over one cell at a
- * time and the loser moves to the next cell at once (the failed CAS returned the cell).
+ * whose head and tail are likewise hints updated lazily - which removes the FAA, the
+ * overtaking marks, the threshold and the full check (a full or empty queue is read off
+ * one stamp).  Two locked instructions per operation, the cell's CAS and the hint's
+ * forward-only CAS (the hint was a plain store, one locked instruction, until a thread
+ * stopped between its hint load and store was seen to cost the others a walk of up to
+ * a ring, one cell per step: lf_fifo__word_hint); contending enqueuers (dequeuers)
+ * fight over one cell at a time and the loser moves to the next cell at once (the
+ * failed CAS returned the cell).
  *
  * Cost floor: an element of 64 arbitrary bits plus the stamp that makes it ABA-safe do
  * not fit one 8-byte CAS, so the enqueue needs cmpxchg16b: on the 2-vCPU AMD EPYC KVM
@@ -104,7 +114,9 @@
  * TSC ticks per instruction against ~6.5 for an 8-byte lock cmpxchg (ck_ring's whole MP
  * enqueue + dequeue pair is two of those, ~11 ticks in bench/cmp_peers).  The dequeue therefore
  * CASes the stamp word alone with lock cmpxchg (8 bytes), inside a cell that enqueues
- * CAS as 16 bytes (~18 ticks per pair instead of ~24 with cmpxchg16b on both sides).
+ * CAS as 16 bytes (~18 ticks per pair instead of ~24 with cmpxchg16b on both sides;
+ * the hints' forward-only CASes add ~5 more: 21.1-21.7 ticks per pair in cmp_peers,
+ * docs/scaling.md).
  * This mixes operand sizes on one location, which the Intel SDM (vol. 3, 8.1.2.2)
  * advises against for semaphores ("identical addresses and operand lengths"); the
  * queue relies instead on what the SDM guarantees for any locked instruction on a
@@ -132,7 +144,7 @@
  *     stamp CAS that follows succeeds only if the stamp did not move (x86 never
  *     reorders the two loads, so no test can catch a missing acquire here: the
  *     argument is the C11 one);
- *   - hint stores are release and hint loads acquire: a thread that reads tail = t
+ *   - hint CASes are release and hint loads acquire: a thread that reads tail = t
  *     also sees the cells written by the enqueues < t (the "promise" above), so the
  *     stamps it loads are at least that new.
  */
@@ -145,11 +157,12 @@
 
 struct lf_fifo_mpmc_word {
 	/* Dequeue hint: every position < head has been dequeued.  Written by any consumer
-	 * with a release store after its claim CAS, only forward of what it read (two
-	 * stores can still cross: it may lag); read (acquire) by consumers only. */
+	 * with a release CAS after its claim CAS, only forward (lf_fifo__word_hint: it
+	 * never moves back; it lags by the claims not yet followed by their hint CAS);
+	 * read (acquire) by consumers only. */
 	_Alignas(LF_FIFO_CACHE_LINE) uint64_t head;
 	/* Enqueue hint: every position < tail has been enqueued.  Written by any producer
-	 * with a release store after its publishing CAS, as head; read by producers only. */
+	 * with a release CAS after its publishing CAS, as head; read by producers only. */
 	_Alignas(LF_FIFO_CACHE_LINE) uint64_t tail;
 	/* Read-only after init. */
 	_Alignas(LF_FIFO_CACHE_LINE) struct ksync_u128 *cell;	/* n cells in the storage:
@@ -198,35 +211,54 @@ static inline int lf_fifo_init_mpmc_word(struct lf_fifo_mpmc_word *q, void *stor
 }
 
 /* Move a hint forward to `pos` unless it is already there or beyond (compared modulo
- * 2^64).  Relaxed load: only a filter (a crossing store can still move the hint back,
- * which costs a walk, never correctness).  Release store: see the top ("hint"). */
+ * 2^64), and never back: a CAS from the value last read, retried while that value is
+ * still behind.  A plain store after the load would let a thread stopped between the
+ * two store, much later, a position far behind what others stored meanwhile; every
+ * operation after it would then walk the lagging positions one cell at a time (each
+ * stamp proves only its own position taken, so short of a whole ring there is no
+ * jump).  With the CAS the stale thread's update fails and it re-reads a hint already
+ * past it: the hint is the maximum of the positions stored, so a stopped thread costs
+ * the others nothing.  Relaxed load: only the CAS's expected value.  The CAS is release
+ * (on x86 a lock cmpxchg, a full barrier): see the top ("hint").  It is weak: besides
+ * failing spuriously (never on x86), it fails only when another operation moved the
+ * hint, and only forward, so the loop ends (lock-free).  This is the
+ * operation's second locked instruction when the hint is behind (always, uncontended):
+ * the price of a hint that cannot move back, measured in docs/scaling.md. */
 LF_FIFO__HOT void lf_fifo__word_hint(uint64_t *hint, uint64_t pos)
 {
-	if ((int64_t)(pos - ksync_load_relaxed_u64(hint)) > 0)
-		ksync_store_release_u64(hint, pos);
+	uint64_t h = ksync_load_relaxed_u64(hint);
+
+	while ((int64_t)(pos - h) > 0)
+		if (ksync_cas_weak_release_u64(hint, &h, pos))
+			break;
 }
 
-/* After a walk step (the position *pos was found taken): back off, then go on from the
- * hint if it is ahead of the walk.  A taken position is interference, as a failed CAS
- * is - another thread enqueued (dequeued) there since this one read the hint - so the
- * same bounded exponential backoff (backoff.h) follows it: under contention one thread
- * then runs on with its cache lines while the other waits, instead of both taking every
- * line from each other on every step (hosted, 2 threads: 4-8 M pairs/s before it; after
- * it 18-30 in most processes and still 3-7 in some, docs/scaling.md).  The reload then
- * skips what was done meanwhile.  Only forward: the hint
- * is a valid promise whatever value it holds (every value ever stored was one, and
- * promises never expire), so max(walk, hint) is one; taking the hint even when behind
- * would be spin model mutant 7's livelock (the walk undone while the producer that took
- * the position has not stored the hint).  acquire: as the operation's first hint load.
- * Cost where the hint lags with nobody contending (a hint store that crossed an older
- * one, or a thread stopped before its store): each step of the walk through the lagging
- * positions waits up to KSYNC_BACKOFF_MAX pauses, once, until an operation stores the
- * hint past them. */
-LF_FIFO__HOT void lf_fifo__word_taken(uint64_t *hint, uint64_t *pos, struct ksync_backoff *b)
+/* After a walk step (the position *pos was found taken): back off if the stamp says
+ * another operation took it just now, then go on from the hint if it is ahead of the
+ * walk.  A position taken just now (the enqueue finds its element still there, stamp
+ * 2t + 1; the dequeue finds its cell freed for the next ring and not yet refilled,
+ * stamp 2(h + n)) is interference, as a failed CAS is - another thread enqueued
+ * (dequeued) there since this one read the hint - so the same bounded exponential
+ * backoff (backoff.h) follows it: under contention one thread then runs on with its
+ * cache lines while the other waits, instead of both taking every line from each other
+ * on every step (hosted, 2 threads: 4-8 M pairs/s before it; after it 18-30 in most
+ * processes and still 3-7 in some, docs/scaling.md).  A stamp past that (the enqueue's
+ * position was dequeued too, the dequeue's refilled) says the walk started from a hint
+ * that lags, not that someone is contending: `contended` is false and the walk moves on
+ * at once.  The reload then skips what was done meanwhile.  Only forward: the hint is a
+ * valid promise whatever value it holds (every value ever stored was one, and promises
+ * never expire), so max(walk, hint) is one; taking the hint even when behind would be
+ * spin model mutant 7's livelock (the walk undone while the producer that took the
+ * position has not stored the hint).  acquire: as the operation's first hint load.
+ * The hint never moves back (lf_fifo__word_hint), so it lags only by the operations in
+ * progress between their cell CAS and their hint CAS: a walk is as long as that. */
+LF_FIFO__HOT void lf_fifo__word_taken(uint64_t *hint, uint64_t *pos, struct ksync_backoff *b,
+				      bool contended)
 {
 	uint64_t h;
 
-	ksync_backoff(b);	/* bounded: still lock-free */
+	if (contended)
+		ksync_backoff(b);	/* bounded: still lock-free */
 	h = ksync_load_acquire_u64(hint);
 	if ((int64_t)(h - *pos) > 0)
 		*pos = h;
@@ -276,7 +308,8 @@ LF_FIFO__HOT int lf_fifo_enqueue_mpmc_word(struct lf_fifo_mpmc_word *q, uint64_t
 		/* t is taken: stamp 2p + 1 (p enqueued) -> p + 1; stamp 2p (p free, so p - n
 		 * dequeued) -> p - n + 1.  d / 2 = p - t, computed modulo 2^64. */
 		t += (d >> 1) + ((d & 1) ? 1 : 1 - n);
-		lf_fifo__word_taken(&q->tail, &t, &b);
+		/* d == 1: t's element is still there, t was taken just now */
+		lf_fifo__word_taken(&q->tail, &t, &b, d == 1);
 	}
 }
 
@@ -323,7 +356,8 @@ LF_FIFO__HOT int lf_fifo_dequeue_mpmc_word(struct lf_fifo_mpmc_word *q, uint64_t
 		/* h was dequeued: stamp 2p or 2p + 1 with p >= h + n, so p - n was dequeued
 		 * -> p - n + 1.  d / 2 = p - h, computed modulo 2^64. */
 		h += (d >> 1) + 1 - n;
-		lf_fifo__word_taken(&q->head, &h, &b);
+		/* d == 2n: h's cell is free for h + n, h was taken just now */
+		lf_fifo__word_taken(&q->head, &h, &b, d == 2 * n);
 	}
 }
 

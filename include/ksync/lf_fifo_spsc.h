@@ -256,6 +256,83 @@ LF_FIFO__HOT int lf_fifo_dequeue_spsc(struct lf_fifo_spsc *q, void *out)
 }
 
 /*
+ * 8-byte elements by value: the same queue, protocol and results as
+ * lf_fifo_enqueue_spsc / lf_fifo_dequeue_spsc on a queue made with elem_size 8, with
+ * the word passed in a register instead of through a pointer.  The general functions
+ * copy from the caller's buffer after hiding its address from the optimizer
+ * (lf_fifo__copy), so a word the caller holds in a register is stored to the stack and
+ * loaded back, and the cell address is computed with a multiply by the element size;
+ * here the word is stored to (loaded from) its cell directly at (position & mask) * 8.
+ * Concurrency Kit's ck_ring_enqueue_spsc / _dequeue_spsc take a pointer-sized entry by
+ * value the same way.  KSYNC_EINVAL also when the queue's element size is not 8 (q
+ * unchanged).  With callbacks installed these go through the general functions (the
+ * same events).  Producer only / consumer only, as the general ones; wait-free.
+ */
+/* Not size 8 or callbacks installed (out of line: taking v's address here would keep
+ * it in memory on the fast path too). */
+LF_FIFO__SLOW int lf_fifo__enqueue_spsc_word_slow(struct lf_fifo_spsc *q, uint64_t v)
+{
+	if (LF_FIFO__SHAPE_ESIZE(q->p.shape) != 8)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "element size is not 8");
+	return lf_fifo__enqueue_spsc_cb(q, &v);
+}
+
+LF_FIFO__HOT int lf_fifo_enqueue_spsc_word(struct lf_fifo_spsc *q, uint64_t v)
+{
+	uint64_t t, mask, shape;
+
+	if (!q)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue");
+	shape = q->p.shape;
+	/* bits 32-63: the element size and the callbacks flag; 8 = size 8, no callbacks */
+	if (__builtin_expect(shape >> 32 != 8, 0))
+		return lf_fifo__enqueue_spsc_word_slow(q, v);
+	mask = LF_FIFO__SHAPE_MASK(shape);
+	t = ksync_load_relaxed_u64(&q->p.tail);	/* only this thread writes it */
+	if (t - q->p.head_cache > mask) {
+		/* acquire: as in lf_fifo_enqueue_spsc */
+		q->p.head_cache = ksync_load_acquire_u64(&q->c.head);
+		if (t - q->p.head_cache > mask)
+			return KSYNC_EFULL;
+	}
+	/* plain: the cell is the producer's until the release store below */
+	*(lf_fifo__u64 *)(q->p.data + (t & mask) * 8) = v;
+	/* release: the cell store above is visible to the consumer that reads the new
+	 * tail with acquire (linearization point) */
+	ksync_store_release_u64(&q->p.tail, t + 1);
+	return KSYNC_OK;
+}
+
+LF_FIFO__HOT int lf_fifo_dequeue_spsc_word(struct lf_fifo_spsc *q, uint64_t *out)
+{
+	uint64_t h, t, shape;
+
+	if (!q || !out)
+		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue or output");
+	shape = q->c.shape;
+	if (__builtin_expect(shape >> 32 != 8, 0)) {
+		if (LF_FIFO__SHAPE_ESIZE(shape) != 8)
+			KSYNC_BAD_INPUT(KSYNC_EINVAL, "element size is not 8");
+		return lf_fifo__dequeue_spsc_cb(q, out);
+	}
+	h = ksync_load_relaxed_u64(&q->c.head);	/* only this thread writes it */
+	if ((int64_t)(q->c.tail_cache - h) <= 0) {
+		/* acquire: as in lf_fifo_dequeue_spsc */
+		t = ksync_load_acquire_u64(&q->p.tail);
+		if (t == h)
+			return KSYNC_EEMPTY;
+		if (t - h > 1)
+			q->c.tail_cache = t;	/* as in lf_fifo_dequeue_spsc */
+	}
+	/* plain: the cell is the consumer's until the release store below */
+	*out = *(const lf_fifo__u64 *)(q->c.data + (h & LF_FIFO__SHAPE_MASK(shape)) * 8);
+	/* release: our read of the cell completes before the producer may overwrite it */
+	ksync_store_release_u64(&q->c.head, h + 1);
+	return KSYNC_OK;
+}
+
+
+/*
  * The same operations with no synchronization at all: plain accesses, no ordering, for
  * a caller that provides exclusion between every user of q (e.g. one thread, or a
  * kernel path with interrupts disabled on a uniprocessor).  Callbacks fire exactly once

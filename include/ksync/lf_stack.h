@@ -79,6 +79,24 @@
  * operations are atomic with respect to each other whatever their width.
  * Wrap-around: 2^64 removals at one per nanosecond take 584 years; not a concern.
  *
+ * Why the pop stays a cmpxchg16b (an 8-byte tagged top was weighed and refused).  An
+ * 8-byte CAS would need the generation beside the pointer in one word: with 8-aligned
+ * nodes and 48-bit canonical addresses that leaves 64 - 45 = 19 generation bits (10
+ * with 5-level paging's 57-bit addresses, none with LAM's top-byte tags).  ABA then
+ * needs only 2^19 removals while one pop sits between its read of the top and its CAS:
+ * at ~10 ns per uncontended removal (hosted) that is ~5 ms, one preemption of the
+ * popper - a real window, not a 584-year one; lf_istack.h keeps >= 32 bits only because
+ * its indices are small.  Nor would it buy the cost bar it was weighed for (push + pop
+ * within 1.5x two uncontended lock cmpxchg): hosted, AMD EPYC 2-vCPU KVM guest, 3 runs
+ * each, medians: two lock cmpxchg 10.26-10.77 TSC ticks; this stack's push + pop 25.29
+ * (all runs; 2.35-2.47x); a prototype with the 19-bit tagged 8-byte top, same measure.h
+ * method, 17.1-18.4 (~1.7x); lock cmpxchg16b alone 9.34 against lock cmpxchg 5.48
+ * (bench/prims), so the pair's two locked instructions alone are 14.8 (1.4x) before any
+ * load of the top.  Concurrency Kit pays the same (ck_stack_pop_mpmc is a cmpxchg16b on
+ * {head, generation}; its _upmc pop is ABA-unsafe), liburcu's lfstack pop needs a mutex
+ * or an RCU grace period.  Where nodes come from one pool, lf_istack.h is the 8-byte
+ * path (push + pop 15.64-15.74 in the same runs, 1.5x).
+ *
  * Memory (the precondition of every lock-free stack without hazard pointers): a pop
  * may read n->next of a node that another CPU has just popped.  Nodes must therefore be
  * type-stable while any pop may be running: in the kernel they come from fixed pools

@@ -49,12 +49,39 @@ static void inject(int is_cas128)
 #define KSYNC__WORD_IS_CAS128_fetch_and 0
 #define KSYNC__WORD_IS_CAS128_fence 0
 #define KSYNC__WORD_IS_CAS128_load128 0
+/* Late hint (lf_fifo_mpmc_word_late_hint): the victim is stopped at its first write of
+ * one hint word (late_addr: the store or CAS that ends its hint update, after the load
+ * that decided it; the hook runs before the instruction) and one whole action (others
+ * running far ahead) runs there, once; and, while late_counting, every load of a cell's
+ * stamp (the first 8 bytes of a 16-byte cell in [late_lo, late_hi)) is counted: the
+ * cells an operation visits. */
+static const void *late_addr;
+static int late_armed;
+static void (*late_action)(void);
+static int late_counting;
+static long late_cells;
+static const unsigned char *late_lo, *late_hi;
+static void late_hook(const char *op, const void *addr)
+{
+	const unsigned char *a = addr;
+
+	if (strcmp(op, "load") == 0) {
+		if (late_counting && a >= late_lo && a < late_hi && (a - late_lo) % 16 == 0)
+			late_cells++;
+	} else if (late_armed && !inj_in && addr == late_addr) {
+		late_armed = 0;
+		inj_in = 1;
+		late_action();
+		inj_in = 0;
+	}
+}
 /* The interleaving explorer's scheduling point (a no-op outside an explored thread)
- * and the injection above share the one hook. */
+ * and the injections above share the one hook. */
 #include "../explore/explore.h"
 #undef KSYNC_ATOMIC_HOOK
 #define KSYNC_ATOMIC_HOOK(op, addr)                                                   \
-	(inject(KSYNC__WORD_IS_CAS128_##op), kx_hook(#op, (const void *)(addr)))
+	(inject(KSYNC__WORD_IS_CAS128_##op), late_hook(#op, (const void *)(addr)),      \
+	 kx_hook(#op, (const void *)(addr)))
 
 #include <ksync/ktest.h>
 #include <ksync/lf_fifo_mpmc_word.h>
@@ -462,6 +489,108 @@ static void stress(struct ktest_ctx *kt, uint64_t cap)
 KTEST(lf_fifo_mpmc_word_stress_cap1) { stress(kt, 1); }
 KTEST(lf_fifo_mpmc_word_stress_cap8) { stress(kt, SCAP); }
 KTEST(lf_fifo_mpmc_word_stress_cap1024) { stress(kt, 1024); }
+
+/* ---- a late hint update: a thread stopped inside it, the others far ahead ---------------- *
+ * The victim's enqueue (dequeue) succeeds at position p and is stopped just before it
+ * writes the hint, having loaded it; meanwhile the others do `lag` enqueue + dequeue pairs (the
+ * queue holding `fill` elements throughout), so the hint goes to p + 1 + lag; then the
+ * victim finishes.  A hint update that could move the hint back (a plain store after
+ * the load) would leave it at p + 1, lag positions behind, and the others' next enqueue
+ * (dequeue) would walk from there, one cell per position once the first stamp's jump is
+ * spent (up to n - 1 cells at capacity n).  The bound: that next operation reads at
+ * most 2 cells' stamps (1 when nothing races it, as here), and every element comes out
+ * once, in order. */
+#define LCAP 1024
+static uint64_t late_next_in, late_next_out;
+static unsigned late_lag;
+static int late_bad;
+static void late_others(void)
+{
+	for (unsigned i = 0; i < late_lag; i++) {
+		uint64_t v = ~0ull;
+
+		late_bad |= lf_fifo_enqueue_mpmc_word(&sq, late_next_in++) != KSYNC_OK;
+		late_bad |= lf_fifo_dequeue_mpmc_word(&sq, &v) != KSYNC_OK || v != late_next_out++;
+	}
+}
+
+static void late_case(struct ktest_ctx *kt, int victim_enqueues, unsigned fill, unsigned lag)
+{
+	uint64_t v = ~0ull;
+	uint64_t *hint = victim_enqueues ? &sq.tail : &sq.head;
+	uint64_t before;
+	int r;
+
+	KT_ASSERT(sizeof(sstore) >= LCAP * 16);
+	KT_ASSERT_EQ(lf_fifo_init_mpmc_word(&sq, sstore, LCAP * 16, LCAP), KSYNC_OK);
+	late_next_in = late_next_out = 0;
+	late_bad = 0;
+	/* after a wrap: fill elements (+2 for the victim dequeue and the next to take) */
+	for (unsigned i = 0; i < LCAP + 7; i++) {
+		KT_ASSERT_EQ(lf_fifo_enqueue_mpmc_word(&sq, late_next_in++), KSYNC_OK);
+		KT_ASSERT_EQ(lf_fifo_dequeue_mpmc_word(&sq, &v), KSYNC_OK);
+		KT_ASSERT_EQ(v, late_next_out++);
+	}
+	for (unsigned i = 0; i < fill + 2 * !victim_enqueues; i++)
+		KT_ASSERT_EQ(lf_fifo_enqueue_mpmc_word(&sq, late_next_in++), KSYNC_OK);
+
+	/* the victim: stopped at its write of its hint, after its cell CAS and the load
+	 * that found the hint behind */
+	late_lag = lag;
+	late_action = late_others;
+	late_addr = hint;
+	late_armed = 1;
+	before = *hint;
+	if (victim_enqueues) {
+		r = lf_fifo_enqueue_mpmc_word(&sq, late_next_in++);
+	} else {
+		uint64_t want = late_next_out++;	/* the others dequeue after it */
+
+		r = lf_fifo_dequeue_mpmc_word(&sq, &v);
+		KT_EXPECT_EQ(v, want);
+	}
+	KT_EXPECT_EQ(r, KSYNC_OK);
+	KT_EXPECT_EQ(late_armed, 0);	/* the stop happened */
+	KT_EXPECT_EQ(late_bad, 0);	/* the others' operations all succeeded, in order */
+	/* the others moved the hint past the victim's position: it stays there */
+	KT_EXPECT_EQ(*hint, before + 1 + lag);
+
+	/* the others' next operation on the victim's side: cells read */
+	late_lo = sstore;
+	late_hi = sstore + LCAP * 16;
+	late_cells = 0;
+	late_counting = 1;
+	if (victim_enqueues) {
+		r = lf_fifo_enqueue_mpmc_word(&sq, late_next_in++);
+	} else {
+		r = lf_fifo_dequeue_mpmc_word(&sq, &v);
+		KT_EXPECT_EQ(v, late_next_out++);
+	}
+	late_counting = 0;
+	KT_EXPECT_EQ(r, KSYNC_OK);
+	KT_EXPECT(late_cells >= 1 && late_cells <= 2);
+	/* everything left comes out once, in order */
+	while (lf_fifo_dequeue_mpmc_word(&sq, &v) == KSYNC_OK)
+		KT_EXPECT_EQ(v, late_next_out++);
+	KT_EXPECT_EQ(late_next_out, late_next_in);
+	kt_diag(kt, "capacity %u, victim %s, %u elements, others ran %u pairs: the next "
+		"%s read %ld cell(s)", LCAP, victim_enqueues ? "enqueue" : "dequeue", fill, lag,
+		victim_enqueues ? "enqueue" : "dequeue", late_cells);
+}
+
+KTEST(lf_fifo_mpmc_word_late_hint)
+{
+	static const unsigned fills[] = { 0, LCAP / 2, LCAP - 2 };
+	static const unsigned lags[] = { 5, LCAP - 3, 3 * LCAP + 5 };
+
+	for (int side = 0; side < 2; side++)
+		for (unsigned f = 0; f < 3; f++)
+			for (unsigned l = 0; l < 3; l++) {
+				late_case(kt, side, fills[f], lags[l]);
+				if (kt->failures)
+					return;
+			}
+}
 
 /* ---- exact capacity under concurrency ------------------------------------------------------
  * Producers race to fill an empty queue until each sees KSYNC_EFULL: exactly capacity
