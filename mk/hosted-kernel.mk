@@ -25,7 +25,8 @@ HK_KSUBSYS := core mm dev exp sched lock
 HK_KERNEL_SRCS := $(filter-out kernel/core/lib.c,$(sort $(wildcard $(HK_KSUBSYS:%=kernel/%/*.c)))) \
 	kernel/spl/intr.c kernel/spl/intr_hw.c $(sort $(wildcard kernel/tests/*.c)) $(LIBKSYNC_SRCS)
 HK_PORT_SRCS := arch/hosted/runtime.c arch/hosted/kport.c arch/hosted/boot.c $(HK_DEV_SRC) \
-	arch/hosted/context.c arch/hosted/switch.S arch/hosted/ktest_context.c
+	arch/hosted/context.c arch/hosted/switch.S arch/hosted/ktest_context.c \
+	arch/hosted/ktest_storm.c
 
 HK_CC_plain := $(HOSTED_CC)
 HK_CFLAGS_plain := $(HOSTED_OPT)

@@ -173,6 +173,41 @@ void arch_stack_free(void *base, size_t size)
 		munmap((char *)base - GUARD, size + GUARD);
 }
 
+/* ---- stack high-water mark (the storm test, arch/hosted/ktest_storm.c) ---------------
+ * While painting is on, arch_context_init fills a new context's stack (above the canary
+ * word, below its first frame) with PAINT; a context later scans its own stack for the
+ * lowest word no longer PAINT: the deepest its stack has been, frames of signals and
+ * frame calls included. Off by default (16 KiB of stores per thread creation).
+ * paint_on: written by the test's thread between runs (no context is being created then
+ * on another CPU), read by arch_context_init. cur_ctx: the context this host thread runs,
+ * written by the switch before its stack switch (the context switched to resumes on this
+ * thread), read only by that context. */
+#define PAINT 0x7061696e74656421ull	/* "painted!" */
+static volatile bool paint_on;
+static _Thread_local struct arch_context *cur_ctx;
+
+void hosted_stack_paint(bool on)
+{
+	paint_on = on;
+}
+
+/* Bytes of the running context's stack ever used (from its top), or 0 if its stack was
+ * not painted (an adopted one, or created with painting off). The scan reads below the
+ * live frames, where ASan's redzones of dead frames may still be poisoned. */
+__attribute__((no_sanitize_address)) size_t hosted_stack_high_water(void)
+{
+	struct arch_context *c = cur_ctx;
+
+	if (!c || !c->painted)
+		return 0;
+	const volatile uint64_t *w = (const volatile uint64_t *)c->stack_lo + 1;	/* canary */
+	const volatile uint64_t *end = (const volatile uint64_t *)((char *)c->stack_lo + c->stack_size);
+
+	while (w < end && *w == PAINT)
+		w++;
+	return (size_t)((const char *)end - (const char *)w);
+}
+
 /* ---- contexts ---------------------------------------------------------------------- */
 void arch_context_adopt(struct arch_context *ctx)
 {
@@ -217,6 +252,11 @@ void arch_context_init(struct arch_context *ctx, void *base, size_t size,
 		ctx->fpu = (void *)top;
 	}
 	top &= ~(uintptr_t)15;
+	if (paint_on) {
+		for (uint64_t *w = (uint64_t *)base + 1; (uintptr_t)(w + 1) <= top - 128; w++)
+			*w = PAINT;
+		ctx->painted = true;
+	}
 	/* switch.S's frame; after its `ret` %rsp = top - 16 (16-byte aligned), above it two
 	 * zero words (the end of the frame chain) */
 	uint64_t *sp = (uint64_t *)top;
@@ -266,8 +306,11 @@ static inline void switch_begin(struct arch_context *from, struct arch_context *
 	clock_gettime(CLOCK_MONOTONIC, &ts);	/* an interceptor: TSan runs what it deferred */
 	__tsan_switch_to_fiber(to->fiber, 0);
 #endif
-	(void)from;
-	(void)to;
+	/* after the interceptor above (IRQs are off: a handler it runs only records) and
+	 * before the stack switch: `to` resumes on this thread, with its own frame-call
+	 * state (runtime.c frame_call_signal: one frame call per stack) */
+	hosted_stack_state_swap(from->stack_state, to->stack_state);
+	cur_ctx = to;
 }
 
 /* In the resumed context: `from` is its own context (the one it saved into). */

@@ -54,6 +54,11 @@ struct hosted_irq_cpu {
 	volatile sig_atomic_t masked;
 	/* Held sources, bit s = source s: this thread and its handlers; taken by exchange. */
 	_Atomic uint32_t pending;
+	/* Spin-wait steps (arch_cpu_relax) since this vCPU last gave its host core back
+	 * (hosted_relax_yield): this thread and its handlers, plain ++; a handler's step
+	 * racing the thread's can lose one count, which only moves the next yield by one
+	 * step. */
+	uint32_t relax_spins;
 	/* IPI bits: any thread ORs (seq_cst: the sender's data before the bit, and the
 	 * Dekker handshake with idle); the owner takes them by exchange (acquire). */
 	_Alignas(64) _Atomic uint32_t mailbox;
@@ -61,6 +66,7 @@ struct hosted_irq_cpu {
 extern _Thread_local struct hosted_irq_cpu *hosted_irq_self;	/* NULL off the vCPUs */
 _Static_assert(sizeof(sig_atomic_t) == sizeof(int) &&
 	       __builtin_offsetof(struct hosted_irq_cpu, pending) == 4 &&
+	       __builtin_offsetof(struct hosted_irq_cpu, relax_spins) == 8 &&
 	       __builtin_offsetof(struct hosted_irq_cpu, mailbox) == 64,
 	       "arch/hosted/public/arch_impl.h restates this layout");
 #endif
@@ -136,6 +142,16 @@ void hosted_ipi_set_handler(hosted_ipi_handler_t handler);	/* before hosted_star
 void hosted_ipi_send(unsigned cpu, uint32_t bits);
 void hosted_poll(void);		/* deliver whatever is pending (if enabled) */
 void hosted_relax_tsan(void);	/* the TSan build's arch_cpu_relax (arch_impl.h) */
+/* Every spinning wait in the kernel steps through arch_cpu_relax; every
+ * HOSTED_RELAX_YIELD_STEPS steps of a vCPU, arch_cpu_relax calls hosted_relax_yield,
+ * which - only when the vCPUs outnumber the host's cores - gives the host core back
+ * (sched_yield): a spinner waits for a lock holder, a ticket's next holder or an MCS
+ * successor whose vCPU thread the host has descheduled, maybe onto this very core. The
+ * bound is a count of steps (~256 pause instructions, 5-35 us on current cores), never
+ * a time. hosted_relax_yields: vCPU cpu's yields so far (relaxed). */
+#define HOSTED_RELAX_YIELD_STEPS 256u
+void hosted_relax_yield(void);
+unsigned long hosted_relax_yields(unsigned cpu);
 
 /* Preemption (arch_frame_call; docs/hosted-port.md "Threads on the hosted port"). From a
  * handler (IRQs off): if it is the outermost delivery and interrupted code with IRQs on,
@@ -143,8 +159,34 @@ void hosted_relax_tsan(void);	/* the TSan build's arch_cpu_relax (arch_impl.h) *
  * (the tail of the signal handler), or, for deliveries in thread context (a replay at an
  * enable, hosted_poll, idle; every delivery of the TSan build), when that replay returns.
  * fn may switch threads; the interrupted one must resume on this vCPU. fn returns with
- * IRQs on. Returns false, nothing requested, otherwise. */
+ * IRQs on. Returns false, nothing requested, otherwise - and while a granted call is
+ * still pending on this vCPU (that one runs; one pending at a time, like an IRR bit). */
 bool hosted_frame_call(void (*fn)(void));
+/* One frame call per stack (runtime.c, frame_call_signal): a request made while one is
+ * active on the running stack waits for it to return. So a stack holds at most this
+ * many source-signal frames at once: the one whose frame call is active, one delivery
+ * in that frame call's IRQs-on code, and one that only records a source (a handler's
+ * controller unmask delivering a held signal with the flag set). */
+#define HOSTED_SIGFRAMES_BOUND 3
+/* The per-stack half of the above, swapped by every context switch before its stack
+ * switch, IRQs off (context.c): save[] gets the running context's state, load[] is the
+ * state of the context switched to (zeros for a new one). */
+void hosted_stack_state_swap(uint32_t save[2], const uint32_t load[2]);
+/* Maxima since start: source-signal frames on one stack at once; bytes of one signal
+ * frame (interrupted stack pointer minus the handler's frame: the host's frame with the
+ * FP/SIMD state, the red zone, alignment). */
+unsigned hosted_stack_sigframes_max(void);
+unsigned long hosted_sigframe_bytes_max(void);
+/* Raises of `src` aimed at vCPU `cpu` (hosted_source_raise): raised = delivered +
+ * coalesced once the host's signal queue has drained. delivered: dispatched, or held
+ * in a clear pending bit (dispatched once later); coalesced: held in a bit already set
+ * (an IRR takes one request per source), or refused by the host's full queue. */
+struct hosted_src_counts { unsigned long raised, delivered, coalesced; };
+void hosted_source_counts(unsigned cpu, unsigned src, struct hosted_src_counts *c);
+/* context.c: paint the stacks of contexts created from now on (on = true) and scan the
+ * running context's: bytes ever used from its top, 0 if not painted. */
+void hosted_stack_paint(bool on);
+size_t hosted_stack_high_water(void);
 void hosted_idle(void);		/* enable, sleep until a signal or the mailbox, return */
 
 /* 4. Console, verdict, watchdog. */

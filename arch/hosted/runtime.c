@@ -122,6 +122,26 @@ struct vcpu {
 	unsigned deliver_depth, sig_depth, frame_hold;
 	bool outer_on;
 	void (*frame_fn)(void);
+	/* Per STACK, not per vCPU: the running context's values, swapped by every context
+	 * switch (hosted_stack_state_swap, called by context.c before the stack switch with
+	 * IRQs off; the context switched to resumes on this thread). Owner and its handlers,
+	 * each handler restoring what it found. frame_nest = 1 while a frame call
+	 * (frame_call_signal or frame_call_thread) is active on this stack: no second one
+	 * starts on it (the bound below); stack_sigframes = on_source frames on this stack. */
+	unsigned frame_nest, stack_sigframes;
+	/* The storm's accounting of raises aimed at this vCPU (hosted_source_counts), per
+	 * source: raised by the sender (any thread) before its tgkill; delivered / coalesced
+	 * by this vCPU's handler, per host arrival of a raise (si_code SI_TKILL): delivered
+	 * = dispatched, or recorded into a clear pending bit (dispatched once, later);
+	 * coalesced = recorded into a bit already set (a controller's IRR takes one request
+	 * per source), or a tgkill the host refused (EAGAIN: the RT signal queue is full),
+	 * counted by the sender. Relaxed: counts, no data depends on them; a reader waits
+	 * for raised = delivered + coalesced (the host's queue drained). */
+	_Atomic unsigned long src_raised[HOSTED_NSRC], src_delivered[HOSTED_NSRC],
+		src_coalesced[HOSTED_NSRC];
+	/* host-core yields of this vCPU's spins (hosted_relax_yield): the owner adds,
+	 * anyone reads (relaxed: a count) */
+	_Atomic unsigned long relax_yields;
 	timer_t clock;			/* owner only */
 	bool clock_armed;		/* owner only */
 	void (*entry)(unsigned);
@@ -135,6 +155,12 @@ static _Thread_local struct vcpu *self;
 _Thread_local struct hosted_irq_cpu *hosted_irq_self;	/* = &self->irq */
 static unsigned watchdog_s = 10;	/* set before hosted_start */
 static _Atomic unsigned long clock_misrouted;
+/* Maxima over every stack and delivery (hosted_stack_sigframes_max): on_source frames on
+ * one stack at once, and one frame's size (the interrupted stack pointer minus the
+ * handler's own frame: the kernel's signal frame with the xsave area, the red zone,
+ * alignment). Relaxed CAS-max: statistics. */
+static _Atomic unsigned sigframes_max;
+static _Atomic unsigned long sigframe_bytes_max;
 
 struct source { hosted_handler_t handler; void *arg; };
 /* Written by hosted_source_register before hosted_start (thread creation publishes them
@@ -258,6 +284,12 @@ bool hosted_frame_call(void (*fn)(void))
 
 	if (!v || !fn || v->deliver_depth != 1 || !v->outer_on)
 		return false;
+	/* one pending per vCPU, like an IRR bit: a request while one waits (a delivery
+	 * inside a frame call's window, whose call runs once fn returns; or one held for
+	 * the next enable) is refused - the pending call runs, and a granted request is
+	 * always run exactly once */
+	if (atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME)
+		return false;
 	v->frame_fn = fn;
 	atomic_fetch_or_explicit(&v->irq.pending, PEND_FRAME, memory_order_relaxed);
 	return true;
@@ -289,17 +321,20 @@ static void frame_call_thread(struct vcpu *v)
 	 * enable waits (frame_hold) for this loop's next round, so a storm of requests
 	 * never stacks fn calls. frame_hold is held only around frame_call_done, which does
 	 * not switch threads (fn may: it is outside the hold). */
-	while (!(v->sig_depth || v->deliver_depth || v->frame_hold || v->irq.masked ||
+	while (!(v->sig_depth || v->deliver_depth || v->frame_hold || v->frame_nest ||
+		 v->irq.masked ||
 		 !(atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME))) {
 		void (*fn)(void) = frame_take(v);
 
 		if (!fn)
 			break;
+		v->frame_nest = 1;	/* this stack's one frame call (see frame_call_signal) */
 		fn();
 		v = self;	/* fn may have switched threads: re-read, never trust a cached vCPU */
 		v->frame_hold++;
 		frame_call_done();
 		v->frame_hold--;
+		v->frame_nest = 0;
 	}
 }
 
@@ -307,16 +342,37 @@ static void frame_call_thread(struct vcpu *v)
  * the flag clear and that code's host signal mask - not the handler's (sa_mask blocks
  * every source: a thread fn switched to could never be interrupted). The mask is the
  * enabled state's, computed rather than copied from uc_sigmask: an idle vCPU's
- * sigsuspend frame holds the pre-sleep mask, every source blocked. Two system calls
- * around fn; then the handler finishes with the sources blocked again, and sigreturn
- * installs the mask as fn left it (controller masks other threads wrote meanwhile
- * included), not the stale one in the frame. */
+ * sigsuspend frame holds the pre-sleep mask, every source blocked. The handler then
+ * finishes with the sources blocked again, and sigreturn installs the mask as fn left
+ * it (controller masks other threads wrote meanwhile included), not the stale one in
+ * the frame.
+ *
+ * The bound (one frame call per stack; docs/hosted-port.md "Interrupt storms"). From the
+ * unblock below until the re-block, this stack is IRQs-on code: a source may be
+ * delivered in the middle of it - inside the unblock itself, before fn has run a single
+ * instruction, as a storm from another vCPU does every few microseconds. Such a
+ * delivery is a normal one (its handler runs: IRQs are on), but frame_nest is set, so
+ * a frame call its handler asks for is only recorded (PEND_FRAME, like an IRR bit) and
+ * its on_source returns, popping its frame; this loop runs the request once fn has
+ * returned, in THIS frame. Without frame_nest each such delivery started its own frame
+ * call from inside the unblock, before the outer fn had run (so before the kernel's own
+ * guard, in_preempt, was set): a frame call per delivery, nested without limit, and at
+ * ~3.7 KB per signal frame (AVX-512 state) four filled a 16 KiB thread stack.
+ * frame_nest is per stack (context.c swaps it at every switch): a thread fn switched to
+ * runs with its own value, 0 unless it is itself resumed inside its frame call; so a
+ * storm on the thread switched to preempts it as usual.
+ * What a stack can hold at once, then: S1, the on_source frame whose frame call is
+ * active (kept while fn is switched out); S2, one more dispatching on_source frame,
+ * delivered while S1's frame call runs IRQs-on code (it cannot frame-call, and inside
+ * it the sources are blocked by sa_mask); S3, one recording on_source frame (the flag
+ * set: it only records the source), possible inside S2 when a handler unmasks a source
+ * at the controller, whose held signal the host delivers at once. Three signal frames
+ * (HOSTED_SIGFRAMES_BOUND), counted per stack (stack_sigframes) for the storm test. */
 static void frame_call_signal(struct vcpu *v, ucontext_t *uc)
 {
 	sigset_t run = uc->uc_sigmask, all = irq_set(), cur;
-	void (*fn)(void) = frame_take(v);
 
-	if (!fn)
+	if (!(atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME))
 		return;
 	for (unsigned i = 0; i < HOSTED_NSRC; i++) {
 		if (v->ctl_mask & (1u << i))
@@ -325,11 +381,58 @@ static void frame_call_signal(struct vcpu *v, ucontext_t *uc)
 			sigdelset(&run, SIG_SRC(i));
 	}
 	sigaddset(&run, SIG_WAKE);
+	v->frame_nest = 1;	/* before the unblock: a delivery inside it sees it */
+	atomic_signal_fence(memory_order_seq_cst);
 	pthread_sigmask(SIG_SETMASK, &run, NULL);
-	fn();
-	frame_call_done();
-	pthread_sigmask(SIG_BLOCK, &all, &cur);
+	for (;;) {
+		/* a request made while a delivery left the flag set (it asked the interrupted
+		 * code to resume masked) waits for the next enable (replay's frame_call_thread) */
+		void (*fn)(void) = v->irq.masked ? NULL : frame_take(v);
+
+		if (fn) {
+			fn();
+			v = self;	/* fn may have switched threads and back: re-read */
+			frame_call_done();
+			continue;
+		}
+		pthread_sigmask(SIG_BLOCK, &all, &cur);
+		/* a delivery between the last frame_take and the block asked for another:
+		 * run it here too (the sources unblocked again), never leave it behind */
+		if (v->irq.masked ||
+		    !(atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME))
+			break;
+		pthread_sigmask(SIG_SETMASK, &cur, NULL);
+	}
 	uc->uc_sigmask = cur;
+	atomic_signal_fence(memory_order_seq_cst);
+	v->frame_nest = 0;
+}
+
+/* Count one more on_source frame on this stack, and the maxima. */
+static void sigframe_enter(struct vcpu *v, void *uc, void *here)
+{
+	unsigned n = ++v->stack_sigframes;
+	unsigned m = atomic_load_explicit(&sigframes_max, memory_order_relaxed);
+
+	while (n > m && !atomic_compare_exchange_weak_explicit(&sigframes_max, &m, n,
+							       memory_order_relaxed,
+							       memory_order_relaxed))
+		;
+	/* the interrupted stack pointer minus this frame: the kernel's signal frame. Not in
+	 * the TSan build: TSan's own handler takes the signal and returns (its frame gone),
+	 * and runs ours later from an interceptor with a copy of the context, so the
+	 * distance there is TSan's interceptor frames, not a signal frame */
+	uintptr_t sp = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP];
+	uintptr_t at = (uintptr_t)here;
+	if (!HOSTED_TSAN && sp > at && sp - at < 65536) {
+		unsigned long b = (unsigned long)(sp - at);
+		unsigned long bm = atomic_load_explicit(&sigframe_bytes_max, memory_order_relaxed);
+
+		while (b > bm && !atomic_compare_exchange_weak_explicit(&sigframe_bytes_max, &bm, b,
+									memory_order_relaxed,
+									memory_order_relaxed))
+			;
+	}
 }
 
 static void on_source(int sig, siginfo_t *si, void *uc)
@@ -337,21 +440,31 @@ static void on_source(int sig, siginfo_t *si, void *uc)
 	struct vcpu *v = self;
 	int saved_errno = errno;
 
-	(void)uc;
 	if (!v)
 		return;		/* not a vCPU (main or watchdog thread): dropped */
+	sigframe_enter(v, uc, __builtin_frame_address(0));
 	if (sig == SIG_WAKE) {
 		/* only ends a sleep; the mailbox is read by the interrupted hosted_idle */
+		v->stack_sigframes--;
 		errno = saved_errno;
 		return;
 	}
 	unsigned src = (unsigned)(sig - SIGRTMIN - 1);
+	bool raised = si->si_code == SI_TKILL;	/* hosted_source_raise's (the storm's count) */
 
 	if (si->si_code == SI_TIMER && (unsigned)si->si_value.sival_int != v->id)
 		atomic_fetch_add_explicit(&clock_misrouted, 1, memory_order_relaxed);
 	if ((!HOSTED_HARD_MASK && v->irq.masked) || (HOSTED_CTL_SOFT && (v->ctl_mask & (1u << src)))) {
-		atomic_fetch_or_explicit(&v->irq.pending, 1u << src, memory_order_relaxed);
+		/* held: one bit per source, so a request that finds its bit set coalesces with
+		 * the one already held (a controller's IRR) */
+		uint32_t was = atomic_fetch_or_explicit(&v->irq.pending, 1u << src,
+							memory_order_relaxed);
+		if (raised)
+			atomic_fetch_add_explicit((was & (1u << src)) ? &v->src_coalesced[src] :
+						  &v->src_delivered[src], 1, memory_order_relaxed);
 	} else {
+		if (raised)
+			atomic_fetch_add_explicit(&v->src_delivered[src], 1, memory_order_relaxed);
 		sig_atomic_t was = v->irq.masked;
 		bool pushed = v->trap_depth < sizeof(v->trap_uc) / sizeof(v->trap_uc[0]);
 
@@ -398,9 +511,12 @@ static void on_source(int sig, siginfo_t *si, void *uc)
 		 * handler runs on a copy of the context with every signal blocked; the next
 		 * poll point in thread context takes it there). */
 		if (!HOSTED_TSAN && !was && v->sig_depth == 0 && v->deliver_depth == 0 &&
+		    v->frame_nest == 0 &&
 		    (atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME))
 			frame_call_signal(v, uc);
+		v = self;	/* a frame call may have switched threads and back */
 	}
+	v->stack_sigframes--;
 	errno = saved_errno;
 }
 
@@ -495,8 +611,48 @@ void hosted_source_register(unsigned src, hosted_handler_t handler, void *arg)
 
 void hosted_source_raise(unsigned src, unsigned cpu)
 {
-	if (src < HOSTED_NSRC && cpu < nvcpus)
-		syscall(SYS_tgkill, getpid(), vcpus[cpu].tid, SIG_SRC(src));
+	if (src >= HOSTED_NSRC || cpu >= nvcpus)
+		return;
+	atomic_fetch_add_explicit(&vcpus[cpu].src_raised[src], 1, memory_order_relaxed);
+	/* a raise the host cannot queue (EAGAIN: the RT signal queue is full, a storm
+	 * faster than the target takes them) is coalesced, as a request into a set IRR
+	 * bit - never an error */
+	if (syscall(SYS_tgkill, getpid(), vcpus[cpu].tid, SIG_SRC(src)) != 0)
+		atomic_fetch_add_explicit(&vcpus[cpu].src_coalesced[src], 1, memory_order_relaxed);
+}
+
+void hosted_source_counts(unsigned cpu, unsigned src, struct hosted_src_counts *c)
+{
+	*c = (struct hosted_src_counts){ 0 };
+	if (src >= HOSTED_NSRC || cpu >= nvcpus)
+		return;
+	/* relaxed: counts; raises still queued in the host are in raised only, so a reader
+	 * that wants the identity waits for the queue to drain */
+	c->delivered = atomic_load_explicit(&vcpus[cpu].src_delivered[src], memory_order_relaxed);
+	c->coalesced = atomic_load_explicit(&vcpus[cpu].src_coalesced[src], memory_order_relaxed);
+	c->raised = atomic_load_explicit(&vcpus[cpu].src_raised[src], memory_order_relaxed);
+}
+
+void hosted_stack_state_swap(uint32_t save[2], const uint32_t load[2])
+{
+	struct vcpu *v = self;
+
+	if (!v)
+		return;
+	save[0] = v->frame_nest;
+	save[1] = v->stack_sigframes;
+	v->frame_nest = load[0];
+	v->stack_sigframes = load[1];
+}
+
+unsigned hosted_stack_sigframes_max(void)
+{
+	return atomic_load_explicit(&sigframes_max, memory_order_relaxed);
+}
+
+unsigned long hosted_sigframe_bytes_max(void)
+{
+	return atomic_load_explicit(&sigframe_bytes_max, memory_order_relaxed);
 }
 
 /* The hosted analog of a write to the interrupt controller: a system call. Inside a
@@ -651,6 +807,8 @@ void hosted_relax_tsan(void)
 	__asm__ volatile("pause" ::: "memory");
 	if (!v)
 		return;
+	if (++v->irq.relax_spins >= HOSTED_RELAX_YIELD_STEPS)
+		hosted_relax_yield();
 	if (HOSTED_TSAN && !v->irq.masked) {
 		struct timespec ts;
 
@@ -659,6 +817,33 @@ void hosted_relax_tsan(void)
 	if ((atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME) |
 	    atomic_load_explicit(&v->irq.mailbox, memory_order_relaxed))
 		hosted_poll();
+}
+
+/* arch_cpu_relax's every HOSTED_RELAX_YIELD_STEPS-th step (hosted.h): with more vCPUs
+ * than host cores, this vCPU thread goes to the back of its host run queue, so the vCPU
+ * a spinner waits for (a lock holder, the next ticket, an MCS successor about to link
+ * itself - any of them descheduled by the host, perhaps onto this core) gets it. A ticket
+ * waiter keeps its ticket across the yield: FIFO order is unchanged, and the chain of
+ * waits ends because each waiter spins at most a bounded count of steps between yields.
+ * Without oversubscription nothing (each vCPU has a core; the spin is the cheapest
+ * wait). Any context: sched_yield is a system call with no lock. */
+void hosted_relax_yield(void)
+{
+	struct vcpu *v = self;
+
+	if (!v)
+		return;
+	v->irq.relax_spins = 0;
+	if (!oversubscribed)
+		return;
+	sched_yield();
+	atomic_fetch_add_explicit(&v->relax_yields, 1, memory_order_relaxed);
+}
+
+unsigned long hosted_relax_yields(unsigned cpu)
+{
+	return cpu < nvcpus ? atomic_load_explicit(&vcpus[cpu].relax_yields,
+						   memory_order_relaxed) : 0;
 }
 
 void hosted_poll(void)

@@ -71,7 +71,10 @@ static inline uint64_t arch_cycles(void);	/* TSC, unserialized. */
 static inline uint64_t arch_cycles_begin(void);	/* serialized read opening an interval */
 static inline uint64_t arch_cycles_end(void);	/* serialized read closing an interval */
 static inline unsigned arch_cpu_id(void);	/* dense index 0..ncpus-1 of the calling CPU. */
-static inline void arch_cpu_relax(void);	/* spin-wait hint. */
+/* Spin-wait hint: one step of every spinning wait in the kernel. A port whose CPUs may
+ * outnumber the host's cores gives the host core back every fixed count of steps
+ * (arch/hosted: 256; x86_64 under QEMU/KVM: the hypervisor's pause-loop exiting). */
+static inline void arch_cpu_relax(void);
 
 /* A CPU that spins on another CPU's progress (a helping lock whose owner runs
  * elsewhere) gives its host core back for a moment - the paravirtual "spin, then yield

@@ -178,6 +178,17 @@ void mlock_spin_slow(struct mlock *l, unsigned me, uint32_t ticket, struct mcs_n
 	if (mlock_held(l))
 		recursion(l, me, site);
 	uint64_t spins = 0;
+	/* Every wait below steps through arch_cpu_relax, and the port gives an
+	 * oversubscribed host core back every fixed count of steps (arch/hosted:
+	 * HOSTED_RELAX_YIELD_STEPS; x86_64 under QEMU/KVM: the hypervisor's pause-loop
+	 * exiting): a waiter for a holder - or, with the ticket lock, for the next ticket's
+	 * owner, or with MCS for a successor still linking itself - whose vCPU the host has
+	 * descheduled hands that vCPU its core instead of spinning out its time slice (the
+	 * convoy: every vCPU on the ticket while the next one waits for a core). A ticket
+	 * waiter keeps its ticket across the yield: FIFO order is the lock's contract, and a
+	 * descheduled next-in-line needs nothing more than a core - which each of the others
+	 * gives back within a bounded count of steps - since no ticket is ever skipped or
+	 * abandoned (the waiter holds IRQs off: nothing of the kernel's runs it elsewhere). */
 	switch (l->algo) {
 	case MLOCK_TAS:
 		for (;;) {

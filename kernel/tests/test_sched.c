@@ -43,19 +43,19 @@ static uint64_t ms_ticks(uint64_t ms) { return arch_tsc_hz() / 1000 * ms; }
  * preemption only there). */
 static inline void relax(void) { arch_cpu_relax(); }
 
-/* More vCPUs than host cores (hosted, "oversubscribed": correctness only): the cases
- * whose threads hand the CPU to each other across vCPUs stalled past the 20 s watchdog
- * now and then there (a hand-off waits for the host to give the other vCPU a core, time
- * slice after time slice; the locked scheduler's ticket lock convoys). They run at 1 and
- * 2 vCPUs on hosted and at 4 and 8 CPUs under QEMU; here they are skipped, with this
- * reason. */
+/* More vCPUs than host cores (hosted, "oversubscribed"): correctness must hold with any
+ * number of vCPUs per core, so every case runs there and asserts its counts, exclusion,
+ * no lost wakeup and that every thread finishes; only a claim about time (a clock tick
+ * reaching a window of a few quanta) is reported instead of asserted there, since the
+ * host decides when a vCPU thread runs. Cross-vCPU hand-offs stay live because every
+ * spinning wait gives an oversubscribed host core back after a bounded count of steps
+ * (arch_cpu_relax on the hosted port; the helping lock's arch_spin_yield_host). */
 static bool oversubscribed(void)
 {
 	struct arch_facts f;
 	arch_get_facts(&f);
 	return f.oversubscribed;
 }
-#define SKIP_IF_OVERSUBSCRIBED() do { if (oversubscribed()) KT_SKIP("hosted with more vCPUs than host cores: cross-vCPU hand-offs wait for host time slices (run at 1-2 vCPUs and under QEMU at 4 and 8)"); } while (0)
 
 /* ---- create, exit, join, bad input ------------------------------------------------- */
 
@@ -214,7 +214,6 @@ static void setter_fn(void *arg)
 
 KTEST(sched_preempt_spinner_every_cpu)
 {
-	SKIP_IF_OVERSUBSCRIBED();
 	SKIP_UNDER_TSAN();
 	const char *s;
 	FOR_EACH_SCHED(s) {
@@ -300,7 +299,6 @@ static void section_fn(void *arg)
  * reported and repeated, up to 10 times. */
 KTEST(spl_sched_resched_waits_for_section_end)
 {
-	SKIP_IF_OVERSUBSCRIBED();
 	SKIP_UNDER_TSAN();
 	const char *s;
 	FOR_EACH_SCHED(s) {
@@ -325,6 +323,14 @@ KTEST(spl_sched_resched_waits_for_section_end)
 			}
 			kt_diag(kt, "%s %s (%s): other ran inside %d, at the end %d (%lu ticks, trial %u)", s,
 				what, spl_scheme_name(), inside_saw, after_saw, (unsigned long)sec_ticks, trial);
+			if (!sec_requested && oversubscribed()) {
+				/* timing, not correctness: the host ran this vCPU's thread in
+				 * slices that no tick of ten sections fell into (inside_saw was
+				 * asserted in every trial) */
+				kt_diag(kt, "%s %s: oversubscribed, no tick reached any of the ten "
+					"sections: the switch at the section's end is not exercised", s, what);
+				continue;
+			}
 			KT_EXPECT(sec_requested);	/* else ten sections saw no tick at all */
 			KT_EXPECT_EQ(after_saw, 1);
 		}
@@ -369,7 +375,6 @@ static void expect_shares(const uint8_t *tab, unsigned n, unsigned *exp)
 
 KTEST(sched_shares_follow_table)
 {
-	SKIP_IF_OVERSUBSCRIBED();
 	SKIP_UNDER_TSAN();
 	static const uint8_t custom[4] = { 2, 1, 2, 0 };	/* 1/4, 1/4, 1/2 */
 	const char *s;
@@ -445,7 +450,6 @@ static void waker_fn(void *arg)
 
 KTEST(sched_sleep_wakeup_race)
 {
-	SKIP_IF_OVERSUBSCRIBED();
 	char buf[24];
 	race_n = ncpu() > 2 ? 1000 : 3000;	/* QEMU -smp 4/8 on two host cores is slow */
 	if (cmdline_get("sched_races", buf, sizeof buf)) {
@@ -453,27 +457,29 @@ KTEST(sched_sleep_wakeup_race)
 		for (const char *p = buf; *p >= '0' && *p <= '9'; p++)
 			race_n = race_n * 10 + (uint64_t)(*p - '0');
 	}
-	/* More vCPUs than host cores (hosted): a waker spinning on one vCPU for a sleeper on
-	 * another waits for the host to give the sleeper's vCPU a core, a time slice per race
-	 * (seen: 20 s for 3000); there both run on one CPU and the waker yields - the
-	 * cross-CPU races run where every vCPU has a core. */
-	struct arch_facts f;
-	arch_get_facts(&f);
-	same_cpu = ncpu() == 1 || f.oversubscribed;
+	/* Across CPUs whenever there are two, oversubscribed too: the waker's spin for the
+	 * sleeper (relax) and the scheduler's master lock give the host core back after a
+	 * bounded count of steps, so the sleeper's vCPU gets it (the locked scheduler's
+	 * ticket could convoy there: every vCPU spinning while the next holder waited). */
+	same_cpu = ncpu() == 1;
 	const char *s;
 	FOR_EACH_SCHED(s) {
 		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
 		unsigned n = ncpu();
 		slept = woken_sent = 0;
 		struct thread *w;
+		uint64_t t0 = arch_cycles();
 		KT_ASSERT_EQ(thread_create(&sleeper, sleeper_fn, NULL, 1, cpu_bit(n - 1), "sleeper", 0), KSYNC_OK);
 		KT_ASSERT_EQ(thread_create(&w, waker_fn, NULL, 1, cpu_bit(same_cpu ? n - 1 : n - 2), "waker", 0), KSYNC_OK);
 		KT_EXPECT_EQ(thread_join(w), KSYNC_OK);
 		KT_EXPECT_EQ(thread_join(sleeper), KSYNC_OK);
 		KT_EXPECT_EQ(slept, race_n);
 		KT_EXPECT_EQ(woken_sent, race_n);
-		kt_diag(kt, "%s: %lu sleep/wakeup races on %u CPUs (%s), every wakeup counted", s,
-			(unsigned long)slept, n, same_cpu ? "waker and sleeper on one CPU" : "across CPUs");
+		/* the time is a report (oversubscribed: how long the hand-offs waited for host
+		 * cores), never asserted */
+		kt_diag(kt, "%s: %lu sleep/wakeup races on %u CPUs (%s), every wakeup counted (%lu ms)", s,
+			(unsigned long)slept, n, same_cpu ? "waker and sleeper on one CPU" : "across CPUs",
+			(unsigned long)((arch_cycles() - t0) / ms_ticks(1)));
 		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
 	}
 }
@@ -518,7 +524,6 @@ static void operator_fn(void *arg)
 
 KTEST(sched_ops_race_signals_counted)
 {
-	SKIP_IF_OVERSUBSCRIBED();
 	const char *s;
 	FOR_EACH_SCHED(s) {
 		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
@@ -554,7 +559,6 @@ static void quick_fn(void *arg) { (void)arg; }
 
 KTEST(sched_ops_pairs)
 {
-	SKIP_IF_OVERSUBSCRIBED();
 	const char *s;
 	FOR_EACH_SCHED(s) {
 		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
@@ -601,7 +605,6 @@ static void ser_client(void *arg)
 
 KTEST(sched_serializer)
 {
-	SKIP_IF_OVERSUBSCRIBED();
 	const char *s;
 	FOR_EACH_SCHED(s) {
 		for (int kind = 0; kind < 3; kind++) {	/* queue, stack, stack + donation */
@@ -648,7 +651,6 @@ static void fb_fn(void *arg)
 
 KTEST(sched_feedback_quantum)
 {
-	SKIP_IF_OVERSUBSCRIBED();
 	KT_ASSERT_EQ(sched_start(NULL), KSYNC_OK);
 	struct thread *t;
 	fb_stop = 0;

@@ -34,10 +34,12 @@
 struct hosted_irq_cpu {
 	volatile int masked;		/* sig_atomic_t there: the soft flag, this vCPU only */
 	uint32_t pending;		/* _Atomic there: held sources (this vCPU + handlers) */
+	uint32_t relax_spins;		/* spin steps since the last host yield (hosted.h) */
 	_Alignas(64) uint32_t mailbox;	/* _Atomic there: IPI bits, any thread ORs */
 };
 extern _Thread_local struct hosted_irq_cpu *hosted_irq_self;
 _Static_assert(__builtin_offsetof(struct hosted_irq_cpu, pending) == 4 &&
+	       __builtin_offsetof(struct hosted_irq_cpu, relax_spins) == 8 &&
 	       __builtin_offsetof(struct hosted_irq_cpu, mailbox) == 64,
 	       "arch/hosted/hosted.h's struct hosted_irq_cpu has this layout");
 void hosted_irq_replay(void);
@@ -156,6 +158,12 @@ static inline uint64_t arch_cycles_end(void)
 #define HOSTED_TSAN_KERNEL 0
 #endif
 void hosted_relax_tsan(void);
+/* Every HOSTED_RELAX_YIELD_STEPS (256) steps: hosted_relax_yield, which gives an
+ * oversubscribed host core back (hosted.h) - so every spinning wait of the kernel (master
+ * locks of each algorithm, hence the locked scheduler's sched_Mutex; spin locks; MWCAS
+ * stripes; the helping lock's watch) yields after a bounded count of steps. */
+#define HOSTED_RELAX_YIELD_STEPS 256u
+void hosted_relax_yield(void);
 static inline void arch_cpu_relax(void)
 {
 	if (HOSTED_TSAN_KERNEL) {
@@ -164,7 +172,11 @@ static inline void arch_cpu_relax(void)
 	}
 	__asm__ volatile("pause" ::: "memory");
 	struct hosted_irq_cpu *c = hosted_irq_self;
-	if (c && __builtin_expect(__atomic_load_n(&c->mailbox, __ATOMIC_RELAXED) != 0, 0))
+	if (!c)
+		return;
+	if (__builtin_expect(++c->relax_spins >= HOSTED_RELAX_YIELD_STEPS, 0))
+		hosted_relax_yield();
+	if (__builtin_expect(__atomic_load_n(&c->mailbox, __ATOMIC_RELAXED) != 0, 0))
 		hosted_poll();
 }
 static inline unsigned arch_cpu_id(void) { return hosted_kcpu; }
@@ -234,6 +246,10 @@ struct arch_context {
 	void (*entry)(void *);	/* arch_context_init's entry and argument, read once by the */
 	void *arg;		/*   trampoline (hosted_context_start) at the first switch-in */
 	bool adopted;		/* arch_context_adopt: no fiber of ours to destroy */
+	/* the runtime's per-stack state while switched out (hosted_stack_state_swap: the
+	 * frame call in progress on this stack, its signal frames); zero for a new one */
+	uint32_t stack_state[2];
+	bool painted;		/* its stack was painted at init (hosted_stack_high_water) */
 };
 _Static_assert(__builtin_offsetof(struct arch_context, sp) == 0 &&
 	       __builtin_offsetof(struct arch_context, fpu) == 8,
