@@ -12,7 +12,7 @@ void arch_backtrace(void);
 void panic(const char *fmt, ...)
 {
 	arch_irq_disable();
-	console_panicking = true;
+	__atomic_store_n(&console_panicking, true, __ATOMIC_RELAXED);	/* printf.c says why relaxed */
 	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);

@@ -231,27 +231,3 @@ void mlock_mcs_handoff_slow(struct mlock *l, struct mcs_node *mine)
 	/* release: our section happens-before the successor's */
 	__atomic_store_n(&next->locked, 0, __ATOMIC_RELEASE);
 }
-
-/* ---- the console's and panic's bounded attempt ------------------------------------------- */
-
-bool mlock_trylock_bounded(struct mlock *l, uint64_t spins)
-{
-	KASSERT(l->algo == MLOCK_TICKET);
-	uint32_t own = __atomic_load_n(&l->u.tk.serving, __ATOMIC_ACQUIRE);
-	while (spins--) {
-		uint32_t exp = own;
-		/* acquire on success: as in the fast path */
-		if (__atomic_compare_exchange_n(&l->u.tk.next, &exp, own + 1, false,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			return true;
-		arch_cpu_relax();
-		own = __atomic_load_n(&l->u.tk.serving, __ATOMIC_ACQUIRE);
-	}
-	return false;
-}
-
-void mlock_unlock_bounded(struct mlock *l)
-{
-	/* release: as mlock_release_ */
-	__atomic_store_n(&l->u.tk.serving, l->u.tk.serving + 1, __ATOMIC_RELEASE);
-}
