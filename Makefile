@@ -45,7 +45,8 @@ endif
 SCHEME_DEFS := -DKSYNC_SPL_HEADER='"spl/$(SCHEME).h"' \
 	-DKSYNC_LIST_OPTIMISTIC=$(shell awk '$$1 == "$(SCHEME)" { print $$3 }' $(SCHEMES_FILE))
 
-# The scheduler sched_start(NULL) uses (kernel/include/sched.h): lockfree (Massalin & Pu's
+# The scheduler sched_start(NULL) uses (kernel/include/thread.h; sched_default_name in
+# kernel/sched/thread.c reads KSYNC_SCHED_DEFAULT_LOCKED): lockfree (Massalin & Pu's
 # Synthesis scheduler) or locked (run queues under one master lock, Sprite/Mach). Both are
 # in every kernel, so an experiment can run both in one boot; this picks the default (the
 # command line's sched=lockfree|locked overrides it at boot).

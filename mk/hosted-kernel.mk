@@ -43,9 +43,9 @@ HK_LDFLAGS_hard :=
 
 HK_COMMON := -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer -pthread -DKSYNC_KERNEL -MMD -MP
 HK_KINC := -Iinclude -Icommon -Ikernel/include -Iarch/hosted/public
-# The port's files reach kernel/include after the system directories (-idirafter): its
-# sched.h must not shadow the C library's <sched.h>, which <pthread.h> includes. They
-# include no kernel header that has a libc namesake.
+# The port's files reach kernel/include after the system directories (-idirafter): a
+# kernel header named like a C library one must never shadow it (<pthread.h> includes
+# <sched.h>, <signal.h>, ...). They include no kernel header that has a libc namesake.
 HK_PORTINC := -Iinclude -Icommon -idirafter kernel/include -Iarch/hosted/public -Iarch/hosted
 # -rdynamic: the panic's backtrace names functions through dladdr
 HK_LDFLAGS := -rdynamic -pthread

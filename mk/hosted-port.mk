@@ -13,7 +13,7 @@
 HP_OUT := $(KSYNC_T)build/hosted-port
 HP_SRC := $(KSYNC_T)arch/hosted
 HP_RUNTIME := $(HP_SRC)/runtime.c $(HP_SRC)/hosted.h
-HP_COMMON := -std=c11 -Wall -Wextra -Werror -I$(KSYNC_T)include -pthread
+HP_COMMON := -std=c11 -Wall -Wextra -Werror -I$(KSYNC_T)include -I$(KSYNC_T)common -pthread
 # -rdynamic: the panic's backtrace names non-static functions through dladdr
 HP_LDFLAGS := -rdynamic -pthread
 
@@ -38,13 +38,13 @@ $(HP_OUT)/$(1)/hosted_port_test: $(HP_SRC)/tests/hosted_port_test.c $(HP_RUNTIME
 endef
 $(foreach f,$(HP_FLAVOURS),$(eval $(call HP_FLAVOUR_RULES,$(f))))
 
-$(HP_OUT)/costs: $(HP_SRC)/costs.c $(HP_RUNTIME) $(HOSTED_LIB) $(KSYNC_T)bench/hosted_env.h $(KSYNC_T)mk/hosted-port.mk
+$(HP_OUT)/costs: $(HP_SRC)/costs.c $(HP_RUNTIME) $(HOSTED_LIB) $(KSYNC_T)common/hosted_env.h $(KSYNC_T)mk/hosted-port.mk
 	@mkdir -p $(@D)
 	$(call KSYNC_SAY,CCLD,$@)
 	$(KSYNC_Q)$(HOSTED_CC) $(HP_COMMON) $(HOSTED_OPT) $(HOSTED_EXTRA_CFLAGS) \
 		$(HP_SRC)/runtime.c $(HP_SRC)/costs.c $(HOSTED_LIB) -o $@ $(HP_LDFLAGS) $(HOSTED_EXTRA_LDFLAGS)
 
-$(HP_OUT)/costs-hard: $(HP_SRC)/costs.c $(HP_RUNTIME) $(HOSTED_LIB) $(KSYNC_T)bench/hosted_env.h $(KSYNC_T)mk/hosted-port.mk
+$(HP_OUT)/costs-hard: $(HP_SRC)/costs.c $(HP_RUNTIME) $(HOSTED_LIB) $(KSYNC_T)common/hosted_env.h $(KSYNC_T)mk/hosted-port.mk
 	@mkdir -p $(@D)
 	$(call KSYNC_SAY,CCLD,$@)
 	$(KSYNC_Q)$(HOSTED_CC) $(HP_COMMON) $(HOSTED_OPT) -DHOSTED_HARD_MASK=1 $(HOSTED_EXTRA_CFLAGS) \

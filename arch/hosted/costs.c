@@ -3,7 +3,7 @@
  * (build/hosted-port/costs and costs-hard, the -DHOSTED_HARD_MASK=1 build), in the row
  * format of bench/prims.c (include/ksync/measure.h: TSC ticks per op, empty loop
  * subtracted, min/median/p99/max):
- *   KSYNC {"kind":"hosted_boot",...}                the machine (bench/hosted_env.h)
+ *   KSYNC {"kind":"hosted_boot",...}                the machine (common/hosted_env.h)
  *   KSYNC {"kind":"prim","name":"hosted_sigmask_pair",...}    pthread_sigmask block+restore
  *   KSYNC {"kind":"prim","name":"hosted_soft_irq_pair",...}   save+restore, pending check
  *         (hosted_hard_irq_pair in the hard-mask build: pthread_sigmask of every source)
@@ -25,7 +25,7 @@
 #include <ksync/measure.h>
 #include <ksync/platform.h>
 
-#include "../../bench/hosted_env.h"
+#include "hosted_env.h"	/* common/, shared with bench/ */
 #include "hosted.h"
 
 #define BATCHES KSYNC_PRIM_BATCHES

@@ -177,7 +177,7 @@ static __attribute__((noreturn)) void trap_fatal(struct trapframe *tf, unsigned 
 {
 	uint64_t cr2 = read_cr2();	/* first: nothing below may fault and replace it */
 	struct cpu *c = this_cpu();
-	console_panicking = true;
+	__atomic_store_n(&console_panicking, true, __ATOMIC_RELAXED);	/* printf.c says why relaxed */
 	if (c->in_panic) {		/* a fault inside this report: say so and stop */
 		kprintf("PANIC on cpu %u: exception %u (%s) while reporting a fault, RIP=0x%lx CR2=0x%lx\n",
 			c->index, v, exc_names[v], tf->rip, cr2);

@@ -257,6 +257,12 @@ void kernel_entry(struct boot_info *bi)
 {
 	pmm_init(bi);
 	heap_init();
-	lockstat_init();
+	/* the lock statistics' shards: whole pages of the pool, taken once, here (lockstat.c
+	 * calls no allocator: the pool's and the heap's locks are counted by it) */
+	size_t ls = lockstat_bytes(arch_ncpus());
+	uint64_t ls_pa = ls ? pmm_alloc_contig((ls + PAGE_SIZE - 1) / PAGE_SIZE) : 0;
+	if (ls && !ls_pa)
+		panic("kernel_entry: no %lu contiguous bytes for the lock statistics", (unsigned long)ls);
+	lockstat_init((void *)(uintptr_t)ls_pa, ls);
 	kernel_main(bi);
 }

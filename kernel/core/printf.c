@@ -3,16 +3,19 @@
  *
  * Supports the subset protocol.md §6 promises: %s %c %d %i %u %x %X %p %%, length l ll z,
  * flags 0 and -, a field width. kprintf formats into a stack buffer and hands the text to
- * the console under console_lock (a master lock of class "console"), so lines from different CPUs never interleave
- * mid-line. It also implements libksync's ksync_printf/ksync_vprintf hooks.
+ * the console under console_lock, so lines from different CPUs never interleave mid-line.
+ * It also implements libksync's ksync_printf/ksync_vprintf hooks.
+ *
+ * The console sits below the locks: console_lock is a raw ticket spin lock (spinlock.h),
+ * with no lock class and no statistics, so the master locks, their statistics and their
+ * panics can all print without the console depending on them.
  */
 #include "kernel.h"
-#include "mlock.h"
+#include "spinlock.h"
 
-/* The console: a master lock with the CPU's own mask (printing happens in every
- * context, handlers included). */
-LOCK_CLASS(console_class, "console", LOCK_MASTER, LOCK_CODE);
-static struct mlock console_lock = MLOCK_INIT(console_class, MLOCK_TICKET);
+/* The console: held with the CPU's own mask (printing happens in every context,
+ * handlers included); it protects the port's console device (arch_console_write). */
+static struct spinlock console_lock = SPINLOCK_INIT("console");
 
 struct outbuf { char *p; size_t n, len; };
 
@@ -114,23 +117,25 @@ int ksnprintf(char *buf, size_t n, const char *fmt, ...)
 	return r;
 }
 
-/* Set by panic: from then on output bypasses the lock if it cannot be had quickly. */
+/* Set by panic (and the port's fatal-trap path), never cleared: from then on output
+ * bypasses the lock if it cannot be had quickly. Relaxed atomic: it orders nothing, a CPU
+ * that reads it late only waits its turn for the lock. */
 bool console_panicking;
 
 void kwrite(const char *s, size_t n)
 {
-	if (console_panicking) {
+	if (__atomic_load_n(&console_panicking, __ATOMIC_RELAXED)) {
 		irqkey_t k = arch_irq_save();
-		bool got = mlock_trylock_bounded(&console_lock, 10000000);
+		bool got = spin_trylock_bounded(&console_lock, 10000000);
 		arch_console_write(s, n);
 		if (got)
-			mlock_unlock_bounded(&console_lock);
+			spin_unlock(&console_lock);
 		arch_irq_restore(k);
 		return;
 	}
-	irqkey_t k = mlock_lock_irqsave(&console_lock);
+	irqkey_t k = spin_lock_irqsave(&console_lock);
 	arch_console_write(s, n);
-	mlock_unlock_irqrestore(&console_lock, k);
+	spin_unlock_irqrestore(&console_lock, k);
 }
 
 void kvprintf(const char *fmt, va_list ap)

@@ -4,6 +4,11 @@
  *
  *   KEXPERIMENT(prims, "default") { ... ksync_prim_emit(...); ... }
  *
+ * A long body is better a named static function that the KEXPERIMENT body calls: tools
+ * that read C without the preprocessor (ctags, cscope, the call graphs built on them)
+ * see no function in a macro-made definition and take its locals for file-scope names,
+ * so every `i` or `buf` elsewhere in the kernel would seem to use the experiment.
+ *
  * The set is "default" (part of `make run`) or "all" (opt-in, longer).
  */
 #ifndef KSYNC_EXPERIMENT_H

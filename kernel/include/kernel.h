@@ -27,6 +27,19 @@ int kvsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
 #define KASSERT(c) do { if (!(c)) panic("assertion failed: %s (%s:%d)", #c, __FILE__, __LINE__); } while (0)
 
+/* panic.c: naming threads in diagnostics. Panic and the master locks' messages sit below
+ * the scheduler: they hold a thread as an opaque pointer (struct kcpu's sched_cur) and
+ * resolve its name, only when a message prints it, through the namer the scheduler
+ * registers before it makes any thread current (kernel/sched/thread.c: thread_name). */
+struct thread;
+typedef const char *thread_namer_fn(const struct thread *t);
+void panic_set_thread_namer(thread_namer_fn *fn);
+/* t's name: "(no thread)" for NULL, "?" while no namer is registered. */
+const char *panic_thread_name(const struct thread *t);
+/* The name of the thread running on `cpu` (its sched_cur, read without a lock: another
+ * CPU's may change under the reader; good enough for a message). */
+const char *panic_thread_on(unsigned cpu);
+
 /* lib.c: freestanding string helpers (the compiler may also emit calls to these). */
 void *memset(void *d, int c, size_t n);
 void *memcpy(void *d, const void *s, size_t n);

@@ -166,8 +166,15 @@ void lockstat_note_futile(const struct lock_class *c);	/* a condvar wakeup found
 
 /* ---- control and reading (any context that may print; the paper's two calls) ------------ */
 
-/* After the heap is up: allocate the shards, set the build's default mode (counts). */
-void lockstat_init(void);
+/* The memory the shards of ncpus CPUs take: one struct lockstat_shard (1152 bytes as built) per
+ * (CPU, class); 0 when compiled out. */
+size_t lockstat_bytes(unsigned ncpus);
+/* Once, at kernel init, before any lock is counted: hang every CPU's shards in `mem`
+ * (at least lockstat_bytes(arch_ncpus()) bytes, 64-byte aligned, owned by the statistics
+ * from then on; kernel_entry takes whole pages from the page pool), set the build's
+ * default mode (counts). The statistics allocate nothing afterwards. Panics if mem is
+ * short or misaligned. */
+void lockstat_init(void *mem, size_t bytes);
 unsigned lockstat_nclasses(void);
 const struct lock_class *lockstat_class(unsigned i);
 const struct lock_class *lockstat_find(const char *name);	/* NULL if none */

@@ -18,7 +18,8 @@
  *       cli in the pessimistic ones - Small & Manley's choice is the kernel's choice);
  *   mlock_lock_irqsave / mlock_unlock_irqrestore  the CPU's own mask (arch_irq_save), for
  *       locks taken where interrupts are already off or by handlers that every scheme
- *       must keep out (the scheduler's sched_Mutex, the console, the page pool, the heap).
+ *       must keep out (the scheduler's sched_Mutex, the page pool, the heap; the console is
+ *       a raw spin lock below the master locks: spinlock.h).
  * Master locks are for short sections that never sleep: sleeping (sched_sleep,
  * thread_yield, a monitor acquire) while one is held panics naming it (mlock_assert_none).
  * A CPU holds at most MLOCK_NEST_MAX of them at once.
@@ -239,10 +240,6 @@ MLOCK_INLINE void mlock_unlock_irqrestore_at(struct mlock *l, irqkey_t k, const 
 	mlock_release_(l, arch_cpu_id() + 1, site);
 	arch_irq_restore(k);
 }
-/* For panic and the console: try `spins` times with the CPU's mask already off; no
- * statistics, not on the held list. Returns true if acquired (then unlock_bounded). */
-bool mlock_trylock_bounded(struct mlock *l, uint64_t spins);
-void mlock_unlock_bounded(struct mlock *l);
 
 #define mlock_lock(l) mlock_lock_at((l), LOCK_SITE)
 #define mlock_unlock(l) mlock_unlock_at((l), LOCK_SITE)

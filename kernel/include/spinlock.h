@@ -1,7 +1,10 @@
 /*
- * spinlock.h - a ticket spin lock for the foundation's few shared structures (console,
- * page allocator, heap). Blocking; FIFO among waiters. Interrupts are disabled while held
- * (the _irqsave form), so a handler on the same CPU can never spin on its own lock.
+ * spinlock.h - a raw ticket spin lock: no lock class, no statistics, no held list, no
+ * checks. For what sits below the master locks (mlock.h) - the console (core/printf.c),
+ * which the locks, their statistics and their panics print through - and for a port's
+ * private structures (x86 stack slots, IOAPIC, PIT, CMOS). Blocking; FIFO among waiters.
+ * Interrupts are disabled while held (the _irqsave form), so a handler on the same CPU
+ * can never spin on its own lock. Not recursive: a CPU that asks again waits for ever.
  */
 #ifndef KSYNC_SPINLOCK_H
 #define KSYNC_SPINLOCK_H
@@ -28,15 +31,22 @@ static inline irqkey_t spin_lock_irqsave(struct spinlock *l)
 	return k;
 }
 
+/* Release without touching the mask (after spin_trylock_bounded, whose caller masked). */
+static inline void spin_unlock(struct spinlock *l)
+{
+	/* release: our critical section happens-before the next holder's. The plain read
+	 * of owner is the holder's: only holders write it. */
+	__atomic_store_n(&l->owner, l->owner + 1, __ATOMIC_RELEASE);
+}
+
 static inline void spin_unlock_irqrestore(struct spinlock *l, irqkey_t k)
 {
-	/* release: our critical section happens-before the next holder's */
-	__atomic_store_n(&l->owner, l->owner + 1, __ATOMIC_RELEASE);
+	spin_unlock(l);
 	arch_irq_restore(k);
 }
 
 /* Try for at most `spins` iterations (used by panic, which must not deadlock on a lock
- * its own CPU may hold). Returns true if acquired. */
+ * its own CPU may hold). Returns true if acquired (then spin_unlock). The caller masks. */
 static inline bool spin_trylock_bounded(struct spinlock *l, uint64_t spins)
 {
 	uint32_t own = __atomic_load_n(&l->owner, __ATOMIC_ACQUIRE);

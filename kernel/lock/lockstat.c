@@ -3,13 +3,16 @@
  * (issue 11). Hartman & Ousterhout, Sprite, section 4 (per-type hit and miss counts, the
  * two system calls that clear and copy them out); the definitions are in lockstat.h.
  *
- * Shards: lockstat_init allocates, for each CPU, one shard per class (the classes are the
- * linker section "ksync_lockcls"), and hangs the CPU's array from its struct kcpu. A shard
- * is written only by its CPU with interrupts masked, under a sequence count (odd while it
- * changes); readers retry a shard whose count was odd or moved.
+ * Shards: lockstat_init carves, for each CPU, one shard per class (the classes are the
+ * linker section "ksync_lockcls") out of the memory its caller hands it at kernel init
+ * (kernel_entry: whole pages from the page pool, before anything else allocates), and
+ * hangs the CPU's array from its struct kcpu. The statistics allocate nothing after that:
+ * lockstat.c calls no allocator, so the page pool and the heap, whose own locks count
+ * here, stay above it. A shard is written only by its CPU with interrupts masked, under a
+ * sequence count (odd while it changes); readers retry a shard whose count was odd or
+ * moved.
  */
 #include "lockstat.h"
-#include "mm.h"
 #include <ksync/errors.h>
 
 unsigned lockstat_mode_;	/* relaxed atomic: any CPU reads it on every lock operation */
@@ -48,21 +51,25 @@ const char *lockstat_mode_name(unsigned mode)
 	       mode == LOCKSTAT_TIMING ? "timing" : "?";
 }
 
-void lockstat_init(void)
+size_t lockstat_bytes(unsigned ncpus)
+{
+	return LOCKSTAT ? (size_t)ncpus * lockstat_nclasses() * sizeof(struct lockstat_shard) : 0;
+}
+
+void lockstat_init(void *mem, size_t bytes)
 {
 	if (!LOCKSTAT)
 		return;
 	nclasses = lockstat_nclasses();
-	size_t bytes = (size_t)nclasses * sizeof(struct lockstat_shard);
-	size_t pages = (bytes + PAGE_SIZE - 1) / PAGE_SIZE;
-	for (unsigned c = 0; c < arch_ncpus() && nclasses; c++) {
-		/* whole pages: the shards' 64-byte alignment (kmalloc aligns to 16) */
-		uint64_t pa = pmm_alloc_contig(pages);
-		if (!pa)
-			panic("lockstat_init: no memory for %u classes' shards (%lu bytes)", nclasses,
-			      (unsigned long)bytes);
-		struct lockstat_shard *s = (struct lockstat_shard *)(uintptr_t)pa;
-		memset(s, 0, pages * PAGE_SIZE);
+	size_t need = lockstat_bytes(arch_ncpus());
+	if (need && (!mem || bytes < need || (uintptr_t)mem % _Alignof(struct lockstat_shard)))
+		panic("lockstat_init: %u classes' shards on %u CPUs need %lu bytes, 64-byte aligned; "
+		      "given %lu at %p", nclasses, arch_ncpus(), (unsigned long)need,
+		      (unsigned long)bytes, mem);
+	struct lockstat_shard *s = mem;
+	if (need)
+		memset(s, 0, need);
+	for (unsigned c = 0; c < arch_ncpus() && nclasses; c++, s += nclasses) {
 		for (unsigned i = 0; i < nclasses; i++)
 			s[i].epoch = lockstat_epoch_;
 		kcpu_of(c)->lockstat = s;

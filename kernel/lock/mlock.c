@@ -6,9 +6,12 @@
  * is free, then locks it": one miss followed by one hit). Test-and-test-and-set, ticket
  * (Mellor-Crummey & Scott 1991, section 2.2) and MCS (ibid., section 2.4, Algorithm 5),
  * chosen per lock. The fast paths are inline in kernel/include/mlock.h.
+ *
+ * The master locks sit below the scheduler (it takes them): the messages name a holder by
+ * CPU and resolve the thread running there through panic_thread_on (kernel.h), whose
+ * namer the scheduler registers - this file calls nothing of kernel/sched/.
  */
 #include "mlock.h"
-#include "thread.h"
 #include <ksync/errors.h>
 
 /* Each CPU's MCS queue nodes, one per master lock it may hold at once (kcpu.mcs_used says
@@ -82,29 +85,23 @@ void mlock_destroy(struct mlock *l)
 	lockstat_note_destroyed(l->cls);
 }
 
-static const char *thread_on(unsigned cpu)
-{
-	struct thread *t = kcpu_of(cpu)->sched_cur;
-	return t ? thread_name(t) : "(no thread)";
-}
-
 __attribute__((noreturn)) static void bad_release(const struct mlock *l, const char *site)
 {
 	unsigned me = arch_cpu_id();
 	int h = holder_cpu(l);
 	if (h < 0)
 		panic("mlock: master lock of class '%s' (init %s) released at %s by cpu %u thread '%s', "
-		      "but nobody holds it", l->cls->name, l->init_site, site, me, thread_on(me));
+		      "but nobody holds it", l->cls->name, l->init_site, site, me, panic_thread_on(me));
 	panic("mlock: master lock of class '%s' (init %s) released at %s by cpu %u thread '%s', "
 	      "but its holder is cpu %d thread '%s' (acquired at %s)", l->cls->name, l->init_site,
-	      site, me, thread_on(me), h, thread_on((unsigned)h), held_site(l));
+	      site, me, panic_thread_on(me), h, panic_thread_on((unsigned)h), held_site(l));
 }
 
 void mlock_too_deep(const struct mlock *l, const char *site)
 {
 	unsigned me = arch_cpu_id();
 	panic("mlock: cpu %u thread '%s' holds %u master locks and asks for class '%s' at %s "
-	      "(innermost held: '%s', acquired at %s)", me, thread_on(me), MLOCK_NEST_MAX,
+	      "(innermost held: '%s', acquired at %s)", me, panic_thread_on(me), MLOCK_NEST_MAX,
 	      l->cls->name, site, kcpus[me].mlock_held[MLOCK_NEST_MAX - 1]->cls->name,
 	      kcpus[me].mlock_held[MLOCK_NEST_MAX - 1]->site);
 }
@@ -130,7 +127,7 @@ void mlock_assert_none_slow(const char *what, const char *site)
 	struct kcpu *kc = kcpu_this();
 	const struct mlock *l = kc->mlock_held[kc->mlock_depth - 1];
 	panic("%s at %s: cpu %u thread '%s' would sleep holding master lock of class '%s' "
-	      "(init %s, acquired at %s; %u held)", what, site, me, thread_on(me), l->cls->name,
+	      "(init %s, acquired at %s; %u held)", what, site, me, panic_thread_on(me), l->cls->name,
 	      l->init_site, held_site(l), kc->mlock_depth);
 }
 
@@ -168,7 +165,7 @@ void mlock_commit_slow(struct lockstat_shard *s, const struct mlock_ev *ev)
 __attribute__((noreturn)) static void recursion(const struct mlock *l, unsigned me, const char *site)
 {
 	panic("mlock: recursion: cpu %u thread '%s' asks at %s for master lock of class '%s' "
-	      "(init %s) that it already holds (acquired at %s)", me - 1, thread_on(me - 1), site,
+	      "(init %s) that it already holds (acquired at %s)", me - 1, panic_thread_on(me - 1), site,
 	      l->cls->name, l->init_site, held_site(l));
 }
 
@@ -230,28 +227,4 @@ void mlock_mcs_handoff_slow(struct mlock *l, struct mcs_node *mine)
 		arch_cpu_relax();	/* it swapped the tail and is about to link itself */
 	/* release: our section happens-before the successor's */
 	__atomic_store_n(&next->locked, 0, __ATOMIC_RELEASE);
-}
-
-/* ---- the console's and panic's bounded attempt ------------------------------------------- */
-
-bool mlock_trylock_bounded(struct mlock *l, uint64_t spins)
-{
-	KASSERT(l->algo == MLOCK_TICKET);
-	uint32_t own = __atomic_load_n(&l->u.tk.serving, __ATOMIC_ACQUIRE);
-	while (spins--) {
-		uint32_t exp = own;
-		/* acquire on success: as in the fast path */
-		if (__atomic_compare_exchange_n(&l->u.tk.next, &exp, own + 1, false,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			return true;
-		arch_cpu_relax();
-		own = __atomic_load_n(&l->u.tk.serving, __ATOMIC_ACQUIRE);
-	}
-	return false;
-}
-
-void mlock_unlock_bounded(struct mlock *l)
-{
-	/* release: as mlock_release_ */
-	__atomic_store_n(&l->u.tk.serving, l->u.tk.serving + 1, __ATOMIC_RELEASE);
 }

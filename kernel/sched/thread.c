@@ -721,6 +721,7 @@ void kernel_ap_entry(void)
 	t->id = SCHED_MAX_THREADS + cpu;
 	ksnprintf(t->name, sizeof t->name, "idle/%u", cpu);
 	arch_context_adopt(&t->ctx);
+	panic_set_thread_namer(thread_name);	/* messages below us name threads through it */
 	kcpu_this()->sched_cur = t;
 	/* release: the idle thread's fields before sched_start sees it */
 	__atomic_store_n(&sched_cpus[cpu].idle, t, __ATOMIC_RELEASE);
@@ -1168,6 +1169,7 @@ int sched_start(const char *which)
 	}
 	arch_set_handler(SCHED_VEC_RESCHED, resched_ipi, NULL);
 
+	panic_set_thread_namer(thread_name);	/* messages below us name threads through it */
 	irqkey_t k = arch_irq_save();
 	ops->adopt(b, 0);
 	kcpu_this()->sched_cur = b;

@@ -2,11 +2,13 @@
  * hosted_env.h - facts every hosted benchmark reports about its machine, and pinning:
  * now_ns (CLOCK_MONOTONIC_RAW), tsc_hz (CPUID 0x15 when it names the crystal, else
  * calibrated against the clock), cpu_model (CPUID brand string, JSON-safe) and
- * pin_to_current_cpu. Shared by bench/prims.c, bench/lf_stack_cost.c and
- * bench/lf_fifo_cost.c so their "hosted_boot" records agree. Hosted only.
+ * pin_to_current_cpu. Shared by the hosted benchmarks (the C programs of bench/) and
+ * the hosted port's cost programs (arch/hosted/costs.c) so their "hosted_boot" records
+ * agree; it lives in common/ so that neither reaches into the other's folder. Hosted only
+ * (Linux, <cpuid.h>): nothing under kernel/ includes it (tests/test_layout.py).
  */
-#ifndef KSYNC_BENCH_HOSTED_ENV_H
-#define KSYNC_BENCH_HOSTED_ENV_H
+#ifndef KSYNC_COMMON_HOSTED_ENV_H
+#define KSYNC_COMMON_HOSTED_ENV_H
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
