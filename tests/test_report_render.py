@@ -14,6 +14,7 @@ import re
 import pytest
 
 import report_fixtures as fx
+from ksync import base
 from ksync import findings, irqreport, report
 
 WIDTH = 120
@@ -365,7 +366,7 @@ def test_massalin_pu_kernel_tcg_only_not_measurable():
 def test_every_verdict_is_one_of_the_four():
     fs = findings.all_findings(fx.prims_data(), fx.irq_data())
     assert len(fs) >= 7
-    assert all(f.verdict in report.VERDICTS for f in fs)
+    assert all(f.verdict in base.VERDICTS for f in fs)
     papers = {f.paper for f in fs}
     assert papers == {"Small & Manley 1997", "Massalin & Pu 1991"}
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ksync import base
 from ksync import fiascoreport as fr, irqreport, report, schemes
 from ksync.report import DASH
 from ksync.irqreport import fmt_sig
@@ -419,7 +420,7 @@ def test_oversubscribed_hosted_is_not_a_timing():
 
 def test_synth_findings(synth):
     fs = fr.fiasco_findings(synth)
-    assert all(f.verdict in report.VERDICTS for f in fs) and all(f.paper == fr.HH for f in fs)
+    assert all(f.verdict in base.VERDICTS for f in fs) and all(f.paper == fr.HH for f in fs)
     f = finding(synth, "costs more than a CAS")
     assert f.verdict == "holds" and f.env.startswith("hosted")
     assert "2.67x" in f.today and "18.8x" in f.today            # ours vs the paper's 245/13

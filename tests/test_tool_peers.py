@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ksync import base
 from ksync import cli, peers, report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -147,7 +148,7 @@ def test_findings_one_per_structure_and_metric():
     assert len(fs) == 8      # per structure and metric, plus the mpmc word queue's two
     word = [f for f in fs if "8-byte words" in f.claim]
     assert len(word) == 2 and all(f.claim.startswith("mpmc queue") for f in word)
-    assert all(f.verdict in report.VERDICTS and f.then == report.DASH for f in fs)
+    assert all(f.verdict in base.VERDICTS and f.then == report.DASH for f in fs)
     lat = [f for f in fs if "latency" in f.claim]
     tput = [f for f in fs if "throughput" in f.claim]
     assert {f.verdict for f in lat} == {"holds"}

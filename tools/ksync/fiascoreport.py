@@ -56,10 +56,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .findings import Spread, compare_greater
-from .irqreport import fmt_sig as _sig, num as _num
-from .report import DASH, TEXT_WIDTH, Finding, Table, fmt_hz
 from .util import KsyncError
+from .base import DASH, Finding, Spread, TEXT_WIDTH, Table, compare_greater, fmt_hz
+from .base import fmt_sig as _sig, num as _num
 
 FIASCO_JSON = "fiasco.json"
 

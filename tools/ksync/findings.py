@@ -36,79 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import irqreport, peers
-from .irqreport import IrqIndex, num
-from .report import DASH, Finding, fmt_ratio, fmt_ticks
-
-SM = "Small & Manley 1997"
-MP = "Massalin & Pu 1991"
-
-# environments whose figures are hardware costs for a claim about on-chip / off-chip costs:
-# under tcg every instruction is emulated, under kvm-pvm ring-0 code is interpreted, and
-# under kvm a controller access traps to the hypervisor (cli/sti stay on the CPU)
-HW_ENVS_ONCHIP = ("bare-metal", "kvm", "hosted")
-HW_ENVS_OFFCHIP = ("bare-metal",)
-WHY_NOT_HW = {
-    "tcg": "under tcg (QEMU software emulation) the kernel's costs are the emulator's, not "
-           "hardware costs",
-    "kvm-pvm": "under kvm-pvm guest ring-0 code is interpreted: the costs are the "
-               "interpreter's",
-    "kvm": "under kvm an interrupt-controller access traps to the hypervisor",
-}
-
-
-@dataclass(frozen=True)
-class Spread:
-    lo: float
-    mid: float
-    hi: float
-    how: str            # "3 runs" / "min..p99"
-
-    def __add__(self, other: "Spread") -> "Spread":
-        how = self.how if self.how == other.how else f"{self.how} + {other.how}"
-        return Spread(self.lo + other.lo, self.mid + other.mid, self.hi + other.hi, how)
-
-
-def spread_of(row: dict | None) -> Spread | None:
-    """The spread of one measured row (a prims or irq_prim row): the range of its run
-    medians when it carries two or more, else min .. p99 of its batches; None without a
-    median."""
-    if not isinstance(row, dict):
-        return None
-    mid = num(row.get("median"))
-    if mid is None:
-        return None
-    runs = [m for m in (num(x) for x in row.get("run_medians") or []) if m is not None]
-    if len(runs) >= 2:
-        return Spread(min(runs), mid, max(runs), f"{len(runs)} runs")
-    lo, hi = num(row.get("min")), num(row.get("p99"))
-    return Spread(min(lo, mid) if lo is not None else mid,
-                  mid, max(hi, mid) if hi is not None else mid, "min..p99")
-
-
-def compare_greater(a: Spread, b: Spread) -> str:
-    """Verdict on the claim "a is greater than b": holds when a's whole spread lies above
-    b's, reversed when below, within noise when they overlap."""
-    if a.lo > b.hi:
-        return "holds"
-    if a.hi < b.lo:
-        return "reversed"
-    return "within noise"
-
-
-def _cap(text: str) -> str:
-    """A sentence's first letter capitalised, unless it starts with an identifier."""
-    first = text.split(" ", 1)[0]
-    if "_" in first or any(c.isupper() for c in first[1:]):
-        return text
-    return text[:1].upper() + text[1:]
-
-
-def _fs(s: Spread) -> str:
-    return f"{fmt_ticks(s.mid)} ({fmt_ticks(s.lo)}..{fmt_ticks(s.hi)})"
-
-
-def _ratio(a: Spread, b: Spread) -> str:
-    return f"{fmt_ratio(a.mid / b.mid)}x" if b.mid > 0 else f"{DASH} (divisor 0)"
+from .irqreport import IrqIndex
+from .base import (CYCLES_1997, DASH, Finding, HW_ENVS_OFFCHIP, HW_ENVS_ONCHIP, MP, SM, Spread,
+                   T6_1997, WHY_NOT_HW, cap_first, compare_greater, fmt_count, fmt_pct,
+                   fmt_ratio, fmt_sig, fmt_spread, num, spread_of, spread_ratio)
 
 
 # ---------------------------------------------------------------------------------------
@@ -176,17 +107,17 @@ def _t5_finding(claim: str, then: str, sources: list[Source], pairs: list[tuple[
                 break
     for s, n, d, a, b in measured:
         if s.env in hw_envs:
-            note = (f"{n} {_fs(a)} vs {d} {_fs(b)} TSC ticks, medians with their spread "
+            note = (f"{n} {fmt_spread(a)} vs {d} {fmt_spread(b)} TSC ticks, medians with their spread "
                     f"({a.how}); holds when the spreads are apart.")
             if stand_in and n != pairs[0][0]:
                 note += " " + stand_in
-            return Finding(SM, claim, then, f"{_ratio(a, b)} ({n} / {d})", s.label,
+            return Finding(SM, claim, then, f"{spread_ratio(a, b)} ({n} / {d})", s.label,
                            compare_greater(a, b), note)
     if measured:
         s, n, d, a, b = measured[0]
         why = WHY_NOT_HW.get(s.env, f"{s.env} is not a hardware environment for this claim")
-        return Finding(SM, claim, then, f"{_ratio(a, b)} ({n} / {d})", s.label,
-                       "not measurable here", _cap(f"{why}; the claim is about hardware costs."))
+        return Finding(SM, claim, then, f"{spread_ratio(a, b)} ({n} / {d})", s.label,
+                       "not measurable here", cap_first(f"{why}; the claim is about hardware costs."))
     return Finding(SM, claim, then, DASH, "no data", "not measurable here",
                    "this run measured neither " + " nor ".join(f"{n}/{d}" for n, d in pairs)
                    + ".")
@@ -196,7 +127,7 @@ def table5_findings(prims: dict | None, ix: IrqIndex) -> list[Finding]:
     kernel, hosted, irq = _prims_side(prims, "kernel"), _prims_side(prims, "hosted"), \
         _irq_side(ix)
     ks = [s for s in (kernel, irq) if s is not None]
-    c = irqreport.CYCLES_1997
+    c = CYCLES_1997
     off_on = _t5_finding(
         "off-chip masking (interrupt-controller write) costs more than on-chip (cli; sti)",
         f"Table 5, Pentium 120 MHz: {c['offchip']} vs {c['onchip']} cycles "
@@ -221,16 +152,16 @@ PAIRS = (("spl-optim", "spl-pessim"), ("cli-optim", "cli-pessim"),
 
 
 def _pct_range(vals: list[float]) -> str:
-    return (f"{irqreport.fmt_pct(min(vals))}" if min(vals) == max(vals)
-            else f"{irqreport.fmt_sig(min(vals))}-{irqreport.fmt_pct(max(vals))}")
+    return (f"{fmt_pct(min(vals))}" if min(vals) == max(vals)
+            else f"{fmt_sig(min(vals))}-{fmt_pct(max(vals))}")
 
 
 def table6_findings(ix: IrqIndex) -> list[Finding]:
     out = []
     for opt, pess in PAIRS:
-        if opt not in irqreport.T6_1997 and not (ix.ok(opt) or ix.ok(pess)):
+        if opt not in T6_1997 and not (ix.ok(opt) or ix.ok(pess)):
             continue    # tpr: no paper figure and not run: nothing to say
-        ref_o, ref_p = irqreport.T6_1997.get(opt), irqreport.T6_1997.get(pess)
+        ref_o, ref_p = T6_1997.get(opt), T6_1997.get(pess)
         then = (f"Table 6: {pess} {_pct_range(list(ref_p))} vs {opt} {_pct_range(list(ref_o))} "
                 "of each second" if ref_o and ref_p else f"{DASH} (the paper had no CR8 scheme)")
         claim = f"the optimistic {opt} spends less time synchronizing than {pess}"
@@ -303,12 +234,12 @@ def loss_finding(ix: IrqIndex) -> Finding:
         verdict = "within noise"
     cells = {num(r.get("baud")) for _, r in list(cli.values()) + list(pri.values())}
     secs = {num(r.get("pio_sectors")) for _, r in list(cli.values()) + list(pri.values())}
-    where = ("at " + "/".join(irqreport._count(b) for b in sorted(x for x in cells if x))
-             + " baud, " + "/".join(irqreport._count(k) for k in sorted(x for x in secs
+    where = ("at " + "/".join(fmt_count(b) for b in sorted(x for x in cells if x))
+             + " baud, " + "/".join(fmt_count(k) for k in sorted(x for x in secs
                                                                        if x is not None))
              + " sectors per PIO interrupt")
-    today = ("lost: " + ", ".join(f"{s} {irqreport.fmt_pct(v)}" for s, (v, _) in cli.items())
-             + " vs " + ", ".join(f"{s} {irqreport.fmt_pct(v)}" for s, (v, _) in pri.items())
+    today = ("lost: " + ", ".join(f"{s} {fmt_pct(v)}" for s, (v, _) in cli.items())
+             + " vs " + ", ".join(f"{s} {fmt_pct(v)}" for s, (v, _) in pri.items())
              + f" ({where})")
     note = ("Worst case of each scheme's loss grid; each cell is the least loss of its "
             "repeated runs. Holds when every cli scheme lost more than every prioritized "
@@ -322,7 +253,7 @@ def loss_finding(ix: IrqIndex) -> Finding:
             base.append(100.0 * f0)
     if base:
         note += (f" With no disk load (0 sectors) at the same rate the schemes lost "
-                 f"{irqreport.fmt_sig(min(base))}-{irqreport.fmt_pct(max(base))}: loss "
+                 f"{fmt_sig(min(base))}-{fmt_pct(max(base))}: loss "
                  "without PIO handlers is the emulator's and the host's noise.")
     return Finding(SM, claim, then, today, ix.env_of(list(cli) + list(pri)), verdict, note)
 
@@ -392,13 +323,13 @@ def mp_findings(prims: dict | None) -> list[Finding]:
             continue    # the cost table did not run: no line
         s, a, locks = got
         b = spread_of(s.rows.get(nosync))
-        today = f"{lf} {_fs(a)} vs under " + ", ".join(
-            f"{lock} {_fs(sp)} ({_ratio(a, sp)})" for lock, _, sp in locks) + " TSC ticks"
+        today = f"{lf} {fmt_spread(a)} vs under " + ", ".join(
+            f"{lock} {fmt_spread(sp)} ({spread_ratio(a, sp)})" for lock, _, sp in locks) + " TSC ticks"
         if b is not None:
-            today += f"; nosync {_fs(b)}"
+            today += f"; nosync {fmt_spread(b)}"
         if s.env not in HW_ENVS_ONCHIP:
             out.append(Finding(MP, claim, then, today, s.label, "not measurable here",
-                               _cap(WHY_NOT_HW.get(s.env, s.env) + "; the claim is about "
+                               cap_first(WHY_NOT_HW.get(s.env, s.env) + "; the claim is about "
                                     "hardware costs and no hosted row measured it.")))
             continue
         lock, name, best = locks[0]
@@ -427,8 +358,8 @@ def mp_2t_findings(prims: dict | None) -> list[Finding]:
         if a is None or not locks:
             continue
         lock, name, best = locks[0]
-        today = (f"{prefix}_lf_2t {_fs(a)} vs under " + ", ".join(
-            f"{k} {_fs(sp)} ({_ratio(a, sp)})" for k, _, sp in locks)
+        today = (f"{prefix}_lf_2t {fmt_spread(a)} vs under " + ", ".join(
+            f"{k} {fmt_spread(sp)} ({spread_ratio(a, sp)})" for k, _, sp in locks)
             + " TSC ticks per operation of each thread")
         out.append(Finding(
             MP, f"at two threads on one object, lock-free {op} costs less per operation "
@@ -463,10 +394,10 @@ def mp_kernel_findings(hosted: dict | None) -> list[Finding]:
         a, m = spread_of(rows.get(lf)), spread_of(rows.get(f"{prefix}_mlock"))
         if a is None or m is None:
             continue
-        today = f"{lf} {_fs(a)} vs under the master lock {_fs(m)} TSC ticks ({_ratio(a, m)})"
+        today = f"{lf} {fmt_spread(a)} vs under the master lock {fmt_spread(m)} TSC ticks ({spread_ratio(a, m)})"
         b = spread_of(rows.get(nosync))
         if b is not None:
-            today += f"; nosync {_fs(b)}"
+            today += f"; nosync {fmt_spread(b)}"
         out.append(Finding(
             MP, f"in kernel code, lock-free {op} costs less than the same operation under "
             "the master lock", "cost table: lock-free overhead small next to locking (the "
@@ -483,8 +414,8 @@ def mp_kernel_findings(hosted: dict | None) -> list[Finding]:
         out.append(Finding(
             MP, f"in kernel code at two CPUs on one object, lock-free {op} costs less per "
             "operation than under the master lock", f"{DASH} (the paper's cost table is "
-            "uncontended)", f"{prefix}_lf_2t {_fs(a)} vs {prefix}_mlock_2t {_fs(m)} TSC ticks "
-            f"per operation of each CPU ({_ratio(a, m)})", env, compare_greater(m, a),
+            "uncontended)", f"{prefix}_lf_2t {fmt_spread(a)} vs {prefix}_mlock_2t {fmt_spread(m)} TSC ticks "
+            f"per operation of each CPU ({spread_ratio(a, m)})", env, compare_greater(m, a),
             "The kernel's lf_cost experiment on the hosted port: CPU 0 and CPU 1 (its "
             "interrupt handler, through arch_call_post) each do a fixed number of operations "
             "on the same object, started together; a sample is the time until both are "
@@ -512,12 +443,12 @@ def spsc_ends_finding(prims: dict | None) -> list[Finding]:
 
     def ns(x: Spread) -> str:
         return f" = {x.mid * 1e9 / hz:.2f} ns" if hz else ""
-    today = (f"TSC ticks per pair: through ends {_fs(sp['ends'])}{ns(sp['ends'])} vs plain "
-             f"{_fs(sp['plain'])}{ns(sp['plain'])} ({_ratio(sp['ends'], sp['plain'])})")
+    today = (f"TSC ticks per pair: through ends {fmt_spread(sp['ends'])}{ns(sp['ends'])} vs plain "
+             f"{fmt_spread(sp['plain'])}{ns(sp['plain'])} ({spread_ratio(sp['ends'], sp['plain'])})")
     if sp["batch"] is not None:
-        today += f"; batches of 32: {_fs(sp['batch'])}{ns(sp['batch'])} per element"
+        today += f"; batches of 32: {fmt_spread(sp['batch'])}{ns(sp['batch'])} per element"
     if sp["chain"] is not None:
-        today += f"; one index's store-to-load chain {_fs(sp['chain'])}"
+        today += f"; one index's store-to-load chain {fmt_spread(sp['chain'])}"
     return [Finding(
         MP, "spsc queue: a side that keeps its own index (lf_fifo_put_spsc / "
         "lf_fifo_get_spsc through ends) pays less per enqueue + dequeue than the plain "
@@ -565,7 +496,7 @@ def all_findings(prims: dict | None, irq: dict | None,
     from .pireport import pi_findings           # priority inversion: helping vs monitor
     out += pi_findings(prims, hosted)
     for f in out:
-        f.note = _cap(f.note)
+        f.note = cap_first(f.note)
     return out
 
 

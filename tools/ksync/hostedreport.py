@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from . import schemes
-from .irqreport import CYCLES_1997, fmt_sig, num, ticks_to_us
-from .report import DASH, Finding, Table, fmt_ratio, fmt_ticks
 from .util import KsyncError, display_path
+from .base import (CYCLES_1997, DASH, Finding, Table, compare_greater, fmt_ratio, fmt_sig,
+                   fmt_spread, fmt_ticks, num, spread_of, spread_ratio, ticks_to_us)
 
 HOSTED_JSON = "hosted.json"
 SCHEMA = "ksync-hosted/1"
@@ -451,7 +451,6 @@ def hosted_findings(data: dict | None) -> list[Finding]:
     """Small & Manley's off-chip/on-chip gap on the hosted port: pthread_sigmask pair vs the
     soft cli+sti pair, from the first timing run's irq_prims rows, else the cost program.
     Oversubscribed runs never count."""
-    from .findings import compare_greater, spread_of, _fs, _ratio
     if not data:
         return []
     c = CYCLES_1997
@@ -471,9 +470,9 @@ def hosted_findings(data: dict | None) -> list[Finding]:
         a, b = spread_of(off), spread_of(on)
         if a is None or b is None:
             continue
-        return [Finding(SM, claim, then, f"{_ratio(a, b)} (off-chip / on-chip)", label,
+        return [Finding(SM, claim, then, f"{spread_ratio(a, b)} (off-chip / on-chip)", label,
                         compare_greater(a, b),
-                        f"pthread_sigmask pair {_fs(a)} vs soft pair {_fs(b)} TSC ticks, "
+                        f"pthread_sigmask pair {fmt_spread(a)} vs soft pair {fmt_spread(b)} TSC ticks, "
                         f"medians with their spread ({a.how}); holds when the spreads are "
                         "apart.")]
     over = [r for r in _runs(data) if r.get("status") == "ok" and is_oversubscribed(r)]

@@ -39,9 +39,11 @@ from typing import Any, Iterable
 
 from . import schemes
 from .schemes import SCHEME_INFO
-from .report import DASH, Document, Figure, Table, fmt_hz
 from . import report
 from .util import KsyncError, display_path
+from .base import (COSTS_1997, CYCLES_1997, DASH, Document, Figure, MHZ_1997, T3_1997, T4_1997,
+                   T6_1997, T7_1997, Table, US_1997, dig, fmt_count, fmt_hz, fmt_pct, fmt_sig,
+                   num, obj, ticks_to_us)
 
 SCHEMA = "ksync-irq/1"
 IRQ_JSON = "irq.json"
@@ -68,41 +70,10 @@ MODEL_TEXT = {
     name: f"E x {_MODEL_SHORT[e]}" + (f" + I x {_MODEL_SHORT[i]}" if i else "")
     for name, (e, i) in MODEL.items()}
 
-# --- the paper's figures (Small & Manley 1997; "ms" in the paper's text means µs) -------
-MHZ_1997 = 120.0
-CYCLES_1997 = {"offchip": 304, "onchip": 21, "flag": 6}        # Table 5, cycles per pair
-US_1997 = {"offchip": 2.5, "onchip": 0.18, "flag": 0.05}       # Table 5, as printed
-# The costs the paper's Table 6 was computed with: Table 5's printed µs (304 cycles at
-# 120 MHz would be 2.53 µs and give spl-pessim 9.1 % for Andrew local, not the printed 9.0).
-COSTS_1997 = {k: v * 1e-6 for k, v in US_1997.items()}          # seconds
-# Table 3 (cli-pessim): mean crit/s, std %, max crit/s, mean duration µs
-T3_1997 = {"andrew-local": (36048, 60, 72521, 3.1), "andrew-nfs": (25867, 68, 72940, 4.6),
-           "webstone": (34468, 31, 82653, 3.3), "serial-115.2": (47762, 0.05, 47807, 0.6)}
-# Table 4 (spl-optim): mean crit/s, std %, interrupted/s, interrupted %
-T4_1997 = {"andrew-local": (31904, 69, 15, 0.05), "andrew-nfs": (25172, 67, 50, 0.2),
-           "webstone": (33890, 33, 300, 0.9), "serial-115.2": (45269, 8, 140, 0.3)}
 # Which inputs each row of the paper's Table 6 takes (section 5.1: Table 3's tests "supply
 # the value used for the number of critical sections entered"; section 5.2: Table 4 gives
 # the interrupted ones): E from Table 3 in every row, I from Table 4 where the formula has I.
 T6_INPUTS = {"E": "Table 3 mean crit/s", "I": "Table 4 interrupted/s"}
-# Table 6: synchronization overhead %, columns as WORKLOADS. model_1997 reproduces all 16
-# cells from T3/T4/US_1997 under paper_round (hundredths, then tenths, half up); two
-# cells need that two-step rounding: cli-pessim Andrew local (0.649 -> 0.65 -> 0.7, once:
-# 0.6) and spl-optim WebStone (0.247 -> 0.25 -> 0.3, once: 0.2). Table 6r says so.
-T6_1997 = {"spl-pessim": (9.0, 6.5, 8.6, 11.9), "spl-optim": (0.2, 0.1, 0.3, 0.3),
-           "cli-pessim": (0.7, 0.5, 0.6, 0.9), "cli-optim": (0.2, 0.1, 0.2, 0.2)}
-# Table 7 (spl-optim): test, seconds, irqs, irqs/s, mean µs, std %, min, median, max µs
-T7_1997 = [
-    ("ide disk", 3.2, 1027, 321, 1519, 7, 15, 1545, 2003),
-    ("scsi disk", 8.8, 553, 61, 65, 15, 16, 64, 86),
-    ("scsi cd-rom", 13.4, 3931, 293, 27, 7, 20, 26, 40),
-    ("floppy", 64.2, 506, 8, 169, 57, 4, 200, 271),
-    ("serial-300 (8K)", 274, 8221, 30, 9, 5, 9, 9, 12),
-    ("serial-38.4 (64K)", 17.4, 8195, 471, 27, 2, 19, 27, 42),
-    ("serial-115 (64K)", 5.8, 8176, 1410, 27, 4, 11, 27, 54),
-    ("ethernet-small", 2.4, 1003, 418, 78, 25, 44, 78, 370),
-    ("ethernet-large", 3.4, 1703, 501, 487, 8, 45, 491, 1194),
-]
 OPTIM_BAR_TICKS = 2.0      # issue 4: optimistic crit_enter_leave within 2 ticks of the flag
 TPR_CLI_BAR = 2.0          # issue 4: tpr-pessim within 2x of cli-pessim where CR8 is virtualized
 
@@ -114,54 +85,6 @@ ENV_WHAT = {"tcg": "QEMU TCG (software emulation)",
 
 # ---------------------------------------------------------------------------------------
 # numbers
-
-
-def num(x: Any) -> float | None:
-    """A finite float, or None for anything else (missing, text, bool, NaN, inf)."""
-    if x is None or isinstance(x, bool):
-        return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def dig(d: Any, *keys: str) -> Any:
-    for k in keys:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(k)
-    return d
-
-
-def obj(x: Any) -> dict:
-    """``x`` if it is a dict, else an empty one (a malformed nested object reads as missing)."""
-    return x if isinstance(x, dict) else {}
-
-
-def fmt_sig(v: float | None, sig: int = 3) -> str:
-    """About ``sig`` significant digits, no exponent for ordinary values."""
-    if v is None:
-        return DASH
-    if v == 0:
-        return "0"
-    a = abs(v)
-    if a >= 10 ** sig:
-        return f"{v:.0f}"
-    if a < 1e-4:
-        return f"{v:.1e}"
-    return f"{v:.{sig}g}"
-
-
-def fmt_pct(v: float | None) -> str:
-    return DASH if v is None else fmt_sig(v) + "%"
-
-
-def ticks_to_us(ticks: float | None, hz: float | None) -> float | None:
-    if ticks is None or not hz:
-        return None
-    return ticks / hz * 1e6
 
 
 def model_pct(scheme: str, entered_per_s: float | None, interrupted_per_s: float | None,
@@ -401,12 +324,6 @@ def _mean_std(mean: float | None, std: float | None, count: bool = True) -> str:
     return f"{m} ({fmt_sig(100.0 * std / mean)}%)"
 
 
-def _count(v: float | None) -> str:
-    if v is None:
-        return DASH
-    return f"{v:.0f}" if abs(v) >= 100 or float(v).is_integer() else fmt_sig(v)
-
-
 # ---------------------------------------------------------------------------------------
 # tables
 
@@ -423,7 +340,7 @@ def status_table(ix: IrqIndex) -> Table:
         if rec.get("log"):
             where = (where + "; " if where else "") + f"log {rec['log']}"
         rows.append([s, status, str(len(allrows)) + ("" if status == "ok" else " (not used)"),
-                     _count(sum(errs)) if errs else DASH, ix.env_label(s) or DASH,
+                     fmt_count(sum(errs)) if errs else DASH, ix.env_label(s) or DASH,
                      fmt_hz(ix.tsc_hz(s)),
                      fmt_sig(num(rec.get("elapsed"))) + " s" if num(rec.get("elapsed")) is not None
                      else DASH, where])
@@ -454,7 +371,7 @@ def table3(ix: IrqIndex, scheme: str = "cli-pessim") -> Table:
         rows.append([
             _wl(w),
             _mean_std(num(crit.get("per_s_mean")), num(crit.get("per_s_std"))),
-            _count(num(crit.get("per_s_max"))),
+            fmt_count(num(crit.get("per_s_max"))),
             fmt_sig(ticks_to_us(num(crit.get("dur_mean")), hz)),
             f"{ref[0]} ({ref[1]}%)" if ref else "",
             str(ref[2]) if ref else "",
@@ -517,7 +434,7 @@ def _interrupted(ld: dict | None) -> str:
     pct = _interrupted_pct(ld)
     if per_s is None:
         return DASH
-    return _count(per_s) + (f" ({fmt_pct(pct)})" if pct is not None else "")
+    return fmt_count(per_s) + (f" ({fmt_pct(pct)})" if pct is not None else "")
 
 
 def table4_schemes(ix: IrqIndex) -> Table:
@@ -532,7 +449,7 @@ def table4_schemes(ix: IrqIndex) -> Table:
             if pct is None and per_s is None:
                 cells.append(DASH)
             else:
-                cells.append(f"{fmt_pct(pct)} ({_count(per_s)}/s)")
+                cells.append(f"{fmt_pct(pct)} ({fmt_count(per_s)}/s)")
         rows.append([s, *cells])
     return Table(
         title=_title("Table 4b: interrupted critical sections, every scheme", ix,
@@ -1001,7 +918,7 @@ def _src_cells(u: dict) -> str:
         h = u["by_source"].get(k)
         if h:
             c = u["cal"].get(k)
-            parts.append(f"{k} {_count(h)} x " + (report.fmt_ticks(c) if c is not None
+            parts.append(f"{k} {fmt_count(h)} x " + (report.fmt_ticks(c) if c is not None
                                                    else DASH))
     return ", ".join(parts) or DASH
 
@@ -1011,7 +928,7 @@ def table6_units(ix: IrqIndex) -> Table | None:
     for s, w, d in _with_parts(ix):
         shown.append(s)
         u = d["units"]
-        rows.append([s, _wl(w), _count(u["n"]), _count(u["quiet_n"]), _count(u["intr_n"]),
+        rows.append([s, _wl(w), fmt_count(u["n"]), fmt_count(u["quiet_n"]), fmt_count(u["intr_n"]),
                      report.fmt_ticks(u["prim"]), report.fmt_ticks(u["cal_quiet"]),
                      report.fmt_ticks(u["quiet_mean"]), report.fmt_ticks(u["cal_enter"]),
                      report.fmt_ticks(u["intr_enter_mean"])
@@ -1112,7 +1029,7 @@ def table7(ix: IrqIndex, scheme: str = "spl-optim") -> Table:
         std = ticks_to_us(num(h.get("std")), hz)
         rows.append([f"{_wl(str(r.get('workload')))}: {r.get('source')}"
                      + (f" ({r.get('level')})" if r.get("level") else ""),
-                     fmt_sig(secs), _count(irqs), _count(per_s),
+                     fmt_sig(secs), fmt_count(irqs), fmt_count(per_s),
                      _mean_std(mean, std, count=False), us("min"), us("median"), us("max"),
                      # no arrival time known (disk, net): no latency, not 0
                      fmt_sig(ticks_to_us(num(dig(r, "latency", "max")), hz))
@@ -1197,11 +1114,11 @@ def loss_table(ix: IrqIndex) -> Table:
         hz = ix.tsc_hz(s)
         frac = _lost_frac(r)
         packets, dropped = num(r.get("packets")), num(r.get("dropped"))
-        rows.append([s, _count(num(r.get("baud"))), _count(num(r.get("pio_sectors"))),
+        rows.append([s, fmt_count(num(r.get("baud"))), fmt_count(num(r.get("pio_sectors"))),
                      fmt_sig(ticks_to_us(num(r.get("pio_handler_mean")), hz)),
-                     _count(num(r.get("chars"))), _count(num(r.get("lost"))),
+                     fmt_count(num(r.get("chars"))), fmt_count(num(r.get("lost"))),
                      fmt_pct(100 * frac if frac is not None else None),
-                     _count(packets), _count(dropped),
+                     fmt_count(packets), fmt_count(dropped),
                      fmt_pct(100 * dropped / (packets + dropped) if packets is not None and dropped is not None and packets + dropped > 0
                              else None),
                      fmt_sig(num(r.get("seconds")))])
@@ -1247,11 +1164,11 @@ def lossmap_table(ix: IrqIndex) -> Table:
             for k in allsecs:
                 v = grid[bi][secs.index(k)] if k in secs else None
                 cells.append(fmt_pct(100 * v) if v is not None else DASH)
-            rows.append([s, _count(b), *cells])
+            rows.append([s, fmt_count(b), *cells])
     return Table(
         title=_title("Loss map: serial characters lost (%) by baud and PIO sectors", ix,
                      ix.schemes_shown()),
-        headers=["scheme", "baud", *[f"PIO {_count(k)}" for k in allsecs]],
+        headers=["scheme", "baud", *[f"PIO {fmt_count(k)}" for k in allsecs]],
         rows=rows, align=["l", "r"] + ["r"] * len(allsecs),
         notes_above=["Each cell: lost / (chars read + lost) for the serial model at that baud "
                      "while the disk moves that many sectors per interrupt by PIO (0 = no disk "

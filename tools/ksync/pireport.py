@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import schemes
-from .findings import Spread, compare_greater
-from .irqreport import fmt_sig, num
-from .report import DASH, Figure, Finding, Table, fmt_ratio
+from .base import (DASH, Figure, Finding, Spread, Table, compare_greater, fmt_ratio, fmt_sig,
+                   num)
 
 HH = "Hohmuth & Härtig 2001"
 TITLE = "Priority inversion: the high thread's wait, helping lock vs monitor"

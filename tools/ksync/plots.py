@@ -36,8 +36,8 @@ import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 import numpy as np  # noqa: E402
 
 from . import irqreport, peers  # noqa: E402
-from .irqreport import IrqIndex, num  # noqa: E402
-from .report import Figure, fmt_ratio  # noqa: E402
+from .irqreport import IrqIndex  # noqa: E402
+from .base import Figure, fmt_count, fmt_ratio, num  # noqa: E402
 
 RC = {"svg.hashsalt": "ksync", "font.size": 9, "axes.titlesize": 10,
       "figure.titlesize": 12, "figure.dpi": 100, "savefig.dpi": 110}
@@ -116,7 +116,7 @@ def lossmap_figure(ix: IrqIndex, out_dir: Path) -> list[Figure]:
                     ax.text(ki, bi, text, ha="center", va="center", fontsize=8,
                             color="white" if dark else "black")
             ax.set_title(s)
-            ax.set_xticks(range(len(secs)), [irqreport._count(k) for k in secs])
+            ax.set_xticks(range(len(secs)), [fmt_count(k) for k in secs])
             ax.set_yticks(range(len(bauds)), [f"{b / 1000:g}" for b in bauds])
             ax.set_xlabel("sectors per PIO interrupt")
             if n % cols == 0:

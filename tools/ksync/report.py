@@ -31,87 +31,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .util import KsyncError
+from .base import (ColumnSpec, DASH, Document, Finding, TEXT_WIDTH, Table, UNJUDGED,
+                   build_table, fmt_hz, fmt_ratio, fmt_ticks)
 
-DASH = "—"
 SCHEMA = "ksync-prims/1"
 
 # ---------------------------------------------------------------------------------------
 # general tables
 
 
-@dataclass
-class ColumnSpec:
-    header: str
-    cell: Callable[[Any], str]
-    align: str = "r"  # "l" or "r"
-
-
-@dataclass
-class Figure:
-    src: str        # file name relative to the report (e.g. "lossmap.png")
-    caption: str
-    svg: str = ""   # the same figure as SVG (relative to the report), linked beside it
-
-
-@dataclass
-class Table:
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-    align: list[str]
-    notes_above: list[str] = field(default_factory=list)
-    notes_below: list[str] = field(default_factory=list)
-    images: list[Figure] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        # every cell a string and every row as wide as the header: a None or a short row
-        # from a table builder renders as an empty cell instead of failing the report
-        n = len(self.headers)
-        self.rows = [[("" if c is None else str(c)) for c in row][:n]
-                     + [""] * (n - len(row)) for row in self.rows]
-        self.align = (list(self.align) + ["l"] * n)[:n]
-
-
-# A finding (DESIGN.md, "The report"): one claim of a paper that a run measured, the
-# 1990s figure, today's figure with its environment, and a verdict computed from the data.
-# "input of the model": the claimed quantity is a parameter of the experiment (a synthetic
-# load's rates and lengths), so the run can show it but not judge it.
-VERDICTS = ("holds", "reversed", "within noise", "not measurable here", "input of the model")
-UNJUDGED = ("not measurable here", "input of the model")   # the terminal says why
-
-
-@dataclass
-class Finding:
-    paper: str          # e.g. "Small & Manley 1997"
-    claim: str          # the paper's claim, one phrase
-    then: str           # the 1990s figure as the paper prints it
-    today: str          # today's figure (with its spread where there is one)
-    env: str            # environment of today's figure: "tcg, 2 CPUs", "hosted, 1 core"
-    verdict: str        # one of VERDICTS, computed from the data, never hard-coded
-    note: str = ""      # optional: how the verdict was computed / why not measurable
-
-    def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
-
-
-@dataclass
-class Document:
-    title: str
-    meta: list[tuple[str, str]] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)   # rendered before the tables
-
-
-def build_table(title: str, items: Iterable[Any], columns: Sequence[ColumnSpec],
-                notes_above: Iterable[str] = (), notes_below: Iterable[str] = ()) -> Table:
-    rows = [[str(c.cell(item)) for c in columns] for item in items]
-    return Table(title=title, headers=[c.header for c in columns], rows=rows,
-                 align=[c.align for c in columns], notes_above=list(notes_above),
-                 notes_below=list(notes_below))
-
-
-TEXT_WIDTH = 120   # terminal tables and notes fit in this many columns (DESIGN.md)
 _SEP = "  "
 
 
@@ -377,43 +305,6 @@ def render_html(doc: Document) -> str:
 
 # ---------------------------------------------------------------------------------------
 # number formatting
-
-
-def fmt_ticks(x: Any) -> str:
-    """2 decimals below 100, 1 below 1000, else none."""
-    if x is None:
-        return "?"
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return "?"
-    if abs(v) < 100:
-        return f"{v:.2f}"
-    if abs(v) < 1000:
-        return f"{v:.1f}"
-    return f"{v:.0f}"
-
-
-def fmt_ratio(x: float) -> str:
-    if abs(x) >= 100:
-        s = f"{x:.0f}"
-    elif abs(x) >= 10:
-        s = f"{x:.1f}"
-    else:
-        s = f"{x:.2f}"
-    if "." in s:
-        s = s.rstrip("0").rstrip(".")
-    return s
-
-
-def fmt_hz(hz: Any) -> str:
-    try:
-        v = float(hz)
-    except (TypeError, ValueError):
-        return "unknown"
-    if v <= 0:
-        return "unknown"
-    return f"{v / 1e9:.3f} GHz"
 
 
 # ---------------------------------------------------------------------------------------

@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import schemes
-from .findings import Spread, compare_greater, spread_of
-from .irqreport import fmt_sig, num
-from .report import DASH, Figure, Finding, Table, fmt_ratio, fmt_ticks
+from .base import (DASH, Figure, Finding, Spread, Table, compare_greater, fmt_ratio, fmt_sig,
+                   fmt_ticks, num, spread_of)
 
 MP = "Massalin & Pu 1991"
 SCHEDS = ("lockfree", "locked")

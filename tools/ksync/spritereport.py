@@ -38,10 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .findings import Spread, compare_greater
-from .irqreport import fmt_sig, num
-from .report import DASH, Figure, Finding, Table, fmt_hz, fmt_ratio, fmt_ticks
 from .util import KsyncError
+from .base import (DASH, Figure, Finding, Spread, Table, compare_greater, fmt_hz, fmt_ratio,
+                   fmt_sig, fmt_ticks, num)
 
 SPRITE_JSON = "sprite.json"
 HO = "Hartman & Ousterhout (Sprite)"
