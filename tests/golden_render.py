@@ -29,6 +29,7 @@ for p in (str(HERE.parent / "tools"), str(HERE)):
 import report_fixtures as fx  # noqa: E402
 import test_tool_pi_report as pi  # noqa: E402
 import test_tool_sched_report as sched  # noqa: E402
+from ksync import document
 from ksync import fiascoreport, report, spritereport  # noqa: E402
 
 WIDTH = 100      # the terminal text's width: fixed, not the test host's terminal
@@ -66,8 +67,7 @@ def cases() -> dict[str, dict]:
 
 def _render_doc(out_dir: Path, kw: dict):
     """The document and its files through the tool's one entry point for a report."""
-    from ksync import irqreport
-    return irqreport.render_results_doc(out_dir, **kw)
+    return document.render_results_doc(out_dir, **kw)
 
 
 def render(kw: dict, out_dir: Path) -> dict[str, str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ksync import document
 from ksync import base
 from ksync import fiascoreport as fr, irqreport, report, schemes
 from ksync.report import DASH
@@ -728,9 +729,9 @@ def test_ccdf_and_log_bins():
 
 @pytest.fixture(scope="module")
 def rendered(synth, tmp_path_factory):
-    """The whole render path once: irqreport.render_results_doc with fiasco= only."""
+    """The whole render path once: document.render_results_doc with fiasco= only."""
     out = tmp_path_factory.mktemp("fiasco-report")
-    written, doc = irqreport.render_results_doc(out, fiasco=synth)
+    written, doc = document.render_results_doc(out, fiasco=synth)
     return out, written, doc
 
 
@@ -780,7 +781,7 @@ def test_render_results_doc(rendered):
 def test_fiasco_json_round_trip(hosted, tmp_path):
     # what `ksync report` reads from a results directory (the real hosted-only run)
     (tmp_path / fr.FIASCO_JSON).write_text(json.dumps(hosted), encoding="utf-8")
-    written, doc = irqreport.render_results_doc(tmp_path, strict=True)
+    written, doc = document.render_results_doc(tmp_path, strict=True)
     assert [t.title for t in doc.tables] == [fr.TITLES[k] for k in ("t2", "bars", "t1", "runs")]
     assert (tmp_path / "fiasco-lateness-hosted.png").exists()
     text = report.render_text(doc)

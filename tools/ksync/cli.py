@@ -22,9 +22,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from . import (__version__, disk, envdetect, hkernel, hosted, hostedreport, irqreport, peers,
-               spriterun, fiascorun, linuxguest,
-               qemu, report, schemes)
+from . import (__version__, disk, document, envdetect, fiascorun, hkernel, hosted, hosteddata,
+               irqdata, linuxguest, peers, qemu, report, schemes, spritereport, spriterun)
 from .util import (KsyncError, Progress, SetupError, Terminated, UsageError, display_path,
                    find_repo, install_signal_handlers, make, restore_signal_handlers,
                    utc_timestamp)
@@ -670,7 +669,7 @@ def irq_words(args, env: str) -> list[str]:
     return words
 
 
-RESULT_FILES = (irqreport.PRIMS_JSON, irqreport.IRQ_JSON, hostedreport.HOSTED_JSON,
+RESULT_FILES = (irqdata.PRIMS_JSON, irqdata.IRQ_JSON, hosteddata.HOSTED_JSON,
                 spriterun.SPRITE_JSON, fiascorun.FIASCO_JSON, "report.md", "report.html")
 
 
@@ -760,8 +759,8 @@ def cmd_run(args, repo: Path) -> int:
     # (c) report: the JSON of what ran, then report.md/.html from every JSON in out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for name, data in ((irqreport.PRIMS_JSON, prims_data), (irqreport.IRQ_JSON, irq_data),
-                       (hostedreport.HOSTED_JSON, hosted_data),
+    for name, data in ((irqdata.PRIMS_JSON, prims_data), (irqdata.IRQ_JSON, irq_data),
+                       (hosteddata.HOSTED_JSON, hosted_data),
                        (spriterun.SPRITE_JSON, sprite_data),
                        (fiascorun.FIASCO_JSON, fiasco_data)):
         if data is not None:
@@ -769,7 +768,7 @@ def cmd_run(args, repo: Path) -> int:
             path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n",
                             encoding="utf-8")
             written.append(path)
-    files, doc = irqreport.render_results_doc(out_dir, prims=prims_data, irq=irq_data,
+    files, doc = document.render_results_doc(out_dir, prims=prims_data, irq=irq_data,
                                               warn=progress, hosted=hosted_data,
                                               sprite=sprite_data, fiasco=fiasco_data)
     written += files
@@ -1030,13 +1029,13 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
                 _build_hosted(repo, progress, s, hkernel.DEFAULT_FLAVOUR)
             except KsyncError as e:
                 for n in args.smp:
-                    rec = hostedreport.run_record(s, n, host_cores=cores)
+                    rec = hosteddata.run_record(s, n, host_cores=cores)
                     rec["reason"] = f"build failed: {e}"
                     runs.append(rec)
                 progress(f"hosted kernel {s}: build FAILED: {e}")
                 continue
         for n in args.smp:
-            rec = hostedreport.run_record(s, n, host_cores=cores)
+            rec = hosteddata.run_record(s, n, host_cores=cores)
             runs.append(rec)
             cfg = _hosted_config(args, repo, "bench", n, set_=kernel_set, scheme=s,
                                  flavour=hkernel.DEFAULT_FLAVOUR)
@@ -1051,7 +1050,7 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
                 progress(f"hosted kernel {s} smp={n}: FAILED: {e}")
                 continue
             labels = hkernel.boot_labels(res.boot, cores, n)
-            hostedreport.fill_record(rec, res, labels)
+            hosteddata.fill_record(rec, res, labels)
             if not res.passed:
                 print(qemu.failure_report(res), file=sys.stderr, flush=True)
             for x in rec["refused"]:
@@ -1059,7 +1058,7 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
             progress(f"hosted kernel {s} smp={n}: "
                      + (f"{len(rec['rows'])} rows in {res.elapsed:.1f}s"
                         if rec["status"] == "ok" else f"FAILED: {rec['reason']}")
-                     + f" [{hostedreport.run_label(rec)}], log {display_path(res.log_path)}")
+                     + f" [{hosteddata.run_label(rec)}], log {display_path(res.log_path)}")
     costs: list[dict] = []
     if not args.no_build:
         try:
@@ -1079,12 +1078,12 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
             continue
         c.update(status="ok" if h.passed else "failed", reason=h.reason,
                  log=display_path(h.log_path), facts=_hosted_facts(h.objects) or None,
-                 sched=hostedreport.placement_sched(h.lines),
+                 sched=hosteddata.placement_sched(h.lines),
                  placement=next((l for l in h.lines if l.startswith("hosted: ")), None),
                  rows=[dict(o, env="hosted") for o in h.objects.of_kind("prim")])
         if not h.passed:
             progress(f"{prog}: FAILED: {h.reason}; see {display_path(h.log_path)}")
-    data = hostedreport.make_hosted_data(runs, costs, meta)
+    data = hosteddata.make_hosted_data(runs, costs, meta)
     data["sched_peers"] = _run_sched_peers(args, repo, progress)
     return data
 
@@ -1288,7 +1287,7 @@ def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:
                "irq_quick": bool(args.irq_quick), "disk": cfg.disk is not None,
                "timeout": cfg.timeout, "schemes": names, "set": args.set,
                "irq_loss_repeats": args.loss_repeats, "serial_bits": args.serial_bits}
-    data = irqreport.make_irq_data(runs, meta, options)
+    data = irqdata.make_irq_data(runs, meta, options)
     data["hosted"] = _run_spl_fast(args, repo, progress, names)
     return data
 
@@ -1388,7 +1387,6 @@ def _run_irq_scheme(args, repo: Path, cfg: qemu.BootConfig, scheme: str, env: st
 
 def cmd_lockstat(args, repo: Path) -> int:
     """Issue 11: one benchmark run's lock statistics (and snapshots) as a lock_stat table."""
-    from . import spritereport
     if args.reset and not args.every:
         raise UsageError("--reset needs --every (it resets after each snapshot)")
     smp = args.smp[0]
@@ -1492,17 +1490,17 @@ def cmd_env(args, repo: Path) -> int:
 def cmd_report(args, repo: Path) -> int:
     out_dir = Path(args.out) if args.out else repo / "results"
     prims = irq = None
-    if (out_dir / irqreport.PRIMS_JSON).exists() or not (
-            (out_dir / irqreport.IRQ_JSON).exists()
-            or (out_dir / hostedreport.HOSTED_JSON).exists()
+    if (out_dir / irqdata.PRIMS_JSON).exists() or not (
+            (out_dir / irqdata.IRQ_JSON).exists()
+            or (out_dir / hosteddata.HOSTED_JSON).exists()
             or (out_dir / spriterun.SPRITE_JSON).exists()):
-        prims = report.load_prims(out_dir / irqreport.PRIMS_JSON)
-    if (out_dir / irqreport.IRQ_JSON).exists():
-        irq = irqreport.load_irq(out_dir / irqreport.IRQ_JSON)
+        prims = report.load_prims(out_dir / irqdata.PRIMS_JSON)
+    if (out_dir / irqdata.IRQ_JSON).exists():
+        irq = irqdata.load_irq(out_dir / irqdata.IRQ_JSON)
     hosted_data = None
-    if (out_dir / hostedreport.HOSTED_JSON).exists():
-        hosted_data = hostedreport.load_hosted(out_dir / hostedreport.HOSTED_JSON)
-    written, doc = irqreport.render_results_doc(out_dir, prims=prims, irq=irq, strict=True,
+    if (out_dir / hosteddata.HOSTED_JSON).exists():
+        hosted_data = hosteddata.load_hosted(out_dir / hosteddata.HOSTED_JSON)
+    written, doc = document.render_results_doc(out_dir, prims=prims, irq=irq, strict=True,
                                                 hosted=hosted_data)
     print(report.render_text(doc), end="", flush=True)
     print("wrote " + ", ".join(display_path(p) for p in written), file=sys.stderr)

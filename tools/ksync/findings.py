@@ -29,17 +29,23 @@ Claims:
   decides nothing); in kernel code on the real CPU (the hosted port's boot) against the
   master lock; and at two threads on one object (``*_2t`` rows, hosted).
 
-Public API: ``Spread``, ``spread_of``, ``compare_greater``, ``all_findings(prims, irq)``.
+Public API: ``table5_findings``, ``table6_findings``, ``loss_finding``, ``mp_findings``,
+``mp_kernel_findings``, ``mp_2t_findings``, ``spsc_ends_finding``; the spreads and verdicts
+(``Spread``, ``spread_of``, ``compare_greater``) are base.py's, and document.py puts every
+finding in the papers' order (``all_findings``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import irqreport, peers
-from .irqreport import IrqIndex
+
+
 from .base import (CYCLES_1997, DASH, Finding, HW_ENVS_OFFCHIP, HW_ENVS_ONCHIP, MP, SM, Spread,
                    T6_1997, WHY_NOT_HW, cap_first, compare_greater, fmt_count, fmt_pct,
                    fmt_ratio, fmt_sig, fmt_spread, num, spread_of, spread_ratio)
+from . import schemes
+from .irqdata import IrqIndex, lost_frac, prim_source, worst_case
+from .hosteddata import run_label, timing_runs
 
 
 # ---------------------------------------------------------------------------------------
@@ -76,7 +82,7 @@ _IRQ_PRIM_NAMES = {"offchip": "pic_imr_write_restore", "onchip": "cli_sti",
 
 def _irq_side(ix: IrqIndex) -> Source | None:
     """The irq_prim rows of the boot that supplies Table 5, under the prims row names."""
-    src = irqreport._prim_source(ix)
+    src = prim_source(ix)
     if src is None:
         return None
     rows = {}
@@ -211,8 +217,8 @@ def loss_finding(ix: IrqIndex) -> Finding:
             "measured)")
 
     def worst(s: str) -> tuple[float, dict] | None:
-        r = irqreport.worst_case(ix.losses(s))
-        f = irqreport._lost_frac(r) if r else None
+        r = worst_case(ix.losses(s))
+        f = lost_frac(r) if r else None
         return (100.0 * f, r) if f is not None else None
 
     cli = {s: worst(s) for s in CLI_SCHEMES}
@@ -248,7 +254,7 @@ def loss_finding(ix: IrqIndex) -> Finding:
     for s, (_, r) in list(cli.items()) + list(pri.items()):
         r0 = next((x for x in ix.losses(s) if num(x.get("baud")) == num(r.get("baud"))
                    and num(x.get("pio_sectors")) == 0), None)
-        f0 = irqreport._lost_frac(r0) if r0 else None
+        f0 = lost_frac(r0) if r0 else None
         if f0 is not None:
             base.append(100.0 * f0)
     if base:
@@ -379,8 +385,7 @@ def mp_kernel_findings(hosted: dict | None) -> list[Finding]:
     """Kernel code on the real CPU (the hosted port's lf_cost / lf_fifo_cost boot of the
     default scheme at its smallest timing CPU count, as the hosted report's Massalin & Pu
     table): lock-free against the same operation under the kernel's master lock."""
-    from . import hostedreport, schemes
-    recs = sorted(hostedreport.timing_runs(hosted),
+    recs = sorted(timing_runs(hosted),
                   key=lambda r: (r.get("scheme") != schemes.DEFAULT_SCHEME,
                                  num(r.get("cpus")) or 0))
     rec = next((r for r in recs if any(x.get("kind") == "prim" for x in r.get("rows") or [])),
@@ -388,7 +393,7 @@ def mp_kernel_findings(hosted: dict | None) -> list[Finding]:
     if rec is None:
         return []
     rows = {str(x.get("name")): x for x in rec.get("rows") or [] if x.get("kind") == "prim"}
-    env = f"{hostedreport.run_label(rec)}, scheme {rec.get('scheme')}"
+    env = f"{run_label(rec)}, scheme {rec.get('scheme')}"
     out = []
     for op, nosync, lf, prefix in MP_PAIRS:
         a, m = spread_of(rows.get(lf)), spread_of(rows.get(f"{prefix}_mlock"))
@@ -464,43 +469,9 @@ def spsc_ends_finding(prims: dict | None) -> list[Finding]:
 # ---------------------------------------------------------------------------------------
 
 
-def all_findings(prims: dict | None, irq: dict | None,
-                 hosted: dict | None = None, sprite: dict | None = None,
-                 fiasco: dict | None = None) -> list[Finding]:
-    """Every finding the results support, in the papers' order; ``hosted``: hosted.json
-    (issue 9), whose on-chip/off-chip gap is a line of its own."""
-    from .hostedreport import hosted_findings
-    ix = IrqIndex(irq if isinstance(irq, dict) else None)
-    out: list[Finding] = []
-    if prims is not None or irq is not None or (hosted is None and sprite is None and fiasco is None):
-        out += table5_findings(prims, ix)
-    out += hosted_findings(hosted)
-    if irq is not None or hosted is not None:
-        from .smclaims import sm_claim_findings     # Small & Manley's other observations
-        out += sm_claim_findings(ix, hosted)
-    if irq is not None:
-        out += table6_findings(ix)
-        out.append(loss_finding(ix))
-    out += mp_findings(prims)
-    out += mp_kernel_findings(hosted)
-    out += mp_2t_findings(prims)
-    out += spsc_ends_finding(prims)
-    if isinstance(prims, dict) and prims.get("cmp"):
-        out += peers.peer_findings(prims["cmp"], (prims.get("sides") or {}).get("hosted"))
-    from .schedreport import sched_findings     # issue 10: threads and both schedulers
-    out += sched_findings(prims, hosted)
-    from .spritereport import sprite_findings   # issue 11: Sprite's locks
-    out += sprite_findings(sprite)
-    from .fiascoreport import fiasco_findings   # issue 12: helping locks, lateness
-    out += fiasco_findings(fiasco)
-    from .pireport import pi_findings           # priority inversion: helping vs monitor
-    out += pi_findings(prims, hosted)
-    for f in out:
-        f.note = cap_first(f.note)
-    return out
 
 
-__all__ = ["Spread", "spread_of", "compare_greater", "all_findings", "table5_findings",
+__all__ = ["table5_findings",
            "table6_findings", "loss_finding", "mp_findings", "mp_kernel_findings",
            "mp_2t_findings",
            "spsc_ends_finding"]

@@ -24,10 +24,10 @@ Paper sections served: 5.1 (Table 3), 5.2 (Table 4), 5.3 (Table 5), 5.4 (Tables 
 Tolerance rule: a missing scheme, row or key gives a "—" cell, never an exception; rows of a
 scheme whose run failed are not used (they stay in irq.json).
 
-Public API: ``SCHEMA``, ``WORKLOADS``, ``MODEL``, ``COSTS_1997``, ``model_pct``,
-``model_1997``, ``paper_round``, ``sync_parts``,
-``make_irq_data``, ``load_irq``, ``IrqIndex``, ``irq_tables``, ``irq_document``,
-``results_document``, ``render_results`` (figures: plots.py; findings: findings.py).
+Public API: ``model_1997``, ``paper_round``, ``sync_parts``, ``irq_tables``, ``irq_meta``,
+``irq_document``, ``hosted_load_tables`` (the same tables of the hosted kernel's interrupt
+rows). The data (irq.json, ``IrqIndex``, the cost model ``model_pct``) is irqdata.py's, the
+papers' figures base.py's; figures: irqfigures.py; findings: findings.py, smclaims.py.
 """
 from __future__ import annotations
 
@@ -39,36 +39,23 @@ from typing import Any, Iterable
 
 from . import schemes
 from .schemes import SCHEME_INFO
-from . import report
 from .util import KsyncError, display_path
 from .base import (COSTS_1997, CYCLES_1997, DASH, Document, Figure, MHZ_1997, T3_1997, T4_1997,
                    T6_1997, T7_1997, Table, US_1997, dig, fmt_count, fmt_hz, fmt_pct, fmt_sig,
                    num, obj, ticks_to_us)
+from .irqdata import (ENV_WHAT, IRQ_JSON, IrqIndex, MODEL, MODEL_TEXT, PRIMS, PRIMS_JSON,
+                      SOURCES, WORKLOADS, WORKLOAD_LABELS, load_irq, loss_grid, model_pct,
+                      worst_case)
+from .hosteddata import NOT_FAITHFUL, irq_view
+from .irqdata import interrupted_pct, lost_frac, overheads, prim_source
+from .base import fmt_ratio, fmt_ticks
 
-SCHEMA = "ksync-irq/1"
-IRQ_JSON = "irq.json"
-PRIMS_JSON = "prims.json"
 
-WORKLOADS = ("andrew-local", "andrew-nfs", "webstone", "serial-115.2")
-WORKLOAD_LABELS = {"andrew-local": "Andrew local", "andrew-nfs": "Andrew NFS",
-                   "webstone": "WebStone", "serial-115.2": "Serial 115.2"}
-SOURCES = ("clock", "disk", "serial", "net")
-PRIMS = ("offchip", "onchip", "flag", "cr8")
 PRIM_LABELS = {"offchip": "off-chip (8259A IMR write + restore)",
                "onchip": "on-chip (cli; sti)",
                "flag": "flag (per-CPU flag set + clear)",
                "cr8": "CR8 (raise + restore)"}
 
-# --- Table 2: the cost model ----------------------------------------------------------
-# scheme -> (cost paid per critical section entered, cost paid per interrupted section)
-# (kernel/spl/schemes.txt's enter / interrupted columns; cli-spl-pessim is identical to
-# cli-pessim in the model, paper 7.1)
-MODEL: dict[str, tuple[str, str | None]] = {
-    name: (info.enter, info.interrupted) for name, info in SCHEME_INFO.items()}
-_MODEL_SHORT = {"offchip": "off", "onchip": "on", "flag": "flag", "cr8": "cr8"}
-MODEL_TEXT = {
-    name: f"E x {_MODEL_SHORT[e]}" + (f" + I x {_MODEL_SHORT[i]}" if i else "")
-    for name, (e, i) in MODEL.items()}
 
 # Which inputs each row of the paper's Table 6 takes (section 5.1: Table 3's tests "supply
 # the value used for the number of critical sections entered"; section 5.2: Table 4 gives
@@ -77,37 +64,9 @@ T6_INPUTS = {"E": "Table 3 mean crit/s", "I": "Table 4 interrupted/s"}
 OPTIM_BAR_TICKS = 2.0      # issue 4: optimistic crit_enter_leave within 2 ticks of the flag
 TPR_CLI_BAR = 2.0          # issue 4: tpr-pessim within 2x of cli-pessim where CR8 is virtualized
 
-ENV_WHAT = {"tcg": "QEMU TCG (software emulation)",
-            "kvm": "QEMU/KVM (hardware virtualization)",
-            "kvm-pvm": "QEMU/KVM-PVM (guest ring-0 code interpreted)",
-            "bare-metal": "bare metal"}
-
 
 # ---------------------------------------------------------------------------------------
 # numbers
-
-
-def model_pct(scheme: str, entered_per_s: float | None, interrupted_per_s: float | None,
-              costs_s: dict[str, float | None]) -> float | None:
-    """Table 2: percent of each second spent synchronizing, for ``scheme``.
-
-    ``costs_s`` maps offchip / onchip / flag / cr8 to seconds per set+unset pair.
-    None when an input the scheme's formula needs is missing."""
-    if scheme not in MODEL:
-        return None
-    per_entered, per_interrupted = MODEL[scheme]
-    c1 = num(costs_s.get(per_entered))
-    e = num(entered_per_s)
-    if c1 is None or e is None:
-        return None
-    total = e * c1
-    if per_interrupted is not None:
-        c2 = num(costs_s.get(per_interrupted))
-        i = num(interrupted_per_s)
-        if c2 is None or i is None:
-            return None
-        total += i * c2
-    return 100.0 * total
 
 
 def round_half_up(v: float, places: int) -> float:
@@ -132,151 +91,6 @@ def model_1997(scheme: str, workload: str) -> float | None:
 
 # ---------------------------------------------------------------------------------------
 # the data: irq.json
-
-
-def make_irq_data(runs: list[dict], meta: dict, options: dict) -> dict:
-    """The ``irq.json`` document: ``meta`` (timestamp, commit, host_cpu_model, host_cpus,
-    qemu_version), run ``options`` (smp, irq_seconds, irq_quick, accel) and one record per
-    scheme (``scheme``, ``status`` ok|failed, ``reason``, ``log``, ``env``, ``cpus``,
-    ``tsc_hz``, ``tsc_source``, ``boot``, ``rows``)."""
-    return {"schema": SCHEMA, **meta, "options": dict(options), "schemes": list(runs)}
-
-
-def load_irq(path: Path) -> dict:
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise KsyncError(f"{path} not found; run `ksync run irq` first (or pass --out DIR)",
-                         exit_code=2) from None
-    except (OSError, ValueError) as e:
-        raise KsyncError(f"cannot read {path}: {e}", exit_code=2) from None
-    if not isinstance(data, dict) or not isinstance(data.get("schemes"), list):
-        raise KsyncError(f"{path}: not a ksync irq.json (no \"schemes\" list)", exit_code=2)
-    return data
-
-
-class IrqIndex:
-    """Lookup over irq.json: only schemes whose run succeeded contribute rows."""
-
-    def __init__(self, data: dict | None):
-        self.data = data or {}
-        self.runs: dict[str, dict] = {}
-        self.order: list[str] = []
-        # an --smp sweep (issue 9) stores every (platform, scheme, cpus); the tables index
-        # the first CPU count's runs, sweep_table shows the others
-        primary = (self.data.get("options") or {}).get("smp")
-        for rec in self.data.get("schemes") or []:
-            if not isinstance(rec, dict) or not isinstance(rec.get("scheme"), str):
-                continue
-            if rec.get("requested_cpus") not in (None, primary):
-                continue
-            name = rec["scheme"]
-            if name not in self.runs:
-                self.order.append(name)
-            self.runs[name] = rec
-        known = [s for s in schemes.SCHEMES if s in self.runs]
-        self.order = known + [s for s in self.order if s not in known]
-
-    def ok(self, scheme: str) -> bool:
-        return (self.runs.get(scheme) or {}).get("status") == "ok"
-
-    def run(self, scheme: str) -> dict:
-        return self.runs.get(scheme) or {}
-
-    def rows(self, scheme: str, kind: str) -> list[dict]:
-        if not self.ok(scheme):
-            return []
-        return [r for r in self.run(scheme).get("rows") or []
-                if isinstance(r, dict) and r.get("kind") == kind]
-
-    def tsc_hz(self, scheme: str) -> float | None:
-        rec = self.run(scheme)
-        hz = num(rec.get("tsc_hz")) or num(dig(rec, "boot", "tsc_hz"))
-        return hz if hz and hz > 0 else None
-
-    def prim(self, scheme: str, name: str) -> dict | None:
-        return next((r for r in self.rows(scheme, "irq_prim") if r.get("name") == name), None)
-
-    def prim_median(self, scheme: str, name: str) -> float | None:
-        return num((self.prim(scheme, name) or {}).get("median"))
-
-    def costs_s(self, scheme: str) -> dict[str, float | None]:
-        """Primitive medians of this scheme's boot, in seconds."""
-        hz = self.tsc_hz(scheme)
-        out: dict[str, float | None] = {}
-        for p in PRIMS:
-            m = self.prim_median(scheme, p)
-            out[p] = m / hz if m is not None and hz else None
-        return out
-
-    def load(self, scheme: str, workload: str) -> dict | None:
-        return next((r for r in self.rows(scheme, "irq_load") if r.get("workload") == workload),
-                    None)
-
-    def sources(self, scheme: str) -> list[dict]:
-        return self.rows(scheme, "irq_source")
-
-    def losses(self, scheme: str) -> list[dict]:
-        return self.rows(scheme, "irq_loss")
-
-    def workloads(self) -> list[str]:
-        seen = list(WORKLOADS)
-        for s in self.order:
-            for r in self.rows(s, "irq_load") + self.rows(s, "irq_source"):
-                w = r.get("workload")
-                if isinstance(w, str) and w not in seen:
-                    seen.append(w)
-        return seen
-
-    def schemes_shown(self) -> list[str]:
-        """Every scheme in the paper's order plus any unknown ones the data names."""
-        return list(schemes.SCHEMES) + [s for s in self.order if s not in schemes.SCHEMES]
-
-    # ---- environment labels
-    def env_label(self, scheme: str) -> str | None:
-        rec = self.run(scheme)
-        if not rec:
-            return None
-        return f"{rec.get('env') or '?'}, {rec.get('cpus') or '?'} CPUs"
-
-    def env_of(self, names: Iterable[str]) -> str:
-        labels = []
-        for s in names:
-            lab = self.env_label(s) if self.ok(s) else None
-            if lab and lab not in labels:
-                labels.append(lab)
-        return " / ".join(labels) if labels else "no data"
-
-    def env_note(self, names: Iterable[str]) -> str:
-        asked = [s for s in names if s]
-        names = [s for s in asked if self.ok(s)]
-        if not names:
-            return ("Environment: no successful run of " + (", ".join(asked) or "any scheme")
-                    + f" ({DASH} cells).")
-        groups: dict[tuple, list[str]] = {}
-        envs = set()
-        for s in names:
-            rec = self.run(s)
-            env = rec.get("env") or "?"
-            envs.add(env)
-            key = (ENV_WHAT.get(env, env), rec.get("cpus") or "?", fmt_hz(self.tsc_hz(s)),
-                   rec.get("tsc_source") or "unknown")
-            groups.setdefault(key, []).append(s)
-        parts = []
-        for (what, cpus, hz, src), members in groups.items():
-            who = (f"all {len(members)} schemes" if len(members) == len(names) > 2
-                   else ", ".join(members))
-            parts.append(f"{who}: {what}, {cpus} CPUs, TSC {hz} ({src})")
-        qv = self.data.get("qemu_version")
-        text = "Environment: " + "; ".join(parts) + (f"; QEMU {qv}." if qv else ".")
-        if "tcg" in envs:
-            text += (" Note: under tcg the absolute costs are the emulator's (QEMU TCG), not "
-                     "hardware costs; compare ratios and rankings, not absolute figures.")
-        if "kvm-pvm" in envs:
-            text += (" Note: under kvm-pvm guest ring-0 code is interpreted; costs are the "
-                     "interpreter's.")
-        return text
 
 
 def _title(base: str, ix: IrqIndex, names: Iterable[str]) -> str:
@@ -416,22 +230,11 @@ def table4(ix: IrqIndex, scheme: str = "spl-optim") -> Table:
             "fall back to masking.", ix.env_note([scheme])])
 
 
-def _interrupted_pct(ld: dict | None) -> float | None:
-    if not ld:
-        return None
-    pct = num(ld.get("interrupted_pct"))
-    if pct is None:
-        i, n = num(ld.get("interrupted")), num(dig(ld, "crit", "n"))
-        if i is not None and n:
-            pct = 100.0 * i / n
-    return pct
-
-
 def _interrupted(ld: dict | None) -> str:
     if not ld:
         return DASH
     per_s = num(ld.get("interrupted_per_s"))
-    pct = _interrupted_pct(ld)
+    pct = interrupted_pct(ld)
     if per_s is None:
         return DASH
     return fmt_count(per_s) + (f" ({fmt_pct(pct)})" if pct is not None else "")
@@ -444,7 +247,7 @@ def table4_schemes(ix: IrqIndex) -> Table:
         cells = []
         for w in wls:
             ld = ix.load(s, w)
-            pct = _interrupted_pct(ld)
+            pct = interrupted_pct(ld)
             per_s = num((ld or {}).get("interrupted_per_s"))
             if pct is None and per_s is None:
                 cells.append(DASH)
@@ -463,16 +266,8 @@ def table4_schemes(ix: IrqIndex) -> Table:
                      ix.env_note(ix.schemes_shown())])
 
 
-def _prim_source(ix: IrqIndex) -> str | None:
-    """The scheme whose boot supplies the hardware-primitive rows of Table 5."""
-    for s in [schemes.DEFAULT_SCHEME, *ix.schemes_shown()]:
-        if any(ix.prim(s, p) for p in PRIMS):
-            return s
-    return None
-
-
 def table5(ix: IrqIndex) -> Table:
-    src = _prim_source(ix)
+    src = prim_source(ix)
     hz = ix.tsc_hz(src) if src else None
     rows = []
     for p in PRIMS:
@@ -480,9 +275,9 @@ def table5(ix: IrqIndex) -> Table:
         med = num((row or {}).get("median"))
         us = ticks_to_us(med, hz)
         cyc = CYCLES_1997.get(p)
-        rows.append([PRIM_LABELS[p], report.fmt_ticks(med) if med is not None else DASH,
-                     (f"{report.fmt_ticks(num(row.get('min')))} / "
-                      f"{report.fmt_ticks(num(row.get('p99')))}") if row else DASH,
+        rows.append([PRIM_LABELS[p], fmt_ticks(med) if med is not None else DASH,
+                     (f"{fmt_ticks(num(row.get('min')))} / "
+                      f"{fmt_ticks(num(row.get('p99')))}") if row else DASH,
                      fmt_sig(us * 1000) if us is not None else DASH,
                      str(cyc) if cyc else DASH,
                      f"{US_1997[p]}" if p in US_1997 else DASH])
@@ -509,7 +304,7 @@ def table5_schemes(ix: IrqIndex) -> Table:
         if s in schemes.OPTIMISTIC:
             if crit is not None and flag is not None:
                 d = crit - flag
-                diff = report.fmt_ticks(d)
+                diff = fmt_ticks(d)
                 if s in ("spl-optim", "cli-optim"):
                     bar = "met" if d <= OPTIM_BAR_TICKS else "not met"
             elif s in ("spl-optim", "cli-optim"):
@@ -517,10 +312,10 @@ def table5_schemes(ix: IrqIndex) -> Table:
         else:
             diff = "n/a (pessimistic)"
         us = ticks_to_us(crit, hz)
-        rows.append([s, report.fmt_ticks(crit) if crit is not None else DASH,
+        rows.append([s, fmt_ticks(crit) if crit is not None else DASH,
                      fmt_sig(us * 1000) if us is not None else DASH,
-                     report.fmt_ticks(spl) if spl is not None else DASH,
-                     report.fmt_ticks(flag) if flag is not None else DASH, diff, bar])
+                     fmt_ticks(spl) if spl is not None else DASH,
+                     fmt_ticks(flag) if flag is not None else DASH, diff, bar])
     return Table(
         title=_title("Table 5b: each scheme's critical-section cost", ix, ix.schemes_shown()),
         headers=["scheme", "crit_enter_leave ticks", "ns", "splraise_splx ticks",
@@ -564,12 +359,12 @@ def table5_hosted(ix: IrqIndex) -> Table | None:
         if s in ("spl-optim", "cli-optim") and d is not None:
             bar = "met" if d <= OPTIM_BAR_TICKS else "not met"
         us = ticks_to_us(crit, hz)
-        rows.append([s, report.fmt_ticks(crit), fmt_sig(us * 1000) if us is not None else DASH,
-                     report.fmt_ticks(spl) if spl is not None else DASH,
-                     report.fmt_ticks(flag) if flag is not None else DASH,
-                     report.fmt_ticks(incdec) if incdec is not None else DASH,
-                     report.fmt_ticks(d) if d is not None else DASH,
-                     report.fmt_ticks(d2) if d2 is not None else DASH, bar])
+        rows.append([s, fmt_ticks(crit), fmt_sig(us * 1000) if us is not None else DASH,
+                     fmt_ticks(spl) if spl is not None else DASH,
+                     fmt_ticks(flag) if flag is not None else DASH,
+                     fmt_ticks(incdec) if incdec is not None else DASH,
+                     fmt_ticks(d) if d is not None else DASH,
+                     fmt_ticks(d2) if d2 is not None else DASH, bar])
     model = facts.get("cpu_model") or "unknown CPU"
     return Table(
         title="Table 5c: the optimistic fast paths in user mode [hosted stand-in, "
@@ -586,7 +381,7 @@ def table5_hosted(ix: IrqIndex) -> Table | None:
             "read-modify-write waits for the other's store). The bar (issue 4) compares with "
             "the set + clear. Medians in TSC ticks, 200 batches x 256 pairs, empty loop "
             f"subtracted. Environment: hosted, {model}"
-            + (f", TSC {report.fmt_hz(hz)}" if hz else "") + ".",
+            + (f", TSC {fmt_hz(hz)}" if hz else "") + ".",
             *_same_code_note(rows)])
 
 
@@ -629,7 +424,7 @@ def tpr_cli_verdict(ix: IrqIndex) -> str:
     ratio = tpr / cli
     envs = {ix.run(s).get("env") for s in ("tpr-pessim", "cli-pessim")}
     env = envs.pop() if len(envs) == 1 else "mixed"
-    head = (f"tpr-pessim / cli-pessim crit_enter_leave = {report.fmt_ratio(ratio)} "
+    head = (f"tpr-pessim / cli-pessim crit_enter_leave = {fmt_ratio(ratio)} "
             f"(bar: within {TPR_CLI_BAR:g}x on hardware that virtualizes CR8). This env is "
             f"{env}: ")
     if env == "tcg":
@@ -645,20 +440,9 @@ def tpr_cli_verdict(ix: IrqIndex) -> str:
     return head + "unknown environment (not judged)."
 
 
-def _overheads(ix: IrqIndex, costs: str) -> dict[tuple[str, str], float | None]:
-    out = {}
-    for s in ix.schemes_shown():
-        c = ix.costs_s(s) if costs == "today" else dict(COSTS_1997)
-        for w in ix.workloads():
-            ld = ix.load(s, w)
-            out[(s, w)] = model_pct(s, num(dig(ld, "crit", "per_s_mean")),
-                                    num((ld or {}).get("interrupted_per_s")), c) if ld else None
-    return out
-
-
 def table6(ix: IrqIndex) -> Table:
     wls = ix.workloads()
-    model = _overheads(ix, "today")
+    model = overheads(ix, "today")
     rows = []
     for s in ix.schemes_shown():
         cells = [s, MODEL_TEXT.get(s, "?")]
@@ -918,7 +702,7 @@ def _src_cells(u: dict) -> str:
         h = u["by_source"].get(k)
         if h:
             c = u["cal"].get(k)
-            parts.append(f"{k} {fmt_count(h)} x " + (report.fmt_ticks(c) if c is not None
+            parts.append(f"{k} {fmt_count(h)} x " + (fmt_ticks(c) if c is not None
                                                    else DASH))
     return ", ".join(parts) or DASH
 
@@ -929,12 +713,12 @@ def table6_units(ix: IrqIndex) -> Table | None:
         shown.append(s)
         u = d["units"]
         rows.append([s, _wl(w), fmt_count(u["n"]), fmt_count(u["quiet_n"]), fmt_count(u["intr_n"]),
-                     report.fmt_ticks(u["prim"]), report.fmt_ticks(u["cal_quiet"]),
-                     report.fmt_ticks(u["quiet_mean"]), report.fmt_ticks(u["cal_enter"]),
-                     report.fmt_ticks(u["intr_enter_mean"])
+                     fmt_ticks(u["prim"]), fmt_ticks(u["cal_quiet"]),
+                     fmt_ticks(u["quiet_mean"]), fmt_ticks(u["cal_enter"]),
+                     fmt_ticks(u["intr_enter_mean"])
                      if u["intr_enter_mean"] is not None else DASH,
-                     _src_cells(u), report.fmt_ticks(u["pair"]),
-                     report.fmt_ticks(u["pair_load"])])
+                     _src_cells(u), fmt_ticks(u["pair"]),
+                     fmt_ticks(u["pair_load"])])
     if not rows:
         return None
     names = list(dict.fromkeys(shown))
@@ -969,7 +753,7 @@ def _ranking(values: dict[str, float | None]) -> str:
 
 def table6_1997(ix: IrqIndex) -> list[Table]:
     wls = ix.workloads()
-    old = _overheads(ix, "1997")
+    old = overheads(ix, "1997")
     rows = []
     for s in ix.schemes_shown():
         rows.append([s, *[fmt_pct(old.get((s, w))) for w in wls]])
@@ -983,7 +767,7 @@ def table6_1997(ix: IrqIndex) -> list[Table]:
                      "scheme's measured E and I. The paper had no CR8 cost, so tpr-* are "
                      f"{DASH}.",
                      ix.env_note(ix.schemes_shown())])
-    today = _overheads(ix, "today")
+    today = overheads(ix, "today")
     rank_rows = []
     for i, w in enumerate(wls):
         meas = {s: num((ix.load(s, w) or {}).get("sync_pct")) for s in ix.schemes_shown()}
@@ -1084,26 +868,6 @@ def table7_schemes(ix: IrqIndex) -> Table:
 # ---- data loss ----------------------------------------------------------------------
 
 
-def _lost_frac(r: dict) -> float | None:
-    # "chars" counts the characters read, "lost" the overrun ones: the stream is their sum
-    chars, lost = num(r.get("chars")), num(r.get("lost"))
-    if chars is None or lost is None:
-        return None
-    if chars + lost <= 0:
-        return None
-    return lost / (chars + lost)
-
-
-def worst_case(rows: list[dict]) -> dict | None:
-    """The highest baud with the largest PIO handler (most sectors per interrupt, then the
-    largest measured handler time)."""
-    cand = [r for r in rows if num(r.get("baud")) is not None]
-    if not cand:
-        return None
-    return max(cand, key=lambda r: (num(r.get("baud")), num(r.get("pio_sectors")) or 0,
-                                    num(r.get("pio_handler_mean")) or 0))
-
-
 def loss_table(ix: IrqIndex) -> Table:
     rows = []
     for s in ix.schemes_shown():
@@ -1112,7 +876,7 @@ def loss_table(ix: IrqIndex) -> Table:
             rows.append([s] + [DASH] * 10)
             continue
         hz = ix.tsc_hz(s)
-        frac = _lost_frac(r)
+        frac = lost_frac(r)
         packets, dropped = num(r.get("packets")), num(r.get("dropped"))
         rows.append([s, fmt_count(num(r.get("baud"))), fmt_count(num(r.get("pio_sectors"))),
                      fmt_sig(ticks_to_us(num(r.get("pio_handler_mean")), hz)),
@@ -1135,20 +899,6 @@ def loss_table(ix: IrqIndex) -> Table:
             "= characters overwritten before the handler read them (counted by sequence "
             "gaps); dropped = packets the network model's receive ring had no room for.",
             serial_bits_note(ix), ix.env_note(ix.schemes_shown())])
-
-
-def loss_grid(rows: list[dict]) -> tuple[list[float], list[float], list[list[float | None]]]:
-    """(bauds ascending, pio_sectors ascending, grid[baud][sectors] of lost fractions)."""
-    bauds = sorted({num(r.get("baud")) for r in rows if num(r.get("baud")) is not None})
-    secs = sorted({num(r.get("pio_sectors")) for r in rows
-                   if num(r.get("pio_sectors")) is not None})
-    grid: list[list[float | None]] = [[None] * len(secs) for _ in bauds]
-    for r in rows:
-        b, k = num(r.get("baud")), num(r.get("pio_sectors"))
-        if b is None or k is None:
-            continue
-        grid[bauds.index(b)][secs.index(k)] = _lost_frac(r)
-    return bauds, secs, grid
 
 
 def lossmap_table(ix: IrqIndex) -> Table:
@@ -1198,8 +948,8 @@ def sweep_table(data: dict) -> Table | None:
                      str(rec.get("requested_cpus") or rec.get("cpus") or "?"),
                      str(rec.get("env") or "?"),
                      "ok" if rec.get("status") == "ok" else f"failed: {rec.get('reason')}",
-                     report.fmt_ticks(crit) if crit is not None else DASH,
-                     report.fmt_ticks(spl) if spl is not None else DASH])
+                     fmt_ticks(crit) if crit is not None else DASH,
+                     fmt_ticks(spl) if spl is not None else DASH])
     envs = sorted({r[3] for r in rows})
     return Table(
         title=f"Interrupt schemes by CPU count (platform, scheme, cpus) [{', '.join(envs)}]",
@@ -1245,113 +995,44 @@ def irq_document(data: dict) -> Document:
                     tables=irq_tables(data))
 
 
-def attach_figures(doc: Document, figures: dict[str, list[Figure]] | None) -> Document:
-    """Put each figure under the first table whose title starts with its key; figures no
-    table claims go under the last table."""
-    for key, figs in (figures or {}).items():
-        t = next((t for t in doc.tables if t.title.startswith(key)), None)
-        if t is None and doc.tables:
-            t = doc.tables[-1]
-        if t is not None:
-            t.images.extend(f for f in figs if f not in t.images)
-    return doc
 
 
-def results_document(prims: dict | None, irq: dict | None,
-                     figures: dict[str, list[Figure]] | None = None,
-                     hosted: dict | None = None, sprite: dict | None = None,
-                     fiasco: dict | None = None) -> Document:
-    """The report of whatever results exist, the findings first: prims only keeps the
-    issue-2 tables; irq only is the interrupt-scheme document; both are concatenated.
-    ``figures`` (plots.write_figures) are attached under their tables."""
-    from .findings import all_findings    # findings.py imports this module
-    from . import hostedreport
-    if prims is None and irq is None and hosted is None and sprite is None and fiasco is None:
-        raise KsyncError("no results to report (neither prims.json nor irq.json nor "
-                         "hosted.json nor sprite.json nor fiasco.json)", exit_code=2)
-    if prims is None and irq is None and hosted is None and sprite is None:
-        doc = Document(title="ksync results: helping locks and real-time lateness (Fiasco)",
-                       tables=[])
-    elif prims is None and irq is None and hosted is None:
-        doc = Document(title="ksync results: Sprite's locks and lock statistics", tables=[])
-    elif prims is None and irq is None:
-        doc = Document(title="ksync results: the kernel on the hosted port", tables=[])
-    elif irq is None:
-        doc = report.prims_document(prims)
-    elif prims is None:
-        doc = irq_document(irq)
-    else:
-        pdoc = report.prims_document(prims)
-        doc = Document(title="ksync results: primitive costs and interrupt-masking schemes",
-                       meta=[(f"primitive costs: {k}", v) for k, v in pdoc.meta]
-                       + irq_meta(irq), tables=pdoc.tables + irq_tables(irq))
-    if hosted is not None:
-        doc.meta += hostedreport.hosted_meta(hosted)
-        doc.tables += hostedreport.hosted_tables(hosted)
-    from . import schedreport, spritereport, fiascoreport
-    doc.tables += schedreport.sched_tables(prims, hosted)
-    doc.tables += spritereport.sprite_tables(sprite)
-    doc.tables += fiascoreport.fiasco_tables(fiasco)
-    from . import pireport
-    doc.tables += pireport.pi_tables(prims, hosted)
-    doc.findings = all_findings(prims, irq, hosted, sprite, fiasco)
-    return attach_figures(doc, figures)
 
 
-def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = None,
-                   strict: bool = False, warn=None) -> list[Path]:
-    """``render_results_doc`` without the document: the files written."""
-    return render_results_doc(out_dir, prims, irq, strict, warn)[0]
+def _prune(tb: Table) -> None:
+    """Drop the rows and columns that only hold DASH (schemes the hosted port does not
+    build), keeping the first column."""
+    tb.rows = [r for r in tb.rows if any(c != DASH for c in r[1:])]
+    keep = [i for i in range(len(tb.headers))
+            if i == 0 or any(i < len(r) and r[i] != DASH for r in tb.rows)]
+    if len(keep) < len(tb.headers):
+        tb.headers = [tb.headers[i] for i in keep]
+        tb.rows = [[r[i] for i in keep] for r in tb.rows]
+        if tb.align:
+            tb.align = [tb.align[i] for i in keep]
 
 
-def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | None = None,
-                       strict: bool = False, warn=None, hosted: dict | None = None,
-                       sprite: dict | None = None, fiasco: dict | None = None
-                       ) -> tuple[list[Path], Document]:
-    """Write report.md / report.html and the figures (PNG + SVG) from ``prims`` / ``irq`` or,
-    for the ones not given, from prims.json / irq.json in ``out_dir`` when they exist.
-
-    ``strict``: a JSON file that exists but cannot be read is an error (``ksync report``);
-    otherwise it is skipped with a ``warn`` message (after ``ksync run``).
-    """
-    out_dir = Path(out_dir)
-
-    def load(name, loader):
-        path = out_dir / name
-        if not path.exists():
-            return None
-        try:
-            return loader(path)
-        except KsyncError as e:
-            if strict:
-                raise
-            if warn:
-                warn(f"{display_path(path)} left out of the report: {e}")
-            return None
-
-    if prims is None:
-        prims = load(PRIMS_JSON, report.load_prims)
-    if irq is None:
-        irq = load(IRQ_JSON, load_irq)
-    from . import hostedreport
-    if hosted is None:
-        hosted = load(hostedreport.HOSTED_JSON, hostedreport.load_hosted)
-    from . import spritereport
-    if sprite is None:
-        sprite = load(spritereport.SPRITE_JSON, spritereport.load_sprite)
-    from . import fiascoreport
-    if fiasco is None:
-        fiasco = load(fiascoreport.FIASCO_JSON, fiascoreport.load_fiasco)
-    if prims is None and irq is None and hosted is None and sprite is None and fiasco is None:
-        raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}, "
-                         f"{hostedreport.HOSTED_JSON}, {spritereport.SPRITE_JSON}, "
-                         f"{fiascoreport.FIASCO_JSON}); run "
-                         "`ksync run` first (or pass --out DIR)", exit_code=2)
-    from . import plots                   # matplotlib: imported only to draw
-    figures = plots.write_figures(prims, irq, out_dir, hosted, sprite, fiasco)
-    doc = results_document(prims, irq, figures, hosted, sprite, fiasco)
-    written = report.write_document(doc, out_dir)
-    for figs in figures.values():
-        for f in figs:
-            written += [out_dir / f.src] + ([out_dir / f.svg] if f.svg else [])
-    return written, doc
+def hosted_load_tables(data: dict | None) -> list[Table]:
+    """Small & Manley Tables 3, 4 and 7 and the loss table from the hosted kernel's
+    irq_load / irq_source / irq_loss rows (real signal interrupts, modelled devices)."""
+    view = irq_view(data)
+    if not any(any(row.get("kind") == "irq_load" for row in rec["rows"])
+               for rec in view["schemes"]):
+        return []
+    ix = IrqIndex(view)
+    names = [s for s in ("cli-pessim", "spl-optim") if ix.ok(s)]
+    out = []
+    if names:
+        out.append(table3(ix, names[0]))
+    out += [table4_schemes(ix), table7_schemes(ix), loss_table(ix)]
+    note = ("The hosted kernel (arch/hosted): its interrupts are POSIX signals from the "
+            "device thread's PIT, RTC and disk models, so every latency here includes a "
+            "signal delivery (see 'Signal delivery latency'); the device thread's timing "
+            "is the host's (docs/hosted-port.md, 'Platform devices').")
+    for tb in out:
+        _prune(tb)
+        tb.title = tb.title.replace("[", "— hosted kernel [", 1) if "[" in tb.title \
+            else tb.title + " — hosted kernel"
+        tb.notes_above = [note] + list(tb.notes_above or [])
+        tb.notes_below = list(tb.notes_below or []) + [NOT_FAITHFUL]
+    return out

@@ -8,7 +8,8 @@ General part (reuse it for later tables):
 * ``Table.images``: ``Figure(src, caption)`` list shown under the table (an ``<img>`` in
   HTML, ``![caption](src)`` in Markdown, a ``figure:`` line in text); ``src`` is relative
   to the report's directory
-* ``Document(title, meta, tables)``; ``render_text``, ``render_markdown``, ``render_html``;
+* ``Document(title, meta, tables)`` (the model: base.py); ``render_text``,
+  ``render_markdown``, ``render_html``;
   ``write_document(doc, out_dir)`` writes report.md and report.html
 
 The interrupt-scheme tables of issue 4 live in irqreport.py and use this renderer.
@@ -18,7 +19,8 @@ Primitive costs:
 * ``PRIM_ROWS`` (list of ``PrimRow``), ``REF_1997``
 * ``make_prims_data(kernel_rows, hosted_rows, kernel_side, hosted_side, meta) -> dict``
   (what ``prims.json`` holds)
-* ``load_prims(path) -> dict``, ``prims_document(data) -> Document``,
+* ``load_prims(path) -> dict``, ``prims_tables(data)``, ``prims_meta(data)``,
+  ``prims_document(data) -> Document``,
   ``write_reports(data, out_dir) -> list[Path]``
 """
 from __future__ import annotations
@@ -628,10 +630,6 @@ def prims_tables(data: dict) -> list[Table]:
     sweep = sweep_table(data)
     if sweep:
         tables.append(sweep)
-    cmp_rows = data.get("cmp") or []
-    if cmp_rows:
-        from . import peers
-        tables += peers.cmp_tables(cmp_rows, (data.get("sides") or {}).get("hosted"))
     return tables
 
 
@@ -745,16 +743,6 @@ def cost_table(kidx: dict, hidx: dict, sides: dict) -> Table | None:
                      "gcc inlines memcpy (1.4 ticks)."])
 
 
-# ---- libksync vs today's peers: tools/ksync/peers.py (cmp_table, cmp_tables, the
-# findings and the figure); imported where used, since peers.py builds on this module.
-
-
-def cmp_table(rows: list[dict], hosted_info: dict | None) -> Table:
-    """Alias of peers.cmp_table (the whole comparison in one table)."""
-    from . import peers
-    return peers.cmp_table(rows, hosted_info)
-
-
 def _spread_cell(row: dict | None) -> str:
     meds = [m for m in (row or {}).get("run_medians") or [] if m is not None]
     if not meds:
@@ -783,7 +771,8 @@ def _spread_table(specs, kidx: dict, hidx: dict, sides: dict) -> Table | None:
                               "operation); the table above shows the run with the middle median."])
 
 
-def prims_document(data: dict) -> Document:
+def prims_meta(data: dict) -> list[tuple[str, str]]:
+    """The run facts of prims.json: commit, host, QEMU, each side's environment."""
     sides = data.get("sides", {})
     meta = [
         ("commit", str(data.get("commit", "unknown"))),
@@ -802,7 +791,14 @@ def prims_document(data: dict) -> Document:
                          f"{fmt_hz(info.get('tsc_hz'))} ({info.get('tsc_source') or 'unknown'})"))
             if info.get("log"):
                 meta.append((f"{side} log", str(info["log"])))
-    return Document(title="ksync primitive costs", meta=meta, tables=prims_tables(data))
+    return meta
+
+
+def prims_document(data: dict) -> Document:
+    """The primitive costs alone (``write_reports``); libksync's peers are a part of the
+    whole document (document.py)."""
+    return Document(title="ksync primitive costs", meta=prims_meta(data),
+                    tables=prims_tables(data))
 
 
 def write_document(doc: Document, out_dir: Path) -> list[Path]:

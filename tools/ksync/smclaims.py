@@ -23,18 +23,20 @@ min..p99 over its batches) and are judged where that cost is a hardware cost: ho
 kernel's code on the real CPU) or bare metal; under tcg / kvm-pvm / kvm the emulator's ratio
 is shown, not judged.
 
-Data: irq.json (the tcg boots, irqreport.IrqIndex) and hosted.json (the hosted kernel's
-timing runs, through hostedreport.irq_view). Public API: ``sm_claim_findings(ix, hosted)``.
+Data: irq.json (the tcg boots, irqdata.IrqIndex) and hosted.json (the hosted kernel's
+timing runs, through hosteddata.irq_view). Public API: ``sm_claim_findings(ix, hosted)``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import irqreport, schemes
-from .irqreport import IrqIndex
+from . import schemes
+
 from .base import (DASH, Finding, HW_ENVS_OFFCHIP, HW_ENVS_ONCHIP, SM, Spread, T3_1997, T4_1997,
                    T6_1997, WHY_NOT_HW, cap_first, compare_greater, dig, fmt_ratio, fmt_sig,
                    fmt_spread, num, spread_of, spread_ratio, ticks_to_us)
+from .irqdata import IrqIndex, WORKLOADS, interrupted_pct
+from .hosteddata import irq_view, run_label, timing_runs
 
 MODEL_INPUT = "input of the model"
 NA = "not measurable here"
@@ -71,7 +73,6 @@ class View:
 
 def _views(ix: IrqIndex, hosted: dict | None) -> tuple[View | None, View | None]:
     """(the irq.json view, the hosted view); either None without data."""
-    from .hostedreport import irq_view, run_label, timing_runs
     irq = View(ix, {}) if ix.runs else None
     hv = None
     if hosted:
@@ -121,7 +122,7 @@ def _emulated(v: View, names: list[str]) -> str:
 
 def short_sections(views: list[View | None]) -> Finding:
     claim = "most critical sections are very short (usually under 4 µs)"
-    ref = [T3_1997[w][3] for w in irqreport.WORKLOADS]
+    ref = [T3_1997[w][3] for w in WORKLOADS]
     then = (f"Table 3 (cli-pessim kernel): mean section {_range(ref, unit=' µs')} over the four "
             "workloads; lengths roughly exponential (section 5.1)")
     got = _first_with_loads(views, (TWIN,))
@@ -157,7 +158,7 @@ def short_sections(views: list[View | None]) -> Finding:
 
 def few_interrupted(views: list[View | None]) -> Finding:
     claim = "very few critical sections are ever interrupted"
-    ref = [T4_1997[w][3] for w in irqreport.WORKLOADS]
+    ref = [T4_1997[w][3] for w in WORKLOADS]
     then = f"Table 4 (spl-optim kernel): {_range(ref, unit='%')} of sections interrupted"
     got = _first_with_loads(views, ("spl-optim",))
     if got is None:
@@ -166,7 +167,7 @@ def few_interrupted(views: list[View | None]) -> Finding:
     v, s = got
     pcts, preds = [], []
     for w, ld in _loads(v, s):
-        p = irqreport._interrupted_pct(ld)
+        p = interrupted_pct(ld)
         if p is None:
             continue
         pcts.append(p)
