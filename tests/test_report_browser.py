@@ -112,8 +112,8 @@ def browser():
 def test_report_in_headless_chromium(browser, tmp_path):
     out = tmp_path / "results"
     document.render_results(out, prims=fx.prims_data(fx.LONG_CPU),
-                             irq=fx.irq_data(fx.LONG_CPU, only=("spl-pessim", "spl-optim",
-                                                                "cli-pessim", "cli-optim")))
+                            irq=fx.irq_data(fx.LONG_CPU, only=("spl-pessim", "spl-optim",
+                                                               "cli-pessim", "cli-optim")))
     with tempfile.TemporaryDirectory(prefix="ksync-chromium-") as profile:
         data, console = check_page(browser, out / "report.html", Path(profile))
         assert data["innerWidth"] == WINDOW[0]

@@ -381,7 +381,7 @@ def test_figures_written_embedded_and_deterministic(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     for out in (a, b):     # two schemes keep it quick; every figure still has data
         document.render_results(out, prims=fx.prims_data(),
-                                 irq=fx.irq_data(only=("spl-optim", "cli-pessim")))
+                                irq=fx.irq_data(only=("spl-optim", "cli-pessim")))
     stems = ["lossmap", "table5-ratios", "table6-model", "table7-latency"]
     for stem in stems:
         for ext in ("png", "svg"):

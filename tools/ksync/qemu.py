@@ -450,7 +450,7 @@ def _open_log(log_dir: Path, mode: str, smp: int, env: str, scheme: str | None =
     raise SetupError(f"cannot create a log file in {log_dir}")
 
 
-def _reader(stream, tag: str, q: queue.Queue) -> None:
+def read_stream(stream, tag: str, q: queue.Queue) -> None:
     try:
         for raw in iter(stream.readline, b""):
             q.put((tag, raw.decode("utf-8", errors="replace")))
@@ -460,7 +460,7 @@ def _reader(stream, tag: str, q: queue.Queue) -> None:
         q.put((tag, None))
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -547,7 +547,7 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
          + (f" scheme={cfg.scheme}" if cfg.scheme else "")
          + (f" disk={display_path(cfg.disk)}" if cfg.disk is not None else " no-disk")
          + (" iso" if cfg.iso else f" cmdline={cmdline!r}"))
-    logw("# command: " + " ".join(_shquote(c) for c in cmd))
+    logw("# command: " + " ".join(shquote(c) for c in cmd))
     logw(f"# started: {datetime.now().isoformat(timespec='seconds')}  timeout: {cfg.timeout:g}s")
     logw("# serial output follows; QEMU's stderr lines are marked '[qemu stderr]'")
 
@@ -588,8 +588,8 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     out_eof_at = exited_at = kill_at = None
     killed = False
     q: queue.Queue = queue.Queue()
-    readers = [threading.Thread(target=_reader, args=(proc.stdout, "out", q), daemon=True),
-               threading.Thread(target=_reader, args=(proc.stderr, "err", q), daemon=True)]
+    readers = [threading.Thread(target=read_stream, args=(proc.stdout, "out", q), daemon=True),
+               threading.Thread(target=read_stream, args=(proc.stderr, "err", q), daemon=True)]
     try:
         # from here on an interrupt (Ctrl-C, or SIGTERM/SIGHUP turned into Terminated by
         # the CLI) kills QEMU's process group before it propagates
@@ -623,18 +623,18 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
             if fatal and kill_at is None:
                 kill_at = time.monotonic() + FATAL_DRAIN_S
     except BaseException:
-        _kill_group(proc)
+        kill_group(proc)
         killed = True
         proc.wait()
         logw("# interrupted: QEMU killed")
         log.close()
         raise
     if proc.poll() is None:
-        _kill_group(proc)
+        kill_group(proc)
         killed = True
     else:
         # QEMU is gone; make sure nothing it started lingers.
-        _kill_group(proc)
+        kill_group(proc)
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
@@ -679,7 +679,7 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
                       bad_filter=bool(bad_filter) and reason == bad_filter)
 
 
-def _shquote(s: str) -> str:
+def shquote(s: str) -> str:
     if s and re.fullmatch(r"[A-Za-z0-9_./,=:+@%-]+", s):
         return s
     return "'" + s.replace("'", "'\\''") + "'"
