@@ -100,11 +100,12 @@ def test_markdown_and_html_keep_full_width():
     header = "| " + " | ".join(t6.headers) + " |"
     assert header in md                   # one Markdown table, every column
     page = report.render_html(doc)
-    assert page.count('<div class="scroll"><table') == len(doc.tables) + 1   # + findings
-    assert 'id="findings"' in page and 'href="#findings"' in page
+    assert page.count('<div class="scroll"><table') == len(doc.tables) + sum(
+        1 for c in doc.chapters if c.findings)            # + each chapter's findings
+    assert 'id="c1-findings"' in page and 'href="#c1-findings"' in page
     # the findings come before the first table, in every output
-    assert page.index('id="findings"') < page.index('id="t1"')
-    assert md.index("## Findings") < md.index("## " + doc.tables[0].title)
+    assert page.index('id="c1-findings"') < page.index('id="t1"')
+    assert md.index("## Findings") < md.index(doc.tables[0].title + "\n")
     text = report.render_text(doc)
     assert text.index("Findings") < text.index(doc.tables[0].title)
 

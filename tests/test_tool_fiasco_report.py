@@ -766,8 +766,9 @@ def test_render_results_doc(rendered):
         assert (title in md) == (key != "schemes"), key
     assert "fiasco-lateness-hosted.png" in md and "fiasco-table2-ratios.png" in html
     assert "Härtig 2001" in html and "NOT MET" in html
-    assert md.index("## Findings") < md.index(fr.TITLES["t2"])
-    assert doc.title == "ksync results: helping locks and real-time lateness (Fiasco)"
+    assert md.index("## Findings") < md.index("</a>" + fr.TITLES["t2"])
+    assert doc.title == document.TITLE and [c.title for c in doc.chapters] == [
+        "1. Hohmuth & Härtig 2001: helping locks and real-time lateness"]
     assert [f.claim for f in doc.findings] == [f.claim for f in
                                                fr.fiasco_findings(fr.load_fiasco(SYNTH))]
     assert [t.title for t in doc.tables] == [fr.TITLES[k] for k in ("t2", "bars", "t1", "runs")]

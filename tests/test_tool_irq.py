@@ -430,7 +430,7 @@ def test_report_with_prims_and_irq(tmp_path):
     out = " ".join(p.stdout.split())
     assert "Primitive costs" in out and "Table 7: interrupt sources" in out
     md = (tmp_path / "report.md").read_text()
-    assert md.startswith("# ksync results: primitive costs and interrupt-masking schemes")
+    assert md.startswith("# ksync results: 1990s synchronization papers re-measured")
     assert "](lossmap.png)" in md and "(lossmap.svg)" in md
     # only irq.json: still renders; a broken irq.json is an error for `ksync report`
     (tmp_path / "prims.json").unlink()

@@ -179,7 +179,7 @@ def test_whole_report_with_figure(tmp_path):
     for title in ("Massalin & Pu 1991 thread operations, regenerated",
                   "Switch and wakeup against Linux (hosted)",
                   "Dispatches per second at 1..N CPUs, lockfree vs locked"):
-        assert f"## {title}" in md
+        assert f"</a>{title}" in md
     assert any(f.paper == "Massalin & Pu 1991" and "dispatching" in f.claim
                for f in doc.findings)
     text = report.render_text(doc)

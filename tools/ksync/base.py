@@ -85,11 +85,33 @@ class Finding:
 
 
 @dataclass
+class Chapter:
+    """One paper (or libksync against its peers): its findings, then its tables."""
+    title: str
+    findings: list[Finding] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+
+
+@dataclass
+class Summary:
+    """The report's first screen: what ran, where, when and how long; the verdict counts;
+    the findings that matter most (``top``) and the rule that chose them."""
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    counts: list[tuple[str, int]] = field(default_factory=list)
+    top: list[Finding] = field(default_factory=list)
+    rule: str = ""
+
+
+@dataclass
 class Document:
     title: str
     meta: list[tuple[str, str]] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)   # rendered before the tables
+    # a document of chapters (document.py) opens with its summary; ``tables`` and
+    # ``findings`` are then the chapters' own, in chapter order
+    chapters: list[Chapter] = field(default_factory=list)
+    summary: Summary | None = None
 
 
 

@@ -1,13 +1,16 @@
 """The document: the report of whatever results exist, assembled from the report modules.
 
-``PARTS`` lists them in the order of the document's tables: one entry per paper or
-experiment, each giving its tables, findings, figures and run facts from the results
-(``Results``: prims.json, irq.json, hosted.json, sprite.json, fiasco.json, any of them
-missing). Adding an experiment = a report module and one entry here. The findings come first
-in the document, in the papers' order (``FINDINGS_ORDER``).
+``PARTS`` lists them: one entry per paper or experiment, each giving its chapter and its
+tables, findings and figures from the results (``Results``: prims.json, irq.json,
+hosted.json, sprite.json, fiasco.json, any of them missing). Adding an experiment = a report
+module and one entry here. The document opens with a summary (what ran, where, when and how
+long; the verdict counts; the findings that matter most, chosen by ``TOP_RULE``), then one
+chapter per paper in ``CHAPTERS`` order (Small & Manley, Massalin & Pu, Hartman &
+Ousterhout, Hohmuth & Härtig, then libksync against its peers), each with its findings first,
+then its tables and figures.
 
 Public API: ``results_document``, ``render_results_doc``, ``render_results``,
-``all_findings``, ``write_figures``, ``attach_figures``.
+``all_findings``, ``write_figures``, ``attach_figures``, ``PARTS``, ``CHAPTERS``.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from typing import Callable
 
 from . import (fiascoreport, findings, hostedreport, irqfigures, irqreport, peers, pireport, report,
                schedreport, smclaims, spritereport)
-from .base import Document, Figure, Finding, Table, cap_first
+from .base import Chapter, Document, Figure, Finding, Summary, Table, cap_first
 from .hosteddata import HOSTED_JSON, load_hosted
 from .irqdata import IRQ_JSON, PRIMS_JSON, IrqIndex, load_irq
 from .util import KsyncError, display_path
@@ -43,6 +46,7 @@ def _no_figures(r: Results, out_dir: Path) -> dict[str, list[Figure]]:
 @dataclass(frozen=True)
 class Part:
     name: str
+    chapter: str                          # a key of CHAPTERS
     tables: Callable[[Results], list[Table]] = _none
     findings: Callable[[Results], list[Finding]] = _none
     figures: Callable[[Results, Path], dict[str, list[Figure]]] = _no_figures
@@ -117,40 +121,69 @@ def _hosted_tables(r: Results) -> list[Table]:
     return hostedreport.hosted_tables(r.hosted, irqreport.hosted_load_tables(r.hosted))
 
 
+MP_TABLES = ("Massalin & Pu", "MWCAS")   # prims.json's Massalin & Pu tables, by title
+
+
+def _prims_tables(r: Results, mp: bool) -> list[Table]:
+    return [t for t in (report.prims_tables(r.prims) if r.prims else [])
+            if t.title.startswith(MP_TABLES) == mp]
+
+
+def _hosted_sm_tables(r: Results) -> list[Table]:
+    h = r.hosted
+    if not h:
+        return []
+    return [t for t in (hostedreport.status_table(h), *hostedreport.crit_tables(h),
+                        hostedreport.gap_table(h), *irqreport.hosted_load_tables(h),
+                        hostedreport.signal_table(h)) if t is not None]
+
+
+def _hosted_mp_tables(r: Results) -> list[Table]:
+    t = hostedreport.mp_table(r.hosted) if r.hosted else None
+    return [t] if t is not None else []
+
+
+CHAPTERS = {
+    "sm": "Small & Manley 1997: interrupt masking",
+    "mp": "Massalin & Pu 1991: lock-free synchronization and threads",
+    "ho": "Hartman & Ousterhout: Sprite's locks",
+    "hh": "Hohmuth & Härtig 2001: helping locks and real-time lateness",
+    "peers": "libksync against its peers",
+}
+
 PARTS: list[Part] = [
-    Part("primitive costs", tables=lambda r: report.prims_tables(r.prims) if r.prims else [],
-         findings=_mp_findings),
-    Part("libksync against its peers", tables=_peer_tables, findings=_peer_findings,
-         figures=_peer_figures),
-    Part("interrupt-masking schemes",
-         tables=lambda r: irqreport.irq_tables(r.irq) if r.irq is not None else [],
+    Part("masking primitive costs", "sm", tables=lambda r: _prims_tables(r, mp=False),
          findings=_sm_findings, figures=_sm_figures),
-    Part("the hosted kernel", tables=_hosted_tables),
-    Part("threads and schedulers", tables=lambda r: schedreport.sched_tables(r.prims, r.hosted),
+    Part("interrupt-masking schemes", "sm",
+         tables=lambda r: irqreport.irq_tables(r.irq) if r.irq is not None else []),
+    Part("the hosted kernel", "sm", tables=_hosted_sm_tables),
+    Part("lock-free costs", "mp",
+         tables=lambda r: _prims_tables(r, mp=True) + _hosted_mp_tables(r),
+         findings=_mp_findings),
+    Part("threads and schedulers", "mp",
+         tables=lambda r: schedreport.sched_tables(r.prims, r.hosted),
          findings=lambda r: schedreport.sched_findings(r.prims, r.hosted),
          figures=lambda r, d: {"Dispatches per second":
                                schedreport.dispatch_figure(r.prims, r.hosted, d)}),
-    Part("Sprite's locks", tables=lambda r: spritereport.sprite_tables(r.sprite),
+    Part("Sprite's locks", "ho", tables=lambda r: spritereport.sprite_tables(r.sprite),
          findings=lambda r: spritereport.sprite_findings(r.sprite),
          figures=lambda r, d: spritereport.sprite_figures(r.sprite, d)),
-    Part("helping locks and lateness", tables=lambda r: fiascoreport.fiasco_tables(r.fiasco),
+    Part("helping locks and lateness", "hh",
+         tables=lambda r: fiascoreport.fiasco_tables(r.fiasco),
          findings=lambda r: fiascoreport.fiasco_findings(r.fiasco),
          figures=lambda r, d: fiascoreport.fiasco_figures(r.fiasco, d)),
-    Part("priority inversion", tables=lambda r: pireport.pi_tables(r.prims, r.hosted),
+    Part("priority inversion", "hh", tables=lambda r: pireport.pi_tables(r.prims, r.hosted),
          findings=lambda r: pireport.pi_findings(r.prims, r.hosted),
          figures=lambda r, d: pireport.pi_figures(r.prims, r.hosted, d)),
+    Part("libksync against its peers", "peers", tables=_peer_tables, findings=_peer_findings,
+         figures=_peer_figures),
 ]
-# the findings in the papers' order: Small & Manley, Massalin & Pu (costs, libksync's peers,
-# threads), Hartman & Ousterhout, Hohmuth & Härtig; a part not named here follows in PARTS
-# order
-FINDINGS_ORDER = ("interrupt-masking schemes", "primitive costs", "libksync against its peers",
-                  "threads and schedulers", "Sprite's locks", "helping locks and lateness",
-                  "priority inversion")
 
 
 def _in_papers_order() -> list[Part]:
-    named = [p for n in FINDINGS_ORDER for p in PARTS if p.name == n]
-    return named + [p for p in PARTS if p not in named]
+    """PARTS by chapter (CHAPTERS order), PARTS order within a chapter."""
+    order = list(CHAPTERS)
+    return sorted(PARTS, key=lambda p: order.index(p.chapter))
 
 
 # ---------------------------------------------------------------------------------------
@@ -193,44 +226,105 @@ def attach_figures(doc: Document, figures: dict[str, list[Figure]] | None) -> Do
     return doc
 
 
-def _frame(prims: dict | None, irq: dict | None, hosted: dict | None,
-           sprite: dict | None) -> Document:
-    """The title and the run facts (no tables yet) of the results given."""
-    if prims is None and irq is None and hosted is None and sprite is None:
-        doc = Document(title="ksync results: helping locks and real-time lateness (Fiasco)")
-    elif prims is None and irq is None and hosted is None:
-        doc = Document(title="ksync results: Sprite's locks and lock statistics")
-    elif prims is None and irq is None:
-        doc = Document(title="ksync results: the kernel on the hosted port")
-    elif irq is None:
-        doc = Document(title="ksync primitive costs", meta=report.prims_meta(prims))
-    elif prims is None:
-        doc = Document(title="ksync interrupt-masking schemes (Small & Manley 1997)",
-                       meta=[(k.replace("interrupt schemes: ", ""), v)
-                             for k, v in irqreport.irq_meta(irq)])
+TITLE = "ksync results: 1990s synchronization papers re-measured"
+TOP_N = 5
+TOP_RULE = ("The findings above are chosen by a fixed rule: the claims with a verdict (holds or "
+            "reversed) first, in the papers' order (the chapters' order), reversed before "
+            "holds within a paper and at most two per paper; then the claims within noise; "
+            f"at most {TOP_N} in all. Every finding is in its paper's chapter.")
+VERDICT_ORDER = ("holds", "reversed", "within noise", "not measurable here",
+                 "input of the model")
+
+
+def _meta(prims: dict | None, irq: dict | None, hosted: dict | None) -> list[tuple[str, str]]:
+    """The run facts of each results file."""
+    if prims is not None and irq is not None:
+        meta = ([(f"primitive costs: {k}", v) for k, v in report.prims_meta(prims)]
+                + irqreport.irq_meta(irq))
+    elif prims is not None:
+        meta = report.prims_meta(prims)
+    elif irq is not None:
+        meta = [(k.replace("interrupt schemes: ", ""), v) for k, v in irqreport.irq_meta(irq)]
     else:
-        doc = Document(title="ksync results: primitive costs and interrupt-masking schemes",
-                       meta=[(f"primitive costs: {k}", v) for k, v in report.prims_meta(prims)]
-                       + irqreport.irq_meta(irq))
-    doc.meta += hostedreport.hosted_meta(hosted)
-    return doc
+        meta = []
+    return meta + hostedreport.hosted_meta(hosted)
+
+
+FILES = (("prims", "primitive costs (prims.json)"),
+         ("irq", "interrupt-masking schemes (irq.json)"),
+         ("hosted", "the kernel on the hosted port (hosted.json)"),
+         ("sprite", "Sprite's locks (sprite.json)"),
+         ("fiasco", "Fiasco's experiments (fiasco.json)"))
+
+
+def _records(data: dict | None) -> list[dict]:
+    d = data or {}
+    recs = d.get("schemes") or d.get("runs") or []
+    return [x for x in recs if isinstance(x, dict)] if isinstance(recs, list) else []
+
+
+def _first(r: Results, *keys: str) -> str | None:
+    for data in (r.prims, r.irq, r.hosted, r.sprite, r.fiasco):
+        for src in (data or {}, (data or {}).get("meta") or {}):
+            for k in keys:
+                v = src.get(k) if isinstance(src, dict) else None
+                if v:
+                    return str(v)
+    return None
+
+
+def summary(r: Results, findings: list[Finding]) -> Summary:
+    ran = [words for key, words in FILES if getattr(r, key) is not None]
+    facts = [("what ran", "; ".join(ran))]
+    envs = sorted({f.env.split(",")[0].split(" (")[0].strip() for f in findings
+                   if f.env and f.env != "no data"})
+    where = _first(r, "host_cpu_model") or "unknown host CPU"
+    facts.append(("where", where + (f"; environments: {', '.join(envs)}" if envs else "")))
+    when = _first(r, "timestamp")
+    commit = _first(r, "commit")
+    facts.append(("when", (when or "not recorded") + (f", commit {commit}" if commit else "")))
+    secs = [x.get("elapsed") for d in (r.irq, r.hosted, r.sprite, r.fiasco)
+            for x in _records(d)]
+    secs = [float(s) for s in secs if isinstance(s, (int, float)) and not isinstance(s, bool)]
+    facts.append(("how long", f"{sum(secs):.0f} s over {len(secs)} recorded boots"
+                  if secs else "not recorded in these results"))
+    counts = [(v, n) for v in VERDICT_ORDER if (n := sum(f.verdict == v for f in findings))]
+    papers = list(dict.fromkeys(f.paper for f in findings))      # in chapter order
+    judged = sorted((f for f in findings if f.verdict in ("reversed", "holds")),
+                    key=lambda f: (papers.index(f.paper), f.verdict != "reversed"))
+    top: list[Finding] = []
+    for f in judged:
+        if sum(x.paper == f.paper for x in top) < 2:
+            top.append(f)
+    top += [f for f in findings if f.verdict == "within noise"]
+    return Summary(facts, counts, top[:TOP_N], TOP_RULE)
 
 
 def results_document(prims: dict | None, irq: dict | None,
                      figures: dict[str, list[Figure]] | None = None,
                      hosted: dict | None = None, sprite: dict | None = None,
                      fiasco: dict | None = None) -> Document:
-    """The report of whatever results exist, the findings first, then every part's tables
-    in PARTS order. ``figures`` (write_figures) are attached under their tables."""
+    """The report of whatever results exist: the summary, then one chapter per paper with
+    results (its findings, then its tables). ``figures`` (write_figures) are attached under
+    their tables."""
     if prims is None and irq is None and hosted is None and sprite is None and fiasco is None:
         raise KsyncError("no results to report (neither prims.json nor irq.json nor "
                          "hosted.json nor sprite.json nor fiasco.json)", exit_code=2)
     r = Results(prims, irq, hosted, sprite, fiasco)
-    doc = _frame(prims, irq, hosted, sprite)
-    doc.tables = [t for p in PARTS for t in p.tables(r)]
-    doc.findings = all_findings(prims, irq, hosted, sprite, fiasco)
+    chapters = {key: Chapter(title) for key, title in CHAPTERS.items()}
+    for p in _in_papers_order():
+        chapters[p.chapter].findings += p.findings(r)
+        chapters[p.chapter].tables += p.tables(r)
+    shown = [c for c in chapters.values() if c.findings or c.tables]
+    for n, c in enumerate(shown, 1):
+        c.title = f"{n}. {c.title}"
+        for f in c.findings:
+            f.note = cap_first(f.note)
+    doc = Document(title=TITLE, meta=_meta(prims, irq, hosted), chapters=shown,
+                   tables=[t for c in shown for t in c.tables],
+                   findings=[f for c in shown for f in c.findings])
+    doc.summary = summary(r, doc.findings)
     return attach_figures(doc, figures)
-
 
 
 def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = None,

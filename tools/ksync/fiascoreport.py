@@ -66,7 +66,7 @@ FIASCO_JSON = "fiasco.json"
 HH = "Hohmuth & Härtig 2001"
 TITLES = {
     "t2": "Table 2 (Hohmuth & Härtig) regenerated: synchronization cost, uncontended",
-    "bars": "Performance bars (issue 12)",
+    "bars": "Performance bars",
     "t1": "Table 1 (Hohmuth & Härtig) regenerated: lateness of a 250 µs periodic handler",
     "runs": "Lateness runs",
     "schemes": "Table 1 under every interrupt scheme (-icount, one CPU)",
@@ -1318,7 +1318,7 @@ def _f_hlock_cas(e: Env):
             "wholly above CAS's.")
     if ar is not None and c.mid:
         note += (f" The helping lock's acquire+release alone: {_ticks(ar)} ticks = "
-                 f"{_ratio(ar / c.mid)} one CAS (issue 12's bar: <= {BAR_FACTOR:g}x).")
+                 f"{_ratio(ar / c.mid)} one CAS (bar: <= {BAR_FACTOR:g}x).")
     return compare_greater(h, c), today, note
 
 

@@ -175,7 +175,7 @@ def crit_tables(data: dict) -> list[Table]:
                          "loop subtracted. These replace the user-mode stand-in (bench/"
                          "spl_shim, Table 5c). flag = the per-CPU flag set + clear (the "
                          "hosted port's arch_meas_flag_pair) timed in the same boot; the bar "
-                         "(issues 4 and 13) holds the optimistic schemes' section within "
+                         "holds the optimistic schemes' section within "
                          f"{CRIT_BAR_TICKS:g} ticks of it."]))
     return out
 

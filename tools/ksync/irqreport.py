@@ -324,7 +324,7 @@ def table5_schemes(ix: IrqIndex) -> Table:
         rows=rows, align=["l", "r", "r", "r", "r", "r", "l"],
         notes_above=[
             "Medians in TSC ticks of the scheme's crit_enter + crit_leave with no interrupt "
-            "arriving, and of splraise(IPL_BIO) + splx. Issue 4's bar: for spl-optim and "
+            "arriving, and of splraise(IPL_BIO) + splx. The bar: for spl-optim and "
             f"cli-optim the section costs at most {OPTIM_BAR_TICKS:g} ticks more than the "
             "bare flag primitive measured in the same boot.",
             ix.env_note(ix.schemes_shown())],
@@ -378,7 +378,7 @@ def table5_hosted(ix: IrqIndex) -> Table | None:
             "user mode (bench/spl_fast.h) and run on the host CPU, beside splx(splraise("
             "IPL_BIO)), the per-thread flag set + clear (two stores) and, for scale, the same "
             "flag incremented + decremented (a nestable flag done the obvious way: each "
-            "read-modify-write waits for the other's store). The bar (issue 4) compares with "
+            "read-modify-write waits for the other's store). The bar compares with "
             "the set + clear. Medians in TSC ticks, 200 batches x 256 pairs, empty loop "
             f"subtracted. Environment: hosted, {model}"
             + (f", TSC {fmt_hz(hz)}" if hz else "") + ".",

@@ -28,9 +28,9 @@ from __future__ import annotations
 import html
 import json
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from .util import KsyncError
 from .base import (ColumnSpec, DASH, Document, Finding, TEXT_WIDTH, Table, UNJUDGED,
@@ -176,7 +176,38 @@ def render_findings_text(findings: Sequence[Finding], width: int = TEXT_WIDTH) -
     return "\n".join(out)
 
 
+SUMMARY_TITLE = "Summary"
+TOP_TITLE = "The findings that matter most"
+
+
+def _summary_text(doc: Document, width: int) -> str:
+    s = doc.summary
+    out = _wrap(doc.title, width, indent="") + ["#" * min(len(doc.title), width), "",
+                                                 SUMMARY_TITLE, "=" * len(SUMMARY_TITLE)]
+    for k, v in s.facts:
+        out += _wrap(f"{k}: {v}", width)
+    out += _wrap("verdicts: " + (", ".join(f"{v} {n}" for v, n in s.counts) or "none"), width)
+    out += ["", TOP_TITLE + ":"]
+    if not s.top:
+        out.append("(no claim got a verdict in this run)")
+    for f in s.top:
+        out += _wrap(f"* [{f.verdict}] {f.paper}: {f.claim} ({f.today} [{f.env}])", width,
+                     indent="    ")
+    out += [""] + _wrap(s.rule, width)
+    out += ["", "Chapters:"] + [f"  {c.title}" for c in doc.chapters]
+    return "\n".join(out)
+
+
 def render_text(doc: Document, width: int = TEXT_WIDTH) -> str:
+    if doc.summary is not None:
+        parts = [_summary_text(doc, width)]
+        for c in doc.chapters:
+            head = _wrap(c.title, width, indent="") + ["#" * min(len(c.title), width)]
+            if c.findings:
+                head += ["", render_findings_text(c.findings, width)]
+            parts.append("\n".join(head))
+            parts += [render_table_text(tb, width) for tb in c.tables]
+        return "\n\n".join(parts) + "\n"
     parts = []
     if doc.findings:
         parts.append(render_findings_text(doc.findings, width))
@@ -188,7 +219,69 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|") if text else " "
 
 
+def _md_findings(findings: Sequence[Finding], level: str) -> list[str]:
+    out = [f"{level} {FINDINGS_TITLE}", "", FINDINGS_INTRO, "",
+           "| verdict | paper | claim | 1990s | today | environment | note |",
+           "|:---|:---|:---|:---|:---|:---|:---|"]
+    for f in findings:
+        out.append("| " + " | ".join(_md_cell(c) for c in (
+            f"**{f.verdict}**", f.paper, f.claim, f.then, f.today, f.env, f.note)) + " |")
+    return out + [""]
+
+
+def _md_table(t: Table, level: str, anchor: str) -> list[str]:
+    out = [f'{level} <a id="{anchor}"></a>{t.title}', ""]
+    for n in t.notes_above:
+        out += [n, ""]
+    out.append("| " + " | ".join(_md_cell(h) for h in t.headers) + " |")
+    out.append("|" + "|".join("---:" if a == "r" else ":---" for a in t.align) + "|")
+    for row in t.rows:
+        out.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
+    out.append("")
+    for n in t.notes_below:
+        out += [n, ""]
+    for f in t.images:
+        out += [f"![{f.caption.replace(']', ')')}]({f.src})", "",
+                f"*{f.caption}*" + (f" ([SVG]({f.svg}))" if f.svg else ""), ""]
+    return out
+
+
+def _render_markdown_chapters(doc: Document) -> str:
+    s = doc.summary
+    out = [f"# {doc.title}", "", f'## <a id="summary"></a>{SUMMARY_TITLE}', ""]
+    out += [f"- **{k}**: {v}" for k, v in s.facts]
+    out += ["- **verdicts**: " + (", ".join(f"{v} {n}" for v, n in s.counts) or "none"), "",
+            f"**{TOP_TITLE}:**", ""]
+    out += [f"- **{f.verdict}** — {f.paper}: {f.claim} ({f.today} [{f.env}])"
+            for f in s.top] or ["- (no claim got a verdict in this run)"]
+    out += ["", s.rule, "", '## <a id="contents"></a>Contents', "",
+            f"- [{SUMMARY_TITLE}](#summary)"]
+    if doc.meta:
+        out.append(f"- [{RUN_TITLE}](#run)")
+    i = 0
+    for n, c in enumerate(doc.chapters, 1):
+        out.append(f"- [{c.title}](#c{n})")
+        for tb in c.tables:
+            i += 1
+            out.append(f"  - [{tb.title}](#{_anchor(i - 1)})")
+    out.append("")
+    if doc.meta:
+        out += [f'## <a id="run"></a>{RUN_TITLE}', ""]
+        out += [f"- **{k}**: {v}" for k, v in doc.meta] + [""]
+    i = 0
+    for n, c in enumerate(doc.chapters, 1):
+        out += [f'## <a id="c{n}"></a>{c.title}', ""]
+        if c.findings:
+            out += _md_findings(c.findings, "###")
+        for tb in c.tables:
+            out += _md_table(tb, "###", _anchor(i))
+            i += 1
+    return "\n".join(out).rstrip() + "\n"
+
+
 def render_markdown(doc: Document) -> str:
+    if doc.summary is not None:
+        return _render_markdown_chapters(doc)
     out = [f"# {doc.title}", ""]
     if doc.findings:
         out += [f"## {FINDINGS_TITLE}", "", FINDINGS_INTRO, "",
@@ -233,13 +326,17 @@ tr:nth-child(even) td { background: #f7f7f7; }
 dl.meta { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
 dl.meta dt { font-weight: bold; } dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 p.note { margin: 0.3em 0; overflow-wrap: anywhere; } p.below { color: #444; }
-nav.toc ol { columns: 2; } nav.toc li { overflow-wrap: anywhere; }
+nav.toc > ol { columns: 2; list-style: none; padding-left: 0; }
+nav.toc li { overflow-wrap: anywhere; }
+nav.toc ol ol { font-size: 0.9em; padding-left: 1.2em; }
+h3 { font-size: 1.05em; margin-top: 1.6em; }
+section.summary { border: 1px solid #bbb; padding: 0 1em 0.5em; background: #fafafa; }
 figure { margin: 1em 0; max-width: 100%; }
 figure img { max-width: 100%; height: auto; border: 1px solid #bbb; }
 figcaption { font-size: 0.9em; color: #444; }
 table.findings td { vertical-align: top; }
-td.v-holds { background: #e3f4e3 !important; } td.v-reversed { background: #f8e0e0 !important; }
-td.v-noise { background: #f4f0d8 !important; } td.v-na { background: #eee !important; }
+.v-holds { background: #e3f4e3 !important; } .v-reversed { background: #f8e0e0 !important; }
+.v-noise { background: #f4f0d8 !important; } .v-na { background: #eee !important; }
 """.strip()
 
 _VERDICT_CLASS = {"holds": "v-holds", "reversed": "v-reversed", "within noise": "v-noise",
@@ -250,7 +347,94 @@ def _anchor(i: int) -> str:
     return f"t{i + 1}"
 
 
+def _html_findings(findings: Sequence[Finding], level: str, anchor: str) -> list[str]:
+    e = html.escape
+    out = [f'<{level} id="{anchor}">{FINDINGS_TITLE}</{level}>',
+           f'<p class="note">{e(FINDINGS_INTRO)}</p>',
+           '<div class="scroll"><table class="findings">',
+           "<thead><tr>" + "".join(f"<th>{h}</th>" for h in (
+               "verdict", "paper", "claim", "1990s", "today", "environment", "note"))
+           + "</tr></thead><tbody>"]
+    for f in findings:
+        out.append(f'<tr><td class="l {_VERDICT_CLASS[f.verdict]}"><b>{e(f.verdict)}</b>'
+                   "</td>" + "".join(f'<td class="l">{e(c)}</td>' for c in (
+                       f.paper, f.claim, f.then, f.today, f.env, f.note)) + "</tr>")
+    return out + ["</tbody></table></div>"]
+
+
+def _html_table(t: Table, level: str, anchor: str) -> list[str]:
+    e = html.escape
+    out = [f'<{level} id="{anchor}">{e(t.title)}</{level}>']
+    for n in t.notes_above:
+        out.append(f'<p class="note">{e(n)}</p>')
+    out.append('<div class="scroll"><table>')
+    out.append("<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in t.headers)
+               + "</tr></thead>")
+    out.append("<tbody>")
+    for row in t.rows:
+        out.append("<tr>" + "".join(f'<td class="{t.align[i]}">{e(c)}</td>'
+                                    for i, c in enumerate(row)) + "</tr>")
+    out.append("</tbody></table></div>")
+    for n in t.notes_below:
+        out.append(f'<p class="note below">{e(n)}</p>')
+    for f in t.images:
+        svg = f' (<a href="{e(f.svg)}">SVG</a>)' if f.svg else ""
+        out.append(f'<figure><a href="{e(f.src)}"><img src="{e(f.src)}" '
+                   f'alt="{e(f.caption)}"></a><figcaption>{e(f.caption)}{svg}'
+                   "</figcaption></figure>")
+    return out
+
+
+def _render_html_chapters(doc: Document) -> str:
+    e = html.escape
+    s = doc.summary
+    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>{e(doc.title)}</title>", f"<style>\n{_CSS}\n</style>", "</head>", "<body>",
+           f"<h1>{e(doc.title)}</h1>",
+           f'<section class="summary"><h2 id="summary">{SUMMARY_TITLE}</h2>',
+           '<dl class="meta">']
+    out += [f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in s.facts]
+    out.append("<dt>verdicts</dt><dd>" + (", ".join(
+        f'<span class="{_VERDICT_CLASS[v]}">{e(v)} {n}</span>' for v, n in s.counts)
+        or "none") + "</dd></dl>")
+    out.append(f"<h3>{TOP_TITLE}</h3><ul>")
+    out += [f'<li><b class="{_VERDICT_CLASS[f.verdict]}">{e(f.verdict)}</b> {e(f.paper)}: '
+            f"{e(f.claim)} ({e(f.today)} [{e(f.env)}])</li>" for f in s.top] \
+        or ["<li>no claim got a verdict in this run</li>"]
+    out += ["</ul>", f'<p class="note">{e(s.rule)}</p>', "</section>"]
+    out.append('<nav class="toc"><h2 id="contents">Contents</h2><ol>')
+    out.append(f'<li><a href="#summary">{SUMMARY_TITLE}</a></li>')
+    if doc.meta:
+        out.append(f'<li><a href="#run">{RUN_TITLE}</a></li>')
+    i = 0
+    for n, c in enumerate(doc.chapters, 1):
+        out.append(f'<li><a href="#c{n}">{e(c.title)}</a><ol>')
+        if c.findings:
+            out.append(f'<li><a href="#c{n}-findings">{FINDINGS_TITLE}</a></li>')
+        for tb in c.tables:
+            out.append(f'<li><a href="#{_anchor(i)}">{e(tb.title)}</a></li>')
+            i += 1
+        out.append("</ol></li>")
+    out.append("</ol></nav>")
+    if doc.meta:
+        out += [f'<h2 id="run">{RUN_TITLE}</h2>', '<dl class="meta">']
+        out += [f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in doc.meta] + ["</dl>"]
+    i = 0
+    for n, c in enumerate(doc.chapters, 1):
+        out.append(f'<h2 id="c{n}">{e(c.title)}</h2>')
+        if c.findings:
+            out += _html_findings(c.findings, "h3", f"c{n}-findings")
+        for tb in c.tables:
+            out += _html_table(tb, "h3", _anchor(i))
+            i += 1
+    out += ["</body>", "</html>", ""]
+    return "\n".join(out)
+
+
 def render_html(doc: Document) -> str:
+    if doc.summary is not None:
+        return _render_html_chapters(doc)
     e = html.escape
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
