@@ -1,6 +1,7 @@
 """A small synthetic results run (prims.json + irq.json) for the report tests: every table,
 finding and figure of the report has data, so the renderers and the browser see the whole
 page. The figures are made up: they test rendering, not the kernel."""
+from ksync import irqdata
 from ksync import irqreport, report, schemes
 
 HZ = 2_000_000_000
@@ -103,5 +104,5 @@ def irq_data(cpu=SHORT_CPU, only=schemes.SCHEMES):
              "rows": _rows(s)} for s in only]
     meta = {"timestamp": "2026-01-01T00:00:00Z", "commit": "abc123def456",
             "host_cpu_model": cpu, "host_cpus": 2, "qemu_version": "7.2.22"}
-    return irqreport.make_irq_data(recs, meta, {"smp": 2, "irq_seconds": 1.0,
+    return irqdata.make_irq_data(recs, meta, {"smp": 2, "irq_seconds": 1.0,
                                                 "irq_quick": False, "disk": True})

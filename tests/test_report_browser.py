@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import report_fixtures as fx
-from ksync import irqreport
+from ksync import document
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "build" / "report-browser"
@@ -111,9 +111,9 @@ def browser():
 
 def test_report_in_headless_chromium(browser, tmp_path):
     out = tmp_path / "results"
-    irqreport.render_results(out, prims=fx.prims_data(fx.LONG_CPU),
-                             irq=fx.irq_data(fx.LONG_CPU, only=("spl-pessim", "spl-optim",
-                                                                "cli-pessim", "cli-optim")))
+    document.render_results(out, prims=fx.prims_data(fx.LONG_CPU),
+                            irq=fx.irq_data(fx.LONG_CPU, only=("spl-pessim", "spl-optim",
+                                                               "cli-pessim", "cli-optim")))
     with tempfile.TemporaryDirectory(prefix="ksync-chromium-") as profile:
         data, console = check_page(browser, out / "report.html", Path(profile))
         assert data["innerWidth"] == WINDOW[0]

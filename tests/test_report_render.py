@@ -14,6 +14,9 @@ import re
 import pytest
 
 import report_fixtures as fx
+from ksync import irqfigures
+from ksync import document
+from ksync import base
 from ksync import findings, irqreport, report
 
 WIDTH = 120
@@ -36,7 +39,7 @@ def html_text(page: str) -> str:
 @pytest.mark.parametrize("cpu", [fx.SHORT_CPU, fx.LONG_CPU])
 def test_text_fits_and_keeps_its_content(monkeypatch, cpu, columns):
     monkeypatch.setenv("COLUMNS", columns)
-    doc = irqreport.results_document(fx.prims_data(cpu), fx.irq_data(cpu))
+    doc = document.results_document(fx.prims_data(cpu), fx.irq_data(cpu))
     text = report.render_text(doc)
     too_wide = [l for l in text.splitlines() if len(l) > WIDTH]
     assert not too_wide, too_wide[:3]
@@ -75,7 +78,7 @@ def test_content_same_for_both_cpu_names_and_widths(monkeypatch):
     for cpu in (fx.SHORT_CPU, fx.LONG_CPU):
         for columns in ("80", "200"):
             monkeypatch.setenv("COLUMNS", columns)
-            doc = irqreport.results_document(fx.prims_data(cpu), fx.irq_data(cpu))
+            doc = document.results_document(fx.prims_data(cpu), fx.irq_data(cpu))
             out[(cpu, columns)] = (report.render_text(doc), report.render_markdown(doc),
                                    report.render_html(doc))
     for cpu in (fx.SHORT_CPU, fx.LONG_CPU):
@@ -91,17 +94,18 @@ def test_content_same_for_both_cpu_names_and_widths(monkeypatch):
 
 
 def test_markdown_and_html_keep_full_width():
-    doc = irqreport.results_document(fx.prims_data(), fx.irq_data())
+    doc = document.results_document(fx.prims_data(), fx.irq_data())
     md = report.render_markdown(doc)
     t6 = next(t for t in doc.tables if t.title.startswith("Table 6:"))
     header = "| " + " | ".join(t6.headers) + " |"
     assert header in md                   # one Markdown table, every column
     page = report.render_html(doc)
-    assert page.count('<div class="scroll"><table') == len(doc.tables) + 1   # + findings
-    assert 'id="findings"' in page and 'href="#findings"' in page
+    assert page.count('<div class="scroll"><table') == len(doc.tables) + sum(
+        1 for c in doc.chapters if c.findings)            # + each chapter's findings
+    assert 'id="c1-findings"' in page and 'href="#c1-findings"' in page
     # the findings come before the first table, in every output
-    assert page.index('id="findings"') < page.index('id="t1"')
-    assert md.index("## Findings") < md.index("## " + doc.tables[0].title)
+    assert page.index('id="c1-findings"') < page.index('id="t1"')
+    assert md.index("## Findings") < md.index(doc.tables[0].title + "\n")
     text = report.render_text(doc)
     assert text.index("Findings") < text.index(doc.tables[0].title)
 
@@ -199,7 +203,7 @@ def hosted_prims(pushf, flag):
      "within noise"),
 ])
 def test_table5_on_chip_flag_verdict_from_hosted(pushf, flag, verdict):
-    fs = findings.all_findings(hosted_prims(pushf, flag), None)
+    fs = document.all_findings(hosted_prims(pushf, flag), None)
     f = by_claim(fs, "on-chip masking (cli; sti) costs more than setting a flag")
     assert f.verdict == verdict
     assert f.env.startswith("hosted")
@@ -209,7 +213,7 @@ def test_table5_tcg_only_is_not_measurable():
     d = fx.prims_data()
     del d["sides"]["hosted"]
     d["rows"] = [r for r in d["rows"] if r["side"] == "kernel"]
-    fs = findings.all_findings(d, None)
+    fs = document.all_findings(d, None)
     for claim in ("off-chip masking", "on-chip masking"):
         f = by_claim(fs, claim)
         assert f.verdict == "not measurable here"
@@ -219,14 +223,14 @@ def test_table5_tcg_only_is_not_measurable():
 
 def test_table5_bare_metal_is_judged():
     d = fx.prims_data(kernel_env="bare-metal")
-    f = by_claim(findings.all_findings(d, None), "off-chip masking")
+    f = by_claim(document.all_findings(d, None), "off-chip masking")
     assert f.verdict == "holds"                   # 580 (522..754) vs 40 (36..52)
 
 
 def test_missing_data_is_not_measurable():
-    fs = findings.all_findings({"rows": [], "sides": {}}, None)
+    fs = document.all_findings({"rows": [], "sides": {}}, None)
     assert {f.verdict for f in fs} == {"not measurable here"}
-    irq_fs = findings.all_findings(None, fx.irq_data() | {"schemes": []})
+    irq_fs = document.all_findings(None, fx.irq_data() | {"schemes": []})
     assert all(f.verdict == "not measurable here" for f in irq_fs)
     assert any("loss grid" in f.note for f in irq_fs)
 
@@ -251,7 +255,7 @@ def irq_with(sync=None, lost=None):
     ([0.1, 3.0, 0.1, 3.0], [2.0] * 4, "within noise"),
 ])
 def test_table6_verdicts(opt, pess, verdict):
-    fs = findings.all_findings(None, irq_with(sync={"spl-optim": opt, "spl-pessim": pess}))
+    fs = document.all_findings(None, irq_with(sync={"spl-optim": opt, "spl-pessim": pess}))
     f = by_claim(fs, "spl-optim spends less time")
     assert f.verdict == verdict
     assert "Table 6" in f.then and "tcg" in f.env
@@ -260,7 +264,7 @@ def test_table6_verdicts(opt, pess, verdict):
 def test_table6_missing_scheme():
     d = fx.irq_data()
     d["schemes"] = [r for r in d["schemes"] if r["scheme"] != "cli-pessim"]
-    f = by_claim(findings.all_findings(None, d), "cli-optim spends less time")
+    f = by_claim(document.all_findings(None, d), "cli-optim spends less time")
     assert f.verdict == "not measurable here" and "cli-pessim" in f.note
 
 
@@ -272,7 +276,7 @@ def test_table6_missing_scheme():
     ({}, "within noise"),                  # nobody loses: no difference
 ])
 def test_loss_verdicts(lost, verdict):
-    f = by_claim(findings.all_findings(None, irq_with(lost=lost)), "cli schemes lose")
+    f = by_claim(document.all_findings(None, irq_with(lost=lost)), "cli schemes lose")
     assert f.verdict == verdict
 
 
@@ -295,7 +299,7 @@ def mp_prims(lf, nosync, lock, side_env="hosted", spin=None, mutex=None):
     ((40.0, 45.0, 50.0), "within noise"),
 ])
 def test_massalin_pu_verdicts(lf, verdict):
-    fs = findings.all_findings(mp_prims(lf, (5.0, 5.0, 5.0), (38.0, 38.0, 38.0)), None)
+    fs = document.all_findings(mp_prims(lf, (5.0, 5.0, 5.0), (38.0, 38.0, 38.0)), None)
     f = by_claim(fs, "lock-free stack push + pop")
     assert f.verdict == verdict and f.paper == "Massalin & Pu 1991"
 
@@ -321,12 +325,12 @@ def test_massalin_pu_judged_against_a_real_lock_not_two_cmpxchg():
         if r["side"] == "hosted" and r["name"] in vals:
             v = vals[r["name"]]
             r.update(median=v[1], run_medians=list(v))
-    f = by_claim(findings.all_findings(d, None), "lock-free counter increment")
+    f = by_claim(document.all_findings(d, None), "lock-free counter increment")
     assert f.verdict == "reversed"
     assert "spin" in f.today and "mutex" in f.today and "mp_counter_inc_spin" in f.note
     # without the spin lock, against the mutex alone (15.2..15.4): holds
     d["rows"] = [r for r in d["rows"] if r["name"] != "mp_counter_inc_spin"]
-    f = by_claim(findings.all_findings(d, None), "lock-free counter increment")
+    f = by_claim(document.all_findings(d, None), "lock-free counter increment")
     assert f.verdict == "holds"
 
 
@@ -335,7 +339,7 @@ def test_massalin_pu_without_locked_rows_is_not_judged():
     d = mp_prims((10.0, 11.0, 12.0), (5.0, 5.0, 5.0), (38.0, 38.0, 38.0))
     d["rows"] = [r for r in d["rows"] if not r["name"].startswith("mp_stack_push_pop_")
                  or r["name"].endswith(("_lf", "_nosync"))]
-    f = by_claim(findings.all_findings(d, None), "lock-free stack push + pop")
+    f = by_claim(document.all_findings(d, None), "lock-free stack push + pop")
     assert f.verdict == "not measurable here" and "locked row" in f.note
 
 
@@ -349,7 +353,7 @@ def test_massalin_pu_two_threads(lf, verdict):
     for r in d["rows"]:
         if r["side"] == "hosted" and r["name"] == "mp_stack_push_pop_lf_2t":
             r.update(median=lf[1], run_medians=list(lf))
-    f = by_claim(findings.all_findings(d, None), "at two threads on one object, lock-free "
+    f = by_claim(document.all_findings(d, None), "at two threads on one object, lock-free "
                  "stack push + pop")
     assert f.verdict == verdict and "mp_stack_push_pop_spin_2t" in f.note
 
@@ -358,14 +362,14 @@ def test_massalin_pu_kernel_tcg_only_not_measurable():
     d = fx.prims_data()
     del d["sides"]["hosted"]
     d["rows"] = [r for r in d["rows"] if r["side"] == "kernel"]
-    f = by_claim(findings.all_findings(d, None), "lock-free stack push + pop")
+    f = by_claim(document.all_findings(d, None), "lock-free stack push + pop")
     assert f.verdict == "not measurable here" and "tcg" in f.note
 
 
 def test_every_verdict_is_one_of_the_four():
-    fs = findings.all_findings(fx.prims_data(), fx.irq_data())
+    fs = document.all_findings(fx.prims_data(), fx.irq_data())
     assert len(fs) >= 7
-    assert all(f.verdict in report.VERDICTS for f in fs)
+    assert all(f.verdict in base.VERDICTS for f in fs)
     papers = {f.paper for f in fs}
     assert papers == {"Small & Manley 1997", "Massalin & Pu 1991"}
 
@@ -377,8 +381,8 @@ def test_every_verdict_is_one_of_the_four():
 def test_figures_written_embedded_and_deterministic(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     for out in (a, b):     # two schemes keep it quick; every figure still has data
-        irqreport.render_results(out, prims=fx.prims_data(),
-                                 irq=fx.irq_data(only=("spl-optim", "cli-pessim")))
+        document.render_results(out, prims=fx.prims_data(),
+                                irq=fx.irq_data(only=("spl-optim", "cli-pessim")))
     stems = ["lossmap", "table5-ratios", "table6-model", "table7-latency"]
     for stem in stems:
         for ext in ("png", "svg"):
@@ -407,7 +411,7 @@ def test_latency_histograms_merge_cut_bins():
     serial[1]["latency"].update(hist_edges=[0, 2, 4, 8], hist=[0, 1, 2])
     for r in serial[2:]:
         r["latency"].update(hist_edges=[0, 2, 4, 8, 16, 32], hist=[0, 0, 0, 0, 5])
-    edges, counts = plots._latency_hists(irqreport.IrqIndex(d), "spl-optim")["serial"]
+    edges, counts = irqfigures._latency_hists(irqreport.IrqIndex(d), "spl-optim")["serial"]
     assert counts == [1, 5, 1, 2 * 5]          # bins from [2, 4) on
     assert edges == [t / fx.HZ * 1e6 for t in (2, 4, 8, 16, 32)]
 
@@ -423,12 +427,12 @@ def test_none_and_short_rows_render_as_empty_cells():
 
 def test_loss_cell_text():
     from ksync import plots
-    assert [plots._pct_cell(v) for v in (None, 0.0, 0.0004, 0.05, 0.2, 1.0)] == \
+    assert [irqfigures._pct_cell(v) for v in (None, 0.0, 0.0004, 0.05, 0.2, 1.0)] == \
         ["n/a", "0", "<0.1", "5.0", "20", "100"]
 
 
 def test_notes_capitalised_but_not_identifiers():
-    fs = findings.all_findings(fx.prims_data(), fx.irq_data())
+    fs = document.all_findings(fx.prims_data(), fx.irq_data())
     on_flag = by_claim(fs, "on-chip masking (cli; sti) costs more than setting a flag")
     assert on_flag.note.startswith("pushf_popf ")
     off_on = by_claim(fs, "off-chip masking")
@@ -457,7 +461,7 @@ def test_spsc_ends_finding_verdicts(plain, ends, verdict):
                     "mp_fifo_spsc_burst32_enq_deq_lf": {"median": 0.6,
                                                         "run_medians": [0.6, 0.6, 0.7]}},
                    tsc_hz=2_000_000_000)
-    f = by_claim(findings.all_findings(d, None), "through ends")
+    f = by_claim(document.all_findings(d, None), "through ends")
     assert f.verdict == verdict
     assert f.env.startswith("hosted")
     # ns from the side's TSC frequency: 2 GHz, so ticks / 2
@@ -468,7 +472,7 @@ def test_spsc_ends_finding_verdicts(plain, ends, verdict):
 def test_spsc_ends_finding_needs_both_rows():
     d = spsc_prims({"mp_fifo_spsc_enq_deq_lf": {"median": 5.0, "run_medians": [5, 5, 5]}})
     d["rows"] = [r for r in d["rows"] if r["name"] != "mp_fifo_spsc_ends_put_get_lf"]
-    assert not [f for f in findings.all_findings(d, None) if "through ends" in f.claim]
+    assert not [f for f in document.all_findings(d, None) if "through ends" in f.claim]
 
 
 def test_massalin_pu_findings_name_mechanisms_not_issue_numbers():
@@ -477,7 +481,7 @@ def test_massalin_pu_findings_name_mechanisms_not_issue_numbers():
     d["rows"] += [fx.prim("hosted", "hosted", n, m, [m, m, m]) for n, m in (
         ("mp_fifo_spsc_ends_put_get_lf", 3.3), ("ref_index_chain", 4.5),
         ("mp_fifo_spsc_burst32_enq_deq_lf", 0.8))]
-    fs = [f for f in findings.all_findings(d, None) if f.paper == "Massalin & Pu 1991"]
+    fs = [f for f in document.all_findings(d, None) if f.paper == "Massalin & Pu 1991"]
     assert any("through ends" in f.claim for f in fs) and len(fs) >= 4
     for f in fs:
         for text in (f.claim, f.then, f.today, f.note):

@@ -7,6 +7,8 @@ import copy
 import pytest
 
 import report_fixtures as fx
+from ksync import hosteddata
+from ksync import document
 from ksync import findings, hostedreport, irqreport, report, smclaims
 
 MODEL = smclaims.MODEL_INPUT
@@ -47,14 +49,14 @@ def hosted(schemes=("spl-pessim", "spl-optim", "cli-pessim", "cli-optim"), cpus=
     runs = []
     base = fx.irq_data()
     for s in schemes:
-        rec = hostedreport.run_record(s, cpus, host_cores=host_cores)
+        rec = hosteddata.run_record(s, cpus, host_cores=host_cores)
         src = next(r for r in base["schemes"] if r["scheme"] == s)
         rec.update(status="ok", boot={"kind": "boot", "tsc_hz": fx.HZ}, tsc_hz=fx.HZ,
                    cpu_model="Some CPU", rows=copy.deepcopy(src["rows"]))
         for r in rec["rows"]:
             r["env"] = "hosted"
         runs.append(rec)
-    return hostedreport.make_hosted_data(runs, [], {"commit": "abc", "host_cpu_model": "X"})
+    return hosteddata.make_hosted_data(runs, [], {"commit": "abc", "host_cpu_model": "X"})
 
 
 def set_hosted_crit(h, scheme, lo, mid, hi):
@@ -188,7 +190,7 @@ def test_same_cost_hosted_only_names_the_unbuilt_scheme():
 
 
 def test_all_findings_carries_them_and_renders_the_new_verdict():
-    fs = findings.all_findings(fx.prims_data(), fx.irq_data())
+    fs = document.all_findings(fx.prims_data(), fx.irq_data())
     assert sum(f.verdict == MODEL for f in fs) == 4
     doc = report.Document("r", findings=fs)
     text = report.render_findings_text(fs)
@@ -198,7 +200,7 @@ def test_all_findings_carries_them_and_renders_the_new_verdict():
 
 
 def test_no_irq_and_no_hosted_data_adds_nothing():
-    fs = findings.all_findings({"rows": [], "sides": {}}, None)
+    fs = document.all_findings({"rows": [], "sides": {}}, None)
     assert not [f for f in fs if f.verdict == MODEL or "spl-pessim's" in f.claim]
 
 

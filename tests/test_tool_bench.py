@@ -6,7 +6,7 @@ report must say which set produced its tables; and the serial model's bits per c
 that reaches the kernel and labels the loss tables.
 
 What is tested: the options each set resolves to and the kernel words the tool would pass
-(cli.apply_run_set, cli.irq_words), that explicit options win over the set, the Makefile's
+(run.apply_run_set, run.irq_words), that explicit options win over the set, the Makefile's
 bench target (`make -n`), an irq run with a fake QEMU that records its argv (the -append
 words, irq.json's options), and the report's set and serial-bits labels.  All kernel
 figures here are synthetic.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ksync import cli, irqreport, report
+from ksync import cli, irqreport, report, run
 from test_tool_cli import KERNEL_LINES, run_repo, write_prims  # noqa: F401
 from test_tool_irq import (argvs, irq_data, irq_repo, make_fake, run_cli,  # noqa: F401
                            scheme_rows)
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def resolved(*argv):
     args = cli.build_parser().parse_args(["run", *argv])
-    rs = cli.apply_run_set(args)
+    rs = run.apply_run_set(args)
     return args, rs
 
 
@@ -43,7 +43,7 @@ def test_bench_set_differs_from_default():
     assert b.timeout > d.timeout
     # and the kernel's `all` experiments
     assert (drs.kernel_set, brs.kernel_set) == ("default", "all")
-    dw, bw = cli.irq_words(d, "tcg"), cli.irq_words(b, "tcg")
+    dw, bw = run.irq_words(d, "tcg"), run.irq_words(b, "tcg")
     assert dw != bw
     assert "irq_seconds=1" in dw and "irq_loss_repeats=3" in dw
     assert "irq_seconds=5" in bw and "irq_loss_repeats=7" in bw
@@ -54,10 +54,10 @@ def test_explicit_options_win_over_the_set():
     b, _ = resolved("--set", "bench", "--repeat", "2", "--irq-seconds", "0.5",
                     "--loss-repeats", "4", "--timeout", "60", "--serial-bits", "8")
     assert (b.repeat, b.irq_seconds, b.loss_repeats, b.timeout) == (2, "0.5", 4, 60.0)
-    assert cli.irq_words(b, "tcg") == ["irq_seconds=0.5", "irq_loss_repeats=4",
+    assert run.irq_words(b, "tcg") == ["irq_seconds=0.5", "irq_loss_repeats=4",
                                        "irq_serial_bits=8"]
     q, _ = resolved("--irq-quick")
-    assert cli.irq_words(q, "kvm-pvm")[-2:] == ["irq_quick=1", "skip=cmpxchg16b"]
+    assert run.irq_words(q, "kvm-pvm")[-2:] == ["irq_quick=1", "skip=cmpxchg16b"]
 
 
 @pytest.mark.parametrize("argv", [["--serial-bits", "9"], ["--serial-bits", "x"],
@@ -107,7 +107,7 @@ def test_run_irq_bench_passes_and_records_the_set(irq_repo, tmp_path):
     o = data["options"]
     assert (o["set"], o["irq_seconds"], o["irq_loss_repeats"], o["serial_bits"]) == \
         ("bench", 5.0, 7, 8)
-    assert o["timeout"] == cli.RUN_SETS["bench"].timeout
+    assert o["timeout"] == run.RUN_SETS["bench"].timeout
     assert data["set"] == "bench"
     md = (out / "report.md").read_text()
     assert "set bench" in md

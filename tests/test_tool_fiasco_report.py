@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from ksync import document
+from ksync import base
 from ksync import fiascoreport as fr, irqreport, report, schemes
 from ksync.report import DASH
 from ksync.irqreport import fmt_sig
@@ -419,7 +421,7 @@ def test_oversubscribed_hosted_is_not_a_timing():
 
 def test_synth_findings(synth):
     fs = fr.fiasco_findings(synth)
-    assert all(f.verdict in report.VERDICTS for f in fs) and all(f.paper == fr.HH for f in fs)
+    assert all(f.verdict in base.VERDICTS for f in fs) and all(f.paper == fr.HH for f in fs)
     f = finding(synth, "costs more than a CAS")
     assert f.verdict == "holds" and f.env.startswith("hosted")
     assert "2.67x" in f.today and "18.8x" in f.today            # ours vs the paper's 245/13
@@ -727,9 +729,9 @@ def test_ccdf_and_log_bins():
 
 @pytest.fixture(scope="module")
 def rendered(synth, tmp_path_factory):
-    """The whole render path once: irqreport.render_results_doc with fiasco= only."""
+    """The whole render path once: document.render_results_doc with fiasco= only."""
     out = tmp_path_factory.mktemp("fiasco-report")
-    written, doc = irqreport.render_results_doc(out, fiasco=synth)
+    written, doc = document.render_results_doc(out, fiasco=synth)
     return out, written, doc
 
 
@@ -764,8 +766,9 @@ def test_render_results_doc(rendered):
         assert (title in md) == (key != "schemes"), key
     assert "fiasco-lateness-hosted.png" in md and "fiasco-table2-ratios.png" in html
     assert "Härtig 2001" in html and "NOT MET" in html
-    assert md.index("## Findings") < md.index(fr.TITLES["t2"])
-    assert doc.title == "ksync results: helping locks and real-time lateness (Fiasco)"
+    assert md.index("## Findings") < md.index("</a>" + fr.TITLES["t2"])
+    assert doc.title == document.TITLE and [c.title for c in doc.chapters] == [
+        "1. Hohmuth & Härtig 2001: helping locks and real-time lateness"]
     assert [f.claim for f in doc.findings] == [f.claim for f in
                                                fr.fiasco_findings(fr.load_fiasco(SYNTH))]
     assert [t.title for t in doc.tables] == [fr.TITLES[k] for k in ("t2", "bars", "t1", "runs")]
@@ -779,7 +782,7 @@ def test_render_results_doc(rendered):
 def test_fiasco_json_round_trip(hosted, tmp_path):
     # what `ksync report` reads from a results directory (the real hosted-only run)
     (tmp_path / fr.FIASCO_JSON).write_text(json.dumps(hosted), encoding="utf-8")
-    written, doc = irqreport.render_results_doc(tmp_path, strict=True)
+    written, doc = document.render_results_doc(tmp_path, strict=True)
     assert [t.title for t in doc.tables] == [fr.TITLES[k] for k in ("t2", "bars", "t1", "runs")]
     assert (tmp_path / "fiasco-lateness-hosted.png").exists()
     text = report.render_text(doc)

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from conftest import tool_env
+from ksync import irqfigures
+from ksync import irqdata
 from ksync import disk, irqreport, qemu, report, schemes
 from ksync.util import UsageError
 
@@ -105,7 +107,7 @@ def irq_data(records=None, env="tcg"):
     recs = records if records is not None else [record(s, env=env) for s in schemes.SCHEMES]
     meta = {"timestamp": "2026-01-01T00:00:00Z", "commit": "abc123", "host_cpu_model": "X",
             "host_cpus": 2, "qemu_version": "7.2.22"}
-    return irqreport.make_irq_data(recs, meta, {"smp": 2, "irq_seconds": 1.0,
+    return irqdata.make_irq_data(recs, meta, {"smp": 2, "irq_seconds": 1.0,
                                                 "irq_quick": False, "disk": True})
 
 
@@ -365,7 +367,7 @@ def test_run_irq_end_to_end(irq_repo, tmp_path):
             "irq_serial_bits=10 irq_quick=1 irq_seconds=2"
         assert "-drive" in a and a[a.index("-smp") + 1] == "1"
     data = json.loads((out / "irq.json").read_text())
-    assert data["schema"] == irqreport.SCHEMA
+    assert data["schema"] == irqdata.SCHEMA
     assert [r["scheme"] for r in data["schemes"]] == list(schemes.SCHEMES)
     assert all(r["status"] == "ok" and r["tsc_hz"] == HZ for r in data["schemes"])
     assert data["options"]["irq_seconds"] == 0.5 and data["options"]["irq_quick"] is True
@@ -428,7 +430,7 @@ def test_report_with_prims_and_irq(tmp_path):
     out = " ".join(p.stdout.split())
     assert "Primitive costs" in out and "Table 7: interrupt sources" in out
     md = (tmp_path / "report.md").read_text()
-    assert md.startswith("# ksync results: primitive costs and interrupt-masking schemes")
+    assert md.startswith("# ksync results: 1990s synchronization papers re-measured")
     assert "](lossmap.png)" in md and "(lossmap.svg)" in md
     # only irq.json: still renders; a broken irq.json is an error for `ksync report`
     (tmp_path / "prims.json").unlink()
@@ -702,7 +704,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 def test_lossmap_figure_one_panel_per_scheme(tmp_path):
     from ksync import plots
-    figs = plots.lossmap_figure(irqreport.IrqIndex(irq_data()), tmp_path)
+    figs = irqfigures.lossmap_figure(irqreport.IrqIndex(irq_data()), tmp_path)
     assert [(f.src, f.svg) for f in figs] == [("lossmap.png", "lossmap.svg")]
     assert (tmp_path / "lossmap.png").read_bytes().startswith(PNG_SIGNATURE)
     svg = (tmp_path / "lossmap.svg").read_text()
@@ -715,7 +717,7 @@ def test_lossmap_figure_one_panel_per_scheme(tmp_path):
     # cli-pessim's worst cell (921.6 kbit/s, 16 sectors) lost 250 of 1250: 20 % written in it
     assert "<!-- 20 -->" in svg
     # no data: no figure
-    assert plots.lossmap_figure(irqreport.IrqIndex(irq_data([])), tmp_path / "x") == []
+    assert irqfigures.lossmap_figure(irqreport.IrqIndex(irq_data([])), tmp_path / "x") == []
 
 
 def test_hosted_fast_path_table_judges_the_bar():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ksync import document
+from ksync import base
 from ksync import cli, peers, report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,7 +140,7 @@ def test_tables_split_per_metric_and_fit(cpu):
     # the load the benchmark recorded is told beside the spreads (unwrapped note text)
     assert any("4.5 -> 3.3" in n and "37 s" in n and "50%..50%" in n for n in lat.notes_above)
     # the report's alias still gives the combined table
-    assert report.cmp_table(rows, None).rows == one.rows
+    assert peers.cmp_table(rows, None).rows == one.rows
 
 
 def test_findings_one_per_structure_and_metric():
@@ -147,7 +149,7 @@ def test_findings_one_per_structure_and_metric():
     assert len(fs) == 8      # per structure and metric, plus the mpmc word queue's two
     word = [f for f in fs if "8-byte words" in f.claim]
     assert len(word) == 2 and all(f.claim.startswith("mpmc queue") for f in word)
-    assert all(f.verdict in report.VERDICTS and f.then == report.DASH for f in fs)
+    assert all(f.verdict in base.VERDICTS and f.then == report.DASH for f in fs)
     lat = [f for f in fs if "latency" in f.claim]
     tput = [f for f in fs if "throughput" in f.claim]
     assert {f.verdict for f in lat} == {"holds"}
@@ -264,20 +266,20 @@ def test_ck_stack_is_16_byte_aligned(cmp_prog):
 
 def test_report_carries_peer_findings_and_figures(tmp_path):
     """The results document: the peer findings sit in the Findings section and each peer
-    figure under its own metric's table (plots.write_figures + irqreport.results_document)."""
+    figure under its own metric's table (document.write_figures + document.results_document)."""
     from ksync import findings, irqreport, plots
     prims = {"cmp": full_rows(), "sides": {"hosted": {"cpu_model": "AMD EPYC"}}}
-    fs = findings.all_findings(prims, None)
+    fs = document.all_findings(prims, None)
     assert sum(1 for f in fs if "libksync" in f.claim or "Concurrency Kit" in f.today
                or f.then == report.DASH) >= 6
-    figs = plots.write_figures(prims, None, tmp_path)
+    figs = document.write_figures(prims, None, tmp_path)
     placed = {k: [f.src for f in v] for k, v in figs.items() if k.startswith("libksync vs")}
     assert placed == {"libksync vs Concurrency Kit and liburcu: latency": ["peers-latency.png"],
                       "libksync vs Concurrency Kit and liburcu: throughput":
                           ["peers-throughput.png"]}
     tables = peers.cmp_tables(prims["cmp"], None)
     peer_figs = {k: v for k, v in figs.items() if k.startswith("libksync vs")}
-    doc = irqreport.attach_figures(report.Document("t", tables=tables), peer_figs)
+    doc = document.attach_figures(report.Document("t", tables=tables), peer_figs)
     assert [[f.src for f in t.images] for t in doc.tables] == [["peers-latency.png"],
                                                               ["peers-throughput.png"]]
 

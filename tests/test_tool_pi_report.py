@@ -2,8 +2,10 @@
 CPU and two) and its figure, from made-up pi_wait rows of kernel/exp/pi.c."""
 import copy
 
+from ksync import hosteddata
+from ksync import document
 from ksync import hostedreport, irqreport, pireport, report
-from ksync.findings import all_findings
+from ksync.document import all_findings
 
 HZ = 2_000_000_000     # 2000 ticks per µs
 META = {"timestamp": "2026-01-01T00:00:00Z", "commit": "abc123", "host_cpu_model": "AMD EPYC",
@@ -32,11 +34,11 @@ def pi_rows(cpus=2, help2=(105, 110, 120, 400), mon2=(900, 1100, 1200, 1300)):
 
 
 def hosted_data(rows=None, oversubscribed=False, cpus=2):
-    rec = hostedreport.run_record("spl-optim", cpus, host_cores=1 if oversubscribed else 2)
+    rec = hosteddata.run_record("spl-optim", cpus, host_cores=1 if oversubscribed else 2)
     rec.update(status="ok", boot={"kind": "boot", "tsc_hz": HZ}, sched="SCHED_FIFO",
                cpu_model="AMD EPYC", tsc_hz=HZ,
                rows=rows if rows is not None else pi_rows(cpus=cpus))
-    return hostedreport.make_hosted_data([rec], [], META)
+    return hosteddata.make_hosted_data([rec], [], META)
 
 
 def prims_data(rows):
@@ -127,7 +129,7 @@ def test_tcg_rows_labelled_emulator_and_hosted_decides():
 
 def test_whole_report_with_figure_and_finding(tmp_path):
     hosted = hosted_data()
-    files, doc = irqreport.render_results_doc(tmp_path, hosted=copy.deepcopy(hosted))
+    files, doc = document.render_results_doc(tmp_path, hosted=copy.deepcopy(hosted))
     assert (tmp_path / "pi-wait.png").stat().st_size > 0
     assert (tmp_path / "pi-wait.svg").exists()
     t = next(t for t in doc.tables if t.title == pireport.TITLE)

@@ -19,6 +19,8 @@ import pytest
 from conftest import tool_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from ksync import hosteddata
+from ksync import document
 from ksync import findings, hkernel, hostedreport, irqreport, qemu, report, schemes  # noqa: E402
 
 FAKE = r'''#!{python}
@@ -314,7 +316,7 @@ def test_run_hosted_column_keys_and_report(fake_repo, tmp_path):
                 "hosted", "--smp", "1,4", "--out", str(out), "--no-peers",
                 env_extra={"FAKE_CORES": "2"})
     assert p.returncode == 0, p.stdout + p.stderr
-    data = json.loads((out / hostedreport.HOSTED_JSON).read_text())
+    data = json.loads((out / hosteddata.HOSTED_JSON).read_text())
     keys = [(r["platform"], r["scheme"], r["cpus"]) for r in data["runs"]]
     assert sorted(keys) == sorted(("hosted", s, n) for s in schemes.HOSTED_SCHEMES
                                   for n in (1, 4))
@@ -340,7 +342,7 @@ def test_run_hosted_column_keys_and_report(fake_repo, tmp_path):
 
 def _rec(scheme, cpus, over, crit=4.0, on=2.0, off=900.0, sched="best-effort scheduling",
          flag=1.0):
-    r = hostedreport.run_record(scheme, cpus)
+    r = hosteddata.run_record(scheme, cpus)
     rows = [{"kind": "irq_prim", "scheme": scheme, "name": n, "median": m, "min": m,
              "p99": m * 1.05} for n, m in (("crit_enter_leave", crit), ("splraise_splx", 6.0),
                                            ("onchip", on), ("offchip", off), ("flag", flag))]
@@ -351,7 +353,7 @@ def _rec(scheme, cpus, over, crit=4.0, on=2.0, off=900.0, sched="best-effort sch
 
 
 def _data(runs, costs=()):
-    return hostedreport.make_hosted_data(list(runs), list(costs),
+    return hosteddata.make_hosted_data(list(runs), list(costs),
                                          {"commit": "abc", "host_cpu_model": "Fake CPU 9000"})
 
 
@@ -406,7 +408,7 @@ def test_hosted_column_renders_from_fixture_records():
                        for n, m in (("hosted_soft_irq_pair", 1.5), ("hosted_sigmask_pair", 300.0),
                                     ("hosted_signal_self", 2000.0),
                                     ("hosted_signal_cross", 8000.0))],
-              "sched": hostedreport.placement_sched(
+              "sched": hosteddata.placement_sched(
                   ["hosted: 2 vCPUs on 2 host cores, pinned, SCHED_FIFO"])},
              {"program": "build/hosted-port/costs-hard", "status": "ok", "facts": {},
               "rows": [{"kind": "prim", "name": n, "median": m}
@@ -414,7 +416,7 @@ def test_hosted_column_renders_from_fixture_records():
                                     ("hosted_sigmask_pair", 320.0))]}]
     runs = [_rec(s, 2, False, crit=float(i + 3)) for i, s in enumerate(schemes.HOSTED_SCHEMES)]
     data = _data(runs, costs)
-    doc = irqreport.results_document(None, None, None, data)
+    doc = document.results_document(None, None, None, data)
     titles = [t.title for t in doc.tables]
     crit = next(t for t in doc.tables if t.title.startswith("Table 5b, hosted kernel"))
     assert "hosted, Fake CPU 9000, 2 vCPUs, best-effort scheduling" in crit.title
@@ -441,14 +443,14 @@ def test_hosted_column_renders_from_fixture_records():
 
 
 def test_a_run_that_did_not_start_is_not_labelled_a_timing():
-    rec = hostedreport.run_record(schemes.DEFAULT_SCHEME, 2, host_cores=2)
+    rec = hosteddata.run_record(schemes.DEFAULT_SCHEME, 2, host_cores=2)
     rec["reason"] = "binary missing"
     label = hostedreport.run_label(rec)
     assert "did not run" in label and "oversubscribed" not in label
     assert hostedreport.timing_runs(_data([rec])) == []
-    assert hostedreport.placement_sched(["hosted: 4 vCPUs on 2 host cores, oversubscribed, "
+    assert hosteddata.placement_sched(["hosted: 4 vCPUs on 2 host cores, oversubscribed, "
                                          "best-effort scheduling"]) == "best-effort scheduling"
-    assert hostedreport.placement_sched(["no such line"]) is None
+    assert hosteddata.placement_sched(["no such line"]) is None
 
 
 def test_run_irq_sweep_on_qemu_keys_every_run(tmp_path):
@@ -517,13 +519,13 @@ def test_hosted_load_tables_render_the_hosted_schemes_only():
                 "boot": {"tsc_hz": 2596000000}, "rows": [load]}
     data = {"runs": [run("spl-optim"), run("cli-pessim"), run("spl-pessim", 4, True, 7)],
             "costs": []}
-    tables = hr.load_tables(data)
+    tables = irqreport.hosted_load_tables(data)
     assert tables and all("hosted kernel" in t.title for t in tables)
     text = render_text(Document("t", tables=tables))
     for absent in ("tpr-optim", "cli-spl-pessim", "spl-pessim"):
         assert absent not in text, absent        # not built on hosted / oversubscribed
     assert "spl-optim" in text and "cli-pessim" in text
-    assert hr.load_tables({"runs": [run("spl-optim", 4, True)], "costs": []}) == []
+    assert irqreport.hosted_load_tables({"runs": [run("spl-optim", 4, True)], "costs": []}) == []
 
 
 def test_massalin_pu_kernel_code_against_the_master_lock():
@@ -559,4 +561,4 @@ def test_massalin_pu_kernel_code_against_the_master_lock():
     # an oversubscribed run is no timing: no line
     assert findings.mp_kernel_findings(_data([_rec("spl-optim", 4, over=True)])) == []
     # and all_findings carries them
-    assert any(f.claim == c.claim for f in findings.all_findings(None, None, _data([r])))
+    assert any(f.claim == c.claim for f in document.all_findings(None, None, _data([r])))

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from ksync import peers
 from ksync import report
 
 
@@ -192,7 +193,7 @@ def test_spread_table_rendered_when_runs_recorded(data):
 
 
 def test_cmp_table_ratios():
-    """report.cmp_table is an alias of peers.cmp_table (tests/test_tool_peers.py has the
+    """peers.cmp_table is an alias of peers.cmp_table (tests/test_tool_peers.py has the
     rest): the ratio to the better peer (> 1: libksync faster), a dash without a peer."""
     rows = [
         {"kind": "cmp", "structure": "stack", "impl": "ksync", "metric": "latency", "threads": 1, "median": 40.0},
@@ -202,7 +203,7 @@ def test_cmp_table_ratios():
         {"kind": "cmp", "structure": "stack", "impl": "ck", "metric": "throughput", "threads": 2, "median": 20.0},
         {"kind": "cmp", "structure": "mpmc", "impl": "ksync", "metric": "throughput", "threads": 2, "median": 5.0},
     ]
-    t = report.cmp_table(rows, {"cpu_model": "X"})
+    t = peers.cmp_table(rows, {"cpu_model": "X"})
     ours = {(r[0], r[1]): r for r in t.rows if r[3] == "libksync"}
     # latency: better peer is urcu (50); 50/40 = 1.25; no run values: no spread, no verdict
     assert ours[("stack", "latency")][-2:] == ["1.25 vs urcu", "no spread"]

@@ -5,6 +5,8 @@ import copy
 
 import pytest
 
+from ksync import hosteddata
+from ksync import document
 from ksync import hostedreport, irqreport, report, schedreport
 
 HZ = 2_000_000_000     # 2 ticks per ns
@@ -51,10 +53,10 @@ PEERS = [{"kind": "sched_peer", "name": n, "detail": "", "unit": "tsc_ticks", "n
 
 
 def hosted_data(oversubscribed=False, rows=None, cpus=2):
-    rec = hostedreport.run_record("spl-optim", cpus, host_cores=1 if oversubscribed else 2)
+    rec = hosteddata.run_record("spl-optim", cpus, host_cores=1 if oversubscribed else 2)
     rec.update(status="ok", boot={"kind": "boot", "tsc_hz": HZ}, sched="SCHED_FIFO",
                cpu_model="AMD EPYC", tsc_hz=HZ, rows=rows if rows is not None else sched_rows())
-    data = hostedreport.make_hosted_data([rec], [], META)
+    data = hosteddata.make_hosted_data([rec], [], META)
     data["sched_peers"] = {"program": "build/hosted/bench/sched_peers", "status": "ok",
                            "facts": {"kind": "hosted_boot", "tsc_hz": HZ}, "rows": PEERS}
     return data
@@ -168,7 +170,7 @@ def test_smp1_wakeup_skipped_with_reason():
 
 def test_whole_report_with_figure(tmp_path):
     prims, hosted = prims_data(), hosted_data()
-    files, doc = irqreport.render_results_doc(tmp_path, prims=prims, hosted=hosted)
+    files, doc = document.render_results_doc(tmp_path, prims=prims, hosted=hosted)
     assert (tmp_path / "sched-dispatch.png").stat().st_size > 0
     assert (tmp_path / "sched-dispatch.svg").exists()
     t = table(doc.tables, "Dispatches per second")
@@ -177,7 +179,7 @@ def test_whole_report_with_figure(tmp_path):
     for title in ("Massalin & Pu 1991 thread operations, regenerated",
                   "Switch and wakeup against Linux (hosted)",
                   "Dispatches per second at 1..N CPUs, lockfree vs locked"):
-        assert f"## {title}" in md
+        assert f"</a>{title}" in md
     assert any(f.paper == "Massalin & Pu 1991" and "dispatching" in f.claim
                for f in doc.findings)
     text = report.render_text(doc)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ksync import base
 from ksync import report, spritereport as sr
 from ksync.util import KsyncError
 
@@ -230,7 +231,7 @@ def test_fixture_tables_findings_figures(small, tmp_path):
     assert any("projection error at the held-out point <= 15%" in n for n in proj.notes_below)
     fs = sr.sprite_findings(small)
     assert len(fs) == 10
-    assert all(f.verdict in report.VERDICTS for f in fs)
+    assert all(f.verdict in base.VERDICTS for f in fs)
     assert all(f.env.startswith("hosted") for f in fs if f.verdict != "not measurable here")
     figs = sr.sprite_figures(small, tmp_path)
     assert set(figs) <= set(titles)               # each keyed by its table's title

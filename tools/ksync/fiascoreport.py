@@ -56,17 +56,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .findings import Spread, compare_greater
-from .irqreport import fmt_sig as _sig, num as _num
-from .report import DASH, TEXT_WIDTH, Finding, Table, fmt_hz
 from .util import KsyncError
+from .base import DASH, Finding, Spread, TEXT_WIDTH, Table, compare_greater, fmt_hz
+from .base import fmt_sig as _sig, num as _num
+from . import plots
 
 FIASCO_JSON = "fiasco.json"
 
 HH = "Hohmuth & Härtig 2001"
 TITLES = {
     "t2": "Table 2 (Hohmuth & Härtig) regenerated: synchronization cost, uncontended",
-    "bars": "Performance bars (issue 12)",
+    "bars": "Performance bars",
     "t1": "Table 1 (Hohmuth & Härtig) regenerated: lateness of a 250 µs periodic handler",
     "runs": "Lateness runs",
     "schemes": "Table 1 under every interrupt scheme (-icount, one CPU)",
@@ -1318,7 +1318,7 @@ def _f_hlock_cas(e: Env):
             "wholly above CAS's.")
     if ar is not None and c.mid:
         note += (f" The helping lock's acquire+release alone: {_ticks(ar)} ticks = "
-                 f"{_ratio(ar / c.mid)} one CAS (issue 12's bar: <= {BAR_FACTOR:g}x).")
+                 f"{_ratio(ar / c.mid)} one CAS (bar: <= {BAR_FACTOR:g}x).")
     return compare_greater(h, c), today, note
 
 
@@ -1616,7 +1616,6 @@ def _ccdf(hist: dict[int, int], over: int, over_at: int) -> tuple[list[float], l
 
 
 def _lat_figure(data: dict, e: Env, out_dir: Path):
-    from . import plots
     from matplotlib import ticker
     plt = plots.plt
     series = []
@@ -1698,11 +1697,10 @@ def _lat_figure(data: dict, e: Env, out_dir: Path):
                "side's lost periods (missed, skipped) are samples."
                + (" " + TCG_LATE if e.tcg and not e.icount else "")
                + (" Not drawn, no data: " + "; ".join(absent) + "." if absent else ""))
-        return plots._save(fig, out_dir, f"fiasco-lateness-{_slug(e.name)}", cap)
+        return plots.save_figure(fig, out_dir, f"fiasco-lateness-{_slug(e.name)}", cap)
 
 
 def _t2_figure(envs: list[Env], out_dir: Path):
-    from . import plots
     plt = plots.plt
     np = plots.np
     cost_envs = [e for e in envs if e.cost_keys()]
@@ -1745,7 +1743,7 @@ def _t2_figure(envs: list[Env], out_dir: Path):
                "unit-free). ksync's single-server call includes two switches, the paper's "
                "one." + (" tcg: the emulator's costs." if any(e.tcg for e in cost_envs)
                          else ""))
-        return plots._save(fig, out_dir, "fiasco-table2-ratios", cap)
+        return plots.save_figure(fig, out_dir, "fiasco-table2-ratios", cap)
 
 
 def fiasco_figures(data: dict | None, out_dir: Path) -> dict:

@@ -29,86 +29,23 @@ Claims:
   decides nothing); in kernel code on the real CPU (the hosted port's boot) against the
   master lock; and at two threads on one object (``*_2t`` rows, hosted).
 
-Public API: ``Spread``, ``spread_of``, ``compare_greater``, ``all_findings(prims, irq)``.
+Public API: ``table5_findings``, ``table6_findings``, ``loss_finding``, ``mp_findings``,
+``mp_kernel_findings``, ``mp_2t_findings``, ``spsc_ends_finding``; the spreads and verdicts
+(``Spread``, ``spread_of``, ``compare_greater``) are base.py's, and document.py puts every
+finding in the papers' order (``all_findings``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import irqreport, peers
-from .irqreport import IrqIndex, num
-from .report import DASH, Finding, fmt_ratio, fmt_ticks
-
-SM = "Small & Manley 1997"
-MP = "Massalin & Pu 1991"
-
-# environments whose figures are hardware costs for a claim about on-chip / off-chip costs:
-# under tcg every instruction is emulated, under kvm-pvm ring-0 code is interpreted, and
-# under kvm a controller access traps to the hypervisor (cli/sti stay on the CPU)
-HW_ENVS_ONCHIP = ("bare-metal", "kvm", "hosted")
-HW_ENVS_OFFCHIP = ("bare-metal",)
-WHY_NOT_HW = {
-    "tcg": "under tcg (QEMU software emulation) the kernel's costs are the emulator's, not "
-           "hardware costs",
-    "kvm-pvm": "under kvm-pvm guest ring-0 code is interpreted: the costs are the "
-               "interpreter's",
-    "kvm": "under kvm an interrupt-controller access traps to the hypervisor",
-}
 
 
-@dataclass(frozen=True)
-class Spread:
-    lo: float
-    mid: float
-    hi: float
-    how: str            # "3 runs" / "min..p99"
-
-    def __add__(self, other: "Spread") -> "Spread":
-        how = self.how if self.how == other.how else f"{self.how} + {other.how}"
-        return Spread(self.lo + other.lo, self.mid + other.mid, self.hi + other.hi, how)
-
-
-def spread_of(row: dict | None) -> Spread | None:
-    """The spread of one measured row (a prims or irq_prim row): the range of its run
-    medians when it carries two or more, else min .. p99 of its batches; None without a
-    median."""
-    if not isinstance(row, dict):
-        return None
-    mid = num(row.get("median"))
-    if mid is None:
-        return None
-    runs = [m for m in (num(x) for x in row.get("run_medians") or []) if m is not None]
-    if len(runs) >= 2:
-        return Spread(min(runs), mid, max(runs), f"{len(runs)} runs")
-    lo, hi = num(row.get("min")), num(row.get("p99"))
-    return Spread(min(lo, mid) if lo is not None else mid,
-                  mid, max(hi, mid) if hi is not None else mid, "min..p99")
-
-
-def compare_greater(a: Spread, b: Spread) -> str:
-    """Verdict on the claim "a is greater than b": holds when a's whole spread lies above
-    b's, reversed when below, within noise when they overlap."""
-    if a.lo > b.hi:
-        return "holds"
-    if a.hi < b.lo:
-        return "reversed"
-    return "within noise"
-
-
-def _cap(text: str) -> str:
-    """A sentence's first letter capitalised, unless it starts with an identifier."""
-    first = text.split(" ", 1)[0]
-    if "_" in first or any(c.isupper() for c in first[1:]):
-        return text
-    return text[:1].upper() + text[1:]
-
-
-def _fs(s: Spread) -> str:
-    return f"{fmt_ticks(s.mid)} ({fmt_ticks(s.lo)}..{fmt_ticks(s.hi)})"
-
-
-def _ratio(a: Spread, b: Spread) -> str:
-    return f"{fmt_ratio(a.mid / b.mid)}x" if b.mid > 0 else f"{DASH} (divisor 0)"
+from .base import (CYCLES_1997, DASH, Finding, HW_ENVS_OFFCHIP, HW_ENVS_ONCHIP, MP, SM, Spread,
+                   T6_1997, WHY_NOT_HW, cap_first, compare_greater, fmt_count, fmt_pct,
+                   fmt_ratio, fmt_sig, fmt_spread, num, spread_of, spread_ratio)
+from . import schemes
+from .irqdata import IrqIndex, lost_frac, prim_source, worst_case
+from .hosteddata import run_label, timing_runs
 
 
 # ---------------------------------------------------------------------------------------
@@ -145,7 +82,7 @@ _IRQ_PRIM_NAMES = {"offchip": "pic_imr_write_restore", "onchip": "cli_sti",
 
 def _irq_side(ix: IrqIndex) -> Source | None:
     """The irq_prim rows of the boot that supplies Table 5, under the prims row names."""
-    src = irqreport._prim_source(ix)
+    src = prim_source(ix)
     if src is None:
         return None
     rows = {}
@@ -176,17 +113,17 @@ def _t5_finding(claim: str, then: str, sources: list[Source], pairs: list[tuple[
                 break
     for s, n, d, a, b in measured:
         if s.env in hw_envs:
-            note = (f"{n} {_fs(a)} vs {d} {_fs(b)} TSC ticks, medians with their spread "
+            note = (f"{n} {fmt_spread(a)} vs {d} {fmt_spread(b)} TSC ticks, medians with their spread "
                     f"({a.how}); holds when the spreads are apart.")
             if stand_in and n != pairs[0][0]:
                 note += " " + stand_in
-            return Finding(SM, claim, then, f"{_ratio(a, b)} ({n} / {d})", s.label,
+            return Finding(SM, claim, then, f"{spread_ratio(a, b)} ({n} / {d})", s.label,
                            compare_greater(a, b), note)
     if measured:
         s, n, d, a, b = measured[0]
         why = WHY_NOT_HW.get(s.env, f"{s.env} is not a hardware environment for this claim")
-        return Finding(SM, claim, then, f"{_ratio(a, b)} ({n} / {d})", s.label,
-                       "not measurable here", _cap(f"{why}; the claim is about hardware costs."))
+        return Finding(SM, claim, then, f"{spread_ratio(a, b)} ({n} / {d})", s.label,
+                       "not measurable here", cap_first(f"{why}; the claim is about hardware costs."))
     return Finding(SM, claim, then, DASH, "no data", "not measurable here",
                    "this run measured neither " + " nor ".join(f"{n}/{d}" for n, d in pairs)
                    + ".")
@@ -196,7 +133,7 @@ def table5_findings(prims: dict | None, ix: IrqIndex) -> list[Finding]:
     kernel, hosted, irq = _prims_side(prims, "kernel"), _prims_side(prims, "hosted"), \
         _irq_side(ix)
     ks = [s for s in (kernel, irq) if s is not None]
-    c = irqreport.CYCLES_1997
+    c = CYCLES_1997
     off_on = _t5_finding(
         "off-chip masking (interrupt-controller write) costs more than on-chip (cli; sti)",
         f"Table 5, Pentium 120 MHz: {c['offchip']} vs {c['onchip']} cycles "
@@ -221,16 +158,16 @@ PAIRS = (("spl-optim", "spl-pessim"), ("cli-optim", "cli-pessim"),
 
 
 def _pct_range(vals: list[float]) -> str:
-    return (f"{irqreport.fmt_pct(min(vals))}" if min(vals) == max(vals)
-            else f"{irqreport.fmt_sig(min(vals))}-{irqreport.fmt_pct(max(vals))}")
+    return (f"{fmt_pct(min(vals))}" if min(vals) == max(vals)
+            else f"{fmt_sig(min(vals))}-{fmt_pct(max(vals))}")
 
 
 def table6_findings(ix: IrqIndex) -> list[Finding]:
     out = []
     for opt, pess in PAIRS:
-        if opt not in irqreport.T6_1997 and not (ix.ok(opt) or ix.ok(pess)):
+        if opt not in T6_1997 and not (ix.ok(opt) or ix.ok(pess)):
             continue    # tpr: no paper figure and not run: nothing to say
-        ref_o, ref_p = irqreport.T6_1997.get(opt), irqreport.T6_1997.get(pess)
+        ref_o, ref_p = T6_1997.get(opt), T6_1997.get(pess)
         then = (f"Table 6: {pess} {_pct_range(list(ref_p))} vs {opt} {_pct_range(list(ref_o))} "
                 "of each second" if ref_o and ref_p else f"{DASH} (the paper had no CR8 scheme)")
         claim = f"the optimistic {opt} spends less time synchronizing than {pess}"
@@ -280,8 +217,8 @@ def loss_finding(ix: IrqIndex) -> Finding:
             "measured)")
 
     def worst(s: str) -> tuple[float, dict] | None:
-        r = irqreport.worst_case(ix.losses(s))
-        f = irqreport._lost_frac(r) if r else None
+        r = worst_case(ix.losses(s))
+        f = lost_frac(r) if r else None
         return (100.0 * f, r) if f is not None else None
 
     cli = {s: worst(s) for s in CLI_SCHEMES}
@@ -303,12 +240,12 @@ def loss_finding(ix: IrqIndex) -> Finding:
         verdict = "within noise"
     cells = {num(r.get("baud")) for _, r in list(cli.values()) + list(pri.values())}
     secs = {num(r.get("pio_sectors")) for _, r in list(cli.values()) + list(pri.values())}
-    where = ("at " + "/".join(irqreport._count(b) for b in sorted(x for x in cells if x))
-             + " baud, " + "/".join(irqreport._count(k) for k in sorted(x for x in secs
+    where = ("at " + "/".join(fmt_count(b) for b in sorted(x for x in cells if x))
+             + " baud, " + "/".join(fmt_count(k) for k in sorted(x for x in secs
                                                                        if x is not None))
              + " sectors per PIO interrupt")
-    today = ("lost: " + ", ".join(f"{s} {irqreport.fmt_pct(v)}" for s, (v, _) in cli.items())
-             + " vs " + ", ".join(f"{s} {irqreport.fmt_pct(v)}" for s, (v, _) in pri.items())
+    today = ("lost: " + ", ".join(f"{s} {fmt_pct(v)}" for s, (v, _) in cli.items())
+             + " vs " + ", ".join(f"{s} {fmt_pct(v)}" for s, (v, _) in pri.items())
              + f" ({where})")
     note = ("Worst case of each scheme's loss grid; each cell is the least loss of its "
             "repeated runs. Holds when every cli scheme lost more than every prioritized "
@@ -317,12 +254,12 @@ def loss_finding(ix: IrqIndex) -> Finding:
     for s, (_, r) in list(cli.items()) + list(pri.items()):
         r0 = next((x for x in ix.losses(s) if num(x.get("baud")) == num(r.get("baud"))
                    and num(x.get("pio_sectors")) == 0), None)
-        f0 = irqreport._lost_frac(r0) if r0 else None
+        f0 = lost_frac(r0) if r0 else None
         if f0 is not None:
             base.append(100.0 * f0)
     if base:
         note += (f" With no disk load (0 sectors) at the same rate the schemes lost "
-                 f"{irqreport.fmt_sig(min(base))}-{irqreport.fmt_pct(max(base))}: loss "
+                 f"{fmt_sig(min(base))}-{fmt_pct(max(base))}: loss "
                  "without PIO handlers is the emulator's and the host's noise.")
     return Finding(SM, claim, then, today, ix.env_of(list(cli) + list(pri)), verdict, note)
 
@@ -392,13 +329,13 @@ def mp_findings(prims: dict | None) -> list[Finding]:
             continue    # the cost table did not run: no line
         s, a, locks = got
         b = spread_of(s.rows.get(nosync))
-        today = f"{lf} {_fs(a)} vs under " + ", ".join(
-            f"{lock} {_fs(sp)} ({_ratio(a, sp)})" for lock, _, sp in locks) + " TSC ticks"
+        today = f"{lf} {fmt_spread(a)} vs under " + ", ".join(
+            f"{lock} {fmt_spread(sp)} ({spread_ratio(a, sp)})" for lock, _, sp in locks) + " TSC ticks"
         if b is not None:
-            today += f"; nosync {_fs(b)}"
+            today += f"; nosync {fmt_spread(b)}"
         if s.env not in HW_ENVS_ONCHIP:
             out.append(Finding(MP, claim, then, today, s.label, "not measurable here",
-                               _cap(WHY_NOT_HW.get(s.env, s.env) + "; the claim is about "
+                               cap_first(WHY_NOT_HW.get(s.env, s.env) + "; the claim is about "
                                     "hardware costs and no hosted row measured it.")))
             continue
         lock, name, best = locks[0]
@@ -427,8 +364,8 @@ def mp_2t_findings(prims: dict | None) -> list[Finding]:
         if a is None or not locks:
             continue
         lock, name, best = locks[0]
-        today = (f"{prefix}_lf_2t {_fs(a)} vs under " + ", ".join(
-            f"{k} {_fs(sp)} ({_ratio(a, sp)})" for k, _, sp in locks)
+        today = (f"{prefix}_lf_2t {fmt_spread(a)} vs under " + ", ".join(
+            f"{k} {fmt_spread(sp)} ({spread_ratio(a, sp)})" for k, _, sp in locks)
             + " TSC ticks per operation of each thread")
         out.append(Finding(
             MP, f"at two threads on one object, lock-free {op} costs less per operation "
@@ -448,8 +385,7 @@ def mp_kernel_findings(hosted: dict | None) -> list[Finding]:
     """Kernel code on the real CPU (the hosted port's lf_cost / lf_fifo_cost boot of the
     default scheme at its smallest timing CPU count, as the hosted report's Massalin & Pu
     table): lock-free against the same operation under the kernel's master lock."""
-    from . import hostedreport, schemes
-    recs = sorted(hostedreport.timing_runs(hosted),
+    recs = sorted(timing_runs(hosted),
                   key=lambda r: (r.get("scheme") != schemes.DEFAULT_SCHEME,
                                  num(r.get("cpus")) or 0))
     rec = next((r for r in recs if any(x.get("kind") == "prim" for x in r.get("rows") or [])),
@@ -457,16 +393,16 @@ def mp_kernel_findings(hosted: dict | None) -> list[Finding]:
     if rec is None:
         return []
     rows = {str(x.get("name")): x for x in rec.get("rows") or [] if x.get("kind") == "prim"}
-    env = f"{hostedreport.run_label(rec)}, scheme {rec.get('scheme')}"
+    env = f"{run_label(rec)}, scheme {rec.get('scheme')}"
     out = []
     for op, nosync, lf, prefix in MP_PAIRS:
         a, m = spread_of(rows.get(lf)), spread_of(rows.get(f"{prefix}_mlock"))
         if a is None or m is None:
             continue
-        today = f"{lf} {_fs(a)} vs under the master lock {_fs(m)} TSC ticks ({_ratio(a, m)})"
+        today = f"{lf} {fmt_spread(a)} vs under the master lock {fmt_spread(m)} TSC ticks ({spread_ratio(a, m)})"
         b = spread_of(rows.get(nosync))
         if b is not None:
-            today += f"; nosync {_fs(b)}"
+            today += f"; nosync {fmt_spread(b)}"
         out.append(Finding(
             MP, f"in kernel code, lock-free {op} costs less than the same operation under "
             "the master lock", "cost table: lock-free overhead small next to locking (the "
@@ -483,8 +419,8 @@ def mp_kernel_findings(hosted: dict | None) -> list[Finding]:
         out.append(Finding(
             MP, f"in kernel code at two CPUs on one object, lock-free {op} costs less per "
             "operation than under the master lock", f"{DASH} (the paper's cost table is "
-            "uncontended)", f"{prefix}_lf_2t {_fs(a)} vs {prefix}_mlock_2t {_fs(m)} TSC ticks "
-            f"per operation of each CPU ({_ratio(a, m)})", env, compare_greater(m, a),
+            "uncontended)", f"{prefix}_lf_2t {fmt_spread(a)} vs {prefix}_mlock_2t {fmt_spread(m)} TSC ticks "
+            f"per operation of each CPU ({spread_ratio(a, m)})", env, compare_greater(m, a),
             "The kernel's lf_cost experiment on the hosted port: CPU 0 and CPU 1 (its "
             "interrupt handler, through arch_call_post) each do a fixed number of operations "
             "on the same object, started together; a sample is the time until both are "
@@ -512,12 +448,12 @@ def spsc_ends_finding(prims: dict | None) -> list[Finding]:
 
     def ns(x: Spread) -> str:
         return f" = {x.mid * 1e9 / hz:.2f} ns" if hz else ""
-    today = (f"TSC ticks per pair: through ends {_fs(sp['ends'])}{ns(sp['ends'])} vs plain "
-             f"{_fs(sp['plain'])}{ns(sp['plain'])} ({_ratio(sp['ends'], sp['plain'])})")
+    today = (f"TSC ticks per pair: through ends {fmt_spread(sp['ends'])}{ns(sp['ends'])} vs plain "
+             f"{fmt_spread(sp['plain'])}{ns(sp['plain'])} ({spread_ratio(sp['ends'], sp['plain'])})")
     if sp["batch"] is not None:
-        today += f"; batches of 32: {_fs(sp['batch'])}{ns(sp['batch'])} per element"
+        today += f"; batches of 32: {fmt_spread(sp['batch'])}{ns(sp['batch'])} per element"
     if sp["chain"] is not None:
-        today += f"; one index's store-to-load chain {_fs(sp['chain'])}"
+        today += f"; one index's store-to-load chain {fmt_spread(sp['chain'])}"
     return [Finding(
         MP, "spsc queue: a side that keeps its own index (lf_fifo_put_spsc / "
         "lf_fifo_get_spsc through ends) pays less per enqueue + dequeue than the plain "
@@ -533,43 +469,9 @@ def spsc_ends_finding(prims: dict | None) -> list[Finding]:
 # ---------------------------------------------------------------------------------------
 
 
-def all_findings(prims: dict | None, irq: dict | None,
-                 hosted: dict | None = None, sprite: dict | None = None,
-                 fiasco: dict | None = None) -> list[Finding]:
-    """Every finding the results support, in the papers' order; ``hosted``: hosted.json
-    (issue 9), whose on-chip/off-chip gap is a line of its own."""
-    from .hostedreport import hosted_findings
-    ix = IrqIndex(irq if isinstance(irq, dict) else None)
-    out: list[Finding] = []
-    if prims is not None or irq is not None or (hosted is None and sprite is None and fiasco is None):
-        out += table5_findings(prims, ix)
-    out += hosted_findings(hosted)
-    if irq is not None or hosted is not None:
-        from .smclaims import sm_claim_findings     # Small & Manley's other observations
-        out += sm_claim_findings(ix, hosted)
-    if irq is not None:
-        out += table6_findings(ix)
-        out.append(loss_finding(ix))
-    out += mp_findings(prims)
-    out += mp_kernel_findings(hosted)
-    out += mp_2t_findings(prims)
-    out += spsc_ends_finding(prims)
-    if isinstance(prims, dict) and prims.get("cmp"):
-        out += peers.peer_findings(prims["cmp"], (prims.get("sides") or {}).get("hosted"))
-    from .schedreport import sched_findings     # issue 10: threads and both schedulers
-    out += sched_findings(prims, hosted)
-    from .spritereport import sprite_findings   # issue 11: Sprite's locks
-    out += sprite_findings(sprite)
-    from .fiascoreport import fiasco_findings   # issue 12: helping locks, lateness
-    out += fiasco_findings(fiasco)
-    from .pireport import pi_findings           # priority inversion: helping vs monitor
-    out += pi_findings(prims, hosted)
-    for f in out:
-        f.note = _cap(f.note)
-    return out
 
 
-__all__ = ["Spread", "spread_of", "compare_greater", "all_findings", "table5_findings",
+__all__ = ["table5_findings",
            "table6_findings", "loss_finding", "mp_findings", "mp_kernel_findings",
            "mp_2t_findings",
            "spsc_ends_finding"]

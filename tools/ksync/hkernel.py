@@ -24,12 +24,10 @@ Public API: ``PLATFORMS``, ``FLAVOURS``, ``ENV``, ``check_platforms``, ``check_h
 from __future__ import annotations
 
 import os
-import queue
 import re
 import resource
 import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,6 +36,7 @@ from typing import Callable
 
 from . import disk as diskmod
 from . import ktap as ktapmod
+from . import procrun
 from . import schemes
 from .ktap import KtapResult
 from .qemu import BootResult, KTAP_MODES, MODES, LOG_DIR, filter_problem, kernel_cmdline
@@ -171,26 +170,6 @@ def _no_core() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _reader(stream, tag: str, q: queue.Queue) -> None:
-    try:
-        for raw in iter(stream.readline, b""):
-            q.put((tag, raw.decode("utf-8", errors="replace")))
-    except (OSError, ValueError):
-        pass
-    finally:
-        q.put((tag, None))
-
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.send_signal(sig)
-        except ProcessLookupError:
-            pass
-
-
 def _open_log(log_dir: Path, cfg: HostedBootConfig, scheme: str):
     log_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -269,58 +248,19 @@ def boot(cfg: HostedBootConfig, echo: Callable[[str], None] | None = None) -> Bo
             stderr_lines.append(line)
             logw(f"[stderr] {line}")
 
-    q: queue.Queue = queue.Queue()
-    readers = [threading.Thread(target=_reader, args=(proc.stdout, "out", q), daemon=True),
-               threading.Thread(target=_reader, args=(proc.stderr, "err", q), daemon=True)]
-    open_streams = {"out", "err"}
-    deadline = start + cfg.timeout
-    timed_out = False
-    quit_at = exited_at = None
-    try:
-        for t in readers:
-            t.start()
-        while open_streams:
-            now = time.monotonic()
-            if quit_at is None and now >= deadline:
-                timed_out = True
-                quit_at = now
-                logw(f"# timeout after {cfg.timeout:g}s: SIGQUIT (per-vCPU report), "
-                     f"SIGKILL in {SIGQUIT_GRACE_S:g}s")
-                _signal_group(proc, signal.SIGQUIT)
-            if quit_at is not None and now - quit_at >= SIGQUIT_GRACE_S:
-                break
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > EXIT_GRACE_S:
-                break
-            try:
-                tag, text = q.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if text is None:
-                open_streams.discard(tag)
-                continue
-            handle(tag, text)
-    except BaseException:
-        _signal_group(proc, signal.SIGKILL)
-        proc.wait()
+    def quit_for_report() -> None:
+        logw(f"# timeout after {cfg.timeout:g}s: SIGQUIT (per-vCPU report), "
+             f"SIGKILL in {SIGQUIT_GRACE_S:g}s")
+        procrun.signal_group(proc, signal.SIGQUIT)
+
+    def interrupted() -> None:
         logw("# interrupted: hosted kernel killed")
         log.close()
-        raise
-    _signal_group(proc, signal.SIGKILL)    # the process, or anything it left behind
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-    for t in readers:
-        t.join(timeout=2)
-    while True:
-        try:
-            tag, text = q.get_nowait()
-        except queue.Empty:
-            break
-        if text is not None:
-            handle(tag, text)
+
+    run = procrun.stream(proc, handle, start=start, timeout=cfg.timeout,
+                         exit_grace=EXIT_GRACE_S, poll=0.1, on_timeout=quit_for_report,
+                         timeout_grace=SIGQUIT_GRACE_S, on_interrupt=interrupted)
+    timed_out = run.timed_out
     elapsed = time.monotonic() - start
     exit_code = None if timed_out else proc.returncode
     kt = ktapmod.parse(lines)

@@ -14,8 +14,8 @@ vCPUs and the scheduling label from the boot object (SCHED_FIFO or best-effort s
 A run with more vCPUs than host cores is "hosted, oversubscribed (N vCPUs on M cores):
 correctness only, not a timing figure" and never enters a finding.
 
-Public API: ``HOSTED_JSON``, ``SCHEMA``, ``make_hosted_data``, ``load_hosted``, ``run_label``,
-``timing_runs``, ``hosted_tables``, ``hosted_findings``, ``hosted_meta``.
+Public API: ``hosted_tables``, ``hosted_findings``, ``hosted_meta``; the data (``HOSTED_JSON``,
+``make_hosted_data``, ``load_hosted``, ``run_label``, ``timing_runs``) is hosteddata.py's.
 """
 from __future__ import annotations
 
@@ -24,105 +24,27 @@ from pathlib import Path
 from typing import Any
 
 from . import schemes
-from .irqreport import CYCLES_1997, fmt_sig, num, ticks_to_us
-from .report import DASH, Finding, Table, fmt_ratio, fmt_ticks
 from .util import KsyncError, display_path
+from .base import (CYCLES_1997, DASH, Finding, Table, compare_greater, fmt_ratio, fmt_sig,
+                   fmt_spread, fmt_ticks, num, spread_of, spread_ratio, ticks_to_us)
+from .hosteddata import (BEST_EFFORT, NOT_FAITHFUL, all_runs, is_oversubscribed, run_label,
+                         timing_runs)
 
-HOSTED_JSON = "hosted.json"
-SCHEMA = "ksync-hosted/1"
 SM = "Small & Manley 1997"
-BEST_EFFORT = "best-effort scheduling"
 # the cost program's rows (arch/hosted/costs.c)
 SOFT_PAIR, SIGMASK_PAIR, HARD_PAIR = ("hosted_soft_irq_pair", "hosted_sigmask_pair",
                                       "hosted_hard_irq_pair")
 SIGNAL_ROWS = (("hosted_signal_self", "signal raise -> handler entry, same vCPU"),
                ("hosted_signal_cross", "signal raise -> handler entry, cross-vCPU"),
                ("hosted_ipi_round_trip", "mailbox IPI round trip to an idle vCPU"))
-KEEP_OUT = ("boot", "done")          # KSYNC objects not stored as rows
-# DESIGN.md "Hosted port": what the port does not represent, said under every timing table
-NOT_FAITHFUL = ("Not represented on the hosted port: privileged instructions, interrupt-"
-                "controller MMIO, IDT entry/iret, TLB shootdowns, NMIs; host interrupts still "
-                "run while ksync masks, and the host can preempt a vCPU (also one holding a "
-                "lock).")
 
 
 # ---------------------------------------------------------------------------------------
 # data
 
 
-def run_record(scheme: str, cpus: int, flavour: str = "plain",
-               host_cores: int | None = None) -> dict:
-    """An empty record of one hosted kernel run, keyed by (platform, scheme, cpus)."""
-    return {"platform": "hosted", "scheme": scheme, "cpus": cpus, "flavour": flavour,
-            "env": "hosted", "status": "failed", "reason": None, "log": None, "elapsed": None,
-            "boot": None, "sched": BEST_EFFORT,
-            "oversubscribed": None if host_cores is None else cpus > host_cores,
-            "host_cores": host_cores,
-            "cpu_model": None, "tsc_hz": None, "refused": [], "rows": []}
-
-
-def fill_record(rec: dict, res: Any, labels: dict) -> dict:
-    """Fill ``rec`` from a hkernel BootResult and its ``boot_labels``."""
-    boot = res.boot or {}
-    rec.update(status="ok" if res.passed else "failed", reason=res.reason,
-               log=display_path(res.log_path), elapsed=round(res.elapsed, 2),
-               boot=boot or None, sched=labels["sched"], oversubscribed=labels["oversubscribed"],
-               host_cores=labels["host_cores"], cpu_model=labels["cpu_model"],
-               tsc_hz=boot.get("tsc_hz"),
-               refused=[{"name": c.name, "reason": c.directive} for c in res.ktap.skipped],
-               rows=[dict(o) for o in res.objects if o.get("kind") not in KEEP_OUT])
-    for r in rec["rows"]:
-        r.setdefault("scheme", rec["scheme"])
-        r["env"] = "hosted"
-    if res.passed and not rec["rows"]:
-        rec["status"], rec["reason"] = "failed", "the hosted kernel printed no KSYNC rows"
-    return rec
-
-
-def make_hosted_data(runs: list[dict], costs: list[dict], meta: dict) -> dict:
-    return {"schema": SCHEMA, **meta, "runs": runs, "costs": costs}
-
-
-def load_hosted(path: Path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise KsyncError(f"{display_path(path)}: cannot read: {e}", exit_code=2) from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise KsyncError(f"{display_path(path)}: not a {SCHEMA} file", exit_code=2)
-    return data
-
-
 # ---------------------------------------------------------------------------------------
 # labels
-
-
-def _runs(data: dict | None) -> list[dict]:
-    return [r for r in (data or {}).get("runs") or [] if isinstance(r, dict)]
-
-
-def is_oversubscribed(rec: dict) -> bool:
-    """A run is a timing figure only when it says it was not oversubscribed."""
-    return rec.get("oversubscribed") is not False
-
-
-def run_label(rec: dict) -> str:
-    """The environment words of a hosted run: hosted, CPU model, vCPUs, scheduling; or the
-    oversubscribed label."""
-    cpus = rec.get("cpus") or "?"
-    if rec.get("status") != "ok" and not rec.get("boot"):
-        return f"hosted, {cpus} vCPUs: did not run"
-    if is_oversubscribed(rec):
-        cores = rec.get("host_cores") or "?"
-        return (f"hosted, oversubscribed ({cpus} vCPUs on {cores} cores): correctness only, "
-                "not a timing figure")
-    model = rec.get("cpu_model") or "unknown CPU"
-    return f"hosted, {model}, {cpus} vCPUs, {rec.get('sched') or BEST_EFFORT}"
-
-
-def timing_runs(data: dict | None) -> list[dict]:
-    """The ok runs whose figures are timings (not oversubscribed)."""
-    return [r for r in _runs(data) if r.get("status") == "ok" and not is_oversubscribed(r)]
 
 
 def _row(rec: dict, kind: str, name: str, scheme: str | None = None) -> dict | None:
@@ -141,16 +63,6 @@ def _ns(ticks: float | None, hz: Any) -> str:
 def _t(v: Any) -> str:
     v = num(v)
     return fmt_ticks(v) if v is not None else DASH
-
-
-def placement_sched(lines: list[str]) -> str | None:
-    """The scheduling label of a cost program's placement line ("hosted: 2 vCPUs on 2 host
-    cores, pinned, SCHED_FIFO"), or None."""
-    for line in lines:
-        if line.startswith("hosted: ") and " vCPUs on " in line:
-            last = line.rsplit(",", 1)[-1].strip()
-            return last if last in ("SCHED_FIFO", BEST_EFFORT) else None
-    return None
 
 
 def _cost_rows(data: dict | None) -> tuple[dict[str, dict], dict]:
@@ -192,7 +104,7 @@ def host_switches(rec: dict) -> str:
 
 def status_table(data: dict) -> Table:
     rows = []
-    for r in _runs(data):
+    for r in all_runs(data):
         refused = "; ".join(f"{x.get('name')}: {x.get('reason')}" for x in r.get("refused") or [])
         rows.append([r.get("platform", "hosted"), r.get("scheme", "?"), str(r.get("cpus", "?")),
                      r.get("status", "?") if r.get("status") == "ok"
@@ -226,7 +138,7 @@ def crit_tables(data: dict) -> list[Table]:
     CPU count (the hosted tables next to tcg's Table 5b)."""
     out = []
     by_cpus: dict[Any, list[dict]] = {}
-    for r in _runs(data):
+    for r in all_runs(data):
         if r.get("status") == "ok":
             by_cpus.setdefault(r.get("cpus"), []).append(r)
     for cpus, recs in sorted(by_cpus.items(), key=lambda kv: num(kv[0]) or 0):
@@ -263,7 +175,7 @@ def crit_tables(data: dict) -> list[Table]:
                          "loop subtracted. These replace the user-mode stand-in (bench/"
                          "spl_shim, Table 5c). flag = the per-CPU flag set + clear (the "
                          "hosted port's arch_meas_flag_pair) timed in the same boot; the bar "
-                         "(issues 4 and 13) holds the optimistic schemes' section within "
+                         "holds the optimistic schemes' section within "
                          f"{CRIT_BAR_TICKS:g} ticks of it."]))
     return out
 
@@ -367,75 +279,20 @@ def signal_table(data: dict) -> Table | None:
                      "tables can show: a latency below it is not measurable on this port."])
 
 
-def irq_view(data: dict | None) -> dict:
-    """The hosted timing runs of the first CPU count as an irq.json-shaped dict, so the
-    Small & Manley tables render from the hosted kernel's rows with the same code."""
-    runs = timing_runs(data)
-    cpus = runs[0].get("cpus") if runs else None
-    recs = []
-    for r in runs:
-        if r.get("cpus") != cpus:
-            continue
-        boot = r.get("boot") or {}
-        recs.append({"scheme": r.get("scheme"), "status": "ok", "env": "hosted",
-                     "cpus": r.get("cpus"), "tsc_hz": r.get("tsc_hz") or boot.get("tsc_hz"),
-                     "tsc_source": boot.get("tsc_source"), "boot": boot,
-                     "rows": r.get("rows") or []})
-    return {"options": {"smp": cpus}, "schemes": recs}
-
-
-def _prune(tb: Table) -> None:
-    """Drop the rows and columns that only hold DASH (schemes the hosted port does not
-    build), keeping the first column."""
-    tb.rows = [r for r in tb.rows if any(c != DASH for c in r[1:])]
-    keep = [i for i in range(len(tb.headers))
-            if i == 0 or any(i < len(r) and r[i] != DASH for r in tb.rows)]
-    if len(keep) < len(tb.headers):
-        tb.headers = [tb.headers[i] for i in keep]
-        tb.rows = [[r[i] for i in keep] for r in tb.rows]
-        if tb.align:
-            tb.align = [tb.align[i] for i in keep]
-
-
-def load_tables(data: dict | None) -> list[Table]:
-    """Small & Manley Tables 3, 4 and 7 and the loss table from the hosted kernel's
-    irq_load / irq_source / irq_loss rows (real signal interrupts, modelled devices)."""
-    from . import irqreport as ir
-    view = irq_view(data)
-    if not any(any(row.get("kind") == "irq_load" for row in rec["rows"])
-               for rec in view["schemes"]):
-        return []
-    ix = ir.IrqIndex(view)
-    names = [s for s in ("cli-pessim", "spl-optim") if ix.ok(s)]
-    out = []
-    if names:
-        out.append(ir.table3(ix, names[0]))
-    out += [ir.table4_schemes(ix), ir.table7_schemes(ix), ir.loss_table(ix)]
-    note = ("The hosted kernel (arch/hosted): its interrupts are POSIX signals from the "
-            "device thread's PIT, RTC and disk models, so every latency here includes a "
-            "signal delivery (see 'Signal delivery latency'); the device thread's timing "
-            "is the host's (docs/hosted-port.md, 'Platform devices').")
-    for tb in out:
-        _prune(tb)
-        tb.title = tb.title.replace("[", "— hosted kernel [", 1) if "[" in tb.title \
-            else tb.title + " — hosted kernel"
-        tb.notes_above = [note] + list(tb.notes_above or [])
-        tb.notes_below = list(tb.notes_below or []) + [NOT_FAITHFUL]
-    return out
-
-
-def hosted_tables(data: dict | None) -> list[Table]:
+def hosted_tables(data: dict | None, sm_tables: list[Table] = ()) -> list[Table]:
+    """The hosted kernel's tables; ``sm_tables``: Small & Manley's tables of its interrupt
+    rows (irqreport.hosted_load_tables), placed before the signal latency table."""
     if not data:
         return []
     return [t for t in (status_table(data), *crit_tables(data), gap_table(data),
-                        mp_table(data), *load_tables(data), signal_table(data))
+                        mp_table(data), *sm_tables, signal_table(data))
             if t is not None]
 
 
 def hosted_meta(data: dict | None) -> list[tuple[str, str]]:
     if not data:
         return []
-    runs = _runs(data)
+    runs = all_runs(data)
     ok = [f"{r.get('scheme')} smp={r.get('cpus')}" for r in runs if r.get("status") == "ok"]
     bad = [f"{r.get('scheme')} smp={r.get('cpus')}" for r in runs if r.get("status") != "ok"]
     return [("hosted kernel: commit", str(data.get("commit", "unknown"))),
@@ -451,7 +308,6 @@ def hosted_findings(data: dict | None) -> list[Finding]:
     """Small & Manley's off-chip/on-chip gap on the hosted port: pthread_sigmask pair vs the
     soft cli+sti pair, from the first timing run's irq_prims rows, else the cost program.
     Oversubscribed runs never count."""
-    from .findings import compare_greater, spread_of, _fs, _ratio
     if not data:
         return []
     c = CYCLES_1997
@@ -471,12 +327,12 @@ def hosted_findings(data: dict | None) -> list[Finding]:
         a, b = spread_of(off), spread_of(on)
         if a is None or b is None:
             continue
-        return [Finding(SM, claim, then, f"{_ratio(a, b)} (off-chip / on-chip)", label,
+        return [Finding(SM, claim, then, f"{spread_ratio(a, b)} (off-chip / on-chip)", label,
                         compare_greater(a, b),
-                        f"pthread_sigmask pair {_fs(a)} vs soft pair {_fs(b)} TSC ticks, "
+                        f"pthread_sigmask pair {fmt_spread(a)} vs soft pair {fmt_spread(b)} TSC ticks, "
                         f"medians with their spread ({a.how}); holds when the spreads are "
                         "apart.")]
-    over = [r for r in _runs(data) if r.get("status") == "ok" and is_oversubscribed(r)]
+    over = [r for r in all_runs(data) if r.get("status") == "ok" and is_oversubscribed(r)]
     why = ("only oversubscribed runs (more vCPUs than host cores) measured it: correctness "
            "only, not a timing figure" if over else "no hosted run measured both pairs")
     return [Finding(SM, claim, then, DASH, "hosted", "not measurable here", why + ".")]

@@ -110,6 +110,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from . import envdetect
+from . import procrun
 from . import qemu as qemumod
 from .util import KsyncError, UsageError, find_repo
 
@@ -650,7 +651,7 @@ def _extract_vmlinuz(deb: Path, dest: Path) -> Path:
     finally:
         proc.stdout.close()
         if proc.poll() is None:
-            _kill_group(proc)
+            procrun.kill_group(proc)
         proc.wait()
         errf.seek(0)
         err = errf.read().decode(errors="replace")
@@ -1038,9 +1039,7 @@ def default_timeout(seconds: float, qemu_args: list[str]) -> float:
     return 60 * slow + 2 * seconds + 30
 
 
-# the serial reader thread and the process-group kill are qemu.py's (one copy)
-_reader = qemumod._reader
-_kill_group = qemumod._kill_group
+# the serial reader thread and the process-group kill are procrun.py's (one copy)
 
 
 def _log_file(log_dir: Path | None, name: str):
@@ -1111,7 +1110,7 @@ def run(image: GuestImage, qemu_args: list[str], seconds: int, interval_us: int 
             log.write(text + "\n")
             log.flush()
 
-    logw("# ksync linux guest: " + " ".join(qemumod._shquote(c) for c in cmd))
+    logw("# ksync linux guest: " + " ".join(procrun.shquote(c) for c in cmd))
     before = other_qemu()
     lines: list[str] = []
     stderr_lines: list[str] = []
@@ -1127,8 +1126,10 @@ def run(image: GuestImage, qemu_args: list[str], seconds: int, interval_us: int 
             log.close()
         return res
     q: queue.Queue = queue.Queue()
-    readers = [threading.Thread(target=_reader, args=(proc.stdout, "out", q), daemon=True),
-               threading.Thread(target=_reader, args=(proc.stderr, "err", q), daemon=True)]
+    readers = [threading.Thread(target=procrun.read_stream, args=(proc.stdout, "out", q),
+                                daemon=True),
+               threading.Thread(target=procrun.read_stream, args=(proc.stderr, "err", q),
+                                daemon=True)]
     for t in readers:
         t.start()
     open_streams = {"out", "err"}
@@ -1168,7 +1169,7 @@ def run(image: GuestImage, qemu_args: list[str], seconds: int, interval_us: int 
                 panic = line.strip()
                 stop_at = min(stop_at or 1e18, time.monotonic() + PANIC_DRAIN_S)
     except BaseException:
-        _kill_group(proc)
+        procrun.kill_group(proc)
         proc.wait()
         if log:
             log.close()
@@ -1179,7 +1180,7 @@ def run(image: GuestImage, qemu_args: list[str], seconds: int, interval_us: int 
         except subprocess.TimeoutExpired:
             pass
     still_running = proc.poll() is None
-    _kill_group(proc)
+    procrun.kill_group(proc)
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
@@ -1335,12 +1336,12 @@ def host_cyclictest(seconds: int, interval_us: int = 250, buckets: int = BUCKETS
             out, err = p.communicate(timeout=timeout or seconds + 60)
             rc = p.returncode
         except subprocess.TimeoutExpired:
-            _kill_group(p)
+            procrun.kill_group(p)
             out, err = p.communicate()
             res["reason"] = f"timeout: cyclictest still running after {timeout or seconds + 60:g}s"
     finally:                # the load always ends with the run (and cyclictest if interrupted)
         for lp in [*loads, *([p] if p is not None and p.poll() is None else [])]:
-            _kill_group(lp)
+            procrun.kill_group(lp)
         for lp in loads:
             try:
                 lp.wait(timeout=10)

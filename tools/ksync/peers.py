@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
+from .base import DASH, Figure, Finding, Table, fmt_ratio, fmt_ticks
 
-from .report import DASH, Figure, Finding, Table, fmt_ratio, fmt_ticks
 
 CMP_STRUCTURES = [("stack", "LIFO stack: push + pop"),
                   ("mpmc", "mpmc queue: enqueue + dequeue"),

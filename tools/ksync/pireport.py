@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import schemes
-from .findings import Spread, compare_greater
-from .irqreport import fmt_sig, num
-from .report import DASH, Figure, Finding, Table, fmt_ratio
+from .base import (DASH, Figure, Finding, Spread, Table, compare_greater, fmt_ratio, fmt_sig,
+                   num)
+from .hosteddata import is_oversubscribed, run_label
+from . import plots
 
 HH = "Hohmuth & Härtig 2001"
 TITLE = "Priority inversion: the high thread's wait, helping lock vs monitor"
@@ -60,18 +61,17 @@ def _fill(src: Source, rows) -> Source:
 def _hosted_source(hosted: dict | None) -> Source | None:
     """The hosted run whose pi rows are shown: timing runs first, then the default scheme,
     then the most CPUs (the two-CPU case needs two)."""
-    from . import hostedreport as hr
     runs = [r for r in (hosted or {}).get("runs") or [] if isinstance(r, dict)
             and r.get("status") == "ok"
             and any(isinstance(x, dict) and x.get("kind") == "pi_wait"
                     for x in r.get("rows") or [])]
     if not runs:
         return None
-    runs.sort(key=lambda r: (hr.is_oversubscribed(r), r.get("scheme") != schemes.DEFAULT_SCHEME,
+    runs.sort(key=lambda r: (is_oversubscribed(r), r.get("scheme") != schemes.DEFAULT_SCHEME,
                              -(num(r.get("cpus")) or 0)))
     rec = runs[0]
-    label = hr.run_label(rec) + f", scheme {rec.get('scheme')}"
-    return _fill(Source("hosted", label, not hr.is_oversubscribed(rec),
+    label = run_label(rec) + f", scheme {rec.get('scheme')}"
+    return _fill(Source("hosted", label, not is_oversubscribed(rec),
                         cpus=int(num(rec.get("cpus")) or 0)), rec.get("rows"))
 
 
@@ -254,7 +254,6 @@ def pi_figures(prims: dict | None, hosted: dict | None, out_dir: Path) -> dict[s
     srcs = [s for s in srcs if any(r.get("waits") for r in s.rows.values())]
     if not srcs:
         return {}
-    from . import plots
     plt = plots.plt
     with plt.rc_context(plots.RC):
         fig, axes = plt.subplots(1, len(srcs), figsize=(5.6 * len(srcs), 3.9), squeeze=False)
@@ -290,14 +289,14 @@ def pi_figures(prims: dict | None, hosted: dict | None, out_dir: Path) -> dict[s
             ax.set_title(s.env + (" (emulator times)" if s.env == "tcg" else ""))
             ax.grid(alpha=0.3, axis="y")
             ax.legend(fontsize=7)
-        plots._suptitle(fig, "Priority inversion: the high thread's wait per trial",
+        plots.suptitle(fig, "Priority inversion: the high thread's wait per trial",
                         "; ".join(s.label for s in srcs))
         fig.tight_layout()
         cap = ("Each point is one trial's wait of the high-priority thread for the lock a "
                "low-priority thread holds while a medium-priority thread spins; bars: medians; "
                "grey lines: the low thread's section and the medium thread's run, each timed "
                "alone. Hohmuth & Härtig give no figure for it.")
-        return {TITLE: [plots._save(fig, out_dir, "pi-wait", cap)]}
+        return {TITLE: [plots.save_figure(fig, out_dir, "pi-wait", cap)]}
 
 
 __all__ = ["CASES", "sources", "wait_spread", "pi_table", "pi_tables", "pi_findings",

@@ -20,13 +20,10 @@ filter matched nothing).
 """
 from __future__ import annotations
 
-import os
-import queue
 import re
 import shutil
 import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,6 +33,7 @@ from typing import Callable
 from . import disk as diskmod
 from . import envdetect
 from . import ktap as ktapmod
+from . import procrun
 from . import schemes
 from .ktap import KsyncObjects, KtapResult
 from .util import SetupError, UsageError, display_path
@@ -450,26 +448,6 @@ def _open_log(log_dir: Path, mode: str, smp: int, env: str, scheme: str | None =
     raise SetupError(f"cannot create a log file in {log_dir}")
 
 
-def _reader(stream, tag: str, q: queue.Queue) -> None:
-    try:
-        for raw in iter(stream.readline, b""):
-            q.put((tag, raw.decode("utf-8", errors="replace")))
-    except (OSError, ValueError):
-        pass
-    finally:
-        q.put((tag, None))
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
-
-
 def require_qemu(explicit: str | None = None) -> str:
     """Path of the QEMU binary, or SetupError with the install hint."""
     qemu = envdetect.find_qemu(explicit)
@@ -547,7 +525,7 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
          + (f" scheme={cfg.scheme}" if cfg.scheme else "")
          + (f" disk={display_path(cfg.disk)}" if cfg.disk is not None else " no-disk")
          + (" iso" if cfg.iso else f" cmdline={cmdline!r}"))
-    logw("# command: " + " ".join(_shquote(c) for c in cmd))
+    logw("# command: " + " ".join(procrun.shquote(c) for c in cmd))
     logw(f"# started: {datetime.now().isoformat(timespec='seconds')}  timeout: {cfg.timeout:g}s")
     logw("# serial output follows; QEMU's stderr lines are marked '[qemu stderr]'")
 
@@ -555,8 +533,6 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     stderr_lines: list[str] = []
     panic: str | None = None
     fatal: str | None = None
-    timed_out = False
-    eof_without_exit = False
     start = time.monotonic()
     try:
         proc = subprocess.Popen(cmd, cwd=repo, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -583,71 +559,17 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
             if fatal is None and any(s in line for s in STDERR_FATAL):
                 fatal = line.strip()
 
-    deadline = start + cfg.timeout
-    open_streams = {"out", "err"}
-    out_eof_at = exited_at = kill_at = None
-    killed = False
-    q: queue.Queue = queue.Queue()
-    readers = [threading.Thread(target=_reader, args=(proc.stdout, "out", q), daemon=True),
-               threading.Thread(target=_reader, args=(proc.stderr, "err", q), daemon=True)]
-    try:
-        # from here on an interrupt (Ctrl-C, or SIGTERM/SIGHUP turned into Terminated by
-        # the CLI) kills QEMU's process group before it propagates
-        for t in readers:
-            t.start()
-        while open_streams:
-            now = time.monotonic()
-            if kill_at is not None and now >= kill_at:
-                break
-            if now >= deadline:
-                timed_out = True
-                break
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > EXIT_GRACE_S:
-                break  # a child holds the pipes open
-            if out_eof_at is not None and exited_at is None and now - out_eof_at > EOF_GRACE_S:
-                eof_without_exit = True
-                break
-            wait = min(0.2, max(0.0, deadline - now))
-            try:
-                tag, text = q.get(timeout=wait)
-            except queue.Empty:
-                continue
-            if text is None:
-                open_streams.discard(tag)
-                if tag == "out":
-                    out_eof_at = time.monotonic()
-                continue
-            handle(tag, text)
-            if fatal and kill_at is None:
-                kill_at = time.monotonic() + FATAL_DRAIN_S
-    except BaseException:
-        _kill_group(proc)
-        killed = True
-        proc.wait()
+    def interrupted() -> None:
         logw("# interrupted: QEMU killed")
         log.close()
-        raise
-    if proc.poll() is None:
-        _kill_group(proc)
-        killed = True
-    else:
-        # QEMU is gone; make sure nothing it started lingers.
-        _kill_group(proc)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-    for t in readers:
-        t.join(timeout=2)
-    while True:
-        try:
-            tag, text = q.get_nowait()
-        except queue.Empty:
-            break
-        if text is not None:
-            handle(tag, text)
+
+    # from here on an interrupt (Ctrl-C, or SIGTERM/SIGHUP turned into Terminated by the
+    # CLI) kills QEMU's process group before it propagates
+    run = procrun.stream(proc, handle, start=start, timeout=cfg.timeout,
+                         exit_grace=EXIT_GRACE_S, poll=0.2, eof_grace=EOF_GRACE_S,
+                         fatal=lambda: fatal is not None, fatal_drain=FATAL_DRAIN_S,
+                         on_interrupt=interrupted)
+    timed_out, eof_without_exit, killed = run.timed_out, run.eof_without_exit, run.killed
     elapsed = time.monotonic() - start
     exit_code = proc.returncode
     if killed and (timed_out or fatal or eof_without_exit):
@@ -677,12 +599,6 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
                       timed_out=timed_out, panic=panic, symbolizer=symbolizer,
                       scheme=cfg.scheme, machine=cfg.machine,
                       bad_filter=bool(bad_filter) and reason == bad_filter)
-
-
-def _shquote(s: str) -> str:
-    if s and re.fullmatch(r"[A-Za-z0-9_./,=:+@%-]+", s):
-        return s
-    return "'" + s.replace("'", "'\\''") + "'"
 
 
 def failure_report(res: BootResult, n: int = TAIL_LINES) -> str:

@@ -8,7 +8,8 @@ General part (reuse it for later tables):
 * ``Table.images``: ``Figure(src, caption)`` list shown under the table (an ``<img>`` in
   HTML, ``![caption](src)`` in Markdown, a ``figure:`` line in text); ``src`` is relative
   to the report's directory
-* ``Document(title, meta, tables)``; ``render_text``, ``render_markdown``, ``render_html``;
+* ``Document(title, meta, tables)`` (the model: base.py); ``render_text``,
+  ``render_markdown``, ``render_html``;
   ``write_document(doc, out_dir)`` writes report.md and report.html
 
 The interrupt-scheme tables of issue 4 live in irqreport.py and use this renderer.
@@ -18,7 +19,8 @@ Primitive costs:
 * ``PRIM_ROWS`` (list of ``PrimRow``), ``REF_1997``
 * ``make_prims_data(kernel_rows, hosted_rows, kernel_side, hosted_side, meta) -> dict``
   (what ``prims.json`` holds)
-* ``load_prims(path) -> dict``, ``prims_document(data) -> Document``,
+* ``load_prims(path) -> dict``, ``prims_tables(data)``, ``prims_meta(data)``,
+  ``prims_document(data) -> Document``,
   ``write_reports(data, out_dir) -> list[Path]``
 """
 from __future__ import annotations
@@ -26,92 +28,20 @@ from __future__ import annotations
 import html
 import json
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from .util import KsyncError
+from .base import (ColumnSpec, DASH, Document, Finding, TEXT_WIDTH, Table, UNJUDGED,
+                   build_table, fmt_hz, fmt_ratio, fmt_ticks)
 
-DASH = "—"
 SCHEMA = "ksync-prims/1"
 
 # ---------------------------------------------------------------------------------------
 # general tables
 
 
-@dataclass
-class ColumnSpec:
-    header: str
-    cell: Callable[[Any], str]
-    align: str = "r"  # "l" or "r"
-
-
-@dataclass
-class Figure:
-    src: str        # file name relative to the report (e.g. "lossmap.png")
-    caption: str
-    svg: str = ""   # the same figure as SVG (relative to the report), linked beside it
-
-
-@dataclass
-class Table:
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-    align: list[str]
-    notes_above: list[str] = field(default_factory=list)
-    notes_below: list[str] = field(default_factory=list)
-    images: list[Figure] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        # every cell a string and every row as wide as the header: a None or a short row
-        # from a table builder renders as an empty cell instead of failing the report
-        n = len(self.headers)
-        self.rows = [[("" if c is None else str(c)) for c in row][:n]
-                     + [""] * (n - len(row)) for row in self.rows]
-        self.align = (list(self.align) + ["l"] * n)[:n]
-
-
-# A finding (DESIGN.md, "The report"): one claim of a paper that a run measured, the
-# 1990s figure, today's figure with its environment, and a verdict computed from the data.
-# "input of the model": the claimed quantity is a parameter of the experiment (a synthetic
-# load's rates and lengths), so the run can show it but not judge it.
-VERDICTS = ("holds", "reversed", "within noise", "not measurable here", "input of the model")
-UNJUDGED = ("not measurable here", "input of the model")   # the terminal says why
-
-
-@dataclass
-class Finding:
-    paper: str          # e.g. "Small & Manley 1997"
-    claim: str          # the paper's claim, one phrase
-    then: str           # the 1990s figure as the paper prints it
-    today: str          # today's figure (with its spread where there is one)
-    env: str            # environment of today's figure: "tcg, 2 CPUs", "hosted, 1 core"
-    verdict: str        # one of VERDICTS, computed from the data, never hard-coded
-    note: str = ""      # optional: how the verdict was computed / why not measurable
-
-    def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
-
-
-@dataclass
-class Document:
-    title: str
-    meta: list[tuple[str, str]] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)   # rendered before the tables
-
-
-def build_table(title: str, items: Iterable[Any], columns: Sequence[ColumnSpec],
-                notes_above: Iterable[str] = (), notes_below: Iterable[str] = ()) -> Table:
-    rows = [[str(c.cell(item)) for c in columns] for item in items]
-    return Table(title=title, headers=[c.header for c in columns], rows=rows,
-                 align=[c.align for c in columns], notes_above=list(notes_above),
-                 notes_below=list(notes_below))
-
-
-TEXT_WIDTH = 120   # terminal tables and notes fit in this many columns (DESIGN.md)
 _SEP = "  "
 
 
@@ -246,7 +176,38 @@ def render_findings_text(findings: Sequence[Finding], width: int = TEXT_WIDTH) -
     return "\n".join(out)
 
 
+SUMMARY_TITLE = "Summary"
+TOP_TITLE = "The findings that matter most"
+
+
+def _summary_text(doc: Document, width: int) -> str:
+    s = doc.summary
+    out = _wrap(doc.title, width, indent="") + ["#" * min(len(doc.title), width), "",
+                                                 SUMMARY_TITLE, "=" * len(SUMMARY_TITLE)]
+    for k, v in s.facts:
+        out += _wrap(f"{k}: {v}", width)
+    out += _wrap("verdicts: " + (", ".join(f"{v} {n}" for v, n in s.counts) or "none"), width)
+    out += ["", TOP_TITLE + ":"]
+    if not s.top:
+        out.append("(no claim got a verdict in this run)")
+    for f in s.top:
+        out += _wrap(f"* [{f.verdict}] {f.paper}: {f.claim} ({f.today} [{f.env}])", width,
+                     indent="    ")
+    out += [""] + _wrap(s.rule, width)
+    out += ["", "Chapters:"] + [f"  {c.title}" for c in doc.chapters]
+    return "\n".join(out)
+
+
 def render_text(doc: Document, width: int = TEXT_WIDTH) -> str:
+    if doc.summary is not None:
+        parts = [_summary_text(doc, width)]
+        for c in doc.chapters:
+            head = _wrap(c.title, width, indent="") + ["#" * min(len(c.title), width)]
+            if c.findings:
+                head += ["", render_findings_text(c.findings, width)]
+            parts.append("\n".join(head))
+            parts += [render_table_text(tb, width) for tb in c.tables]
+        return "\n\n".join(parts) + "\n"
     parts = []
     if doc.findings:
         parts.append(render_findings_text(doc.findings, width))
@@ -258,7 +219,69 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|") if text else " "
 
 
+def _md_findings(findings: Sequence[Finding], level: str) -> list[str]:
+    out = [f"{level} {FINDINGS_TITLE}", "", FINDINGS_INTRO, "",
+           "| verdict | paper | claim | 1990s | today | environment | note |",
+           "|:---|:---|:---|:---|:---|:---|:---|"]
+    for f in findings:
+        out.append("| " + " | ".join(_md_cell(c) for c in (
+            f"**{f.verdict}**", f.paper, f.claim, f.then, f.today, f.env, f.note)) + " |")
+    return out + [""]
+
+
+def _md_table(t: Table, level: str, anchor: str) -> list[str]:
+    out = [f'{level} <a id="{anchor}"></a>{t.title}', ""]
+    for n in t.notes_above:
+        out += [n, ""]
+    out.append("| " + " | ".join(_md_cell(h) for h in t.headers) + " |")
+    out.append("|" + "|".join("---:" if a == "r" else ":---" for a in t.align) + "|")
+    for row in t.rows:
+        out.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
+    out.append("")
+    for n in t.notes_below:
+        out += [n, ""]
+    for f in t.images:
+        out += [f"![{f.caption.replace(']', ')')}]({f.src})", "",
+                f"*{f.caption}*" + (f" ([SVG]({f.svg}))" if f.svg else ""), ""]
+    return out
+
+
+def _render_markdown_chapters(doc: Document) -> str:
+    s = doc.summary
+    out = [f"# {doc.title}", "", f'## <a id="summary"></a>{SUMMARY_TITLE}', ""]
+    out += [f"- **{k}**: {v}" for k, v in s.facts]
+    out += ["- **verdicts**: " + (", ".join(f"{v} {n}" for v, n in s.counts) or "none"), "",
+            f"**{TOP_TITLE}:**", ""]
+    out += [f"- **{f.verdict}** — {f.paper}: {f.claim} ({f.today} [{f.env}])"
+            for f in s.top] or ["- (no claim got a verdict in this run)"]
+    out += ["", s.rule, "", '## <a id="contents"></a>Contents', "",
+            f"- [{SUMMARY_TITLE}](#summary)"]
+    if doc.meta:
+        out.append(f"- [{RUN_TITLE}](#run)")
+    i = 0
+    for n, c in enumerate(doc.chapters, 1):
+        out.append(f"- [{c.title}](#c{n})")
+        for tb in c.tables:
+            i += 1
+            out.append(f"  - [{tb.title}](#{_anchor(i - 1)})")
+    out.append("")
+    if doc.meta:
+        out += [f'## <a id="run"></a>{RUN_TITLE}', ""]
+        out += [f"- **{k}**: {v}" for k, v in doc.meta] + [""]
+    i = 0
+    for n, c in enumerate(doc.chapters, 1):
+        out += [f'## <a id="c{n}"></a>{c.title}', ""]
+        if c.findings:
+            out += _md_findings(c.findings, "###")
+        for tb in c.tables:
+            out += _md_table(tb, "###", _anchor(i))
+            i += 1
+    return "\n".join(out).rstrip() + "\n"
+
+
 def render_markdown(doc: Document) -> str:
+    if doc.summary is not None:
+        return _render_markdown_chapters(doc)
     out = [f"# {doc.title}", ""]
     if doc.findings:
         out += [f"## {FINDINGS_TITLE}", "", FINDINGS_INTRO, "",
@@ -303,13 +326,17 @@ tr:nth-child(even) td { background: #f7f7f7; }
 dl.meta { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
 dl.meta dt { font-weight: bold; } dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 p.note { margin: 0.3em 0; overflow-wrap: anywhere; } p.below { color: #444; }
-nav.toc ol { columns: 2; } nav.toc li { overflow-wrap: anywhere; }
+nav.toc > ol { columns: 2; list-style: none; padding-left: 0; }
+nav.toc li { overflow-wrap: anywhere; }
+nav.toc ol ol { font-size: 0.9em; padding-left: 1.2em; }
+h3 { font-size: 1.05em; margin-top: 1.6em; }
+section.summary { border: 1px solid #bbb; padding: 0 1em 0.5em; background: #fafafa; }
 figure { margin: 1em 0; max-width: 100%; }
 figure img { max-width: 100%; height: auto; border: 1px solid #bbb; }
 figcaption { font-size: 0.9em; color: #444; }
 table.findings td { vertical-align: top; }
-td.v-holds { background: #e3f4e3 !important; } td.v-reversed { background: #f8e0e0 !important; }
-td.v-noise { background: #f4f0d8 !important; } td.v-na { background: #eee !important; }
+.v-holds { background: #e3f4e3 !important; } .v-reversed { background: #f8e0e0 !important; }
+.v-noise { background: #f4f0d8 !important; } .v-na { background: #eee !important; }
 """.strip()
 
 _VERDICT_CLASS = {"holds": "v-holds", "reversed": "v-reversed", "within noise": "v-noise",
@@ -320,7 +347,94 @@ def _anchor(i: int) -> str:
     return f"t{i + 1}"
 
 
+def _html_findings(findings: Sequence[Finding], level: str, anchor: str) -> list[str]:
+    e = html.escape
+    out = [f'<{level} id="{anchor}">{FINDINGS_TITLE}</{level}>',
+           f'<p class="note">{e(FINDINGS_INTRO)}</p>',
+           '<div class="scroll"><table class="findings">',
+           "<thead><tr>" + "".join(f"<th>{h}</th>" for h in (
+               "verdict", "paper", "claim", "1990s", "today", "environment", "note"))
+           + "</tr></thead><tbody>"]
+    for f in findings:
+        out.append(f'<tr><td class="l {_VERDICT_CLASS[f.verdict]}"><b>{e(f.verdict)}</b>'
+                   "</td>" + "".join(f'<td class="l">{e(c)}</td>' for c in (
+                       f.paper, f.claim, f.then, f.today, f.env, f.note)) + "</tr>")
+    return out + ["</tbody></table></div>"]
+
+
+def _html_table(t: Table, level: str, anchor: str) -> list[str]:
+    e = html.escape
+    out = [f'<{level} id="{anchor}">{e(t.title)}</{level}>']
+    for n in t.notes_above:
+        out.append(f'<p class="note">{e(n)}</p>')
+    out.append('<div class="scroll"><table>')
+    out.append("<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in t.headers)
+               + "</tr></thead>")
+    out.append("<tbody>")
+    for row in t.rows:
+        out.append("<tr>" + "".join(f'<td class="{t.align[i]}">{e(c)}</td>'
+                                    for i, c in enumerate(row)) + "</tr>")
+    out.append("</tbody></table></div>")
+    for n in t.notes_below:
+        out.append(f'<p class="note below">{e(n)}</p>')
+    for f in t.images:
+        svg = f' (<a href="{e(f.svg)}">SVG</a>)' if f.svg else ""
+        out.append(f'<figure><a href="{e(f.src)}"><img src="{e(f.src)}" '
+                   f'alt="{e(f.caption)}"></a><figcaption>{e(f.caption)}{svg}'
+                   "</figcaption></figure>")
+    return out
+
+
+def _render_html_chapters(doc: Document) -> str:
+    e = html.escape
+    s = doc.summary
+    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>{e(doc.title)}</title>", f"<style>\n{_CSS}\n</style>", "</head>", "<body>",
+           f"<h1>{e(doc.title)}</h1>",
+           f'<section class="summary"><h2 id="summary">{SUMMARY_TITLE}</h2>',
+           '<dl class="meta">']
+    out += [f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in s.facts]
+    out.append("<dt>verdicts</dt><dd>" + (", ".join(
+        f'<span class="{_VERDICT_CLASS[v]}">{e(v)} {n}</span>' for v, n in s.counts)
+        or "none") + "</dd></dl>")
+    out.append(f"<h3>{TOP_TITLE}</h3><ul>")
+    out += [f'<li><b class="{_VERDICT_CLASS[f.verdict]}">{e(f.verdict)}</b> {e(f.paper)}: '
+            f"{e(f.claim)} ({e(f.today)} [{e(f.env)}])</li>" for f in s.top] \
+        or ["<li>no claim got a verdict in this run</li>"]
+    out += ["</ul>", f'<p class="note">{e(s.rule)}</p>', "</section>"]
+    out.append('<nav class="toc"><h2 id="contents">Contents</h2><ol>')
+    out.append(f'<li><a href="#summary">{SUMMARY_TITLE}</a></li>')
+    if doc.meta:
+        out.append(f'<li><a href="#run">{RUN_TITLE}</a></li>')
+    i = 0
+    for n, c in enumerate(doc.chapters, 1):
+        out.append(f'<li><a href="#c{n}">{e(c.title)}</a><ol>')
+        if c.findings:
+            out.append(f'<li><a href="#c{n}-findings">{FINDINGS_TITLE}</a></li>')
+        for tb in c.tables:
+            out.append(f'<li><a href="#{_anchor(i)}">{e(tb.title)}</a></li>')
+            i += 1
+        out.append("</ol></li>")
+    out.append("</ol></nav>")
+    if doc.meta:
+        out += [f'<h2 id="run">{RUN_TITLE}</h2>', '<dl class="meta">']
+        out += [f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in doc.meta] + ["</dl>"]
+    i = 0
+    for n, c in enumerate(doc.chapters, 1):
+        out.append(f'<h2 id="c{n}">{e(c.title)}</h2>')
+        if c.findings:
+            out += _html_findings(c.findings, "h3", f"c{n}-findings")
+        for tb in c.tables:
+            out += _html_table(tb, "h3", _anchor(i))
+            i += 1
+    out += ["</body>", "</html>", ""]
+    return "\n".join(out)
+
+
 def render_html(doc: Document) -> str:
+    if doc.summary is not None:
+        return _render_html_chapters(doc)
     e = html.escape
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -377,43 +491,6 @@ def render_html(doc: Document) -> str:
 
 # ---------------------------------------------------------------------------------------
 # number formatting
-
-
-def fmt_ticks(x: Any) -> str:
-    """2 decimals below 100, 1 below 1000, else none."""
-    if x is None:
-        return "?"
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return "?"
-    if abs(v) < 100:
-        return f"{v:.2f}"
-    if abs(v) < 1000:
-        return f"{v:.1f}"
-    return f"{v:.0f}"
-
-
-def fmt_ratio(x: float) -> str:
-    if abs(x) >= 100:
-        s = f"{x:.0f}"
-    elif abs(x) >= 10:
-        s = f"{x:.1f}"
-    else:
-        s = f"{x:.2f}"
-    if "." in s:
-        s = s.rstrip("0").rstrip(".")
-    return s
-
-
-def fmt_hz(hz: Any) -> str:
-    try:
-        v = float(hz)
-    except (TypeError, ValueError):
-        return "unknown"
-    if v <= 0:
-        return "unknown"
-    return f"{v / 1e9:.3f} GHz"
 
 
 # ---------------------------------------------------------------------------------------
@@ -737,10 +814,6 @@ def prims_tables(data: dict) -> list[Table]:
     sweep = sweep_table(data)
     if sweep:
         tables.append(sweep)
-    cmp_rows = data.get("cmp") or []
-    if cmp_rows:
-        from . import peers
-        tables += peers.cmp_tables(cmp_rows, (data.get("sides") or {}).get("hosted"))
     return tables
 
 
@@ -854,16 +927,6 @@ def cost_table(kidx: dict, hidx: dict, sides: dict) -> Table | None:
                      "gcc inlines memcpy (1.4 ticks)."])
 
 
-# ---- libksync vs today's peers: tools/ksync/peers.py (cmp_table, cmp_tables, the
-# findings and the figure); imported where used, since peers.py builds on this module.
-
-
-def cmp_table(rows: list[dict], hosted_info: dict | None) -> Table:
-    """Alias of peers.cmp_table (the whole comparison in one table)."""
-    from . import peers
-    return peers.cmp_table(rows, hosted_info)
-
-
 def _spread_cell(row: dict | None) -> str:
     meds = [m for m in (row or {}).get("run_medians") or [] if m is not None]
     if not meds:
@@ -892,7 +955,8 @@ def _spread_table(specs, kidx: dict, hidx: dict, sides: dict) -> Table | None:
                               "operation); the table above shows the run with the middle median."])
 
 
-def prims_document(data: dict) -> Document:
+def prims_meta(data: dict) -> list[tuple[str, str]]:
+    """The run facts of prims.json: commit, host, QEMU, each side's environment."""
     sides = data.get("sides", {})
     meta = [
         ("commit", str(data.get("commit", "unknown"))),
@@ -911,7 +975,14 @@ def prims_document(data: dict) -> Document:
                          f"{fmt_hz(info.get('tsc_hz'))} ({info.get('tsc_source') or 'unknown'})"))
             if info.get("log"):
                 meta.append((f"{side} log", str(info["log"])))
-    return Document(title="ksync primitive costs", meta=meta, tables=prims_tables(data))
+    return meta
+
+
+def prims_document(data: dict) -> Document:
+    """The primitive costs alone (``write_reports``); libksync's peers are a part of the
+    whole document (document.py)."""
+    return Document(title="ksync primitive costs", meta=prims_meta(data),
+                    tables=prims_tables(data))
 
 
 def write_document(doc: Document, out_dir: Path) -> list[Path]:

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import schemes
-from .findings import Spread, compare_greater, spread_of
-from .irqreport import fmt_sig, num
-from .report import DASH, Figure, Finding, Table, fmt_ratio, fmt_ticks
+from .base import (DASH, Figure, Finding, Spread, Table, compare_greater, fmt_ratio, fmt_sig,
+                   fmt_ticks, num, spread_of)
+from .hosteddata import is_oversubscribed, run_label
+from . import plots
 
 MP = "Massalin & Pu 1991"
 SCHEDS = ("lockfree", "locked")
@@ -85,19 +86,18 @@ def _fill(src: Source, rows) -> Source:
 def _hosted_source(hosted: dict | None) -> Source | None:
     """The hosted kernel run whose sched rows the tables show: timing runs first, then the
     default scheme, then the most CPUs (the cross-vCPU wakeup needs two)."""
-    from . import hostedreport as hr
     runs = [r for r in (hosted or {}).get("runs") or [] if isinstance(r, dict)
             and r.get("status") == "ok"
             and any(x.get("kind") == "sched_op" for x in r.get("rows") or [])]
     if not runs:
         return None
-    runs.sort(key=lambda r: (hr.is_oversubscribed(r), r.get("scheme") != schemes.DEFAULT_SCHEME,
+    runs.sort(key=lambda r: (is_oversubscribed(r), r.get("scheme") != schemes.DEFAULT_SCHEME,
                              -(num(r.get("cpus")) or 0)))
     rec = runs[0]
     hz = num(rec.get("tsc_hz")) or num((rec.get("boot") or {}).get("tsc_hz"))
-    label = hr.run_label(rec) + f", scheme {rec.get('scheme')}"
+    label = run_label(rec) + f", scheme {rec.get('scheme')}"
     return _fill(Source("hosted", label, hz, int(num(rec.get("cpus")) or 0),
-                        not hr.is_oversubscribed(rec)), rec.get("rows"))
+                        not is_oversubscribed(rec)), rec.get("rows"))
 
 
 def _kernel_source(prims: dict | None) -> Source | None:
@@ -423,7 +423,6 @@ def dispatch_figure(prims: dict | None, hosted: dict | None, out_dir: Path) -> l
     srcs = [s for s in sources(prims, hosted) if s.dispatch and s.timing]
     if not srcs:
         return []
-    from . import plots
     plt = plots.plt
     with plt.rc_context(plots.RC):
         fig, axes = plt.subplots(1, len(srcs), figsize=(5.2 * len(srcs), 3.8), squeeze=False)
@@ -448,9 +447,9 @@ def dispatch_figure(prims: dict | None, hosted: dict | None, out_dir: Path) -> l
             ax.grid(alpha=0.3)
             ax.legend()
         env = "; ".join(s.label for s in srcs)
-        plots._suptitle(fig, "Dispatches per second at 1..N CPUs, lockfree vs locked", env)
+        plots.suptitle(fig, "Dispatches per second at 1..N CPUs, lockfree vs locked", env)
         fig.tight_layout()
         cap = ("Dispatches per second with k CPUs each running two threads that loop on "
                "thread_yield, lock-free (Synthesis) vs master-lock scheduler; bars: min..max of "
                "the windows. Massalin & Pu's figure is lost in the stored text.")
-        return [plots._save(fig, out_dir, "sched-dispatch", cap)]
+        return [plots.save_figure(fig, out_dir, "sched-dispatch", cap)]

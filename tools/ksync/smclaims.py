@@ -23,18 +23,20 @@ min..p99 over its batches) and are judged where that cost is a hardware cost: ho
 kernel's code on the real CPU) or bare metal; under tcg / kvm-pvm / kvm the emulator's ratio
 is shown, not judged.
 
-Data: irq.json (the tcg boots, irqreport.IrqIndex) and hosted.json (the hosted kernel's
-timing runs, through hostedreport.irq_view). Public API: ``sm_claim_findings(ix, hosted)``.
+Data: irq.json (the tcg boots, irqdata.IrqIndex) and hosted.json (the hosted kernel's
+timing runs, through hosteddata.irq_view). Public API: ``sm_claim_findings(ix, hosted)``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import irqreport, schemes
-from .findings import (HW_ENVS_OFFCHIP, HW_ENVS_ONCHIP, SM, WHY_NOT_HW, Spread, _cap, _fs,
-                       _ratio, compare_greater, spread_of)
-from .irqreport import IrqIndex, T3_1997, T4_1997, T6_1997, fmt_sig, num
-from .report import DASH, Finding, fmt_ratio
+from . import schemes
+
+from .base import (DASH, Finding, HW_ENVS_OFFCHIP, HW_ENVS_ONCHIP, SM, Spread, T3_1997, T4_1997,
+                   T6_1997, WHY_NOT_HW, cap_first, compare_greater, dig, fmt_ratio, fmt_sig,
+                   fmt_spread, num, spread_of, spread_ratio, ticks_to_us)
+from .irqdata import IrqIndex, WORKLOADS, interrupted_pct
+from .hosteddata import irq_view, run_label, timing_runs
 
 MODEL_INPUT = "input of the model"
 NA = "not measurable here"
@@ -71,7 +73,6 @@ class View:
 
 def _views(ix: IrqIndex, hosted: dict | None) -> tuple[View | None, View | None]:
     """(the irq.json view, the hosted view); either None without data."""
-    from .hostedreport import irq_view, run_label, timing_runs
     irq = View(ix, {}) if ix.runs else None
     hv = None
     if hosted:
@@ -85,7 +86,7 @@ def _views(ix: IrqIndex, hosted: dict | None) -> tuple[View | None, View | None]
 
 
 def _us(v: View, scheme: str, ticks: float | None) -> float | None:
-    return irqreport.ticks_to_us(ticks, v.ix.tsc_hz(scheme))
+    return ticks_to_us(ticks, v.ix.tsc_hz(scheme))
 
 
 def _range(vals: list[float], fmt=fmt_sig, unit: str = "") -> str:
@@ -121,7 +122,7 @@ def _emulated(v: View, names: list[str]) -> str:
 
 def short_sections(views: list[View | None]) -> Finding:
     claim = "most critical sections are very short (usually under 4 µs)"
-    ref = [T3_1997[w][3] for w in irqreport.WORKLOADS]
+    ref = [T3_1997[w][3] for w in WORKLOADS]
     then = (f"Table 3 (cli-pessim kernel): mean section {_range(ref, unit=' µs')} over the four "
             "workloads; lengths roughly exponential (section 5.1)")
     got = _first_with_loads(views, (TWIN,))
@@ -131,10 +132,10 @@ def short_sections(views: list[View | None]) -> Finding:
     v, s = got
     means, medians, targets = [], [], []
     for _, ld in _loads(v, s):
-        m = _us(v, s, num(irqreport.dig(ld, "crit", "dur_mean")))
+        m = _us(v, s, num(dig(ld, "crit", "dur_mean")))
         if m is not None:
             means.append(m)
-        md = _us(v, s, num(irqreport.dig(ld, "crit", "dur_median")))
+        md = _us(v, s, num(dig(ld, "crit", "dur_median")))
         if md is not None:
             medians.append(md)
         t = num(ld.get("target_mean_us"))
@@ -157,7 +158,7 @@ def short_sections(views: list[View | None]) -> Finding:
 
 def few_interrupted(views: list[View | None]) -> Finding:
     claim = "very few critical sections are ever interrupted"
-    ref = [T4_1997[w][3] for w in irqreport.WORKLOADS]
+    ref = [T4_1997[w][3] for w in WORKLOADS]
     then = f"Table 4 (spl-optim kernel): {_range(ref, unit='%')} of sections interrupted"
     got = _first_with_loads(views, ("spl-optim",))
     if got is None:
@@ -166,12 +167,12 @@ def few_interrupted(views: list[View | None]) -> Finding:
     v, s = got
     pcts, preds = [], []
     for w, ld in _loads(v, s):
-        p = irqreport._interrupted_pct(ld)
+        p = interrupted_pct(ld)
         if p is None:
             continue
         pcts.append(p)
         rate = sum(num(r.get("per_s")) or 0.0 for r in v.ix.sources(s) if r.get("workload") == w)
-        m = _us(v, s, num(irqreport.dig(ld, "crit", "dur_mean")))
+        m = _us(v, s, num(dig(ld, "crit", "dur_mean")))
         if rate and m is not None:
             preds.append(100.0 * rate * m * 1e-6)
     if not pcts:
@@ -203,19 +204,19 @@ def sync_over_body(views: list[View | None]) -> Finding:
             continue
         c = _crit(v, PESSIM)
         bodies = [m for _, ld in _loads(v, PESSIM)
-                  if (m := num(irqreport.dig(ld, "crit", "dur_mean"))) is not None]
+                  if (m := num(dig(ld, "crit", "dur_mean"))) is not None]
         if c is None or not bodies:
             continue
         cu = _us(v, PESSIM, c.mid)
         ratios = [c.mid / b for b in bodies if b > 0]
-        today = (f"{PESSIM} crit_enter + crit_leave {_fs(c)} TSC ticks"
+        today = (f"{PESSIM} crit_enter + crit_leave {fmt_spread(c)} TSC ticks"
                  + (f" = {fmt_sig(cu)} µs" if cu is not None else "")
                  + (f"; cost / mean body {_range(ratios, fmt=fmt_ratio, unit='x')}" if ratios
                     else ""))
         return Finding(SM, claim, then, today, v.label([PESSIM]), MODEL_INPUT,
                        "Input of the model (the body): the section bodies are the paper's "
                        "1997 lengths, so the ratio is today's masking cost against 1997's "
-                       f"sections; only the cost side is measured. {_cap(LOAD_WHAT)}."
+                       f"sections; only the cost side is measured. {cap_first(LOAD_WHAT)}."
                        + _emulated(v, [PESSIM]))
     return Finding(SM, claim, then, DASH, "no data", NA,
                    f"No run measured both {PESSIM}'s crit_enter_leave and its load's "
@@ -268,7 +269,7 @@ def _pair(views: list[View | None], a: str, b: str, hw: tuple[str, ...]) \
 def _not_hw(v: View, names: list[str], hw: tuple[str, ...]) -> str:
     env = next((v.env(s) for s in names if v.env(s) not in hw), "?")
     why = WHY_NOT_HW.get(env, f"{env} is not a hardware environment for this claim")
-    return _cap(f"{why}; the claim is about hardware costs, the ratio is the emulator's.")
+    return cap_first(f"{why}; the claim is about hardware costs, the ratio is the emulator's.")
 
 
 def _missing(views: list[View | None], names: list[str]) -> str:
@@ -296,7 +297,7 @@ def order_of_magnitude(views: list[View | None]) -> list[Finding]:
                                _missing(views, [PESSIM, other])))
             continue
         v, p, o, hw = got
-        today = (f"{_ratio(p, o)} ({PESSIM} {_fs(p)} vs {other} {_fs(o)} TSC ticks per "
+        today = (f"{spread_ratio(p, o)} ({PESSIM} {fmt_spread(p)} vs {other} {fmt_spread(o)} TSC ticks per "
                  "crit_enter + crit_leave)")
         label = v.label([PESSIM, other])
         if not hw:
@@ -305,7 +306,7 @@ def order_of_magnitude(views: list[View | None]) -> list[Finding]:
             continue
         ten = Spread(ORDER * o.lo, ORDER * o.mid, ORDER * o.hi, o.how)
         note = (f"Medians with their spread ({p.how}), no interrupt arriving: holds when "
-                f"{PESSIM}'s spread lies above 10x {other}'s ({_fs(ten)}), reversed when "
+                f"{PESSIM}'s spread lies above 10x {other}'s ({fmt_spread(ten)}), reversed when "
                 "below it (less than an order of magnitude), within noise when they overlap. "
                 "Per section, so the paper's rate cancels out of the ratio.")
         if v.env(PESSIM) == "hosted":
@@ -324,7 +325,7 @@ def same_cost(views: list[View | None]) -> Finding:
     if got is None:
         return Finding(SM, claim, then, DASH, "no data", NA, _missing(views, [PROPOSAL, TWIN]))
     v, a, b, hw = got
-    today = (f"{_ratio(a, b)} ({PROPOSAL} {_fs(a)} vs {TWIN} {_fs(b)} TSC ticks per "
+    today = (f"{spread_ratio(a, b)} ({PROPOSAL} {fmt_spread(a)} vs {TWIN} {fmt_spread(b)} TSC ticks per "
              "crit_enter + crit_leave)")
     label = v.label([PROPOSAL, TWIN])
     if not hw:

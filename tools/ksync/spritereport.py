@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .findings import Spread, compare_greater
-from .irqreport import fmt_sig, num
-from .report import DASH, Figure, Finding, Table, fmt_hz, fmt_ratio, fmt_ticks
 from .util import KsyncError
+from .base import (DASH, Figure, Finding, Spread, Table, compare_greater, fmt_hz, fmt_ratio,
+                   fmt_sig, fmt_ticks, num)
+from . import plots
 
 SPRITE_JSON = "sprite.json"
 HO = "Hartman & Ousterhout (Sprite)"
@@ -1864,7 +1864,6 @@ MARKERS = {"sprite": "o", "sprite-fix": "s", "synthesis": "^"}
 
 
 def _colours(names: list[str]) -> dict[str, str]:
-    from . import plots
     cyc = plots.plt.rcParams["axes.prop_cycle"].by_key()["color"]
     return {n: cyc[i % len(cyc)] for i, n in enumerate(names)}
 
@@ -1889,7 +1888,6 @@ def _err(sps: list[Spread]) -> list[list[float]]:
 
 def _grid_fig(src: Source, out_dir: Path, key: str, stem: str, ylabel: str, value, ideal,
               caption: str, ks_of) -> Figure | None:
-    from . import plots
     plt = plots.plt
     kinds = [k for k in ("micro", "macro") if any(src.kind(b) == k for b in src.bench_names())]
     cfgs = src.configs()
@@ -1940,7 +1938,7 @@ def _grid_fig(src: Source, out_dir: Path, key: str, stem: str, ylabel: str, valu
             plt.close(fig)
             return None
         _suptitle(fig, src.title(key), src)
-        return plots._save(fig, out_dir, stem, caption)
+        return plots.save_figure(fig, out_dir, stem, caption)
 
 
 def _fig_elapsed(src: Source, out_dir: Path) -> Figure | None:
@@ -1970,7 +1968,6 @@ def _fig_incr(src: Source, out_dir: Path) -> Figure | None:
 
 
 def _fig_miss(src: Source, out_dir: Path) -> Figure | None:
-    from . import plots
     plt = plots.plt
     panels = [(kd, lk, fig_no) for lk, kd, fig_no in (
         ("monitor", "macro", "Figure 6"), ("monitor", "micro", "Figure 7"),
@@ -2015,11 +2012,10 @@ def _fig_miss(src: Source, out_dir: Path) -> Figure | None:
                "bars min..max; colour = benchmark, line style = configuration (solid sprite, "
                f"dashed sprite-fix, dotted synthesis). 'Highest' ignores classes with fewer "
                f"than {MIN_HITS} hits (tiny counts inflate ratios). Paper Figures 6, 7, 8, 10.")
-        return plots._save(fig, out_dir, f"sprite-miss-{src.stem}", cap)
+        return plots.save_figure(fig, out_dir, f"sprite-miss-{src.stem}", cap)
 
 
 def _fig_projection(src: Source, out_dir: Path, prs: list[Projection]) -> Figure | None:
-    from . import plots
     from matplotlib import ticker
     plt = plots.plt
     benches = [b for b in FIGURE_BENCHES if any(p.bench == b for p in prs)]
@@ -2093,13 +2089,12 @@ def _fig_projection(src: Source, out_dir: Path, prs: list[Projection]) -> Figure
                f"(dotted); the knee N* of the first lock to saturate marked; curves up to "
                f"max(2 N*, 2 x top k), at most {MAX_PROJECT} CPUs."
                + (" tcg: the emulator's timings." if src.env == "tcg" else ""))
-        return plots._save(fig, out_dir, f"sprite-projection-{src.stem}", cap)
+        return plots.save_figure(fig, out_dir, f"sprite-projection-{src.stem}", cap)
 
 
 def _bars(src: Source, out_dir: Path, key: str, stem: str, groups: list[str],
           series: list[tuple[str, list[Spread | None]]], ylabel: str, ref: float | None,
           caption: str) -> Figure | None:
-    from . import plots
     plt = plots.plt
     np = plots.np
     if not groups or not any(s for _, vals in series for s in vals):
@@ -2123,7 +2118,7 @@ def _bars(src: Source, out_dir: Path, key: str, stem: str, groups: list[str],
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=7)
         _suptitle(fig, src.title(key), src)
-        return plots._save(fig, out_dir, stem, caption)
+        return plots.save_figure(fig, out_dir, stem, caption)
 
 
 def _fig_lockfree(src: Source, out_dir: Path) -> Figure | None:

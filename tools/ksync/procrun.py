@@ -1,0 +1,145 @@
+"""The process runner under every launcher (QEMU: qemu.py, the hosted kernel: hkernel.py, the
+Linux guest: linuxguest.py): a child in a process group of its own, its stdout and stderr
+read line by line by two threads into one queue, a deadline, and the group killed however
+the run ends (a verdict, a timeout, Ctrl-C or SIGTERM turned into an exception by the CLI).
+
+``stream(proc, handle, ...)`` is the loop each launcher's boot shares: it feeds every line
+to ``handle(tag, text)`` ("out" / "err") until both streams close, the deadline passes, the
+process has exited but something holds its pipes, or the launcher's own stop condition
+(stdout closed while the process runs on, a fatal line) says so; then it kills the group,
+drains what was read and returns what happened (``Streamed``). The launcher turns that and
+its lines into a verdict (qemu.verdict).
+"""
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+
+def read_stream(stream, tag: str, q: queue.Queue) -> None:
+    try:
+        for raw in iter(stream.readline, b""):
+            q.put((tag, raw.decode("utf-8", errors="replace")))
+    except (OSError, ValueError):
+        pass
+    finally:
+        q.put((tag, None))
+
+
+def signal_group(proc: subprocess.Popen, sig: int) -> None:
+    """``sig`` to the process group of ``proc`` (or to ``proc`` when the group is gone)."""
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.send_signal(sig)
+        except ProcessLookupError:
+            pass
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    signal_group(proc, signal.SIGKILL)
+
+
+def shquote(s: str) -> str:
+    if s and re.fullmatch(r"[A-Za-z0-9_./,=:+@%-]+", s):
+        return s
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+@dataclass
+class Streamed:
+    timed_out: bool = False
+    eof_without_exit: bool = False   # stdout closed, the process still running (eof_grace)
+    killed: bool = False             # still running when the loop ended: killed
+
+
+def stream(proc: subprocess.Popen, handle: Callable[[str, str], None], *, start: float,
+           timeout: float, exit_grace: float, poll: float,
+           on_timeout: Callable[[], None] | None = None, timeout_grace: float = 0.0,
+           eof_grace: float | None = None, fatal: Callable[[], bool] = lambda: False,
+           fatal_drain: float = 0.0, on_interrupt: Callable[[], None] = lambda: None
+           ) -> Streamed:
+    """Read ``proc``'s two streams into ``handle`` until they close or a stop condition:
+
+    * the deadline (``start + timeout``): without ``on_timeout`` the loop stops there; with
+      it, ``on_timeout()`` is called once (e.g. SIGQUIT for a report) and the loop stops
+      ``timeout_grace`` seconds later;
+    * the process exited ``exit_grace`` seconds ago and something still holds its pipes;
+    * ``eof_grace``: stdout closed that long ago while the process runs on;
+    * ``fatal()`` true after a line: the loop reads on for ``fatal_drain`` seconds.
+
+    On any exception (Ctrl-C, Terminated) the group is killed, ``on_interrupt()`` runs and
+    the exception propagates. Afterwards the group is killed (anything the process left
+    behind), the readers joined and the lines still queued handled."""
+    res = Streamed()
+    q: queue.Queue = queue.Queue()
+    readers = [threading.Thread(target=read_stream, args=(proc.stdout, "out", q), daemon=True),
+               threading.Thread(target=read_stream, args=(proc.stderr, "err", q), daemon=True)]
+    deadline = start + timeout
+    open_streams = {"out", "err"}
+    out_eof_at = exited_at = kill_at = quit_at = None
+    try:
+        for t in readers:
+            t.start()
+        while open_streams:
+            now = time.monotonic()
+            if kill_at is not None and now >= kill_at:
+                break
+            if quit_at is None and now >= deadline:
+                res.timed_out = True
+                if on_timeout is None:
+                    break
+                quit_at = now
+                on_timeout()
+            if quit_at is not None and now - quit_at >= timeout_grace:
+                break
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > exit_grace:
+                break  # a child holds the pipes open
+            if (eof_grace is not None and out_eof_at is not None and exited_at is None
+                    and now - out_eof_at > eof_grace):
+                res.eof_without_exit = True
+                break
+            wait = poll if quit_at is not None else min(poll, max(0.0, deadline - now))
+            try:
+                tag, text = q.get(timeout=wait)
+            except queue.Empty:
+                continue
+            if text is None:
+                open_streams.discard(tag)
+                if tag == "out":
+                    out_eof_at = time.monotonic()
+                continue
+            handle(tag, text)
+            if kill_at is None and fatal():
+                kill_at = time.monotonic() + fatal_drain
+    except BaseException:
+        kill_group(proc)
+        proc.wait()
+        on_interrupt()
+        raise
+    res.killed = proc.poll() is None
+    kill_group(proc)    # the process, or anything it left behind
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    for t in readers:
+        t.join(timeout=2)
+    while True:
+        try:
+            tag, text = q.get_nowait()
+        except queue.Empty:
+            break
+        if text is not None:
+            handle(tag, text)
+    return res
