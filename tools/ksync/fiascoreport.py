@@ -624,7 +624,7 @@ def unjudgeable(key: str, *sides: tuple[str, Lat]) -> list[str]:
     """Why no verdict on metric ``key`` between ``sides`` ((name, Lat) pairs) can stand:
     a figure missing, a censored percentile (cyclictest's histogram overflowed: only a lower
     bound is known), an unknown period count, or more periods lost than ``LOST_LIMIT``
-    allows. Empty: the verdict stands."""
+    allows, or a side measured once (no spread). Empty: the verdict stands."""
     out = []
     limit = LOST_LIMIT[key]
     words = METRIC_WORDS[key]
@@ -632,6 +632,9 @@ def unjudgeable(key: str, *sides: tuple[str, Lat]) -> list[str]:
         if lat.m.get(key) is None:
             out.append(f"{name}: no {words} ({lat.reason or 'no figure'})")
             continue
+        if lat.runs < 2:
+            out.append(f"{name}: one run, so no spread to judge from (a verdict needs "
+                       "repeated runs)")
         if lat.lower_bound.get(key):
             out.append(f"{name}'s {words} is censored: it lies among samples past "
                        f"cyclictest's {lat.over_at} µs histogram that have no value (only "

@@ -47,7 +47,7 @@ def plans(set_name: str) -> FiascoPlan:
     if set_name == "bench":
         return FiascoPlan(pairs=5, seconds=10, section_us=100, icount_pairs=3, icount_shift=4,
                           hosted_pairs=5, timeout=900.0)
-    return FiascoPlan(pairs=5, seconds=2, section_us=100, icount_pairs=1, icount_shift=4,
+    return FiascoPlan(pairs=5, seconds=2, section_us=100, icount_pairs=3, icount_shift=4,
                       hosted_pairs=3, timeout=300.0)
 
 
