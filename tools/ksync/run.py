@@ -401,12 +401,12 @@ def cmd_run(args, repo: Path) -> int:
 
 
 def _run_prims(args, repo: Path, env: str, progress, meta: dict, host_model: str) -> dict:
-    """Primitive costs (issue 2): kernel boots, hosted programs, peers -> prims.json data.
-    An --smp sweep (issue 9): the first CPU count makes the tables and findings as before;
+    """Primitive costs: kernel boots, hosted programs, peers -> prims.json data.
+    An --smp sweep: the first CPU count makes the tables and findings as before;
     each further count's kernel rows go to ``kernel_sweep``, keyed (platform, scheme, cpus)."""
     if not args.no_build:
         make(repo, "kernel", progress)
-    # issue 10's threads and schedulers (one boot; its failure is recorded, not fatal)
+    # the threads and schedulers (one boot; its failure is recorded, not fatal)
     sched = _kernel_sched(args, repo, env, progress, host_model, args.smp[0])
     krows, kernel_side = _kernel_prims(args, repo, env, progress, host_model, args.smp[0])
     sweep = []
@@ -474,7 +474,7 @@ def _kernel_prims(args, repo: Path, env: str, progress, host_model: str, smp: in
 
 
 def _kernel_sched(args, repo: Path, env: str, progress, host_model: str, smp: int) -> dict:
-    """Issue 10: one boot with filter=sched_ops (kernel/exp/sched_exp.c), its sched_op and
+    """The threads and schedulers: one boot with filter=sched_ops (kernel/exp/sched_exp.c), its sched_op and
     sched_dispatch rows for the report's tcg columns (schedreport.py), with the pi_wait rows
     of kernel/exp/pi.c (pireport.py). A failure is recorded with its reason and log, never
     fatal to the run."""
@@ -509,7 +509,7 @@ def _kernel_sched(args, repo: Path, env: str, progress, host_model: str, smp: in
 
 
 def _run_sched_peers(args, repo: Path, progress) -> dict:
-    """Issue 10: Linux's futex / pipe / sched_yield rows (bench/sched_peers.c) beside the
+    """Linux's futex / pipe / sched_yield rows (bench/sched_peers.c) beside the
     hosted kernel's yield and wakeup rows."""
     prog = repo / hosted.HOSTED_SCHED_PEERS
     out: dict = {"program": str(hosted.HOSTED_SCHED_PEERS), "status": "failed", "reason": None,
@@ -539,7 +539,7 @@ def _run_sched_peers(args, repo: Path, progress) -> dict:
 
 def _hosted_prims(args, repo: Path, progress, meta: dict, host_model: str, krows: list[dict],
                   kernel_side: dict) -> dict:
-    """The hosted programs and the peer comparison of prims.json (issue 2)."""
+    """The hosted programs and the peer comparison of prims.json."""
     # (b) hosted
     if not args.no_build:
         make(repo, "bench-hosted", progress, what="hosted benchmarks")
@@ -631,7 +631,7 @@ def _hosted_prims(args, repo: Path, progress, meta: dict, host_model: str, krows
 
 
 def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
-    """Issue 9 item 5: the hosted column.  For each scheme the hosted port builds (and
+    """The hosted column.  For each scheme the hosted port builds (and
     --schemes names) and each --smp value: the plain hosted kernel, mode=bench set=default;
     then build/hosted-port/costs and costs-hard.  A failed run is recorded with its reason
     and log; the others still run.  Returns the hosted.json data."""
@@ -707,7 +707,7 @@ def _run_hosted_column(args, repo: Path, progress, meta: dict) -> dict:
 
 def _run_sprite(args, repo: Path, env: str | None, progress, meta: dict, host_model: str,
                 on_qemu: bool, on_hosted: bool) -> dict:
-    """Issue 11: the Sprite benchmarks under the three configurations at 1..N CPUs, one
+    """The Sprite benchmarks under the three configurations at 1..N CPUs, one
     QEMU boot (tcg: emulated CPUs) and one hosted boot (the default scheme, the host's
     cores). A failed boot is recorded with its reason; the other still runs."""
     plan = spriterun.plans(args.set, envdetect.cpu_count())
@@ -751,7 +751,7 @@ def _run_sprite(args, repo: Path, env: str | None, progress, meta: dict, host_mo
 
 def _run_fiasco(args, repo: Path, env: str | None, progress, meta: dict, host_model: str,
                 on_qemu: bool, on_hosted: bool) -> dict:
-    """Issue 12: Table 2 and Table 1 (lateness of a 250 us handler) under QEMU, interleaved
+    """Hohmuth & Härtig's Table 2 and Table 1 (lateness of a 250 us handler) under QEMU, interleaved
     with Debian's PREEMPT_RT and standard Linux running cyclictest in the same QEMU
     configuration (pair i: ksync, Linux-RT, Linux), the same under -icount with one vCPU,
     and on the hosted port beside the host's own cyclictest. A Linux half that cannot be
@@ -886,7 +886,7 @@ def _fiasco_scheme_sweep(args, repo: Path, env: str, plan, kernel_set, host_mode
 
 
 def _run_irq(args, repo: Path, env: str, progress, meta: dict) -> dict:
-    """Interrupt schemes (issue 4): per scheme build, boot mode=bench filter=irq*, collect
+    """Interrupt schemes: per scheme build, boot mode=bench filter=irq*, collect
     the irq_* rows.  A scheme that fails is recorded with its reason and log; the others
     still run.  Returns the irq.json data."""
     names = args.schemes or list(schemes.SCHEMES)
@@ -1009,7 +1009,7 @@ def _run_irq_scheme(args, repo: Path, cfg: qemu.BootConfig, scheme: str, env: st
 
 
 def cmd_lockstat(args, repo: Path) -> int:
-    """Issue 11: one benchmark run's lock statistics (and snapshots) as a lock_stat table."""
+    """One benchmark run's lock statistics (and snapshots) as a lock_stat table."""
     if args.reset and not args.every:
         raise UsageError("--reset needs --every (it resets after each snapshot)")
     smp = args.smp[0]
