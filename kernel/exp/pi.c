@@ -132,14 +132,14 @@ static void pi_high(void *arg)
 static void pi_medium(void *arg)
 {
 	bool own = arg != NULL;		/* the one on low's CPU */
-	volatile uint64_t dummy = 0;
+	volatile uint64_t unread = 0;	/* the other CPU's medium: its progress is not reported */
 	sched_sleep(SCHED_COND_USER);	/* low (own) or the own medium thread wakes us */
 	if (own) {
 		if (t_med_other)
 			sched_wakeup(t_med_other, SCHED_COND_USER);
 		sched_wakeup(t_high, SCHED_COND_USER);	/* on one CPU: high preempts us */
 	}
-	spin(medium_iters, own ? &med_progress : &dummy);
+	spin(medium_iters, own ? &med_progress : &unread);
 }
 
 static void pi_low(void *arg)
