@@ -107,7 +107,7 @@ include mk/hosted-kernel.mk
 
 # kernel/<subsystem>/*.c, the interrupt layer and this build's one scheme file
 # (kernel/spl/<scheme>.c), the kernel tests, the port; then libksync's sources.
-KSUBSYS := core mm dev exp sched lock
+KSUBSYS := core mm dev exp sched lock fs
 KSRCS_C := $(sort $(wildcard $(KSUBSYS:%=kernel/%/*.c)) kernel/spl/intr.c kernel/spl/intr_hw.c \
 	kernel/spl/$(SCHEME).c $(wildcard kernel/tests/*.c arch/$(ARCH)/*.c arch/$(ARCH)/tests/*.c)) $(LIBKSYNC_SRCS)
 KSRCS_S := $(sort $(wildcard arch/x86_64/*.S))

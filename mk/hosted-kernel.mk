@@ -21,7 +21,7 @@ HK_DEV_SRC := arch/hosted/kdev.c
 HK_OUT := $(BUILD)/hosted-kernel
 HK_SCHEMES := $(shell awk '!/^\#/ && NF && $$6 == 1 { print $$1 }' $(SCHEMES_FILE))
 HK_SAN_FLAVOURS := asan tsan hard
-HK_KSUBSYS := core mm dev exp sched lock
+HK_KSUBSYS := core mm dev exp sched lock fs
 HK_KERNEL_SRCS := $(filter-out kernel/core/lib.c,$(sort $(wildcard $(HK_KSUBSYS:%=kernel/%/*.c)))) \
 	kernel/spl/intr.c kernel/spl/intr_hw.c $(sort $(wildcard kernel/tests/*.c)) $(LIBKSYNC_SRCS)
 HK_PORT_SRCS := arch/hosted/runtime.c arch/hosted/kport.c arch/hosted/boot.c $(HK_DEV_SRC) \

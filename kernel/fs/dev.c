@@ -1,0 +1,162 @@
+/*
+ * dev.c - the character devices /dev/null (1,3), /dev/zero (1,5), /dev/urandom (1,9) and
+ * the console tty (5,1; tty.c), and fs_init, which makes "/" with /dev and /tmp.
+ *
+ * /dev/urandom is NOT cryptographic: xoshiro256** seeded from the TSC at first use and
+ * mixed with the TSC at every read (for getrandom and AT_RANDOM it gives varied bytes,
+ * not secret ones). Its state is per CPU slot and protected by urandom_lock (a master
+ * lock, class "urandom"); the other devices have no state.
+ */
+#include "fs_internal.h"
+#include <ksync/errors.h>
+
+LOCK_CLASS(fs_urandom_class, "urandom", LOCK_MASTER, LOCK_DATA);
+
+static long null_read(struct file *f, void *buf, size_t n, uint64_t *pos)
+{
+	(void)f, (void)buf, (void)n, (void)pos;
+	return 0;
+}
+
+static long sink_write(struct file *f, const void *buf, size_t n, uint64_t *pos)
+{
+	(void)f, (void)buf, (void)pos;
+	return (long)n;
+}
+
+static long zero_read(struct file *f, void *buf, size_t n, uint64_t *pos)
+{
+	(void)f, (void)pos;
+	memset(buf, 0, n);
+	return (long)n;
+}
+
+static unsigned always_ready(struct file *f)
+{
+	(void)f;
+	return LX_POLLIN | LX_POLLOUT;
+}
+
+static void dev_release(struct file *f) { inode_put(f->inode); }
+
+static const struct file_ops null_ops = {
+	.read = null_read, .write = sink_write, .poll = always_ready, .release = dev_release,
+};
+static const struct file_ops zero_ops = {
+	.read = zero_read, .write = sink_write, .poll = always_ready, .release = dev_release,
+};
+
+/* xoshiro256** (Blackman & Vigna), not cryptographic */
+static struct mlock urandom_lock = MLOCK_INIT(fs_urandom_class, MLOCK_TICKET);
+static uint64_t rng[4];		/* urandom_lock */
+static bool rng_seeded;		/* urandom_lock */
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rng_next(void)
+{
+	uint64_t r = rotl(rng[1] * 5, 7) * 9, t = rng[1] << 17;
+	rng[2] ^= rng[0];
+	rng[3] ^= rng[1];
+	rng[1] ^= rng[2];
+	rng[0] ^= rng[3];
+	rng[2] ^= t;
+	rng[3] = rotl(rng[3], 45);
+	return r;
+}
+
+static long urandom_read(struct file *f, void *buf, size_t n, uint64_t *pos)
+{
+	(void)f, (void)pos;
+	uint8_t *b = buf;
+	for (size_t done = 0; done < n;) {
+		uint64_t words[32];
+		size_t k = n - done < sizeof words ? n - done : sizeof words;
+		irqkey_t key = mlock_lock_irqsave(&urandom_lock);
+		uint64_t s = arch_cycles();
+		if (!rng_seeded) {
+			for (int i = 0; i < 4; i++)
+				rng[i] = splitmix(&s);
+			rng_seeded = true;
+		}
+		rng[0] ^= s;	/* the TSC's low bits vary between reads */
+		for (size_t w = 0; w < (k + 7) / 8; w++)
+			words[w] = rng_next();
+		mlock_unlock_irqrestore(&urandom_lock, key);
+		memcpy(b + done, words, k);
+		done += k;
+	}
+	return (long)n;
+}
+
+static const struct file_ops urandom_ops = {
+	.read = urandom_read, .write = sink_write, .poll = always_ready, .release = dev_release,
+};
+
+const struct file_ops *dev_ops(uint64_t rdev)
+{
+	if (rdev == FS_MKDEV(1, 3))
+		return &null_ops;
+	if (rdev == FS_MKDEV(1, 5))
+		return &zero_ops;
+	if (rdev == FS_MKDEV(1, 9) || rdev == FS_MKDEV(1, 8))
+		return &urandom_ops;
+	if (rdev == FS_MKDEV(5, 1) || rdev == FS_MKDEV(5, 0))
+		return &tty_ops;
+	return NULL;
+}
+
+/* ---- fs_init ------------------------------------------------------------------------------ */
+
+/* Make the node name in dir if it is not there (ramfs_mon held). */
+static struct inode *make_node(struct inode *dir, const char *name, uint32_t mode, uint64_t rdev)
+{
+	size_t len = strlen(name);
+	struct dentry_rec *d = ramfs_find(dir, name, len);
+	if (d)
+		return d->child;
+	struct inode *i = ramfs_new(mode);
+	if (!i)
+		return NULL;
+	i->rdev = rdev;
+	if (ramfs_add(dir, name, len, i)) {
+		ramfs_maybe_free(i);
+		return NULL;
+	}
+	if (S_TYPE(mode) == LX_S_IFDIR) {
+		i->nlink = 2;
+		i->u.dir.parent = dir;
+		dir->nlink++;
+	} else {
+		i->nlink = 1;
+	}
+	return i;
+}
+
+int fs_init(void)
+{
+	int rc = ramfs_ensure();
+	if (rc)
+		return rc;
+	ramfs_lock();
+	struct inode *root = ramfs_root();
+	struct inode *dev = make_node(root, "dev", LX_S_IFDIR | 0755, 0);
+	struct inode *tmp = make_node(root, "tmp", LX_S_IFDIR | 01777, 0);
+	bool ok = dev && tmp &&
+		make_node(dev, "null", LX_S_IFCHR | 0666, FS_MKDEV(1, 3)) &&
+		make_node(dev, "zero", LX_S_IFCHR | 0666, FS_MKDEV(1, 5)) &&
+		make_node(dev, "urandom", LX_S_IFCHR | 0666, FS_MKDEV(1, 9)) &&
+		make_node(dev, "random", LX_S_IFCHR | 0666, FS_MKDEV(1, 8)) &&
+		make_node(dev, "console", LX_S_IFCHR | 0600, FS_MKDEV(5, 1)) &&
+		make_node(dev, "tty", LX_S_IFCHR | 0666, FS_MKDEV(5, 0));
+	ramfs_unlock();
+	return ok ? 0 : -LX_ENOMEM;
+}

@@ -1,0 +1,194 @@
+/*
+ * vfs.h - the file layer the Linux system-call handlers call (issue 24, "Files";
+ * docs/userspace.md "## Files"). Portable C11: the same code runs in the x86-64 kernel
+ * and in the hosted port's kernel, where kernel/tests/test_fs.c runs it under
+ * ThreadSanitizer.
+ *
+ * Every call works on KERNEL buffers (the system-call layer bounces user memory through
+ * kernel buffers) and returns a non-negative result or a negative Linux errno (-LX_E*,
+ * kernel/syscall/linux_abi.h). Every call that may block is for thread context with the
+ * scheduler running (it takes monitors: kernel/include/monitor.h), never for handlers.
+ *
+ * Papers. Massalin & Pu 1991, "Input and output": Synthesis's file system is a pipeline
+ * (disk driver -> file mapper -> file buffer, with "unix style read write seek" at the
+ * file-buffer level and the open file's kernel-call code on top) and its tty is "a finite
+ * state machine [that] converts editing commands" fed by the terminal driver's interrupts;
+ * here the ramfs is the file buffer (no disk), the tty is kernel/fs/tty.c. Hartman &
+ * Ousterhout (Sprite) section 5: the cswitch benchmark's pipes all went through one
+ * monitor around the file handle table (handleTableLock), "causing a bottleneck"; here
+ * every descriptor table has its own monitor (class "fdtable"), and the file system's
+ * one monitor (class "ramfs") is the lock whose statistics will say whether it is ours.
+ *
+ * Locks (each a lock class with statistics, lockstat.h):
+ *   ramfs   (monitor, kernel/fs/ramfs.c) the whole name space and every inode of the
+ *           RAM file system: directory entries, inode fields, file data, inode reference
+ *           counts, each fs_ctx's root/cwd pointers, and the offset of every open file
+ *           whose inode is a ramfs directory or regular file;
+ *   fdtable (monitor, one per table) the table's slots and close-on-exec bits;
+ *   pipe    (monitor + condition variables "pipe_readable"/"pipe_writable", per pipe);
+ *   tty     (master lock, interrupts masked: tty_receive runs in the serial handler);
+ *   fs_wait (master lock) the poll/tty wait channel and the interruptible-sleeper table.
+ * Order: fdtable -> ramfs -> pipe; a master lock innermost, never held while sleeping.
+ * A file is dropped (file_put) only after every monitor but its own is released.
+ */
+#ifndef KSYNC_FS_VFS_H
+#define KSYNC_FS_VFS_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include "../syscall/linux_abi.h"
+
+struct inode;
+struct file;
+struct thread;
+
+#define FS_NOFILE 256		/* descriptors per table (RLIMIT_NOFILE as ksync answers it) */
+#define FS_NAME_MAX 255		/* longest path component */
+#define FS_SYMLOOP_MAX 40	/* symbolic links followed in one walk (Linux's MAXSYMLINKS) */
+
+/* ---- open files -------------------------------------------------------------------------
+ * A struct file is an open file description: shared by dup'ed descriptors and across
+ * fork, freed (ops->release) when its last reference goes. refs: atomic; flags: the access
+ * mode and status flags (O_APPEND, O_NONBLOCK, ...), atomic (F_SETFL changes them while
+ * other threads read); pos: the inode's lock (ramfs: the ramfs monitor; pipes and devices
+ * do not use it). */
+struct file_ops {
+	/* *pos is the position to use (the file's, or pread's); the op advances it */
+	long (*read)(struct file *f, void *buf, size_t n, uint64_t *pos);
+	long (*write)(struct file *f, const void *buf, size_t n, uint64_t *pos);
+	/* arg: a kernel buffer of vfs_ioctl_size(cmd) bytes (or the integer itself, cast) */
+	long (*ioctl)(struct file *f, unsigned cmd, void *arg);
+	/* LX_POLL* bits ready now */
+	unsigned (*poll)(struct file *f);
+	void (*release)(struct file *f);
+};
+
+struct file {
+	uint32_t refs;			/* atomic */
+	uint32_t flags;			/* atomic: LX_O_ACCMODE bits | status flags */
+	uint64_t pos;			/* the inode's lock (see above) */
+	struct inode *inode;		/* constant; holds one inode reference */
+	const struct file_ops *ops;	/* constant */
+	void *priv;			/* the ops' own (a pipe end, a device) */
+};
+
+void file_get(struct file *f);
+void file_put(struct file *f);
+
+/* ---- descriptor tables (one per process) ------------------------------------------------
+ * Protected by its own monitor (class "fdtable"): fd[] and cloexec. refs (atomic): the
+ * processes (threads) sharing it. */
+struct fdtable;
+struct fdtable *fdtable_new(void);			/* NULL if out of memory */
+struct fdtable *fdtable_clone(struct fdtable *t);	/* fork: a copy; NULL if no memory */
+void fdtable_get(struct fdtable *t);			/* one more sharer (CLONE_FILES) */
+void fdtable_put(struct fdtable *t);			/* last put closes every descriptor */
+void fdtable_close_on_exec(struct fdtable *t);		/* execve */
+/* The open file behind fd with a reference (file_put when done), or NULL. */
+struct file *fdtable_file(struct fdtable *t, int fd);
+/* Install f (the caller's reference moves to the table) at the lowest free fd >= min.
+ * -LX_EMFILE if none (the reference is then dropped). */
+int fdtable_install(struct fdtable *t, struct file *f, int min, bool cloexec);
+unsigned fdtable_count(struct fdtable *t);		/* open descriptors (tests) */
+
+/* ---- per-process file-system context: root, cwd, umask ----------------------------------
+ * root and cwd hold inode references, changed under the ramfs monitor; umask atomic. */
+struct fs_ctx;
+struct fs_ctx *fs_ctx_new(void);			/* root = cwd = "/", umask 022 */
+struct fs_ctx *fs_ctx_clone(struct fs_ctx *c);		/* fork */
+void fs_ctx_put(struct fs_ctx *c);
+unsigned fs_umask(struct fs_ctx *c, unsigned mask);	/* sets, returns the old */
+
+/* ---- the calls (Linux semantics; the caller is root: uid 0) ------------------------------
+ * dirfd: LX_AT_FDCWD or an open directory. path: NUL-terminated kernel string. */
+int vfs_openat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path, int flags,
+	       unsigned mode);
+int vfs_close(struct fdtable *t, int fd);
+long vfs_read(struct fdtable *t, int fd, void *buf, size_t n);
+long vfs_write(struct fdtable *t, int fd, const void *buf, size_t n);
+long vfs_pread(struct fdtable *t, int fd, void *buf, size_t n, int64_t off);
+long vfs_pwrite(struct fdtable *t, int fd, const void *buf, size_t n, int64_t off);
+int64_t vfs_lseek(struct fdtable *t, int fd, int64_t off, int whence);
+int vfs_fstat(struct fdtable *t, int fd, struct lx_stat *st);
+int vfs_fstatat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
+		struct lx_stat *st, int flags);	/* AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH */
+/* struct lx_dirent64 records into buf; bytes written, 0 at the end, -LX_EINVAL if the
+ * next record does not fit. d_off: a cookie (stable while entries come and go). */
+long vfs_getdents64(struct fdtable *t, int fd, void *buf, size_t n);
+int vfs_mkdirat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path, unsigned mode);
+int vfs_unlinkat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path, int flags);
+int vfs_renameat(struct fdtable *t, struct fs_ctx *c, int olddirfd, const char *oldpath,
+		 int newdirfd, const char *newpath);
+int vfs_linkat(struct fdtable *t, struct fs_ctx *c, int olddirfd, const char *oldpath,
+	       int newdirfd, const char *newpath, int flags);	/* AT_SYMLINK_FOLLOW */
+int vfs_symlinkat(struct fdtable *t, struct fs_ctx *c, const char *target, int dirfd,
+		  const char *path);
+long vfs_readlinkat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
+		    char *buf, size_t n);	/* not NUL-terminated, as Linux */
+int vfs_fchmodat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path, unsigned mode);
+int vfs_fchmod(struct fdtable *t, int fd, unsigned mode);
+int vfs_faccessat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path, int amode,
+		  int flags);
+int vfs_dup(struct fdtable *t, int fd);
+int vfs_dup2(struct fdtable *t, int fd, int newfd);
+int vfs_dup3(struct fdtable *t, int fd, int newfd, int flags);	/* O_CLOEXEC */
+long vfs_fcntl(struct fdtable *t, int fd, int cmd, unsigned long arg);
+/* arg: see file_ops.ioctl; -LX_ENOTTY if the file has no ioctl (or not this cmd) */
+long vfs_ioctl(struct fdtable *t, int fd, unsigned cmd, void *arg);
+/* The bytes an ioctl's argument takes in kernel memory (the syscall layer copies that
+ * much in and out), 0 if the argument is a plain integer, -LX_ENOTTY if unknown. */
+int vfs_ioctl_size(unsigned cmd);
+long vfs_getcwd(struct fs_ctx *c, char *buf, size_t n);	/* length incl. the NUL */
+int vfs_chdir(struct fdtable *t, struct fs_ctx *c, const char *path);
+int vfs_fchdir(struct fdtable *t, struct fs_ctx *c, int fd);
+int vfs_ftruncate(struct fdtable *t, int fd, int64_t len);
+/* sendfile(out, in, offset or NULL, count): through a kernel bounce buffer */
+long vfs_sendfile(struct fdtable *t, int out_fd, int in_fd, int64_t *offset, size_t count);
+/* fds[0..n): revents filled; returns how many have revents != 0. timeout_ms < 0 waits
+ * forever, 0 not at all. Waits are interruptible (-LX_EINTR). A finite timeout is kept by
+ * yielding until the deadline (the scheduler has no timed sleep yet). */
+int vfs_poll(struct fdtable *t, struct lx_pollfd *fds, unsigned n, int timeout_ms);
+/* pipe2: fds[0] the read end, fds[1] the write end; flags O_NONBLOCK | O_CLOEXEC */
+int vfs_pipe2(struct fdtable *t, int fds[2], int flags);
+
+/* ---- set-up ---------------------------------------------------------------------------
+ * fs_init: once, from a thread (the scheduler running): creates "/", /dev with null,
+ * zero, urandom, console, tty; /tmp (mode 1777); /proc is left for later. Idempotent. */
+int fs_init(void);
+/* Unpack a cpio newc archive ("070701") into "/": directories, regular files, symlinks,
+ * modes, hard links (by ino), TRAILER!!!. A corrupt archive is refused (-LX_EINVAL) with
+ * a message naming what is wrong and at which offset; `err`, if not NULL, receives it. */
+int fs_unpack_cpio(const void *buf, size_t len);
+int fs_unpack_cpio_msg(const void *buf, size_t len, char *err, size_t errlen);
+
+/* ---- hooks the process layer overrides (weak defaults here) -----------------------------
+ * fs_signal_pending: a signal is pending for the calling thread (a blocking wait then
+ * returns -LX_EINTR). Default: false.
+ * fs_tty_signal: the tty's ISIG character arrived (^C: LX_SIGINT, ^\: LX_SIGQUIT) for
+ * the foreground process group (tty_fg_pgrp()). May run in the serial interrupt handler.
+ * Default: nothing.
+ * fs_sigpipe: a write found no reader (-LX_EPIPE follows); the syscall layer raises
+ * SIGPIPE here. Default: nothing. */
+bool fs_signal_pending(void);
+void fs_tty_signal(int sig);
+void fs_sigpipe(void);
+/* The process layer posted a signal to t: wake it if it sleeps in a file wait, so that
+ * the wait returns -LX_EINTR. Thread context. */
+void fs_interrupt(struct thread *t);
+
+/* ---- the console tty (kernel/fs/tty.c) ------------------------------------------------
+ * tty_receive: one input character from the serial line; handler or thread context.
+ * tty_set_output: where output and echo go (default: kwrite, the kernel console); NULL
+ * restores the default. For tests. tty_reset: termios to the defaults, queues emptied. */
+void tty_receive(char c);
+void tty_set_output(void (*fn)(const char *s, size_t n));
+void tty_reset(void);
+int tty_fg_pgrp(void);		/* TIOCSPGRP's value (0 until set) */
+
+/* ---- statistics for tests ------------------------------------------------------------ */
+/* Live ramfs inodes (directories, files, symlinks, devices, pipes) and file data pages. */
+uint64_t fs_live_inodes(void);
+uint64_t fs_data_pages(void);
+
+#endif /* KSYNC_FS_VFS_H */
