@@ -9,7 +9,8 @@
 #   asan, tsan, hard     the default scheme (asan = ASan+UBSan; hard = -DHOSTED_HARD_MASK=1,
 #                        on-chip masking by pthread_sigmask)
 # Kernel objects see -Iinclude -Icommon -Ikernel/include -Iarch/hosted/public only (the
-# door of arch_if.h); the port's own files (runtime, kport, boot, devices, context) also
+# door of arch_if.h), and -Ikernel last (a subsystem's interface by its folder:
+# "fs/vfs.h", "syscall/linux_abi.h"); the port's own files (runtime, kport, boot, devices, context) also
 # see arch/hosted/ (and kernel/include only after the system headers, see HK_PORTINC). kernel/core/lib.c is left out: its memset/memcpy/strlen/... are libc's
 # here (a second definition would collide with libc and with the sanitizers'
 # interceptors).
@@ -42,7 +43,7 @@ HK_CFLAGS_hard := $(HOSTED_OPT) -DHOSTED_HARD_MASK=1
 HK_LDFLAGS_hard :=
 
 HK_COMMON := -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer -pthread -DKSYNC_KERNEL -MMD -MP
-HK_KINC := -Iinclude -Icommon -Ikernel/include -Iarch/hosted/public
+HK_KINC := -Iinclude -Icommon -Ikernel/include -Iarch/hosted/public -Ikernel
 # The port's files reach kernel/include after the system directories (-idirafter): a
 # kernel header named like a C library one must never shadow it (<pthread.h> includes
 # <sched.h>, <signal.h>, ...). They include no kernel header that has a libc namesake.

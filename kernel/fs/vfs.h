@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdbool.h>
-#include "../syscall/linux_abi.h"
+#include "syscall/linux_abi.h"	/* -Ikernel: kernel/syscall/ */
 
 struct inode;
 struct file;

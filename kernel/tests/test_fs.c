@@ -23,7 +23,7 @@
 #include "kernel.h"
 #include "thread.h"
 #include "monitor.h"
-#include "../fs/fs_internal.h"
+#include "fs/fs_internal.h"	/* -Ikernel: kernel/fs/ */
 #include <ksync/ktest.h>
 #include <ksync/errors.h>
 
