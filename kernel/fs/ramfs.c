@@ -315,7 +315,7 @@ void ramfs_stat(const struct inode *i, struct lx_stat *st)
 	memset(st, 0, sizeof *st);
 	st->st_dev = IS_FIFO(i) ? 0xc : 0x1a;	/* ramfs and the pipe pseudo-fs */
 	st->st_ino = i->ino;
-	st->st_nlink = i->nlink;
+	st->st_nlink = IS_FIFO(i) ? 1 : i->nlink;	/* a pipe: Linux's pipefs says 1 */
 	st->st_mode = i->mode;
 	st->st_uid = i->uid;
 	st->st_gid = i->gid;

@@ -1888,3 +1888,299 @@ KTEST(fs_cpio_corrupt_archives_refused_with_reason)
 	kfree(bad);
 	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
 }
+
+/* ---- the differential script (kernel/tests/fs_diff_ops.inc; tests/test_fs_diff.py) -------------
+ * Each operation's result as one diagnostic line "fsdiff <n> <op> => <result>"; the pytest
+ * runs the same script with the host's system calls and compares the transcripts. This
+ * case itself checks only that every line is understood. */
+static const char *const diff_ops[] = {
+#include "fs_diff_ops.inc"
+};
+
+struct reg {
+	char name[8];
+	int fd;
+};
+
+static int *reg_fd(struct reg *r, unsigned nr, const char *name, bool make)
+{
+	for (unsigned i = 0; i < nr; i++)
+		if (r[i].name[0] && strcmp(r[i].name, name) == 0)
+			return &r[i].fd;
+	if (!make)
+		return NULL;
+	for (unsigned i = 0; i < nr; i++)
+		if (!r[i].name[0]) {
+			size_t n = strlen(name);
+			if (n >= sizeof r[i].name)
+				return NULL;
+			memcpy(r[i].name, name, n + 1);
+			r[i].fd = -1;
+			return &r[i].fd;
+		}
+	return NULL;
+}
+
+static long num(const char *s)
+{
+	long v = 0, sign = 1;
+	if (*s == '-') {
+		sign = -1;
+		s++;
+	}
+	for (; *s >= '0' && *s <= '9'; s++)
+		v = v * 10 + (*s - '0');
+	return sign * v;
+}
+
+static unsigned octal(const char *s)
+{
+	unsigned v = 0;
+	for (; *s >= '0' && *s <= '7'; s++)
+		v = v * 8 + (unsigned)(*s - '0');
+	return v;
+}
+
+static int oflags(const char *s)
+{
+	static const struct { const char *n; int v; } names[] = {
+		{ "RDONLY", LX_O_RDONLY }, { "WRONLY", LX_O_WRONLY }, { "RDWR", LX_O_RDWR },
+		{ "CREAT", LX_O_CREAT }, { "EXCL", LX_O_EXCL }, { "TRUNC", LX_O_TRUNC },
+		{ "APPEND", LX_O_APPEND }, { "DIRECTORY", LX_O_DIRECTORY },
+		{ "NOFOLLOW", LX_O_NOFOLLOW }, { "NONBLOCK", LX_O_NONBLOCK },
+		{ "CLOEXEC", LX_O_CLOEXEC },
+	};
+	int v = 0;
+	while (*s) {
+		const char *e = s;
+		while (*e && *e != '|')
+			e++;
+		for (unsigned i = 0; i < ARRAY_SIZE(names); i++)
+			if (strlen(names[i].n) == (size_t)(e - s) && !strncmp(names[i].n, s, (size_t)(e - s)))
+				v |= names[i].v;
+		s = *e ? e + 1 : e;
+	}
+	return v;
+}
+
+/* The transcript's spelling of data: printable ASCII as is (but '\'), else \xNN. */
+static void esc(char *out, size_t n, const uint8_t *d, long len)
+{
+	size_t k = 0;
+	for (long i = 0; i < len && k + 5 < n; i++) {
+		if (d[i] >= 32 && d[i] < 127 && d[i] != '\\')
+			out[k++] = (char)d[i];
+		else
+			k += (size_t)ksnprintf(out + k, n - k, "\\x%02x", d[i]);
+	}
+	out[k] = 0;
+}
+
+static void stat_str(char *out, size_t n, const struct lx_stat *st)
+{
+	const char *ty;
+	bool size = false;
+	switch (st->st_mode & LX_S_IFMT) {
+	case LX_S_IFREG: ty = "reg"; size = true; break;
+	case LX_S_IFDIR: ty = "dir"; break;
+	case LX_S_IFLNK: ty = "lnk"; size = true; break;
+	case LX_S_IFIFO: ty = "fifo"; break;
+	case LX_S_IFCHR: ty = "chr"; break;
+	default: ty = "?";
+	}
+	char mode[5];	/* %04o by hand: ksnprintf has no %o */
+	for (int i = 0; i < 4; i++)
+		mode[i] = (char)('0' + ((st->st_mode & 07777) >> (3 * (3 - i)) & 7));
+	mode[4] = 0;
+	if (size)
+		ksnprintf(out, n, "%s %s nlink=%lu size=%ld", ty, mode, (unsigned long)st->st_nlink,
+			  (long)st->st_size);
+	else
+		ksnprintf(out, n, "%s %s nlink=%lu", ty, mode, (unsigned long)st->st_nlink);
+}
+
+/* Names of directory p, sorted, comma-separated ("." and ".." left out). */
+static long ls_str(struct world *w, const char *p, char *out, size_t n)
+{
+	int fd = vfs_openat(w->t, w->c, AT, p, LX_O_RDONLY | LX_O_DIRECTORY, 0);
+	if (fd < 0)
+		return fd;
+	char names[64][40];
+	unsigned nn = 0;
+	static char buf[2048];
+	long r;
+	while ((r = vfs_getdents64(w->t, fd, buf, sizeof buf)) > 0)
+		for (long o = 0; o < r;) {
+			struct lx_dirent64 *d = (struct lx_dirent64 *)(void *)(buf + o);
+			o += d->d_reclen;
+			if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..") && nn < 64)
+				ksnprintf(names[nn++], sizeof names[0], "%s", d->d_name);
+		}
+	vfs_close(w->t, fd);
+	for (unsigned i = 1; i < nn; i++)	/* insertion sort, byte order (as Python's) */
+		for (unsigned j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			char tmp[40];
+			memcpy(tmp, names[j], sizeof tmp);
+			memcpy(names[j], names[j - 1], sizeof tmp);
+			memcpy(names[j - 1], tmp, sizeof tmp);
+		}
+	size_t k = 0;
+	out[0] = 0;
+	for (unsigned i = 0; i < nn; i++)
+		k += (size_t)ksnprintf(out + k, n - k, "%s%s", i ? "," : "", names[i]);
+	return r < 0 ? r : 0;
+}
+
+/* Run one operation; its result into res. False if the line is not understood. */
+static bool diff_op(struct world *w, struct reg *regs, unsigned nr, const char *line, char *res,
+		    size_t rn)
+{
+	char tok[6][48];
+	unsigned nt = 0;
+	for (const char *p = line; *p && nt < 6;) {
+		size_t k = 0;
+		while (*p && *p != ' ' && k < sizeof tok[0] - 1)
+			tok[nt][k++] = *p++;
+		tok[nt++][k] = 0;
+		while (*p == ' ')
+			p++;
+	}
+	const char *op = tok[0];
+	long rc = 0;
+	bool printed = false;
+	int *fd = nt > 1 ? reg_fd(regs, nr, tok[1], false) : NULL;
+	int f = fd ? *fd : 1000;	/* an unknown register: a closed descriptor */
+	static uint8_t data[256];
+	char text[48];
+	struct lx_stat st;
+	if (!strcmp(op, "mkdir") && nt == 3)
+		rc = vfs_mkdirat(w->t, w->c, AT, tok[1], octal(tok[2]));
+	else if (!strcmp(op, "rmdir") && nt == 2)
+		rc = vfs_unlinkat(w->t, w->c, AT, tok[1], LX_AT_REMOVEDIR);
+	else if (!strcmp(op, "unlink") && nt == 2)
+		rc = vfs_unlinkat(w->t, w->c, AT, tok[1], 0);
+	else if (!strcmp(op, "open") && nt == 5) {
+		rc = vfs_openat(w->t, w->c, AT, tok[2], oflags(tok[3]), octal(tok[4]));
+		if (rc >= 0) {
+			*reg_fd(regs, nr, tok[1], true) = (int)rc;
+			ksnprintf(res, rn, "fd");
+			printed = true;
+		}
+	} else if (!strcmp(op, "close") && nt == 2) {
+		rc = vfs_close(w->t, f);
+		if (fd)
+			*fd = -1;
+	} else if ((!strcmp(op, "write") || !strcmp(op, "pwrite")) && nt >= 3) {
+		size_t k = 0;
+		for (const char *p = tok[2]; *p; p++)
+			text[k++] = *p == '_' ? ' ' : *p == '~' ? '\n' : *p;
+		rc = op[0] == 'p' ? vfs_pwrite(w->t, f, text, k, num(tok[3])) : vfs_write(w->t, f, text, k);
+	} else if ((!strcmp(op, "read") || !strcmp(op, "pread")) && nt >= 3) {
+		size_t n = (size_t)num(tok[2]);
+		rc = op[0] == 'p' ? vfs_pread(w->t, f, data, n, num(tok[3])) : vfs_read(w->t, f, data, n);
+		if (rc >= 0) {
+			char e[200];
+			esc(e, sizeof e, data, rc);
+			ksnprintf(res, rn, "%ld:%s", rc, e);
+			printed = true;
+		}
+	} else if (!strcmp(op, "lseek") && nt == 4)
+		rc = vfs_lseek(w->t, f, num(tok[2]), !strcmp(tok[3], "SET") ? LX_SEEK_SET
+					   : !strcmp(tok[3], "CUR") ? LX_SEEK_CUR : LX_SEEK_END);
+	else if (!strcmp(op, "ftruncate") && nt == 3)
+		rc = vfs_ftruncate(w->t, f, num(tok[2]));
+	else if ((!strcmp(op, "stat") || !strcmp(op, "lstat") || !strcmp(op, "fstat")) && nt == 2) {
+		rc = op[0] == 'f' ? vfs_fstat(w->t, f, &st)
+				  : vfs_fstatat(w->t, w->c, AT, tok[1], &st,
+						op[0] == 'l' ? LX_AT_SYMLINK_NOFOLLOW : 0);
+		if (rc == 0) {
+			stat_str(res, rn, &st);
+			printed = true;
+		}
+	} else if (!strcmp(op, "rename") && nt == 3)
+		rc = vfs_renameat(w->t, w->c, AT, tok[1], AT, tok[2]);
+	else if (!strcmp(op, "link") && nt == 3)
+		rc = vfs_linkat(w->t, w->c, AT, tok[1], AT, tok[2], 0);
+	else if (!strcmp(op, "symlink") && nt == 3)
+		rc = vfs_symlinkat(w->t, w->c, tok[1], AT, tok[2]);
+	else if (!strcmp(op, "readlink") && nt == 2) {
+		rc = vfs_readlinkat(w->t, w->c, AT, tok[1], (char *)data, sizeof data);
+		if (rc >= 0) {
+			esc(res, rn, data, rc);
+			printed = true;
+		}
+	} else if (!strcmp(op, "chmod") && nt == 3)
+		rc = vfs_fchmodat(w->t, w->c, AT, tok[1], octal(tok[2]));
+	else if (!strcmp(op, "ls") && nt == 2) {
+		rc = ls_str(w, tok[1], res, rn);
+		printed = rc == 0;
+	} else if (!strcmp(op, "getfl") && nt == 2) {
+		rc = vfs_fcntl(w->t, f, LX_F_GETFL, 0);
+		if (rc >= 0) {
+			ksnprintf(res, rn, "0x%lx", rc);
+			printed = true;
+		}
+	} else if (!strcmp(op, "dup") && nt == 3) {
+		rc = vfs_dup(w->t, f);
+		if (rc >= 0) {
+			*reg_fd(regs, nr, tok[2], true) = (int)rc;
+			ksnprintf(res, rn, "fd");
+			printed = true;
+		}
+	} else if (!strcmp(op, "dup2") && nt == 3) {
+		int *to = reg_fd(regs, nr, tok[2], false);
+		rc = vfs_dup2(w->t, f, to ? *to : 1001);
+		if (rc >= 0)
+			rc = 0;
+	} else if (!strcmp(op, "chdir") && nt == 2)
+		rc = vfs_chdir(w->t, w->c, tok[1]);
+	else if (!strcmp(op, "getcwd") && nt == 1) {
+		char cwd[128];
+		rc = vfs_getcwd(w->c, cwd, sizeof cwd);
+		if (rc > 0) {	/* relative to the script's root, /t_diff */
+			ksnprintf(res, rn, "ROOT%s", cwd + 7);
+			printed = true;
+		}
+	} else if (!strcmp(op, "pipe") && nt == 4) {
+		int p[2];
+		rc = vfs_pipe2(w->t, p, oflags(tok[3]));
+		if (rc == 0) {
+			*reg_fd(regs, nr, tok[1], true) = p[0];
+			*reg_fd(regs, nr, tok[2], true) = p[1];
+		}
+	} else
+		return false;
+	if (!printed) {
+		if (rc < 0)
+			ksnprintf(res, rn, "E%ld", -rc);
+		else if (rc == 0)
+			ksnprintf(res, rn, "ok");
+		else
+			ksnprintf(res, rn, "%ld", rc);
+	}
+	return true;
+}
+
+KTEST(fs_diff_script)
+{
+	KT_ASSERT_EQ(sched_start("lockfree"), KSYNC_OK);
+	struct world w;
+	if (!world_open(kt, &w, "/t_diff"))
+		goto out;
+	struct reg regs[24];
+	memset(regs, 0, sizeof regs);
+	char res[240];
+	for (unsigned i = 0; i < ARRAY_SIZE(diff_ops); i++) {
+		bool ok = diff_op(&w, regs, ARRAY_SIZE(regs), diff_ops[i], res, sizeof res);
+		if (!ok)
+			kt_diag(kt, "fsdiff: line not understood: %s", diff_ops[i]);
+		KT_EXPECT(ok);
+		kt_diag(kt, "fsdiff %u %s => %s", i, diff_ops[i], res);
+	}
+	for (unsigned i = 0; i < ARRAY_SIZE(regs); i++)
+		if (regs[i].name[0] && regs[i].fd >= 0)
+			vfs_close(w.t, regs[i].fd);
+	world_close(kt, &w, "/t_diff");
+out:
+	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+}
