@@ -126,7 +126,6 @@ static int make(struct unpack *u, size_t off, const char *name, const uint32_t *
 {
 	uint32_t mode = h[F_MODE], type = mode & LX_S_IFMT;
 	const char *path = name[0] ? name : "/";
-	char pathbuf[LX_PATH_MAX + 1];
 	int rc = 0;
 	switch (type) {
 	case LX_S_IFDIR:
@@ -177,11 +176,17 @@ static int make(struct unpack *u, size_t off, const char *name, const uint32_t *
 		if (h[F_SIZE] == 0 || h[F_SIZE] >= LX_PATH_MAX)
 			return refuse(u, "symbolic link '%s' at offset %lu has a target of %u bytes",
 				      name, (unsigned long)off, h[F_SIZE]);
-		memcpy(pathbuf, data, h[F_SIZE]);
-		pathbuf[h[F_SIZE]] = 0;
+	{
+		char *target = kmalloc(h[F_SIZE] + 1);	/* not 4 KiB on a kernel stack */
+		if (!target)
+			return refuse(u, "no memory for the link target of '%s'", name);
+		memcpy(target, data, h[F_SIZE]);
+		target[h[F_SIZE]] = 0;
 		clean(u, path, 0);
-		rc = vfs_symlinkat(u->t, u->c, pathbuf, LX_AT_FDCWD, path);
+		rc = vfs_symlinkat(u->t, u->c, target, LX_AT_FDCWD, path);
+		kfree(target);
 		break;
+	}
 	default:
 		u->skipped++;	/* device nodes, fifos, sockets */
 		return 0;

@@ -132,6 +132,13 @@ bool fs_sig_pending(void);
 void fs_tty_sig(int sig);
 void fs_test_hooks(bool (*sig)(void), void (*ttysig)(int));
 
+/* A file's access mode (LX_O_RDONLY/WRONLY/RDWR): constant, but its word is changed by
+ * F_SETFL (a CAS) while others read it, so every read is atomic (relaxed). */
+static inline uint32_t acc_of(const struct file *f)
+{
+	return __atomic_load_n(&f->flags, __ATOMIC_RELAXED) & LX_O_ACCMODE;
+}
+
 /* ---- the fd layer (vfs.c) ------------------------------------------------------------------ */
 struct file *file_new(struct inode *i, const struct file_ops *ops, uint32_t flags, void *priv);
 /* fs_ctx's fields (fd.c), ramfs_mon held */

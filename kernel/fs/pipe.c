@@ -175,7 +175,7 @@ static unsigned pipe_poll(struct file *f)
 	struct pipe *p = f->priv;
 	unsigned r = 0;
 	mon_lock(&p->mon);
-	if ((f->flags & LX_O_ACCMODE) == LX_O_RDONLY) {
+	if (acc_of(f) == LX_O_RDONLY) {
 		if (p->len)
 			r |= LX_POLLIN;
 		if (p->writers == 0)
@@ -205,7 +205,7 @@ static void pipe_release(struct file *f)
 {
 	struct pipe *p = f->priv;
 	mon_lock(&p->mon);
-	if ((f->flags & LX_O_ACCMODE) == LX_O_RDONLY) {
+	if (acc_of(f) == LX_O_RDONLY) {
 		p->readers--;
 		cv_broadcast(&p->writable);	/* writers: EPIPE */
 	} else {

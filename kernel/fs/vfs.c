@@ -294,7 +294,7 @@ long vfs_read(struct fdtable *t, int fd, void *buf, size_t n)
 	if (!f)
 		return -LX_EBADF;
 	long rc;
-	if ((f->flags & LX_O_ACCMODE) == LX_O_WRONLY)
+	if (acc_of(f) == LX_O_WRONLY)
 		rc = -LX_EBADF;
 	else if (!f->ops->read)
 		rc = -LX_EINVAL;
@@ -310,7 +310,7 @@ long vfs_write(struct fdtable *t, int fd, const void *buf, size_t n)
 	if (!f)
 		return -LX_EBADF;
 	long rc;
-	if ((f->flags & LX_O_ACCMODE) == LX_O_RDONLY)
+	if (acc_of(f) == LX_O_RDONLY)
 		rc = -LX_EBADF;
 	else if (!f->ops->write)
 		rc = -LX_EINVAL;
@@ -327,7 +327,7 @@ long vfs_pread(struct fdtable *t, int fd, void *buf, size_t n, int64_t off)
 		return -LX_EBADF;
 	long rc;
 	uint64_t pos = (uint64_t)off;
-	if ((f->flags & LX_O_ACCMODE) == LX_O_WRONLY)
+	if (acc_of(f) == LX_O_WRONLY)
 		rc = -LX_EBADF;
 	else if (!seekable(f))
 		rc = -LX_ESPIPE;
@@ -346,7 +346,7 @@ long vfs_pwrite(struct fdtable *t, int fd, const void *buf, size_t n, int64_t of
 		return -LX_EBADF;
 	long rc;
 	uint64_t pos = (uint64_t)off;
-	if ((f->flags & LX_O_ACCMODE) == LX_O_RDONLY)
+	if (acc_of(f) == LX_O_RDONLY)
 		rc = -LX_EBADF;
 	else if (!seekable(f))
 		rc = -LX_ESPIPE;
@@ -926,7 +926,7 @@ int vfs_ftruncate(struct fdtable *t, int fd, int64_t len)
 	if (!f)
 		return -LX_EBADF;
 	int rc;
-	if (len < 0 || (f->flags & LX_O_ACCMODE) == LX_O_RDONLY || f->ops != &ramfs_file_ops)
+	if (len < 0 || acc_of(f) == LX_O_RDONLY || f->ops != &ramfs_file_ops)
 		rc = -LX_EINVAL;
 	else {
 		ramfs_lock();
@@ -987,7 +987,7 @@ long vfs_sendfile(struct fdtable *t, int out_fd, int in_fd, int64_t *offset, siz
 	}
 	long rc = 0;
 	uint8_t *bounce = NULL;
-	if ((in->flags & LX_O_ACCMODE) == LX_O_WRONLY || (out->flags & LX_O_ACCMODE) == LX_O_RDONLY)
+	if (acc_of(in) == LX_O_WRONLY || acc_of(out) == LX_O_RDONLY)
 		rc = -LX_EBADF;
 	else if (!in->ops->read || !out->ops->write)
 		rc = -LX_EINVAL;

@@ -990,7 +990,7 @@ struct stream_arg {
 static void stream_writer(void *arg)
 {
 	struct stream_arg *a = arg;
-	uint8_t buf[9000];
+	static uint8_t buf[9000];	/* one writer thread: not on its 16 KiB stack */
 	uint64_t s = a->seed;
 	while (a->done < a->bytes) {
 		size_t n = 1 + (size_t)(xs(&s) % sizeof buf);
@@ -1012,7 +1012,7 @@ static void stream_writer(void *arg)
 static void stream_reader(void *arg)
 {
 	struct stream_arg *a = arg;
-	uint8_t buf[7000];
+	static uint8_t buf[7000];	/* one reader thread */
 	uint64_t s = a->seed;
 	for (;;) {
 		size_t n = 1 + (size_t)(xs(&s) % sizeof buf);
