@@ -23,6 +23,7 @@
 #include "kernel.h"
 #include "thread.h"
 #include "monitor.h"
+#include "lockstat.h"
 #include "fs/fs_internal.h"	/* -Ikernel: kernel/fs/ */
 #include <ksync/ktest.h>
 #include <ksync/errors.h>
@@ -37,6 +38,19 @@ static uint64_t ms_ticks(uint64_t ms) { return arch_tsc_hz() / 1000 * ms; }
 	})
 static const char *const scheds[] = { "lockfree", "locked" };
 #define FOR_EACH_SCHED(name) for (unsigned si_ = 0; si_ < 2 && ((name) = scheds[si_], 1); si_++)
+
+/* One lock class's counts since the last lockstat_reset, as a diagnostic (the classes
+ * are the file layer's: kernel/fs/vfs.h lists them). */
+static void class_diag(struct ktest_ctx *kt, const char *tag, const char *name)
+{
+	const struct lock_class *c = lockstat_find(name);
+	if (!c || lockstat_mode() == LOCKSTAT_OFF)
+		return;
+	static struct lockstat_snap sn;	/* one case at a time */
+	lockstat_read(c, &sn);
+	kt_diag(kt, "%s: class %s: hits %lu misses %lu sleeps %lu", tag, name,
+		(unsigned long)sn.hits, (unsigned long)sn.misses, (unsigned long)sn.sleeps);
+}
 
 /* A case's world: a descriptor table and a context, in its own directory. */
 struct world {
@@ -1044,6 +1058,8 @@ KTEST(fs_pipe_two_thread_stream_checksummed)
 		struct stream_arg wa = { t, p[1], 0, 600000, 0x1234567ull, 0, 0, 0 };
 		struct stream_arg ra = { t, p[0], 0, 0, 0x7654321ull, 0, 0, 0 };
 		struct thread *tw, *tr;
+		lockstat_reset();
+		uint64_t t0 = arch_cycles();
 		KT_ASSERT_EQ(thread_create(&tr, stream_reader, &ra, 0, SCHED_AFFINITY_ANY, "prd", 0),
 			     KSYNC_OK);
 		KT_ASSERT_EQ(thread_create(&tw, stream_writer, &wa, 0, SCHED_AFFINITY_ANY, "pwr", 0),
@@ -1057,8 +1073,13 @@ KTEST(fs_pipe_two_thread_stream_checksummed)
 		KT_EXPECT_EQ(ra.result, 0);
 		KT_EXPECT_EQ(wa.done, wa.bytes);
 		KT_EXPECT_EQ(ra.done, wa.bytes);	/* every byte, in order, then EOF */
-		kt_diag(kt, "%s: %lu bytes through a pipe, writes of 1..9000, reads of 1..7000", s,
-			(unsigned long)ra.done);
+		uint64_t us = (arch_cycles() - t0) / (arch_tsc_hz() / 1000000);
+		kt_diag(kt, "%s: %lu bytes through a pipe, writes of 1..9000, reads of 1..7000, in %lu us "
+			"(to the last thread's end, polled)", s, (unsigned long)ra.done, (unsigned long)us);
+		class_diag(kt, s, "pipe");
+		class_diag(kt, s, "pipe_readable");
+		class_diag(kt, s, "pipe_writable");
+		class_diag(kt, s, "fdtable");
 		vfs_close(t, p[0]);
 		fdtable_put(t);
 		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
@@ -1647,6 +1668,7 @@ KTEST(fs_namespace_concurrent_threads_consistent)
 		enum { NW = 3 };
 		struct ns_arg a[NW];
 		struct thread *th[NW];
+		lockstat_reset();
 		for (unsigned i = 0; i < NW; i++) {
 			a[i] = (struct ns_arg){ i, 400, 0, 0 };
 			KT_ASSERT_EQ(thread_create(&th[i], ns_worker, &a[i], 0, SCHED_AFFINITY_ANY, "ns", 0),
@@ -1655,6 +1677,7 @@ KTEST(fs_namespace_concurrent_threads_consistent)
 		bool fin = true;
 		for (unsigned i = 0; i < NW; i++)
 			fin &= WAIT_UNTIL(__atomic_load_n(&a[i].finished, __ATOMIC_ACQUIRE), 60000);
+		class_diag(kt, s, "ramfs");
 		KT_ASSERT(fin);
 		for (unsigned i = 0; i < NW; i++) {
 			KT_EXPECT_EQ(thread_join(th[i]), KSYNC_OK);
