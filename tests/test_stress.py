@@ -105,3 +105,34 @@ def test_hosted_interrupt_storm_long(flavour: str, period_us: int, request, tmp_
     monkeypatch.setenv("TSAN_OPTIONS", f"{tsan}:suppressions={TSAN_SUPPRESSIONS}".lstrip(":"))
     for smp in (2, 4):
         storm_run(exe, smp, period_us, 3000, tmp_path / f"logs{smp}", timeout=300)
+
+
+FS_CASES = "fs_pipe_*,fs_fdtable_shared*,fs_namespace*"
+
+
+@pytest.mark.parametrize("smp", (2, 4))
+@pytest.mark.parametrize("flavour", ("plain", "asan", "tsan"))
+def test_fs_threads_long(flavour: str, smp: int, request):
+    """kernel/fs under threads at 20 times make test's sizes (fs_scale=20; issue 24): a
+    12 MB checksummed pipe stream, 9000 PIPE_BUF records from three writers, 60000
+    dup2/close-vs-read races on one descriptor table, 24000 name-space operations, under
+    both schedulers. make stress only: make test runs fs_scale=1 in every kernel suite."""
+    if not request.config.getoption("--run-stress"):
+        pytest.skip("make stress only (fs_scale=20; make test runs fs_scale=1)")
+    from ksync import schemes
+    exe = Path("build") / "hosted-kernel" / flavour / schemes.DEFAULT_SCHEME / "ksync"
+    r = subprocess.run(["make", "-C", str(ROOT), "-s", "-j2", str(exe)], capture_output=True,
+                       text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    env = dict(os.environ, KSYNC_HOSTED_FIFO="0",
+               TSAN_OPTIONS=f"halt_on_error=1:suppressions={ROOT}/arch/hosted/tsan.supp",
+               ASAN_OPTIONS="halt_on_error=1:detect_leaks=1",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    r = subprocess.run([str(ROOT / exe), "-smp", str(smp), "-watchdog", "120", "-append",
+                        f"mode=test filter={FS_CASES} fs_scale=20"],
+                       capture_output=True, text=True, timeout=3600, cwd=ROOT, env=env)
+    out = r.stdout + r.stderr
+    result = ktap.parse(r.stdout.splitlines())
+    bad = [m for m in SANITIZER_MARKERS if m in out]
+    assert r.returncode == 0 and result.passed and not bad, out[-4000:]
+    assert out.count("12000000 bytes through a pipe") == 2, out[-4000:]

@@ -39,6 +39,14 @@ static uint64_t ms_ticks(uint64_t ms) { return arch_tsc_hz() / 1000 * ms; }
 static const char *const scheds[] = { "lockfree", "locked" };
 #define FOR_EACH_SCHED(name) for (unsigned si_ = 0; si_ < 2 && ((name) = scheds[si_], 1); si_++)
 
+/* The stress scale: `fs_scale=N` on the command line multiplies the thread cases' sizes
+ * (make stress: tests/test_stress.py); 1 in make test. */
+static unsigned fs_scale(void)
+{
+	char buf[16];
+	return cmdline_uint(cmdline_get("fs_scale", buf, sizeof buf), 1);
+}
+
 /* One lock class's counts since the last lockstat_reset, as a diagnostic (the classes
  * are the file layer's: kernel/fs/vfs.h lists them). */
 static void class_diag(struct ktest_ctx *kt, const char *tag, const char *name)
@@ -811,12 +819,13 @@ KTEST(fs_fdtable_shared_by_threads_dup2_close_race)
 		KT_EXPECT_EQ(vfs_openat(T(w), C(w), AT, "f", LX_O_RDONLY, 0), 3);
 		KT_EXPECT_EQ(vfs_unlinkat(T(w), C(w), AT, "f", 0), 0);	/* held by fds only */
 		uint64_t live = fs_live_inodes();
-		struct dupper_arg a = { T(w), 3000, 0, 0 }, b = { T(w), 3000, 0, 0 };
+		unsigned it = 3000 * fs_scale();
+		struct dupper_arg a = { T(w), it, 0, 0 }, b = { T(w), it, 0, 0 };
 		struct thread *ta, *tb;
 		KT_ASSERT_EQ(thread_create(&ta, dupper, &a, 0, SCHED_AFFINITY_ANY, "dup2", 0), KSYNC_OK);
 		KT_ASSERT_EQ(thread_create(&tb, slot_reader, &b, 0, SCHED_AFFINITY_ANY, "rd", 0), KSYNC_OK);
 		bool fin = WAIT_UNTIL(__atomic_load_n(&a.finished, __ATOMIC_ACQUIRE) &&
-				      __atomic_load_n(&b.finished, __ATOMIC_ACQUIRE), 60000);
+				      __atomic_load_n(&b.finished, __ATOMIC_ACQUIRE), 60000ull * fs_scale());
 		KT_ASSERT(fin);
 		KT_EXPECT_EQ(thread_join(ta), KSYNC_OK);
 		KT_EXPECT_EQ(thread_join(tb), KSYNC_OK);
@@ -1055,7 +1064,7 @@ KTEST(fs_pipe_two_thread_stream_checksummed)
 		KT_ASSERT(t != NULL);
 		int p[2];
 		KT_ASSERT_EQ(vfs_pipe2(t, p, 0), 0);
-		struct stream_arg wa = { t, p[1], 0, 600000, 0x1234567ull, 0, 0, 0 };
+		struct stream_arg wa = { t, p[1], 0, 600000ull * fs_scale(), 0x1234567ull, 0, 0, 0 };
 		struct stream_arg ra = { t, p[0], 0, 0, 0x7654321ull, 0, 0, 0 };
 		struct thread *tw, *tr;
 		lockstat_reset();
@@ -1065,7 +1074,7 @@ KTEST(fs_pipe_two_thread_stream_checksummed)
 		KT_ASSERT_EQ(thread_create(&tw, stream_writer, &wa, 0, SCHED_AFFINITY_ANY, "pwr", 0),
 			     KSYNC_OK);
 		bool fin = WAIT_UNTIL(__atomic_load_n(&ra.finished, __ATOMIC_ACQUIRE) &&
-				      __atomic_load_n(&wa.finished, __ATOMIC_ACQUIRE), 60000);
+				      __atomic_load_n(&wa.finished, __ATOMIC_ACQUIRE), 60000ull * fs_scale());
 		KT_ASSERT(fin);
 		KT_EXPECT_EQ(thread_join(tr), KSYNC_OK);
 		KT_EXPECT_EQ(thread_join(tw), KSYNC_OK);
@@ -1089,7 +1098,7 @@ KTEST(fs_pipe_two_thread_stream_checksummed)
 /* Several writers, records of 8..4096 bytes: [id][seq:4][len:2] then bytes of (id, seq).
  * PIPE_BUF atomicity: the reader finds every record whole and each writer's in order. */
 #define AW_WRITERS 3
-#define AW_RECORDS 150
+#define AW_RECORDS (150u * fs_scale())
 
 static void record_writer(void *arg)
 {
@@ -1135,11 +1144,12 @@ KTEST(fs_pipe_buf_atomic_several_writers)
 		}
 		/* the reader is this thread: records parsed from a byte stream read in pieces */
 		static uint8_t rb[8192 + 4096];
+		unsigned total = AW_WRITERS * AW_RECORDS;
 		size_t have = 0;
 		uint32_t next[AW_WRITERS + 1] = { 0 };
 		unsigned records = 0, torn = 0, order = 0;
 		uint64_t t0 = arch_cycles();
-		while (records < AW_WRITERS * AW_RECORDS && arch_cycles() - t0 < ms_ticks(60000)) {
+		while (records < total && arch_cycles() - t0 < ms_ticks(60000ull * fs_scale())) {
 			long r = vfs_read(t, p[0], rb + have, 8192);
 			if (r <= 0) {
 				torn++;		/* cannot happen while writers hold the write end */
@@ -1179,7 +1189,7 @@ KTEST(fs_pipe_buf_atomic_several_writers)
 		}
 		/* a failed parse stops reading: close the read end so that blocked writers
 		 * return (EPIPE) instead of hanging the case */
-		if (torn || records < AW_WRITERS * AW_RECORDS) {
+		if (torn || records < total) {
 			vfs_close(t, p[0]);
 			p[0] = -1;
 		}
@@ -1193,7 +1203,7 @@ KTEST(fs_pipe_buf_atomic_several_writers)
 		}
 		KT_EXPECT_EQ(torn, 0u);
 		KT_EXPECT_EQ(order, 0u);
-		KT_EXPECT_EQ(records, (unsigned)(AW_WRITERS * AW_RECORDS));
+		KT_EXPECT_EQ(records, total);
 		KT_EXPECT_EQ(have, 0u);
 		kt_diag(kt, "%s: %u records of 8..4096 bytes from %d writers, %u torn", s, records,
 			AW_WRITERS, torn);
@@ -1670,13 +1680,14 @@ KTEST(fs_namespace_concurrent_threads_consistent)
 		struct thread *th[NW];
 		lockstat_reset();
 		for (unsigned i = 0; i < NW; i++) {
-			a[i] = (struct ns_arg){ i, 400, 0, 0 };
+			a[i] = (struct ns_arg){ i, 400 * fs_scale(), 0, 0 };
 			KT_ASSERT_EQ(thread_create(&th[i], ns_worker, &a[i], 0, SCHED_AFFINITY_ANY, "ns", 0),
 				     KSYNC_OK);
 		}
 		bool fin = true;
 		for (unsigned i = 0; i < NW; i++)
-			fin &= WAIT_UNTIL(__atomic_load_n(&a[i].finished, __ATOMIC_ACQUIRE), 60000);
+			fin &= WAIT_UNTIL(__atomic_load_n(&a[i].finished, __ATOMIC_ACQUIRE),
+					  60000ull * fs_scale());
 		class_diag(kt, s, "ramfs");
 		KT_ASSERT(fin);
 		for (unsigned i = 0; i < NW; i++) {
@@ -1717,8 +1728,8 @@ KTEST(fs_namespace_concurrent_threads_consistent)
 			}
 		}
 		KT_EXPECT_EQ(badlinks, 0u);
-		kt_diag(kt, "%s: %d threads x 400 operations; %u files' link counts checked", s, NW,
-			checked);
+		kt_diag(kt, "%s: %d threads x %u operations; %u files' link counts checked", s, NW,
+			400 * fs_scale(), checked);
 		world_close(kt, &w, "/t_conc");
 		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
 	}
