@@ -10,7 +10,8 @@ Line syntax (both executors): OP ARG..., single spaces.
   pwrite R TEXT OFF | read R N | pread R N OFF | lseek R OFF SET|CUR|END | ftruncate R LEN |
   stat P | lstat P | fstat R | rename A B | link A B | symlink TARGET P | readlink P |
   chmod P MODE | ls P | getfl R | dup R NEWR | dup2 R1 R2 | chdir P | getcwd |
-  pipe R0 R1 FLAGS
+  pipe R0 R1 FLAGS | openat DIRR R P FLAGS MODE | statat DIRR P (no follow) |
+  mkdirat DIRR P MODE | unlinkat DIRR P 0|REMOVEDIR | setfl R FLAGS | getfd R
 MODE octal; FLAGS names of O_* joined by '|' (0 for none); TEXT: '_' a space, '~' a newline.
 Results: "ok" (0), a number, "fd" (a new descriptor), "E<errno>", "<n>:<data>" for reads,
 "<type> <mode> nlink=<n>[ size=<n>]" for stats (size for regular files and links only),
@@ -63,6 +64,13 @@ def flags(s: str) -> int:
     return v
 
 
+def opened(fd: int, how: str) -> int:
+    """Python opens and dups every descriptor close-on-exec (PEP 446); the script's
+    descriptors are close-on-exec only when it says O_CLOEXEC, as the system calls'."""
+    os.set_inheritable(fd, "CLOEXEC" not in how.split("|"))
+    return fd
+
+
 def text(s: str) -> bytes:
     return s.replace("_", " ").replace("~", "\n").encode()
 
@@ -83,7 +91,7 @@ def run(ops: list[str], root: str) -> list[str]:
             elif op == "unlink":
                 os.unlink(t[1])
             elif op == "open":
-                regs[t[1]] = os.open(t[2], flags(t[3]), int(t[4], 8))
+                regs[t[1]] = opened(os.open(t[2], flags(t[3]), int(t[4], 8)), t[3])
                 r = "fd"
             elif op == "close":
                 regs[t[1]] = -1
@@ -118,10 +126,23 @@ def run(ops: list[str], root: str) -> list[str]:
             elif op == "getfl":
                 r = f"0x{fcntl.fcntl(fd, fcntl.F_GETFL):x}"
             elif op == "dup":
-                regs[t[2]] = os.dup(fd)
+                regs[t[2]] = opened(os.dup(fd), "")
                 r = "fd"
             elif op == "dup2":
                 os.dup2(fd, regs.get(t[2], 1001))
+            elif op == "openat":
+                regs[t[2]] = opened(os.open(t[3], flags(t[4]), int(t[5], 8), dir_fd=fd), t[4])
+                r = "fd"
+            elif op == "statat":
+                r = stat_str(os.stat(t[2], dir_fd=fd, follow_symlinks=False))
+            elif op == "mkdirat":
+                os.mkdir(t[2], int(t[3], 8), dir_fd=fd)
+            elif op == "unlinkat":
+                (os.rmdir if t[3] == "REMOVEDIR" else os.unlink)(t[2], dir_fd=fd)
+            elif op == "setfl":
+                fcntl.fcntl(fd, fcntl.F_SETFL, flags(t[2]))
+            elif op == "getfd":
+                r = fcntl.fcntl(fd, fcntl.F_GETFD)
             elif op == "chdir":
                 os.chdir(t[1])
             elif op == "getcwd":

@@ -95,7 +95,9 @@ static int walk(struct fs_ctx *c, struct inode *start, const char *path, unsigne
 			struct dentry_rec *d = ramfs_find(cur, p, len);
 			child = d ? d->child : NULL;
 		}
-		if (child && IS_LNK(child) && (!last || slash || (fl & W_FOLLOW))) {
+		/* a trailing '/' follows the last link for a lookup; a W_PARENT caller (create,
+		 * remove, rename, link) sees the link itself, as Linux's *at calls do */
+		if (child && IS_LNK(child) && (!last || (fl & W_FOLLOW) || (slash && !(fl & W_PARENT)))) {
 			if (++links > FS_SYMLOOP_MAX) {
 				rc = -LX_ELOOP;
 				break;
@@ -128,8 +130,8 @@ static int walk(struct fs_ctx *c, struct inode *start, const char *path, unsigne
 			w->lastlen = len;
 			if (!child && !(fl & W_PARENT))
 				rc = -LX_ENOENT;
-			else if (child && slash && !IS_DIR(child))
-				rc = -LX_ENOTDIR;
+			else if (child && slash && !IS_DIR(child) && !(fl & W_PARENT))
+				rc = -LX_ENOTDIR;	/* W_PARENT callers decide (w->slash) */
 			break;
 		}
 		if (!child) {
@@ -257,8 +259,12 @@ int vfs_openat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
 		else
 			ramfs_maybe_free(i);
 	} else if (rc == 0) {
-		if (excl)
+		if ((flags & LX_O_CREAT) && w.slash && !w.dot)
+			rc = -LX_EISDIR;	/* Linux: O_CREAT and a trailing '/' */
+		else if (excl)
 			rc = -LX_EEXIST;
+		else if (w.slash && !IS_DIR(i))
+			rc = -LX_ENOTDIR;
 		else if (IS_LNK(i))
 			rc = -LX_ELOOP;
 		else if (IS_DIR(i) && (acc != LX_O_RDONLY || (flags & LX_O_CREAT)))
@@ -587,6 +593,8 @@ int vfs_unlinkat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *pat
 		} else {
 			if (IS_DIR(i) || w.dot)
 				rc = -LX_EISDIR;
+			else if (w.slash)
+				rc = -LX_ENOTDIR;
 			else
 				drop_entry(&w);
 		}
@@ -629,7 +637,9 @@ int vfs_renameat(struct fdtable *t, struct fs_ctx *c, int olddirfd, const char *
 			rc = 0;		/* the same file: nothing to do (Linux) */
 		else if (!IS_DIR(i) && o.slash)
 			rc = -LX_ENOTDIR;
-		else if (!IS_DIR(i) && n.slash && !victim)
+		else if (!IS_DIR(i) && n.slash)
+			rc = -LX_ENOTDIR;
+		else if (victim && n.slash && !IS_DIR(victim))
 			rc = -LX_ENOTDIR;
 		else if (IS_DIR(i) && is_ancestor(i, n.dir))
 			rc = -LX_EINVAL;

@@ -2166,7 +2166,28 @@ static bool diff_op(struct world *w, struct reg *regs, unsigned nr, const char *
 		rc = vfs_dup2(w->t, f, to ? *to : 1001);
 		if (rc >= 0)
 			rc = 0;
-	} else if (!strcmp(op, "chdir") && nt == 2)
+	} else if (!strcmp(op, "openat") && nt == 6) {
+		rc = vfs_openat(w->t, w->c, f, tok[3], oflags(tok[4]), octal(tok[5]));
+		if (rc >= 0) {
+			*reg_fd(regs, nr, tok[2], true) = (int)rc;
+			ksnprintf(res, rn, "fd");
+			printed = true;
+		}
+	} else if (!strcmp(op, "statat") && nt == 3) {
+		rc = vfs_fstatat(w->t, w->c, f, tok[2], &st, LX_AT_SYMLINK_NOFOLLOW);
+		if (rc == 0) {
+			stat_str(res, rn, &st);
+			printed = true;
+		}
+	} else if (!strcmp(op, "mkdirat") && nt == 4)
+		rc = vfs_mkdirat(w->t, w->c, f, tok[2], octal(tok[3]));
+	else if (!strcmp(op, "unlinkat") && nt == 4)
+		rc = vfs_unlinkat(w->t, w->c, f, tok[2], !strcmp(tok[3], "REMOVEDIR") ? LX_AT_REMOVEDIR : 0);
+	else if (!strcmp(op, "setfl") && nt == 3)
+		rc = vfs_fcntl(w->t, f, LX_F_SETFL, (unsigned long)oflags(tok[2]));
+	else if (!strcmp(op, "getfd") && nt == 2)
+		rc = vfs_fcntl(w->t, f, LX_F_GETFD, 0);
+	else if (!strcmp(op, "chdir") && nt == 2)
 		rc = vfs_chdir(w->t, w->c, tok[1]);
 	else if (!strcmp(op, "getcwd") && nt == 1) {
 		char cwd[128];
