@@ -49,6 +49,8 @@ struct file *file_new(struct inode *i, const struct file_ops *ops, uint32_t flag
 
 void file_get(struct file *f)
 {
+	/* relaxed: the caller already holds a reference (or the table's monitor, which
+	 * holds one), so the count cannot reach 0 meanwhile; the drop orders the uses */
 	__atomic_fetch_add(&f->refs, 1, __ATOMIC_RELAXED);
 }
 
@@ -97,11 +99,12 @@ struct fdtable *fdtable_clone(struct fdtable *src)
 
 void fdtable_get(struct fdtable *t)
 {
-	__atomic_fetch_add(&t->refs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&t->refs, 1, __ATOMIC_RELAXED);	/* as file_get */
 }
 
 void fdtable_put(struct fdtable *t)
 {
+	/* acq_rel: every sharer's use of the table happens-before its teardown */
 	if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	/* the last sharer: nobody else can reach the table */
@@ -318,7 +321,7 @@ struct fs_ctx *fs_ctx_clone(struct fs_ctx *src)
 	struct fs_ctx *c = kzalloc(sizeof *c);
 	if (!c)
 		return NULL;
-	c->umask = __atomic_load_n(&src->umask, __ATOMIC_RELAXED);
+	c->umask = __atomic_load_n(&src->umask, __ATOMIC_RELAXED);	/* as fs_umask */
 	c->refs = 1;
 	ramfs_lock();
 	c->root = src->root;
@@ -331,6 +334,7 @@ struct fs_ctx *fs_ctx_clone(struct fs_ctx *src)
 
 void fs_ctx_put(struct fs_ctx *c)
 {
+	/* acq_rel: as fdtable_put */
 	if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	ramfs_lock();
@@ -342,6 +346,7 @@ void fs_ctx_put(struct fs_ctx *c)
 
 unsigned fs_umask(struct fs_ctx *c, unsigned mask)
 {
+	/* relaxed: one word that orders nothing else (a creation reads it once) */
 	return __atomic_exchange_n(&c->umask, mask & 0777, __ATOMIC_RELAXED);
 }
 
@@ -354,4 +359,7 @@ void fs_ctx_set_cwd_(struct fs_ctx *c, struct inode *i)
 	inode_unref(c->cwd);
 	c->cwd = i;
 }
-unsigned fs_ctx_umask_(struct fs_ctx *c) { return __atomic_load_n(&c->umask, __ATOMIC_RELAXED); }
+unsigned fs_ctx_umask_(struct fs_ctx *c)
+{
+	return __atomic_load_n(&c->umask, __ATOMIC_RELAXED);	/* as fs_umask */
+}

@@ -44,6 +44,8 @@ struct pipe {
 static void pipe_get(void *obj)
 {
 	struct pipe *p = obj;
+	/* relaxed: the caller holds a path to a live reference (fs_interrupt: under
+	 * fs_wait_lock, while the registered waiter holds its file); pipe_put orders */
 	__atomic_fetch_add(&p->refs, 1, __ATOMIC_RELAXED);
 }
 
@@ -82,6 +84,7 @@ static long pipe_read(struct file *f, void *buf, size_t n, uint64_t *pos)
 			mon_unlock(&p->mon);
 			return 0;
 		}
+		/* relaxed: O_NONBLOCK is read once per test, ordering nothing */
 		if (__atomic_load_n(&f->flags, __ATOMIC_RELAXED) & LX_O_NONBLOCK) {
 			mon_unlock(&p->mon);
 			return -LX_EAGAIN;

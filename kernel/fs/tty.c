@@ -56,7 +56,8 @@ static struct tty tty = {
 	.ws = { 24, 80, 0, 0 },
 };
 
-static void (*out_fn)(const char *s, size_t n);	/* atomic; NULL: kwrite */
+/* atomic (release store, acquire load: what the function uses is set before); NULL: kwrite */
+static void (*out_fn)(const char *s, size_t n);
 
 void tty_set_output(void (*fn)(const char *s, size_t n))
 {

@@ -42,7 +42,8 @@ __attribute__((weak)) bool fs_signal_pending(void) { return false; }
 __attribute__((weak)) void fs_tty_signal(int sig) { (void)sig; }
 __attribute__((weak)) void fs_sigpipe(void) {}
 
-/* Test hooks (fs_internal.h): consulted instead of / besides the process layer's. */
+/* Test hooks (fs_internal.h): consulted instead of / besides the process layer's.
+ * Stored with release, loaded with acquire: the test's data the hook reads are set before. */
 static bool (*sig_hook)(void);		/* atomic */
 static void (*ttysig_hook)(int);	/* atomic */
 
