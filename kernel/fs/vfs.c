@@ -406,8 +406,6 @@ int vfs_fstat(struct fdtable *t, int fd, struct lx_stat *st)
 	return 0;
 }
 
-#define LX_AT_NO_AUTOMOUNT 0x800
-
 int vfs_fstatat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
 		struct lx_stat *st, int flags)
 {
@@ -830,7 +828,6 @@ int vfs_fchmod(struct fdtable *t, int fd, unsigned mode)
 	return 0;
 }
 
-#define LX_AT_EACCESS 0x200
 #define X_OK_ 1
 #define W_OK_ 2
 #define R_OK_ 4

@@ -180,6 +180,8 @@
 #define LX_AT_REMOVEDIR 0x200
 #define LX_AT_SYMLINK_FOLLOW 0x400
 #define LX_AT_EMPTY_PATH 0x1000
+#define LX_AT_EACCESS 0x200	/* faccessat: the same bit as AT_REMOVEDIR */
+#define LX_AT_NO_AUTOMOUNT 0x800
 
 #define LX_F_DUPFD 0
 #define LX_F_GETFD 1
