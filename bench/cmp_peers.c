@@ -4,9 +4,11 @@
  * ck_fifo) and liburcu 0.13 (lfstack, wfcqueue), as Debian 12 ships them.
  *
  * Structures and the operation pair timed for each:
- *   stack  push + pop       ksync lf_stack_*_mpmc | ck_stack_*_mpmc | urcu cds_lfs_push +
- *                           cds_lfs_pop_blocking (urcu's pop needs mutual exclusion or an
- *                           RCU grace period before reuse; _blocking is its mutex form)
+ *   stack  push + pop       ksync lf_stack_*_mpmc | ksync-index lf_istack_*_mpmc (indices
+ *                           into a pool, one 8-byte CAS each; no backoff) | ck_stack_*_mpmc
+ *                           | urcu cds_lfs_push + cds_lfs_pop_blocking (urcu's pop needs
+ *                           mutual exclusion or an RCU grace period before reuse;
+ *                           _blocking is its mutex form)
  *   mpmc   enqueue + dequeue ksync lf_fifo_*_mpmc | ksync-word lf_fifo_*_mpmc_word (8-byte
  *                           words only) | ck_ring_*_mpmc | urcu cds_wfcq_enqueue +
  *                           cds_wfcq_dequeue_blocking (dequeuers mutually excluded)
@@ -68,6 +70,7 @@
 #include <urcu/wfcqueue.h>
 
 #include <ksync/lf_fifo_spsc.h>
+#include <ksync/lf_istack.h>
 #include <ksync/measure.h>
 
 #include "hosted_env.h"
@@ -94,6 +97,36 @@ static unsigned ncpus, cpus[MAXT];
 static unsigned run_ms = 200, runs = 5;
 
 /* ---- the peers ------------------------------------------------------------------------ */
+
+/* libksync's index stack (lf_istack.h: index and generation in one 8-byte word, push
+ * and pop one lock cmpxchg each), the stack of issue 27's 8-byte bar.  Shared: kis (its
+ * own atomics) and kis_links (the pool's links, written only through lf_istack).
+ * Indices: in the stack or in one thread's hand, as kst's nodes. */
+static _Alignas(CMP_LINE) struct lf_istack kis;
+static uint32_t *kis_links, kis_hand[MAXT];
+static void kis_init(unsigned nt)
+{
+	uint32_t n = (PREFILL_PER_THREAD + 1) * nt;
+
+	kis_links = aligned_alloc(CMP_LINE, sizeof *kis_links * (PREFILL_PER_THREAD + 1) * MAXT);
+	if (!kis_links || lf_istack_init(&kis, kis_links, n) != 0)
+		abort();
+	for (uint32_t i = 0; i < n; i++) {
+		if (i < nt)
+			kis_hand[i] = i;
+		else
+			lf_istack_push_mpmc(&kis, i);
+	}
+}
+static CMP_FN void kis_pair(unsigned t)
+{
+	uint32_t i;
+	lf_istack_push_mpmc(&kis, kis_hand[t]);
+	while (lf_istack_pop_mpmc(&kis, &i) < 0)
+		cmp_retries[t].n++;
+	kis_hand[t] = i;
+}
+static void kis_fini(void) { free(kis_links); }
 
 /* ck stack. Shared: cks (ck's own atomics; pop is a cmpxchg16b on it: 16-byte aligned
  * at least, checked in main). Nodes: in the stack or in one thread's hand, as kst. */
@@ -647,6 +680,7 @@ int main(int argc, char **argv)
 
 	const struct cmp_impl mt[] = {
 		cmp_ksync[0], cmp_ksync_nobackoff[0],
+		{ "stack", "ksync-index", -1, kis_init, kis_pair, kis_fini },
 		{ "stack", "ck", -1, cks_init, cks_pair, cks_fini },
 		{ "stack", "urcu", -1, ust_init, ust_pair, ust_fini },
 		cmp_ksync[1], cmp_ksync_nobackoff[1],
