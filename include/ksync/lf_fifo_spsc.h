@@ -260,10 +260,13 @@ LF_FIFO__HOT int lf_fifo_dequeue_spsc(struct lf_fifo_spsc *q, void *out)
 			return KSYNC_EEMPTY;
 		/* kept unconditionally: a store to this side's own line, which the
 		 * head store below writes anyway.  The former "only if t - h > 1" cost
-		 * a compare and a taken branch on every dequeue of a drained queue:
-		 * bench/cmp_peers spsc latency (word forms, hosted AMD EPYC, 2 x 9
-		 * runs) 7.72 -> 7.11 TSC ticks per pair with this and the inline
-		 * reread together */
+		 * a compare and a taken branch on every dequeue of a drained queue.
+		 * bench/cmp_peers spsc latency (word forms, hosted AMD EPYC, medians of
+		 * 15 runs, 3 invocations each): 7.72 -> 7.11 TSC ticks per pair with
+		 * the harness of bc3c63a, 7.11 -> 7.01 once the harness placed every
+		 * implementation's functions alike (CMP_FN): most of the first step
+		 * was code placement.  ck_ring 5.69 there; what the difference is
+		 * made of: docs/paper-map.md, the spsc word forms' row. */
 		q->c.tail_cache = t;
 	}
 	lf_fifo__copy(out,
