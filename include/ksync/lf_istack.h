@@ -56,9 +56,11 @@
  * AMD EPYC, 5 runs: push + pop 15.84-16.15 TSC ticks against two lock cmpxchg's
  * 10.66-10.77 (1.47-1.52x, median 1.48), where the bare chain of an 8-byte Treiber pair
  * (load, dependent link store, CAS; load, dependent link load, CAS: the cost table's
- * ref_treiber_pair_floor) is 15.23-15.34: this stack is at the floor of its kind, and
- * the bar lies within that floor's noise.  The hinted pair loads neither top: 12.09-12.49
- * (1.12-1.17x).  Figures and method in lf_stack.h ("Why the pop stays a cmpxchg16b").
+ * ref_treiber_pair_floor) is 15.1-15.5 in most runs (1.41-1.43x) and 12.5-13.8 in a
+ * few (4 of 19 that day: a state of the machine, not of the code; this stack never went
+ * below 15.6): this stack is within ~5 % of its kind's usual floor, and the bar lies in
+ * that floor's noise.  The hinted pair loads neither top: 12.09-12.49 (1.12-1.17x).
+ * Figures and method in lf_stack.h ("Why the pop stays a cmpxchg16b").
  *
  * Wrap-around argument (why a finite generation is enough).  A pop reads top = {i, g},
  * reads next[i] = j, and CASes top from {i, g} to {j, g + 1}.  The CAS can wrongly

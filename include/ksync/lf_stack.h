@@ -102,7 +102,8 @@
  * each expecting a fresh load of it, 11.88; that plus the push's store of the link
  * (whose data is the top just loaded) and the pop's load of the top's link (whose
  * address is), with no generation and no checks, 15.23-15.34 (1.41-1.43x; one run
- * 12.59): the floor of any Treiber pair here, before its first ALU instruction.
+ * 12.59, and 12.5-13.8 in 3 of 8 later runs: bimodal with the machine's state): the
+ * floor of any Treiber pair here, before its first ALU instruction.
  * lf_istack's push + pop is 15.84-16.15 (1.47-1.52x, median 1.48: at that floor, and at
  * the 1.5x bar within noise); its hinted pair, which loads neither top, 12.09-12.49
  * (1.12-1.17x).  The same runs: this stack 25.19-26.20 (2.34-2.46x), its hinted pair
