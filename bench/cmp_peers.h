@@ -12,6 +12,14 @@
 #define CMP_PREFILL_PER_THREAD 64
 #define CMP_LINE 64		/* every shared object starts a cache line of its own */
 
+/* Every function the drivers call per operation (a pair, a put, a get) is declared
+ * CMP_FN: out of line, so each implementation is reached by the same indirect call, and
+ * starting a 64-byte block of its own, so that where the linker happens to place one
+ * implementation's code (a fetch block split, a shared op-cache line) cannot favour it
+ * over another.  Why: in scratch builds of the spsc latency loop (hosted, AMD EPYC) the
+ * same queue functions moved by up to a TSC tick per pair with their placement alone. */
+#define CMP_FN __attribute__((noinline, aligned(64)))
+
 /* One implementation of a multi-threaded structure: init, per-thread pair, fini. */
 struct cmp_impl {
 	const char *structure, *name;

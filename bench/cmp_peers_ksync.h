@@ -54,7 +54,7 @@ static void kst_init(unsigned nt)
 	}
 }
 
-static void kst_pair(unsigned t)
+static CMP_FN void kst_pair(unsigned t)
 {
 	struct lf_stack_node *n;
 
@@ -86,7 +86,7 @@ static void kmq_init(unsigned nt)
 		lf_fifo_enqueue_mpmc(&kmq, &i);
 }
 
-static void kmq_pair(unsigned t)
+static CMP_FN void kmq_pair(unsigned t)
 {
 	uint64_t v = t, out;
 
@@ -118,7 +118,7 @@ static void kwq_init(unsigned nt)
 		lf_fifo_enqueue_mpmc_word(&kwq, i);
 }
 
-static void kwq_pair(unsigned t)
+static CMP_FN void kwq_pair(unsigned t)
 {
 	uint64_t out;
 

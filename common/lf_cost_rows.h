@@ -93,6 +93,8 @@ static struct {
 	_Alignas(64) uint64_t plain_counter;
 	_Alignas(64) struct lf_stack_node *plain_top;
 	_Alignas(64) uint64_t cmpxchg_word[2];
+	_Alignas(64) uint64_t floor_top;	/* the floor rows' top word: 0 or 1 (node 0) */
+	_Alignas(64) uint64_t floor_link[8];	/* node k's link at [k]; only node 0 is used */
 	_Alignas(64) struct lf_opt ver;
 	uint64_t words[4];
 	_Alignas(64) struct lf_astack astack;
@@ -226,7 +228,7 @@ static inline int plain_apop(uint64_t *v)
 /* Print every row (one KSYNC prim line each) and the ratio lines. */
 static void lf_cost_rows(void)
 {
-	uint64_t ref2, pp_lf, pp_nosync, pp_hint, pp_ihint;
+	uint64_t ref2, ref2_loaded, floor, pp_lf, pp_nosync, pp_hint, pp_ilf, pp_ihint;
 	struct lf_stack_hint shint = LF_STACK_HINT_INITIALIZER;
 	struct lf_istack_hint ihint = LF_ISTACK_HINT_INITIALIZER;
 	struct lf_stack_node *sn;
@@ -257,6 +259,32 @@ static void lf_cost_rows(void)
 				     : "cc");
 	});
 	ref2 = last_median_x100;
+	/* The floor of any stack whose push and pop are each one 8-byte CAS (Treiber's, with
+	 * or without a generation): what the pair must do besides the two locked
+	 * instructions.  loaded: each CAS expects the value a load of the word has just
+	 * read, and that load follows the previous locked write of the same word.  floor:
+	 * that, plus the push's store of the node's link (its data: the top just read) before
+	 * its CAS, and the pop's load of the top node's link (its address: from the top just
+	 * read) before its.  No generation, no checks: those are ALU work beside this chain. */
+	ROW("ref_2x_lock_cmpxchg_loaded", "two lock cmpxchgq on one word, each expecting a fresh load of it", {
+		uint64_t e = ksync_load_relaxed_u64(&o.floor_top);
+
+		(void)ksync_cas_strong_release_u64(&o.floor_top, &e, e + 1);
+		e = ksync_load_acquire_u64(&o.floor_top);
+		(void)ksync_cas_strong_acquire_u64(&o.floor_top, &e, e - 1);
+	});
+	ref2_loaded = last_median_x100;
+	ROW("ref_treiber_pair_floor",
+	    "load top, store link, lock cmpxchg; load top, load its link, lock cmpxchg", {
+		uint64_t e = ksync_load_relaxed_u64(&o.floor_top), nx;
+
+		ksync_store_relaxed_u64(&o.floor_link[0], e);		/* push node 0 */
+		(void)ksync_cas_strong_release_u64(&o.floor_top, &e, 1);
+		e = ksync_load_acquire_u64(&o.floor_top);		/* pop: e = 1 */
+		nx = ksync_load_relaxed_u64(&o.floor_link[(e - 1) & 7]);
+		(void)ksync_cas_strong_acquire_u64(&o.floor_top, &e, nx);
+	});
+	floor = last_median_x100;
 
 	/* ---- counter increment ---- */
 	ROW("mp_counter_inc_nosync", "plain load, add, store of a 64-bit word", {
@@ -328,6 +356,7 @@ static void lf_cost_rows(void)
 		(void)lf_istack_push_mpmc(&o.istack, 0);
 		(void)lf_istack_pop_mpmc(&o.istack, &idx);
 	});
+	pp_ilf = last_median_x100;
 	ROW("mp_istack_push_pop_hint", "lf_istack push_hint + pop_hint: no load of the top", {
 		(void)lf_istack_push_hint_mpmc(&o.istack, &ihint, 0);
 		(void)lf_istack_pop_hint_mpmc(&o.istack, &ihint, &idx);
@@ -425,7 +454,12 @@ static void lf_cost_rows(void)
 
 	ratio("stack push+pop / 2x lock cmpxchg (bar: <= 1.50)", pp_lf, ref2);
 	ratio("stack push+pop with hint / 2x lock cmpxchg (bar: <= 1.50)", pp_hint, ref2);
+	ratio("istack push+pop / 2x lock cmpxchg (bar: <= 1.50)", pp_ilf, ref2);
 	ratio("istack push+pop with hint / 2x lock cmpxchg (bar: <= 1.50)", pp_ihint, ref2);
+	ratio("2x lock cmpxchg on one word, each after a load of it / 2x lock cmpxchg", ref2_loaded,
+	      ref2);
+	ratio("8-byte Treiber pair floor / 2x lock cmpxchg", floor, ref2);
+	ratio("istack push+pop / 8-byte Treiber pair floor", pp_ilf, floor);
 	ratio("stack push+pop lf / nosync", pp_lf, pp_nosync);
 }
 

@@ -57,6 +57,36 @@ def test_stress(stress_bins: Path, flavour: str, name: str, request):
                     f"complete={result.complete}, sanitizer={bad}\n{out[-6000:]}", pytrace=False)
 
 
+def test_stress_istack_catches_a_narrow_generation(stress_bins: Path, tmp_path: Path):
+    """Seeded mutant (issue 27): stress_lf_istack built with -DSTRESS_GEN_BITS=2, a model
+    of a 2-bit generation (the CAS succeeds whenever the real generation moved by a
+    multiple of 4), must fail: the stress widens the ABA window enough to outrun a
+    generation that narrow.  (Measured on a 2-vCPU AMD EPYC guest at 400,000 operations:
+    1 and 2 bits failed 3 of 3 runs, 4 bits 2 of 3, 8 and 16 bits never; the real
+    generation has >= 32.)  Up to 5 runs, as a race decides each."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 CPUs for the threads to race")
+    lib = stress_bins.parent / "libksync.a"
+    main = stress_bins.parent / "obj" / "plain" / "lib" / "hosted" / "ktest_main.o"
+    exe = tmp_path / "stress_lf_istack_gen2"
+    r = subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2",
+                        f"-I{ROOT / 'include'}", f"-I{ROOT / 'common'}", "-DSTRESS_GEN_BITS=2",
+                        "-o", str(exe), str(ROOT / "tests" / "stress" / "stress_lf_istack.c"),
+                        str(main), str(lib), "-pthread"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    env = dict(os.environ, KSYNC_STRESS_OPS=str(SHORT["plain"]))
+    outs = []
+    for _ in range(5):
+        r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120, env=env)
+        result = ktap.parse(r.stdout.splitlines())
+        assert result.complete, r.stdout[-3000:]      # ran to the end: failed, not crashed
+        if not result.passed:
+            return
+        outs.append(r.stdout[-500:])
+    pytest.fail("the 2-bit generation survived 5 stress runs:\n" + "\n".join(outs))
+
+
 @pytest.mark.parametrize("smp", (1, 2, 4))
 @pytest.mark.parametrize("flavour", ("plain", "asan", "tsan"))
 def test_sched_sleep_wakeup_million(flavour: str, smp: int, request):

@@ -104,7 +104,8 @@ def full_rows(cpu="AMD EPYC"):
              "loadavg_1min": 4.5},
             {"kind": "cmp_end", "elapsed_s": 37.2, "loadavg_1min": 3.3}]
     for st, ps in peers.CMP_PEERS.items():
-        ours = [i for i in peers.CMP_KSYNC if st == "mpmc" or not i.endswith("-word")]
+        ours = [i for i in peers.CMP_KSYNC if (st == "mpmc" or not i.endswith("-word"))
+                and (st == "stack" or i != "ksync-index")]
         impls = (ours if st != "spsc" else ["ksync"]) + ps
         for k, impl in enumerate(impls):
             base = 1234.5 if impl.startswith("ksync") else 4321.25
@@ -146,9 +147,13 @@ def test_tables_split_per_metric_and_fit(cpu):
 def test_findings_one_per_structure_and_metric():
     rows = full_rows()
     fs = peers.peer_findings(rows, {"cpu_model": "ignored: the setup row names the CPU"})
-    assert len(fs) == 8      # per structure and metric, plus the mpmc word queue's two
+    # per structure and metric, plus the mpmc word queue's two and the index stack's two
+    assert len(fs) == 10
     word = [f for f in fs if "8-byte words" in f.claim]
     assert len(word) == 2 and all(f.claim.startswith("mpmc queue") for f in word)
+    index = [f for f in fs if "index stack" in f.claim]
+    assert len(index) == 2 and all(f.claim.startswith("LIFO stack") for f in index)
+    assert all("ck_stack (CK)" in f.today or "lfstack (urcu)" in f.today for f in index)
     assert all(f.verdict in base.VERDICTS and f.then == report.DASH for f in fs)
     lat = [f for f in fs if "latency" in f.claim]
     tput = [f for f in fs if "throughput" in f.claim]
@@ -240,12 +245,16 @@ def test_benchmark_rows_carry_what_the_renderer_needs(bench_rows):
     for st in ("stack", "mpmc"):
         for impl in ("ksync", "ksync-nobackoff", "ck", "urcu"):
             assert (st, "latency", impl) in keys and (st, "throughput", impl) in keys
+    # the index stack: stack only, and it does not back off
+    assert ("stack", "latency", "ksync-index") in keys
+    assert ("stack", "throughput", "ksync-index") in keys
+    assert not any(k[0] != "stack" and k[2] == "ksync-index" for k in keys)
     for impl in ("ksync-word", "ksync-nobackoff-word"):     # the word queue: mpmc only
         assert ("mpmc", "latency", impl) in keys and ("mpmc", "throughput", impl) in keys
         assert ("stack", "latency", impl) not in keys
     backoff = {(r["structure"], r["impl"]): r.get("backoff_max") for r in cmp_rows}
     assert backoff[("stack", "ksync-nobackoff")] == 0 and backoff[("stack", "ksync")] > 0
-    assert backoff[("stack", "ck")] is None
+    assert backoff[("stack", "ck")] is None and backoff[("stack", "ksync-index")] is None
     # every row renders, and every libksync cell gets a comparison
     assert len(peers.comparisons(bench_rows)) == sum(
         1 for r in cmp_rows if r["impl"] in peers.CMP_KSYNC)

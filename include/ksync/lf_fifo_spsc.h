@@ -73,6 +73,16 @@ struct lf_fifo_spsc {
 #define LF_FIFO__SHAPE_ESIZE(shape) ((size_t)(((shape) >> 32) & 0x7fffffffu))
 #define LF_FIFO__SHAPE_CB(shape) ((shape) >> 63)
 
+/* The two halves of a shape word, read separately by the word forms (below): the upper
+ * half (element size and callbacks flag) is compared with 8 by one cmp with a memory
+ * operand, and the lower half (the mask) is a load of its own; together one fused
+ * compare-and-branch fewer than loading the word and shifting it.  Little-endian
+ * (x86-64): the mask is the first half. */
+typedef uint32_t lf_fifo__u32 __attribute__((may_alias));
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "shape halves assume little-endian");
+#define LF_FIFO__SHAPE_LO(p) (((const lf_fifo__u32 *)(const void *)(p))[0])
+#define LF_FIFO__SHAPE_HI(p) (((const lf_fifo__u32 *)(const void *)(p))[1])
+
 /* Bytes of storage a queue of `capacity` elements of `elem_size` bytes needs
  * (capacity * elem_size); 0 if capacity is not a power of two in [1, 2^31], elem_size is
  * not in [1, 2^31 - 1], or the product overflows. */
@@ -234,17 +244,30 @@ LF_FIFO__HOT int lf_fifo_dequeue_spsc(struct lf_fifo_spsc *q, void *out)
 	if (LF_FIFO__SHAPE_CB(shape))
 		return lf_fifo__dequeue_spsc_cb(q, out);
 	h = ksync_load_relaxed_u64(&q->c.head);	/* only this thread writes it */
-	if ((int64_t)(q->c.tail_cache - h) <= 0) {
-		/* empty by the cached tail: reread.  acquire: pairs with the producer's
-		 * release store of tail, so the element copy is visible */
+	/* Empty by the cached tail: reread.  The reread is laid out inline (expected):
+	 * it is the path of a queue the consumer keeps drained, where every dequeue
+	 * rereads; a consumer that lags jumps over it.  "<=", not "==": the
+	 * unsynchronized __lf_fifo_dequeue_spsc advances head without the cache, so the
+	 * cache may lag behind head (it is only a hint).  A plain unsigned compare (one
+	 * cmp with a memory operand, where a wrap-safe difference needs three
+	 * instructions) is exact because positions count from 0 and never wrap: 2^64
+	 * elements at one per nanosecond take 584 years. */
+	if (__builtin_expect(q->c.tail_cache <= h, 1)) {
+		/* acquire: pairs with the producer's release store of tail, so the
+		 * element copy is visible */
 		t = ksync_load_acquire_u64(&q->p.tail);
 		if (t == h)
 			return KSYNC_EEMPTY;
-		/* Remember it only if it shows more than this element: with one element
-		 * the next dequeue rereads anyway, and the store would cost more than
-		 * it saves (the private copy may lag behind head; it is only a hint). */
-		if (t - h > 1)
-			q->c.tail_cache = t;
+		/* kept unconditionally: a store to this side's own line, which the
+		 * head store below writes anyway.  The former "only if t - h > 1" cost
+		 * a compare and a taken branch on every dequeue of a drained queue.
+		 * bench/cmp_peers spsc latency (word forms, hosted AMD EPYC, medians of
+		 * 15 runs, 3 invocations each): 7.72 -> 7.11 TSC ticks per pair with
+		 * the harness of bc3c63a, 7.11 -> 7.01 once the harness placed every
+		 * implementation's functions alike (CMP_FN): most of the first step
+		 * was code placement.  ck_ring 5.69 there; what the difference is
+		 * made of: docs/paper-map.md, the spsc word forms' row. */
+		q->c.tail_cache = t;
 	}
 	lf_fifo__copy(out,
 		      q->c.data + (h & LF_FIFO__SHAPE_MASK(shape)) * LF_FIFO__SHAPE_ESIZE(shape),
@@ -279,15 +302,14 @@ LF_FIFO__SLOW int lf_fifo__enqueue_spsc_word_slow(struct lf_fifo_spsc *q, uint64
 
 LF_FIFO__HOT int lf_fifo_enqueue_spsc_word(struct lf_fifo_spsc *q, uint64_t v)
 {
-	uint64_t t, mask, shape;
+	uint64_t t, mask;
 
 	if (!q)
 		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue");
-	shape = q->p.shape;
 	/* bits 32-63: the element size and the callbacks flag; 8 = size 8, no callbacks */
-	if (__builtin_expect(shape >> 32 != 8, 0))
+	if (__builtin_expect(LF_FIFO__SHAPE_HI(&q->p.shape) != 8, 0))
 		return lf_fifo__enqueue_spsc_word_slow(q, v);
-	mask = LF_FIFO__SHAPE_MASK(shape);
+	mask = LF_FIFO__SHAPE_LO(&q->p.shape);
 	t = ksync_load_relaxed_u64(&q->p.tail);	/* only this thread writes it */
 	if (t - q->p.head_cache > mask) {
 		/* acquire: as in lf_fifo_enqueue_spsc */
@@ -305,27 +327,26 @@ LF_FIFO__HOT int lf_fifo_enqueue_spsc_word(struct lf_fifo_spsc *q, uint64_t v)
 
 LF_FIFO__HOT int lf_fifo_dequeue_spsc_word(struct lf_fifo_spsc *q, uint64_t *out)
 {
-	uint64_t h, t, shape;
+	uint64_t h, t;
 
 	if (!q || !out)
 		KSYNC_BAD_INPUT(KSYNC_EINVAL, "NULL queue or output");
-	shape = q->c.shape;
-	if (__builtin_expect(shape >> 32 != 8, 0)) {
-		if (LF_FIFO__SHAPE_ESIZE(shape) != 8)
+	if (__builtin_expect(LF_FIFO__SHAPE_HI(&q->c.shape) != 8, 0)) {
+		if (LF_FIFO__SHAPE_ESIZE(q->c.shape) != 8)
 			KSYNC_BAD_INPUT(KSYNC_EINVAL, "element size is not 8");
 		return lf_fifo__dequeue_spsc_cb(q, out);
 	}
 	h = ksync_load_relaxed_u64(&q->c.head);	/* only this thread writes it */
-	if ((int64_t)(q->c.tail_cache - h) <= 0) {
+	/* as in lf_fifo_dequeue_spsc: the reread inline, the cache kept always */
+	if (__builtin_expect(q->c.tail_cache <= h, 1)) {
 		/* acquire: as in lf_fifo_dequeue_spsc */
 		t = ksync_load_acquire_u64(&q->p.tail);
 		if (t == h)
 			return KSYNC_EEMPTY;
-		if (t - h > 1)
-			q->c.tail_cache = t;	/* as in lf_fifo_dequeue_spsc */
+		q->c.tail_cache = t;
 	}
 	/* plain: the cell is the consumer's until the release store below */
-	*out = *(const lf_fifo__u64 *)(q->c.data + (h & LF_FIFO__SHAPE_MASK(shape)) * 8);
+	*out = *(const lf_fifo__u64 *)(q->c.data + (h & LF_FIFO__SHAPE_LO(&q->c.shape)) * 8);
 	/* release: our read of the cell completes before the producer may overwrite it */
 	ksync_store_release_u64(&q->c.head, h + 1);
 	return KSYNC_OK;

@@ -96,6 +96,20 @@
  * {head, generation}; its _upmc pop is ABA-unsafe), liburcu's lfstack pop needs a mutex
  * or an RCU grace period.  Where nodes come from one pool, lf_istack.h is the 8-byte
  * path (push + pop 15.64-15.74 in the same runs, 1.5x).
+ * What any 8-byte-CAS stack can reach (issue 27; common/lf_cost_rows.h, rows
+ * ref_2x_lock_cmpxchg_loaded and ref_treiber_pair_floor; hosted AMD EPYC, 5 runs,
+ * medians per run): two lock cmpxchg 10.66-10.77 TSC ticks; the same two on one word,
+ * each expecting a fresh load of it, 11.88; that plus the push's store of the link
+ * (whose data is the top just loaded) and the pop's load of the top's link (whose
+ * address is), with no generation and no checks, 15.23-15.34 (1.41-1.43x; one run
+ * 12.59, and 12.5-13.8 in 3 of 8 later runs: bimodal with the machine's state): the
+ * floor of any Treiber pair here, before its first ALU instruction.
+ * lf_istack's push + pop is 15.84-16.15 (1.47-1.52x, median 1.48: at that floor, and at
+ * the 1.5x bar within noise); its hinted pair, which loads neither top, 12.09-12.49
+ * (1.12-1.17x).  The same runs: this stack 25.19-26.20 (2.34-2.46x), its hinted pair
+ * 21.53-21.94.  In the peers
+ * harness (bench/cmp_peers.c, push + pop through one indirect call each): see
+ * docs/paper-map.md, the peers row.
  *
  * Memory (the precondition of every lock-free stack without hazard pointers): a pop
  * may read n->next of a node that another CPU has just popped.  Nodes must therefore be

@@ -8,9 +8,16 @@
  * pop between its read and its CAS to widen the ABA window.  At the end every index is
  * in the stack exactly once and pushes == pops.  KSYNC_STRESS_OPS operations per case.
  *
- * Test-only switch: -DSTRESS_DEFEAT_GENERATION makes the hook replace the generation in
- * pop's expected word by the current one just before the CAS (index-only compare): the
- * test then fails, which shows it detects ABA; the header has no such switch.
+ * Test-only switches (the header has neither):
+ *  -DSTRESS_DEFEAT_GENERATION makes the hook replace the generation in pop's expected
+ *   word by the current one just before the CAS (index-only compare): the test then
+ *   fails, which shows it detects ABA;
+ *  -DSTRESS_GEN_BITS=k models a generation of only k bits: the hook does that replacement
+ *   only when the current generation differs from the expected one by a multiple of 2^k
+ *   (exactly when a k-bit field would have wrapped back to the same value), so the CAS
+ *   succeeds where a k-bit generation's would.  It shows how narrow a generation the
+ *   stress breaks (issue 27: "an ABA test that would catch a too-small generation"):
+ *   see tests/test_stress.py::test_stress_istack_catches_a_narrow_generation.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -36,8 +43,17 @@ static void stress_hook(const char *op, struct lf_istack *s, uint64_t *exp)
 	if ((++hook_tick & 15) == 0)
 		for (int i = 0; i < 64; i++)
 			ksync_cpu_relax();
-#ifdef STRESS_DEFEAT_GENERATION
+#if defined(STRESS_DEFEAT_GENERATION)
 	*exp = (ksync_load_acquire_u64(&s->top) & ~s->nil) | (*exp & s->nil);
+#elif defined(STRESS_GEN_BITS)
+	{
+		uint64_t cur = ksync_load_acquire_u64(&s->top);
+		uint64_t diff = (cur >> s->idx_bits) - (*exp >> s->idx_bits);
+
+		_Static_assert(STRESS_GEN_BITS >= 1 && STRESS_GEN_BITS < 32, "1..31 bits");
+		if ((diff & ((UINT64_C(1) << STRESS_GEN_BITS) - 1)) == 0)
+			*exp = (cur & ~s->nil) | (*exp & s->nil);
+	}
 #else
 	(void)s;
 	(void)exp;

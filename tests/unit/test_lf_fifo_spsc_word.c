@@ -3,10 +3,15 @@
  * lf_fifo_enqueue_spsc_word / lf_fifo_dequeue_spsc_word: 8-byte elements by value).
  *
  * What is asserted:
- *  - spsc_word_model: random word and general enqueues and dequeues, mixed on one queue
- *    of 8-byte elements, against a model (capacities 1..64, values over the whole 64-bit
- *    range): FIFO order and values over many wrap-arounds, KSYNC_EFULL exactly when
- *    capacity elements are in, KSYNC_EEMPTY exactly when none are (*out untouched);
+ *  - spsc_word_model: random word, general and unsynchronized (__lf_fifo_*) enqueues and
+ *    dequeues, mixed on one queue of 8-byte elements, against a model (capacities
+ *    1..64, values over the whole 64-bit range): FIFO order and values over many
+ *    wrap-arounds, KSYNC_EFULL exactly when capacity elements are in, KSYNC_EEMPTY
+ *    exactly when none are (*out untouched);
+ *  - spsc_word_cache_behind_head: the consumer's cached tail left behind head by the
+ *    unsynchronized dequeue (which does not keep it): the word dequeue of the drained
+ *    queue rereads the tail and reports KSYNC_EEMPTY (a cache test of "==" instead of
+ *    "<=" would take the stale cell as an element);
  *  - spsc_word_callbacks: with callbacks installed each boundary event fires once per
  *    transition, as on the general path;
  *  - spsc_word_bad_input: NULL queue or output, and a queue whose element size is not 8:
@@ -38,14 +43,17 @@ KTEST(spsc_word_model)
 		KT_ASSERT_EQ(lf_fifo_init_spsc(&q, store, sizeof store, cap, 8, NULL), KSYNC_OK);
 		for (int op = 0; op < 40000; op++) {
 			uint64_t r = spsc_rand(&rng);
-			int word = (r >> 8) & 1, res;
+			/* 0 general, 1 word, 2 unsynchronized (one thread: the exclusion) */
+			int word = (int)((r >> 8) % 3), res;
 			/* bias toward enqueues, then dequeues, in turns of 1000: full and empty */
 			int enq = (int)(r % 100) < ((op / 1000) % 2 ? 35 : 65);
 
 			if (enq) {
 				uint64_t v = spsc_rand(&rng);
 
-				res = word ? lf_fifo_enqueue_spsc_word(&q, v) : lf_fifo_enqueue_spsc(&q, &v);
+				res = word == 1 ? lf_fifo_enqueue_spsc_word(&q, v)
+				    : word == 2 ? __lf_fifo_enqueue_spsc(&q, &v)
+						: lf_fifo_enqueue_spsc(&q, &v);
 				if (count == cap) {
 					KT_EXPECT_EQ(res, KSYNC_EFULL);
 				} else {
@@ -55,7 +63,9 @@ KTEST(spsc_word_model)
 			} else {
 				uint64_t out = 0xD00D;
 
-				res = word ? lf_fifo_dequeue_spsc_word(&q, &out) : lf_fifo_dequeue_spsc(&q, &out);
+				res = word == 1 ? lf_fifo_dequeue_spsc_word(&q, &out)
+				    : word == 2 ? __lf_fifo_dequeue_spsc(&q, &out)
+						: lf_fifo_dequeue_spsc(&q, &out);
 				if (count == 0) {
 					KT_EXPECT_EQ(res, KSYNC_EEMPTY);
 					KT_EXPECT_EQ(out, 0xD00D);
@@ -68,12 +78,40 @@ KTEST(spsc_word_model)
 			}
 			if (kt->failures) {
 				kt_diag(kt, "capacity %llu, operation %d (%s)", (unsigned long long)cap,
-					op, word ? "word" : "general");
+					op, word == 1 ? "word" : word == 2 ? "unsynchronized" : "general");
 				return;
 			}
 		}
 		KT_EXPECT_EQ(q.p.tail - q.c.head, count);
 	}
+}
+
+KTEST(spsc_word_cache_behind_head)
+{
+	uint64_t out = 0xD00D;
+
+	KT_ASSERT_EQ(lf_fifo_init_spsc(&q, store, sizeof store, 8, 8, NULL), KSYNC_OK);
+	/* the word dequeue caches tail 1 */
+	KT_ASSERT_EQ(lf_fifo_enqueue_spsc_word(&q, 10), KSYNC_OK);
+	KT_ASSERT_EQ(lf_fifo_dequeue_spsc_word(&q, &out), KSYNC_OK);
+	KT_EXPECT_EQ(out, 10);
+	/* two more in, taken by the unsynchronized dequeue: head 3, the cache still 1 */
+	KT_ASSERT_EQ(lf_fifo_enqueue_spsc_word(&q, 11), KSYNC_OK);
+	KT_ASSERT_EQ(lf_fifo_enqueue_spsc_word(&q, 12), KSYNC_OK);
+	KT_ASSERT_EQ(__lf_fifo_dequeue_spsc(&q, &out), KSYNC_OK);
+	KT_ASSERT_EQ(__lf_fifo_dequeue_spsc(&q, &out), KSYNC_OK);
+	KT_EXPECT_EQ(out, 12);
+	KT_EXPECT_EQ(q.c.head, 3);
+	/* drained: both dequeues must say so and leave out alone */
+	out = 0xD00D;
+	KT_EXPECT_EQ(lf_fifo_dequeue_spsc_word(&q, &out), KSYNC_EEMPTY);
+	KT_EXPECT_EQ(lf_fifo_dequeue_spsc(&q, &out), KSYNC_EEMPTY);
+	KT_EXPECT_EQ(out, 0xD00D);
+	KT_EXPECT_EQ(q.c.head, 3);
+	/* and the next element comes out as itself */
+	KT_ASSERT_EQ(lf_fifo_enqueue_spsc_word(&q, 13), KSYNC_OK);
+	KT_EXPECT_EQ(lf_fifo_dequeue_spsc_word(&q, &out), KSYNC_OK);
+	KT_EXPECT_EQ(out, 13);
 }
 
 KTEST(spsc_word_callbacks)

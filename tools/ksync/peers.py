@@ -33,8 +33,9 @@ from .base import DASH, Figure, Finding, Table, fmt_ratio, fmt_ticks
 CMP_STRUCTURES = [("stack", "LIFO stack: push + pop"),
                   ("mpmc", "mpmc queue: enqueue + dequeue"),
                   ("spsc", "spsc queue: enqueue + dequeue")]
-# libksync as shipped, its backoff compiled out, and (mpmc only) the queue of 8-byte words
-CMP_KSYNC = ["ksync", "ksync-nobackoff", "ksync-word", "ksync-nobackoff-word"]
+# libksync as shipped, its backoff compiled out, (mpmc only) the queue of 8-byte words and
+# (stack only) the index stack, whose push and pop are one 8-byte CAS each (lf_istack.h)
+CMP_KSYNC = ["ksync", "ksync-nobackoff", "ksync-index", "ksync-word", "ksync-nobackoff-word"]
 CMP_PEERS = {"stack": ["ck", "urcu"], "mpmc": ["ck", "urcu"], "spsc": ["ck", "ck_fifo"]}
 CMP_PEER_NAMES = {"ck": "Concurrency Kit", "urcu": "liburcu", "ck_fifo": "ck_fifo"}
 CMP_METRICS = ("latency", "throughput")
@@ -44,6 +45,7 @@ IMPL_LABELS = {
     "ksync-nobackoff": "libksync, no backoff",
     "ksync-word": "libksync word queue (lf_fifo_mpmc_word)",
     "ksync-nobackoff-word": "libksync word queue, no backoff",
+    "ksync-index": "libksync index stack (lf_istack)",
     ("stack", "ck"): "ck_stack (CK)",
     ("stack", "urcu"): "lfstack (urcu)",
     ("mpmc", "ck"): "ck_ring (CK)",
@@ -410,6 +412,20 @@ def peer_findings(rows: Iterable[dict], hosted_info: dict | None) -> list[Findin
                 claim=f"{label} ({what}): libksync next to Concurrency Kit and liburcu",
                 then=DASH, today=today, env=env,
                 verdict=FINDING_VERDICT[comp.verdict], note=note))
+            index = by_key.get((st, metric, t, "ksync-index"))
+            if index is not None:   # the 8-byte-CAS index stack (issue 27), its own line
+                itoday = (f"{index.ratio_text(with_peer=False)} x the speed of "
+                          f"{impl_label(st, index.peer.impl)}" if index.peer is not None
+                          else DASH)
+                inote = note if index.verdict not in (NO_PEER, NO_SPREAD) else (
+                    "no peer was measured for this cell" if index.verdict == NO_PEER else
+                    f"fewer than {MIN_RUNS} runs per cell: no spread, no verdict")
+                out.append(Finding(
+                    paper="Massalin & Pu 1991",
+                    claim=f"{label} ({what}): libksync's index stack (lf_istack: one 8-byte "
+                          "CAS per push and per pop) next to Concurrency Kit and liburcu",
+                    then=DASH, today=itoday, env=env,
+                    verdict=FINDING_VERDICT[index.verdict], note=inote))
             word = by_key.get((st, metric, t, "ksync-word"))
             if word is not None:    # the 8-byte word queue (issue 13 item 1), its own line
                 wtoday = (f"{word.ratio_text(with_peer=False)} x the speed of "
@@ -431,7 +447,7 @@ def peer_findings(rows: Iterable[dict], hosted_info: dict | None) -> list[Findin
 
 IMPL_COLOURS = {"ksync": "#1f5fa8", "ksync-nobackoff": "#8fb8e0", "ck": "#e07b1f",
                 "urcu": "#3a9a3a", "ck_fifo": "#b8860b", "ksync-word": "#6a3d9a",
-                "ksync-nobackoff-word": "#cab2d6"}
+                "ksync-nobackoff-word": "#cab2d6", "ksync-index": "#17becf"}
 
 
 def _whiskers(cs: list[Cell]) -> list[list[float]]:
