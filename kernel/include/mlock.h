@@ -94,8 +94,12 @@ struct mlock_hstat {
 	uint64_t t_acq;			/* TSC: the hold's start (timing mode), 0 if not taken */
 	uint64_t t_mask;		/* TSC: the mask's start (timing mode) */
 	uint64_t spins, wait;		/* a contended acquisition's (missed) */
-	uint8_t mode;			/* the statistics mode at the acquire: the release uses
-					   it too, so a mode change in between is harmless */
+	uint8_t mode;			/* the statistics mode at the acquire if it was on: the
+					   release uses it (and clears it) if statistics are on
+					   then, so the acquire's figures are used only by its own
+					   release (a lock held while the mode goes on -> off and
+					   another acquired at its depth while it goes off -> on
+					   may be counted with the older slot's figures) */
 	uint8_t missed, migrated;
 };
 struct mlock_hstat_row {
@@ -149,10 +153,10 @@ MLOCK_INLINE void mlock_acquire_(struct mlock *l, unsigned me, const char *site)
 		mlock_too_deep(l, site);
 	unsigned mode = lockstat_on();
 	struct mlock_hstat *hs = &mlock_hstat[me - 1].s[d];
-	if (LOCKSTAT)
-		hs->mode = (uint8_t)mode;	/* a local line; compiled out with the rest */
-	if (mode)
-		hs->missed = 0;		/* the slow path sets it, with its figures */
+	if (mode) {		/* off: the slot is not touched */
+		hs->mode = (uint8_t)mode;
+		hs->missed = 0;	/* the slow path sets it, with its figures */
+	}
 	switch (l->algo) {
 	case MLOCK_TAS:
 		/* acquire: the previous holder's section happens-before ours */
@@ -211,7 +215,11 @@ MLOCK_INLINE void mlock_release_(struct mlock *l, unsigned me, const char *site)
 		mlock_unheld_slow(kc, l, site, &moved);	/* out of order, or not held: panics */
 		hs = &moved;
 	}
-	unsigned mode = LOCKSTAT ? hs->mode : 0;	/* the acquire's */
+	unsigned mode = lockstat_on();
+	if (mode) {		/* the acquire's mode (0 if it was off), then none */
+		mode = hs->mode;
+		hs->mode = 0;
+	}
 	struct mlock_ev ev;
 	bool rare = false;
 	if (mode) {		/* this CPU's slot: local */
