@@ -1423,7 +1423,7 @@ def lockcost_table(src: Source) -> Table | None:
     met = []
     for a in algos:
         for mask in ("crit", "irqsave"):
-            for mode in ("off", "counts", "timing"):
+            for mode in OH_MODES:
                 r = _cost_row(src, a, mask, mode)
                 if r is None:
                     continue
@@ -2237,7 +2237,9 @@ def _fig_lockcost(src: Source, out_dir: Path) -> Figure | None:
             algos.append(r.get("algo"))
     groups = [f"{a} {m}" for a in algos for m in ("crit", "irqsave")]
     series = []
-    for mode in ("off", "counts", "timing"):
+    for mode in OH_MODES:
+        if not any(_cost_row(src, a, m, mode) for a in algos for m in ("crit", "irqsave")):
+            continue        # a mode the kernel did not measure (older results)
         vals = []
         for a in algos:
             for m in ("crit", "irqsave"):
