@@ -84,11 +84,11 @@ def test_perturbation_overhead_and_cost_rows(sprite_rows, host_env):  # noqa: F8
     assert not [r for r in _runs(sprite_rows, bench="pdevtest") if r["perturb"]]
     over = [r for r in sprite_rows if r.get("kind") == "sprite_overhead"]
     assert {(r["bench"], r["lockstat"]) for r in over} == {
-        (b, m) for b in ("cswitch", "pdevtest") for m in ("off", "counts", "timing")}
+        (b, m) for b in ("cswitch", "pdevtest") for m in ("off", "counts", "contested", "timing")}
     costs = {(r["algo"], r["mask"], r["lockstat"]) for r in sprite_rows if r.get("kind") == "lock_cost"}
     for algo in ("tas", "ticket", "mcs"):
         for mask in ("crit", "irqsave"):
-            for mode in ("off", "counts", "timing"):
+            for mode in ("off", "counts", "contested", "timing"):
                 assert (algo, mask, mode) in costs
     assert ("cas", "-", "-") in costs
 
@@ -99,6 +99,29 @@ def test_bad_sprite_options_fail_with_a_reason(hk_bins, host_env, tmp_path):  # 
                                     ["-smp", "2", "-append", f"mode=bench filter=sprite {words}"])
         assert not result.passed
         assert any("ksync: sprite:" in l for l in result.lines), words
+
+
+def test_statistics_mode_words_refuse_an_unknown_mode(hk_bins, host_env, tmp_path):  # noqa: F811
+    # the boot word and the experiment's: refused, saying why (a LOCKSTAT=0 build's refusal
+    # is tests/test_lock_code.py's)
+    for words, said in (("lockstat=bogus", "ksync: lockstat=bogus: unknown lock statistics mode"),
+                        ("sprite_lockstat=bogus", "ksync: sprite: sprite_lockstat=bogus: unknown")):
+        result = hosted.run_program(_exe("plain"), 60, tmp_path / "logs",
+                                    ["-smp", "1", "-append", f"mode=bench filter=sprite {words}"])
+        assert not result.passed
+        assert any(l.startswith(said) for l in result.lines), (words, result.tail(5))
+
+
+def test_lockstat_command_contested_mode(hk_bins, host_env):  # noqa: F811
+    rc, out = ksync("lockstat", "--platform", "hosted", "--smp", "2", "--no-build", "--bench",
+                    "cswitch", "--config", "sprite", "--scale", "20", "--mode", "contested",
+                    "--format", "json")
+    assert rc == 0, out
+    doc, _ = json.JSONDecoder().raw_decode(out[out.index("["):])
+    classes = {c["class"]: c for entry in doc for c in entry["classes"]}
+    assert classes["handleTableLock"]["hits"] > 0
+    # contested-only: no hold times (nothing timed on an uncontended acquisition)
+    assert all(not c.get("hold_total_ticks") for c in classes.values()), classes
 
 
 def test_lockstat_command_json(hk_bins, host_env):  # noqa: F811

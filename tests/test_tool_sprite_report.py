@@ -230,7 +230,7 @@ def test_fixture_tables_findings_figures(small, tmp_path):
     assert len(proj.rows) == 9                     # 3 benches x 3 configs
     assert any("projection error at the held-out point <= 15%" in n for n in proj.notes_below)
     fs = sr.sprite_findings(small)
-    assert len(fs) == 10
+    assert len(fs) == 11                          # with timing mode's 15% bar (issue 27)
     assert all(f.verdict in base.VERDICTS for f in fs)
     assert all(f.env.startswith("hosted") for f in fs if f.verdict != "not measurable here")
     figs = sr.sprite_figures(small, tmp_path)
@@ -311,7 +311,7 @@ def test_tcg_costs_not_measurable(small):
     fs = {f.claim: f for f in sr.sprite_findings(data)}
     cost = [f for c, f in fs.items() if "throughput" in c or "first to saturate" in c
             or "scale" in c]
-    assert len(cost) == 5
+    assert len(cost) == 6                         # with timing mode's bar (issue 27)
     assert all(f.verdict == "not measurable here" and "emulator" in f.note for f in cost)
     judged = [f for f in fs.values() if f not in cost]
     assert all(f.env.startswith("tcg") and "emulator" in f.note for f in judged)
@@ -358,7 +358,8 @@ def test_cswitch_surprise_both_ways():
     assert finding(cswitch_case(30_000, 30_200), "cswitch saturates").verdict == "within noise"
 
 
-def throughput_case(syn_elapsed, counts_x=0.99, env="hosted"):
+def throughput_case(syn_elapsed, counts_x=0.99, env="hosted", timing_x=0.5,
+                    contested_x=None):
     m = Maker(env=env)
     m.bench("cswitch")
     for rep in range(3):
@@ -368,7 +369,9 @@ def throughput_case(syn_elapsed, counts_x=0.99, env="hosted"):
                             ("synthesis", syn_elapsed)):
                 m.run("cswitch", cfg, k, rep, 100 * k, int(el * j * k), [
                     ("sched_Mutex", "master", "code", 1000, 10, 1000, 0)])
-        for mode, f in (("off", 1.0), ("counts", counts_x), ("timing", 0.5)):
+        modes = [("off", 1.0), ("counts", counts_x)] + \
+            ([("contested", contested_x)] if contested_x else []) + [("timing", timing_x)]
+        for mode, f in modes:
             m.rows.append({"kind": "sprite_overhead", "run": 900 + rep, "bench": "cswitch",
                            "config": "sprite", "cpus": 2, "rep": rep, "work": 200,
                            "elapsed_ticks": int(200_000 * j / f), "lockstat": mode,
@@ -383,9 +386,21 @@ def test_lockfree_and_overhead_findings_both_ways():
     assert finding(throughput_case(50_000, 0.99), "counting costs").verdict == "holds"
     assert finding(throughput_case(50_000, 0.5), "counting costs").verdict == "reversed"
     t = table(sr.sprite_tables(throughput_case(50_000, 0.5)), sr.TITLES["overhead"])
-    assert t.rows[0][-1].startswith("not met") and t.rows[0][5].startswith("50%")
+    # columns: X off, counts, contested, timing; costs counts, contested, timing; bars
+    assert t.rows[0][-1].startswith("counts not met") and t.rows[0][6].startswith("50%")
+    assert "timing not met" in t.rows[0][-1] and t.rows[0][4] == sr.DASH
     t = table(sr.sprite_tables(throughput_case(50_000, 0.99)), sr.TITLES["overhead"])
-    assert t.rows[0][-1] == "met"
+    assert t.rows[0][-1] == "counts met; timing not met"
+    # timing's own bar (15%) and finding, both ways
+    assert finding(throughput_case(50_000, 0.99), "timing every").verdict == "reversed"
+    assert finding(throughput_case(50_000, 0.99, timing_x=0.95),
+                   "timing every").verdict == "holds"
+    # contested-only runs are judged against the counting bar
+    assert finding(throughput_case(50_000, 0.99, contested_x=0.5),
+                   "counting costs").verdict == "reversed"
+    t = table(sr.sprite_tables(throughput_case(50_000, 0.99, contested_x=0.97)),
+              sr.TITLES["overhead"])
+    assert t.rows[0][-1] == "counts met; contested met; timing not met"
 
 
 def projection_case(first="sched_Mutex", perturb=True):

@@ -229,6 +229,14 @@ void kernel_main(struct boot_info *bi)
 
 	if (cmdline_get("crash", how, sizeof how))
 		crash(how);
+	/* lockstat=MODE: the statistics' mode from boot on (lockstat.h); a mode this build
+	 * compiled out (LOCKSTAT=0), or an unknown one, stops the boot naming why */
+	char lsm[16], why[200];
+	if (cmdline_get("lockstat", lsm, sizeof lsm) &&
+	    lockstat_set_mode_name(lsm, why, sizeof why) != KSYNC_OK) {
+		kprintf("ksync: lockstat=%s: %s\n", lsm, why);
+		arch_exit(false);
+	}
 	if (!cmdline_get("mode", mode, sizeof mode))
 		memcpy(mode, "test", 5);
 	const char *flt = cmdline_get("filter", filter, sizeof filter);

@@ -51,7 +51,9 @@
  * sprite=off (skip: the hosted column's per-scheme runs), sprite_perturb=a,b (the
  * benchmarks with perturbation runs; default cswitch,pdevtest,pmake; 0: none),
  * sprite_overhead=0 and sprite_costs=0 (leave out the statistics-overhead runs and the
- * lock_cost rows), sprite_snap_ms=N and sprite_snap_reset=1 (snapshots in the middle of
+ * lock_cost rows), sprite_lockstat=MODE (off, counts, contested, timing: the base and
+ * perturbation runs' statistics mode, default timing; refused, naming why, when the build
+ * compiled the statistics out), sprite_snap_ms=N and sprite_snap_reset=1 (snapshots in the middle of
  * each run, for `ksync lockstat --every`).
  *
  * Inputs, not results: which locks each benchmark's code takes (benches[].takes), how
@@ -1080,6 +1082,20 @@ static void sprite_experiment(struct ktest_ctx *kt)
 	const char *csel = cmdline_get("sprite_configs", cfg_sel, sizeof cfg_sel);
 	snap_ms = cmdline_uint(cmdline_get("sprite_snap_ms", buf, sizeof buf), 0);
 	snap_reset = cmdline_uint(cmdline_get("sprite_snap_reset", buf, sizeof buf), 0);
+	/* the base and perturbation runs' statistics mode (default timing: the report's
+	 * hold times need it); a mode the build compiled out is refused with the reason */
+	unsigned base_mode = LOCKSTAT_TIMING;
+	if (cmdline_get("sprite_lockstat", buf, sizeof buf)) {
+		char why[200];
+		int rc = lockstat_set_mode_name(buf, why, sizeof why);
+		if (rc < 0) {
+			kprintf("ksync: sprite: sprite_lockstat=%s: %s\n", buf, why);
+			KT_EXPECT(false);
+			return;
+		}
+		base_mode = (unsigned)lockstat_mode_parse(buf);
+		lockstat_set_mode(LOCKSTAT_COUNTS);
+	}
 	const char *sel = cmdline_get("sprite_bench", bench_sel, sizeof bench_sel);
 	unsigned ncsel = 0;
 	for (unsigned c = 0; c < NCONFIGS; c++)
@@ -1138,7 +1154,7 @@ static void sprite_experiment(struct ktest_ctx *kt)
 						continue;
 					snap_what = benches[i].name;
 					struct run_desc d = { &benches[i], &configs[c], cpu_list[ki], r, -1,
-							      1, LOCKSTAT_TIMING, false };
+							      1, base_mode, false };
 					measured_run(&d);
 				}
 		}
@@ -1158,7 +1174,7 @@ static void sprite_experiment(struct ktest_ctx *kt)
 							hot = (int)x;
 					for (unsigned ki = 0; ki < ncpu_list; ki++) {
 						struct run_desc d = { &benches[i], &configs[c], cpu_list[ki], r,
-								      hot, 4, LOCKSTAT_TIMING, false };
+								      hot, 4, base_mode, false };
 						measured_run(&d);
 					}
 				}

@@ -48,6 +48,26 @@ struct mcs_node {
 	uint32_t locked;	/* 1 while waiting; 0 written by the predecessor at hand-off */
 } __attribute__((aligned(64)));
 
+/* Where a master lock's statistics live (issue 27). A contended lock's word is what its
+ * waiters spin on (test-and-set, ticket), so its cache line is shared with them while it
+ * is held, and every line the holder touches inside the critical section that another
+ * CPU wrote last is a transfer that lengthens the section of a lock that is, by being
+ * contended, the bottleneck. Measured on the hosted port (AMD EPYC, 2 vCPUs, cswitch under
+ * Figure 9's configuration, sched_Mutex's acquisitions that had to spin, off -> counts):
+ * a contended acquisition's figures written into the lock after its spin (the previous
+ * design): 24 % -> 50 %; the counters in a line of their own, 64 bytes from the word:
+ * 32 % -> 47 %; the layout below: 27..33 % -> 41 % (the rest is not explained yet;
+ * docs/locks.md). So:
+ *   - what only the holder's CPU needs between its acquire and its release - the site,
+ *     the stamps, a contended acquisition's spins and wait, whether it migrated - is in
+ *     this CPU's slot for the lock's depth (struct mlock_hstat, beside the held list):
+ *     local lines, never in the lock;
+ *   - the instance's counters (hits, migrations, misses, the last holder's CPU) are in
+ *     the lock word's own line, read right after the acquisition (the line has just
+ *     arrived) and written right before the release store, which needs that line
+ *     exclusively anyway: the counters ride on the release's own transfer.
+ * Nothing is committed to a shard inside the section: a miss's figures and a time go to
+ * this CPU's shard after the word is released, before the mask is lifted. */
 struct mlock {
 	union {
 		uint32_t tas;				/* MLOCK_TAS: 0 free, 1 held */
@@ -56,25 +76,45 @@ struct mlock {
 		struct mcs_node *tail;			/* MLOCK_MCS: last waiter (xchg/cmpxchg) */
 	} u;
 	uint8_t algo;			/* enum mlock_algo: set at init */
+	uint16_t last_cpu;		/* CPU + 1 of the previous holder (the holder, before its
+					   release store) */
+	struct lockstat_inst st;	/* hits and migrations (the holder, before its release
+					   store); its class's list (lockstat.h) */
+	uint64_t misses;		/* this instance's misses (the holder, as hits) */
 	struct mcs_node *mcs_mine;	/* MLOCK_MCS: the holder's node */
-	const char *site;		/* the holder's acquire site (recorded while statistics are on) */
-	uint64_t t_mask, t_acq;		/* TSC at masking and at acquisition (timing mode) */
-	uint64_t hits, misses;		/* this instance's counts (the holder) */
-	uint16_t last_cpu;		/* CPU + 1 of the previous holder (the holder) */
-	/* a contended acquisition's figures for the statistics, taken by the release (the
-	 * holder; st_missed is set only by the contended path) */
-	uint8_t st_missed;
-	uint64_t st_spins, st_wait;
 	const struct lock_class *cls;	/* set at init */
 	const char *init_site;		/* set at init */
 };
 
+/* A held master lock's statistics on its holder's CPU: slot d of the CPU's row is the
+ * lock at depth d of its held list (struct kcpu); written and read by that CPU only,
+ * interrupts masked (messages of other CPUs read the site, racily, for a panic). */
+struct mlock_hstat {
+	const char *site;		/* the acquire site (recorded while statistics are on) */
+	uint64_t t_acq;			/* TSC: the hold's start (timing mode), 0 if not taken */
+	uint64_t t_mask;		/* TSC: the mask's start (timing mode) */
+	uint64_t spins, wait;		/* a contended acquisition's (missed) */
+	uint8_t mode;			/* the statistics mode at the acquire if it was on: the
+					   release uses it (and clears it) if statistics are on
+					   then, so the acquire's figures are used only by its own
+					   release (a lock held while the mode goes on -> off and
+					   another acquired at its depth while it goes off -> on
+					   may be counted with the older slot's figures) */
+	uint8_t missed, migrated;
+};
+struct mlock_hstat_row {
+	struct mlock_hstat s[MLOCK_NEST_MAX];
+} __attribute__((aligned(64)));
+extern struct mlock_hstat_row mlock_hstat[MAX_CPUS];
+
+/* A static lock: list it with LOCKSTAT_STATIC(var) (lockstat.h). */
 #define MLOCK_INIT(cls_, algo_) { .algo = (algo_), .cls = &(cls_), .init_site = LOCK_SITE }
 
 const char *mlock_algo_name(unsigned algo);
 int mlock_algo_parse(const char *name);	/* KSYNC_EINVAL if unknown */
 
-/* A lock created at run time: counted in its class (created; destroyed at destroy).
+/* A lock created at run time: joins its class's list of instances (counted created);
+ * mlock_destroy folds its counts into the class and takes it off the list.
  * KSYNC_EINVAL for a bad algorithm or NULL. */
 int mlock_init_at(struct mlock *l, const struct lock_class *c, unsigned algo, const char *site);
 #define mlock_init(l, c, algo) mlock_init_at((l), (c), (algo), LOCK_SITE)
@@ -85,42 +125,49 @@ void mlock_destroy(struct mlock *l);
 
 extern struct mcs_node mlock_mcs_nodes[MAX_CPUS][MLOCK_NEST_MAX];
 void mlock_spin_slow(struct mlock *l, unsigned me, uint32_t ticket, struct mcs_node *mine,
-		     const char *site, unsigned mode, uint64_t t0);
-void mlock_missed_stat(struct mlock *l, unsigned mode, uint64_t t0, uint64_t spins,
-		       const char *site);
-/* A release's statistics: gathered inside the section (plain stores to the lock's own
- * line), committed to this CPU's shard after the lock word is released and before the
- * mask is lifted - a saturated lock's hold time must not grow by the statistics. */
+		     const char *site, unsigned mode);
+/* A release's rare statistics - a miss, timing - committed to this CPU's shard after the
+ * lock word is released and before the mask is lifted (a saturated lock's hold time must
+ * not grow by the statistics). A hit and a migration are counted in the lock: an
+ * uncontended acquisition in counts or contested mode never opens a shard. */
 struct mlock_ev {
-	bool missed, migrated;
+	bool missed;
 	uint64_t spins, wait, hold, irqoff;
 	const char *site;
 };
-void mlock_commit_slow(struct lockstat_shard *s, const struct mlock_ev *ev);
+void mlock_commit_slow(const struct lock_class *c, const struct mlock_ev *ev);
 void mlock_mcs_handoff_slow(struct mlock *l, struct mcs_node *mine);
 __attribute__((noreturn)) void mlock_too_deep(const struct mlock *l, const char *site);
-void mlock_unheld_slow(struct kcpu *kc, const struct mlock *l, const char *site);
+/* Released out of order (or not held: panics): l leaves the held list, its slot's
+ * statistics are copied to *hs. */
+void mlock_unheld_slow(struct kcpu *kc, const struct mlock *l, const char *site,
+		       struct mlock_hstat *hs);
 
 /* The spin part: masked on entry. me = CPU + 1. */
 #define MLOCK_INLINE static inline __attribute__((always_inline))
-MLOCK_INLINE void mlock_acquire_(struct mlock *l, unsigned me, const char *site, unsigned mode,
-				  uint64_t t0)
+MLOCK_INLINE void mlock_acquire_(struct mlock *l, unsigned me, const char *site)
 {
 	struct kcpu *kc = &kcpus[me - 1];
 	unsigned d = kc->mlock_depth;
 	if (__builtin_expect(d >= MLOCK_NEST_MAX, 0))
 		mlock_too_deep(l, site);
+	unsigned mode = lockstat_on();
+	struct mlock_hstat *hs = &mlock_hstat[me - 1].s[d];
+	if (mode) {		/* off: the slot is not touched */
+		hs->mode = (uint8_t)mode;
+		hs->missed = 0;	/* the slow path sets it, with its figures */
+	}
 	switch (l->algo) {
 	case MLOCK_TAS:
 		/* acquire: the previous holder's section happens-before ours */
 		if (__builtin_expect(__atomic_exchange_n(&l->u.tas, 1, __ATOMIC_ACQUIRE) != 0, 0))
-			mlock_spin_slow(l, me, 0, NULL, site, mode, t0);
+			mlock_spin_slow(l, me, 0, NULL, site, mode);
 		break;
 	case MLOCK_TICKET: {
 		/* relaxed: the ticket orders nothing; the acquire load of serving does */
 		uint32_t t = __atomic_fetch_add(&l->u.tk.next, 1, __ATOMIC_RELAXED);
 		if (__builtin_expect(__atomic_load_n(&l->u.tk.serving, __ATOMIC_ACQUIRE) != t, 0))
-			mlock_spin_slow(l, me, t, NULL, site, mode, t0);
+			mlock_spin_slow(l, me, t, NULL, site, mode);
 		break;
 	}
 	default: {	/* MLOCK_MCS: a free node of this CPU's (interrupts masked) */
@@ -135,18 +182,21 @@ MLOCK_INLINE void mlock_acquire_(struct mlock *l, unsigned me, const char *site,
 		if (__builtin_expect(prev != NULL, 0)) {
 			/* release: our node is initialised before prev's holder can see it */
 			__atomic_store_n(&prev->next, n, __ATOMIC_RELEASE);
-			mlock_spin_slow(l, me, 0, n, site, mode, t0);
+			mlock_spin_slow(l, me, 0, n, site, mode);
 		}
 		l->mcs_mine = n;
 		break;
 	}
 	}
 	if (mode) {
-		l->site = site;		/* the holder's site, for the messages */
-		if (mode == LOCKSTAT_TIMING) {	/* the hold starts now; the mask at t0 */
-			l->t_mask = t0;
-			l->t_acq = arch_cycles();
-		}
+		hs->site = site;	/* the holder's site, for the messages */
+		/* read now, while the word's line has just arrived */
+		hs->migrated = lockstat_counts_migrations(mode) && l->last_cpu != me &&
+			       l->last_cpu != 0;
+		/* timing: the one timestamp of an uncontended acquisition - the hold's start,
+		 * standing for the mask's too (the slow path stamped a contended one) */
+		if (mode == LOCKSTAT_TIMING && !hs->missed)
+			hs->t_mask = hs->t_acq = arch_cycles();
 	}
 	/* relaxed stores: other CPUs read the list only for messages and mlock_destroy */
 	__atomic_store_n(&kc->mlock_held[d], l, __ATOMIC_RELAXED);
@@ -157,30 +207,42 @@ MLOCK_INLINE void mlock_release_(struct mlock *l, unsigned me, const char *site)
 {
 	struct kcpu *kc = &kcpus[me - 1];
 	unsigned d = kc->mlock_depth;
-	if (__builtin_expect(d != 0 && kc->mlock_held[d - 1] == l, 1))
+	struct mlock_hstat *hs, moved;
+	if (__builtin_expect(d != 0 && kc->mlock_held[d - 1] == l, 1)) {
 		__atomic_store_n(&kc->mlock_depth, d - 1, __ATOMIC_RELAXED);
-	else
-		mlock_unheld_slow(kc, l, site);	/* released out of order, or not held: panics */
+		hs = &mlock_hstat[me - 1].s[d - 1];
+	} else {
+		mlock_unheld_slow(kc, l, site, &moved);	/* out of order, or not held: panics */
+		hs = &moved;
+	}
 	unsigned mode = lockstat_on();
+	if (mode) {		/* the acquire's mode (0 if it was off), then none */
+		mode = hs->mode;
+		hs->mode = 0;
+	}
 	struct mlock_ev ev;
-	if (mode) {		/* inside the section: the lock's own line only */
-		ev.migrated = l->last_cpu != me && l->last_cpu != 0;
-		l->last_cpu = (uint16_t)me;
-		l->hits++;
-		ev.missed = l->st_missed;
-		if (__builtin_expect(ev.missed, 0)) {
-			l->st_missed = 0;
-			ev.spins = l->st_spins;
-			ev.wait = l->st_wait;
-			ev.site = l->site;
-		}
+	bool rare = false;
+	if (mode) {		/* this CPU's slot: local */
+		ev.missed = hs->missed;
 		ev.hold = 0;
-		if (mode == LOCKSTAT_TIMING && l->t_acq) {
-			uint64_t now = arch_cycles();
-			ev.hold = now - l->t_acq;
-			ev.irqoff = now - l->t_mask;
-			l->t_acq = 0;
+		if (__builtin_expect(ev.missed, 0)) {
+			ev.spins = hs->spins;
+			ev.wait = hs->wait;
+			ev.site = hs->site;
+			rare = true;
 		}
+		if (mode == LOCKSTAT_TIMING) {
+			uint64_t now = arch_cycles();	/* the hold's end */
+			ev.hold = now - hs->t_acq;
+			ev.irqoff = now - hs->t_mask;
+			rare = true;
+		}
+		/* the lock's counters, right before the release store (its line) */
+		if (lockstat_counts_migrations(mode))
+			l->last_cpu = (uint16_t)me;
+		lockstat_inst_hit(&l->st, hs->migrated);
+		if (__builtin_expect(ev.missed, 0))
+			l->misses++;
 	}
 	const struct lock_class *cls = l->cls;	/* constant: readable after the release */
 	switch (l->algo) {
@@ -203,24 +265,16 @@ MLOCK_INLINE void mlock_release_(struct mlock *l, unsigned me, const char *site)
 		break;
 	}
 	}
-	/* still masked: this CPU's shard, outside the lock's section */
-	if (mode) {
-		struct lockstat_shard *sh = lockstat_open(cls);
-		LOCKSTAT_ADD(sh->hits, 1);
-		if (ev.migrated)
-			LOCKSTAT_ADD(sh->migrations, 1);
-		if (__builtin_expect(ev.missed || ev.hold, 0))
-			mlock_commit_slow(sh, &ev);
-		lockstat_close(sh);
-	}
+	/* still masked: this CPU's shard, outside the lock's section - only for a miss or a
+	 * time (the hit and the migration are already in the lock) */
+	if (__builtin_expect(rare, 0))
+		mlock_commit_slow(cls, &ev);
 }
 
 MLOCK_INLINE void mlock_lock_at(struct mlock *l, const char *site)
 {
 	crit_enter();
-	unsigned mode = lockstat_on();
-	mlock_acquire_(l, arch_cpu_id() + 1, site, mode,
-		       mode == LOCKSTAT_TIMING ? arch_cycles() : 0);
+	mlock_acquire_(l, arch_cpu_id() + 1, site);
 }
 MLOCK_INLINE void mlock_unlock_at(struct mlock *l, const char *site)
 {
@@ -230,9 +284,7 @@ MLOCK_INLINE void mlock_unlock_at(struct mlock *l, const char *site)
 MLOCK_INLINE irqkey_t mlock_lock_irqsave_at(struct mlock *l, const char *site)
 {
 	irqkey_t k = arch_irq_save();
-	unsigned mode = lockstat_on();
-	mlock_acquire_(l, arch_cpu_id() + 1, site, mode,
-		       mode == LOCKSTAT_TIMING ? arch_cycles() : 0);
+	mlock_acquire_(l, arch_cpu_id() + 1, site);
 	return k;
 }
 MLOCK_INLINE void mlock_unlock_irqrestore_at(struct mlock *l, irqkey_t k, const char *site)

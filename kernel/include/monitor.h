@@ -66,25 +66,27 @@ struct mon_waiter {
 					   waiter after waking */
 };
 
+/* What an uncontended lock and unlock touch comes first (the word, the owner's fields,
+ * the hit and migration counters): one cache line when the monitor is 64-byte aligned. */
 struct monitor {
 	/* MON_W_LOCKED | MON_W_WAITERS, atomic RMWs only: LOCKED set by test-and-set and
 	 * cleared by the owner's release; WAITERS changed only with ilock held */
 	unsigned word;
-	struct mlock *ilock;		/* the interlock: &own or sched_Mutex (set at init) */
-	struct mlock own;
+	unsigned last_cpu;		/* the owner's: CPU + 1 of the previous owner */
 	/* the word's holder (relaxed atomic: others read it for checks and messages): set
 	 * by the thread that won the word, or under ilock by the hand-off that passes it */
 	struct thread *owner;
 	const char *site;		/* the owner's: its acquire site */
-	struct mon_waiter *head, *tail;	/* ilock: waiters, FIFO */
-	unsigned qlen;			/* ilock (relaxed atomic stores: read by diagnostics) */
-	unsigned flags;			/* MON_HANDOFF, MON_QSCHED as resolved at init */
 	uint64_t t_acq;			/* the owner's: TSC at acquisition (timing mode), 0 if none */
-	uint64_t hits;			/* the owner's: this instance's acquisitions */
+	struct lockstat_inst st;	/* hits, migrations: the owner's; its class's list */
+	struct mlock *ilock;		/* the interlock: &own or sched_Mutex (set at init) */
+	unsigned flags;			/* MON_HANDOFF, MON_QSCHED as resolved at init */
+	unsigned qlen;			/* ilock (relaxed atomic stores: read by diagnostics) */
+	struct mon_waiter *head, *tail;	/* ilock: waiters, FIFO */
 	uint64_t misses;		/* ilock: this instance's misses */
-	unsigned last_cpu;		/* the owner's: CPU + 1 of the previous owner */
 	const struct lock_class *cls;	/* set at init */
 	const char *init_site;		/* set at init */
+	struct mlock own;
 };
 
 struct condvar {

@@ -11,6 +11,12 @@
  * here, stay above it. A shard is written only by its CPU with interrupts masked, under a
  * sequence count (odd while it changes); readers retry a shard whose count was odd or
  * moved.
+ *
+ * Instances (issue 27): a lock's hits and migrations are counters in the lock (struct
+ * lockstat_inst), summed over its class's list of live instances when read and folded
+ * into the class when the lock is destroyed - Sprite's per-type totals of transient locks
+ * (Hartman & Ousterhout section 4). The list, the reset marks and the folded totals are
+ * under the class's raw spin lock (interrupts masked), which no acquire or release takes.
  */
 #include "lockstat.h"
 #include <ksync/errors.h>
@@ -45,15 +51,158 @@ const char *lock_kind_name(unsigned kind)
 
 const char *lock_use_name(unsigned use) { return use == LOCK_CODE ? "code" : "data"; }
 
+static const char *const mode_names[LOCKSTAT_NMODES] = { "off", "counts", "contested",
+							    "timing" };
+
 const char *lockstat_mode_name(unsigned mode)
 {
-	return mode == LOCKSTAT_OFF ? "off" : mode == LOCKSTAT_COUNTS ? "counts" :
-	       mode == LOCKSTAT_TIMING ? "timing" : "?";
+	return mode < LOCKSTAT_NMODES ? mode_names[mode] : "?";
+}
+
+int lockstat_mode_parse(const char *name)
+{
+	for (unsigned m = 0; name && m < LOCKSTAT_NMODES; m++)
+		if (!strcmp(name, mode_names[m]))
+			return (int)m;
+	return KSYNC_EINVAL;
+}
+
+int lockstat_set_mode_name(const char *name, char *why, size_t n)
+{
+	int m = lockstat_mode_parse(name);
+	if (m < 0) {
+		ksnprintf(why, n, "unknown lock statistics mode '%s' (off, counts, contested, "
+			  "timing)", name ? name : "");
+		return m;
+	}
+	int rc = lockstat_set_mode((unsigned)m);
+	if (rc == KSYNC_ENOTSUP)
+		ksnprintf(why, n, "lock statistics mode '%s' refused: this kernel was built with "
+			  "LOCKSTAT=0, which compiles the statistics out (only 'off' is possible; "
+			  "rebuild with LOCKSTAT=1)", name);
+	else if (rc != KSYNC_OK)
+		ksnprintf(why, n, "lock statistics mode '%s' refused: %s", name, ksync_strerror(rc));
+	return rc;
 }
 
 size_t lockstat_bytes(unsigned ncpus)
 {
 	return LOCKSTAT ? (size_t)ncpus * lockstat_nclasses() * sizeof(struct lockstat_shard) : 0;
+}
+
+/* ---- instances: the classes' lists ------------------------------------------------------ */
+
+extern const struct lockstat_static __start_ksync_lockinst[] __attribute__((weak));
+extern const struct lockstat_static __stop_ksync_lockinst[] __attribute__((weak));
+
+static void list_add(struct lockstat_cls *st, struct lockstat_inst *i)
+{
+	i->prev = NULL;
+	i->next = st->head;
+	if (st->head)
+		st->head->prev = i;
+	st->head = i;
+	st->live++;
+}
+
+void lockstat_inst_add(const struct lock_class *c, struct lockstat_inst *i)
+{
+	if (!LOCKSTAT)
+		return;
+	lockstat_note_created(c);
+	if (!c->st)
+		return;		/* a class defined outside LOCK_CLASS: no list */
+	irqkey_t k = spin_lock_irqsave(&c->st->lock);
+	i->hits0 = __atomic_load_n(&i->hits, __ATOMIC_RELAXED);
+	i->migrations0 = __atomic_load_n(&i->migrations, __ATOMIC_RELAXED);
+	i->cls = c;
+	list_add(c->st, i);
+	spin_unlock_irqrestore(&c->st->lock, k);
+}
+
+void lockstat_inst_del(struct lockstat_inst *i)
+{
+	if (!LOCKSTAT)
+		return;
+	const struct lock_class *c = i->cls;
+	if (!c)
+		return;		/* never listed (its class keeps no list) */
+	lockstat_note_destroyed(c);
+	struct lockstat_cls *st = c->st;
+	irqkey_t k = spin_lock_irqsave(&st->lock);
+	bool linked = i->prev ? i->prev->next == i : st->head == i;
+	if (!linked || (i->next && i->next->prev != i)) {
+		spin_unlock_irqrestore(&st->lock, k);
+		panic("lockstat: an instance of class '%s' is not on its class's list (destroyed "
+		      "twice, or its memory reused without a destroy)", c->name);
+	}
+	if (i->prev)
+		i->prev->next = i->next;
+	else
+		st->head = i->next;
+	if (i->next)
+		i->next->prev = i->prev;
+	st->live--;
+	/* the fold: exact - the lock is not held (its destroyer checked), so its holder's
+	 * last store is before this load */
+	st->folded_hits += __atomic_load_n(&i->hits, __ATOMIC_RELAXED) - i->hits0;
+	st->folded_migrations += __atomic_load_n(&i->migrations, __ATOMIC_RELAXED) - i->migrations0;
+	i->next = i->prev = NULL;
+	i->cls = NULL;
+	spin_unlock_irqrestore(&st->lock, k);
+}
+
+/* The static locks (LOCKSTAT_STATIC) join their lists; their counts so far are kept. */
+static void link_statics(void)
+{
+	for (const struct lockstat_static *s = __start_ksync_lockinst;
+	     s && s < __stop_ksync_lockinst; s++) {
+		const struct lock_class *c = *s->cls;
+		if (!c || !c->st || s->inst->cls)
+			continue;
+		irqkey_t k = spin_lock_irqsave(&c->st->lock);
+		s->inst->cls = c;
+		list_add(c->st, s->inst);
+		spin_unlock_irqrestore(&c->st->lock, k);
+	}
+}
+
+/* Every live instance's counters become its new zero; the folded totals are cleared. */
+static void reset_instances(void)
+{
+	for (unsigned n = 0; n < lockstat_nclasses(); n++) {
+		struct lockstat_cls *st = __start_ksync_lockcls[n].st;
+		if (!st)
+			continue;
+		irqkey_t k = spin_lock_irqsave(&st->lock);
+		st->folded_hits = st->folded_migrations = 0;
+		for (struct lockstat_inst *i = st->head; i; i = i->next) {
+			/* relaxed: a value the holder's counter had during the reset */
+			i->hits0 = __atomic_load_n(&i->hits, __ATOMIC_RELAXED);
+			i->migrations0 = __atomic_load_n(&i->migrations, __ATOMIC_RELAXED);
+		}
+		spin_unlock_irqrestore(&st->lock, k);
+	}
+}
+
+/* The class's instance part, added into *out (after its shards: see lockstat.h). */
+static void instances_read(const struct lock_class *c, struct lockstat_snap *out)
+{
+	struct lockstat_cls *st = c->st;
+	if (!st)
+		return;
+	irqkey_t k = spin_lock_irqsave(&st->lock);
+	uint64_t h = st->folded_hits, m = st->folded_migrations;
+	for (const struct lockstat_inst *i = st->head; i; i = i->next) {
+		/* relaxed: each instance's counter at some moment of this read (the holder
+		 * writes it without any ordering toward readers) */
+		h += __atomic_load_n(&i->hits, __ATOMIC_RELAXED) - i->hits0;
+		m += __atomic_load_n(&i->migrations, __ATOMIC_RELAXED) - i->migrations0;
+	}
+	out->live = st->live;
+	spin_unlock_irqrestore(&st->lock, k);
+	out->hits += h;
+	out->migrations += m;
 }
 
 void lockstat_init(void *mem, size_t bytes)
@@ -74,13 +223,14 @@ void lockstat_init(void *mem, size_t bytes)
 			s[i].epoch = lockstat_epoch_;
 		kcpu_of(c)->lockstat = s;
 	}
+	link_statics();
 	/* release: the shard pointers are visible before any CPU sees the mode on */
 	__atomic_store_n(&lockstat_mode_, nclasses ? LOCKSTAT_COUNTS : LOCKSTAT_OFF, __ATOMIC_RELEASE);
 }
 
 int lockstat_set_mode(unsigned mode)
 {
-	if (mode > LOCKSTAT_TIMING)
+	if (mode >= LOCKSTAT_NMODES)
 		return KSYNC_EINVAL;
 	if (!LOCKSTAT)
 		return mode == LOCKSTAT_OFF ? KSYNC_OK : KSYNC_ENOTSUP;
@@ -94,9 +244,12 @@ unsigned lockstat_mode(void) { return lockstat_on(); }
 
 void lockstat_reset(void)
 {
+	if (!LOCKSTAT)
+		return;
 	/* relaxed: each CPU's next update sees the new epoch or the old; either is a
 	 * moment of the reset's interval */
 	__atomic_fetch_add(&lockstat_epoch_, 1, __ATOMIC_RELAXED);
+	reset_instances();
 }
 
 /* ---- the writer's side ------------------------------------------------------------------ */
@@ -289,6 +442,9 @@ void lockstat_read(const struct lock_class *c, struct lockstat_snap *out)
 	for (unsigned cpu = 0; cpu < arch_ncpus(); cpu++)
 		out->retries += shard_read(kcpu_of(cpu)->lockstat + idx, epoch, out, all, &nall,
 					   ARRAY_SIZE(all));
+	/* after the shards: a hit is counted in its lock before its miss, wait and hold
+	 * reach a shard, so this order reads hits >= those (lockstat.h) */
+	instances_read(c, out);
 	/* most wait first, then most misses */
 	for (unsigned i = 0; i < nall; i++)
 		for (unsigned j = i + 1; j < nall; j++)
@@ -348,7 +504,7 @@ void lockstat_emit(const char *tag, uint64_t elapsed_ticks, bool all)
 		    "\"use\":\"%s\",\"defined\":\"%s:%d\",\"mode\":\"%s\",\"cpus\":%u,"
 		    "\"elapsed_ticks\":%lu,\"hits\":%lu,\"misses\":%lu,\"spins\":%lu,"
 		    "\"sleeps\":%lu,\"wakeups\":%lu,\"futile\":%lu,\"migrations\":%lu,"
-		    "\"created\":%lu,\"destroyed\":%lu,\"max_queue\":%lu,\"retries\":%u",
+		    "\"created\":%lu,\"destroyed\":%lu,\"live\":%lu,\"max_queue\":%lu,\"retries\":%u",
 		    tag ? tag : "", tag && *tag ? "," : "", c->name, lock_kind_name(c->kind),
 		    lock_use_name(c->use), c->file, c->line, lockstat_mode_name(lockstat_on()),
 		    arch_ncpus(), (unsigned long)elapsed_ticks, (unsigned long)snap.hits,
@@ -356,7 +512,7 @@ void lockstat_emit(const char *tag, uint64_t elapsed_ticks, bool all)
 		    (unsigned long)snap.sleeps, (unsigned long)snap.wakeups,
 		    (unsigned long)snap.futile, (unsigned long)snap.migrations,
 		    (unsigned long)snap.created, (unsigned long)snap.destroyed,
-		    (unsigned long)snap.max_queue, snap.retries);
+		    (unsigned long)snap.live, (unsigned long)snap.max_queue, snap.retries);
 		emit_time("wait", &snap.wait);
 		emit_time("hold", &snap.hold);
 		emit_time("irqoff", &snap.irqoff);

@@ -19,12 +19,26 @@
  * predecessor at hand-off). */
 struct mcs_node mlock_mcs_nodes[MAX_CPUS][MLOCK_NEST_MAX];
 
+/* Each CPU's statistics of the master locks it holds, by depth (mlock.h). */
+struct mlock_hstat_row mlock_hstat[MAX_CPUS];
+
 static const char *const algo_names[MLOCK_NALGOS] = { "tas", "ticket", "mcs" };
 
-/* The holder's acquire site: recorded only while statistics are on. */
+static int holder_cpu(const struct mlock *l);
+
+/* The holder's acquire site (its CPU's slot; recorded only while statistics are on; read
+ * racily from another CPU: for a message). */
 static const char *held_site(const struct mlock *l)
 {
-	return lockstat_on() && l->site ? l->site : "? (sites are recorded while statistics are on)";
+	int c = holder_cpu(l);
+	const char *s = NULL;
+	if (c >= 0) {
+		const struct kcpu *kc = kcpu_of((unsigned)c);
+		for (unsigned i = 0; i < MLOCK_NEST_MAX && i < kc->mlock_depth; i++)
+			if (__atomic_load_n(&kc->mlock_held[i], __ATOMIC_RELAXED) == l)
+				s = __atomic_load_n(&mlock_hstat[c].s[i].site, __ATOMIC_RELAXED);
+	}
+	return lockstat_on() && s ? s : "? (sites are recorded while statistics are on)";
 }
 
 
@@ -49,7 +63,7 @@ int mlock_init_at(struct mlock *l, const struct lock_class *c, unsigned algo, co
 	l->algo = (uint8_t)algo;
 	l->cls = c;
 	l->init_site = site;
-	lockstat_note_created(c);
+	lockstat_inst_add(c, &l->st);
 	return KSYNC_OK;
 }
 
@@ -82,7 +96,7 @@ void mlock_destroy(struct mlock *l)
 	if (h >= 0)
 		panic("mlock_destroy: master lock of class '%s' (init %s) is held by cpu %d (acquired at %s)",
 		      l->cls->name, l->init_site, h, held_site(l));
-	lockstat_note_destroyed(l->cls);
+	lockstat_inst_del(&l->st);	/* its hits and migrations fold into the class */
 }
 
 __attribute__((noreturn)) static void bad_release(const struct mlock *l, const char *site)
@@ -103,18 +117,24 @@ void mlock_too_deep(const struct mlock *l, const char *site)
 	panic("mlock: cpu %u thread '%s' holds %u master locks and asks for class '%s' at %s "
 	      "(innermost held: '%s', acquired at %s)", me, panic_thread_on(me), MLOCK_NEST_MAX,
 	      l->cls->name, site, kcpus[me].mlock_held[MLOCK_NEST_MAX - 1]->cls->name,
-	      kcpus[me].mlock_held[MLOCK_NEST_MAX - 1]->site);
+	      mlock_hstat[me].s[MLOCK_NEST_MAX - 1].site ? mlock_hstat[me].s[MLOCK_NEST_MAX - 1].site : "?");
 }
 
-/* Released out of order: take l out of the held list wherever it is. */
-void mlock_unheld_slow(struct kcpu *kc, const struct mlock *l, const char *site)
+/* Released out of order: take l out of the held list wherever it is (its statistics slot
+ * with it: the slots follow the list). */
+void mlock_unheld_slow(struct kcpu *kc, const struct mlock *l, const char *site,
+		       struct mlock_hstat *hs)
 {
 	unsigned d = kc->mlock_depth;
+	struct mlock_hstat *row = mlock_hstat[kc - kcpus].s;
 	for (unsigned i = d; i-- > 0;) {
 		if (kc->mlock_held[i] != l)
 			continue;
-		for (unsigned j = i; j + 1 < d; j++)
+		*hs = row[i];
+		for (unsigned j = i; j + 1 < d; j++) {
 			__atomic_store_n(&kc->mlock_held[j], kc->mlock_held[j + 1], __ATOMIC_RELAXED);
+			row[j] = row[j + 1];
+		}
 		__atomic_store_n(&kc->mlock_depth, d - 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -134,19 +154,27 @@ void mlock_assert_none_slow(const char *what, const char *site)
 /* ---- statistics ------------------------------------------------------------------------ */
 
 /* A contended acquisition (inside the section, the holder): its figures for the release
- * to commit. */
-void mlock_missed_stat(struct mlock *l, unsigned mode, uint64_t t0, uint64_t spins, const char *site)
+ * to commit, in this CPU's slot - nothing in the lock (mlock.h). t0: the TSC at the failed
+ * attempt (0 unless the mode times waits); in timing mode the acquisition's stamp is both
+ * the wait's end and the hold's start. */
+static void missed_stat(unsigned me, unsigned mode, uint64_t t0, uint64_t spins)
 {
-	l->misses++;
-	l->st_missed = 1;
-	l->st_spins = spins;
-	l->st_wait = mode == LOCKSTAT_TIMING ? arch_cycles() - t0 : 0;
-	l->site = site;
+	struct mlock_hstat *hs = &mlock_hstat[me - 1].s[kcpus[me - 1].mlock_depth];
+	hs->missed = 1;
+	hs->spins = spins;
+	uint64_t now = t0 ? arch_cycles() : 0;
+	hs->wait = now - t0;
+	if (mode == LOCKSTAT_TIMING) {
+		hs->t_mask = t0;	/* the mask's start: the failed attempt, near enough */
+		hs->t_acq = now;
+	}
 }
 
-/* The rare parts of a release's commit: a miss, timing (this CPU's shard open). */
-void mlock_commit_slow(struct lockstat_shard *s, const struct mlock_ev *ev)
+/* The rare parts of a release's commit: a miss, timing (interrupts masked: this CPU's
+ * shard). */
+void mlock_commit_slow(const struct lock_class *c, const struct mlock_ev *ev)
 {
+	struct lockstat_shard *s = lockstat_open(c);
 	if (ev->missed) {
 		LOCKSTAT_ADD(s->misses, 1);
 		LOCKSTAT_ADD(s->spins, ev->spins);
@@ -158,6 +186,7 @@ void mlock_commit_slow(struct lockstat_shard *s, const struct mlock_ev *ev)
 		lockstat_time_add(&s->hold, ev->hold);
 		lockstat_time_add(&s->irqoff, ev->irqoff);
 	}
+	lockstat_close(s);
 }
 
 /* ---- contention ------------------------------------------------------------------------- */
@@ -170,8 +199,10 @@ __attribute__((noreturn)) static void recursion(const struct mlock *l, unsigned 
 }
 
 void mlock_spin_slow(struct mlock *l, unsigned me, uint32_t ticket, struct mcs_node *mine,
-		     const char *site, unsigned mode, uint64_t t0)
+		     const char *site, unsigned mode)
 {
+	/* the wait's start: the failed attempt was a few instructions ago */
+	uint64_t t0 = lockstat_times_waits(mode) ? arch_cycles() : 0;
 	if (mlock_held(l))
 		recursion(l, me, site);
 	uint64_t spins = 0;
@@ -215,7 +246,7 @@ void mlock_spin_slow(struct mlock *l, unsigned me, uint32_t ticket, struct mcs_n
 		break;
 	}
 	if (mode)
-		mlock_missed_stat(l, mode, t0, spins, site);
+		missed_stat(me, mode, t0, spins);
 }
 
 void mlock_mcs_handoff_slow(struct mlock *l, struct mcs_node *mine)

@@ -32,7 +32,9 @@
  * before the waiter's sleep sets the thread's condition flag, which the sleep consumes
  * (sched_sleep/sched_wakeup, Hohmuth & Haertig Fig. 3).
  *
- * Statistics of a monitor's class: hits (acquisitions), misses (each failed fast-path
+ * Statistics of a monitor's class: hits (acquisitions) and migrations, counted by the owner
+ * in the monitor itself (struct lockstat_inst, lockstat.h: an uncontended lock and unlock
+ * in counts or contested mode touch no shard and mask nothing), misses (each failed fast-path
  * test-and-set: the first attempt, and each wakeup that found the monitor taken again;
  * a retry under the interlock belongs to the same miss), sleeps, wakeups (waiters woken
  * by releases), the longest wait queue, wait time (first attempt -> acquisition) and hold
@@ -171,7 +173,7 @@ int mon_init_at(struct monitor *m, const struct lock_class *c, unsigned flags, c
 	m->flags = flags;
 	m->cls = c;
 	m->init_site = site;
-	lockstat_note_created(c);
+	lockstat_inst_add(c, &m->st);
 	return KSYNC_OK;
 }
 
@@ -186,13 +188,13 @@ void mon_destroy_at(struct monitor *m, const char *site)
 		      "with %u waiters", site, m->cls->name, m->init_site, tname(owner_of(m)),
 		      m->site ? m->site : "-", q);
 	mlock_destroy(&m->own);
-	lockstat_note_destroyed(m->cls);
+	lockstat_inst_del(&m->st);	/* its hits and migrations fold into the class */
 }
 
 /* ---- statistics: gathered during the operation, committed at its end -------------------- */
 
 struct mon_ev {
-	uint64_t hits, misses, sleeps, wakeups, migrations, max_queue, wait, hold;
+	uint64_t misses, sleeps, wakeups, max_queue, wait, hold;
 	const char *site;
 };
 
@@ -211,27 +213,30 @@ static void commit_rest(struct lockstat_shard *s, const struct mon_ev *e)
 		lockstat_site_add(s, e->site, i ? 0 : e->wait);
 }
 
+static bool ev_any(const struct mon_ev *e)
+{
+	return (e->misses | e->sleeps | e->wakeups | e->max_queue | e->wait | e->hold) != 0;
+}
+
 /* Interrupts masked (this CPU's shard). */
 static void commit(const struct lock_class *c, const struct mon_ev *e)
 {
-	if (!(e->hits | e->migrations | e->misses | e->sleeps | e->wakeups | e->max_queue |
-	      e->wait | e->hold))
-		return;		/* e.g. an unlock with nobody waiting, counts mode */
+	if (!ev_any(e))
+		return;
 	struct lockstat_shard *s = lockstat_open(c);
-	LOCKSTAT_ADD(s->hits, e->hits);
-	if (e->migrations)
-		LOCKSTAT_ADD(s->migrations, e->migrations);
-	if (__builtin_expect((e->misses | e->sleeps | e->wakeups | e->max_queue | e->wait |
-			      e->hold) != 0, 0))
-		commit_rest(s, e);
+	commit_rest(s, e);
 	lockstat_close(s);
 }
 
-/* Commit up to two events to this CPU's shards (no interlock held). */
+/* Commit up to two events to this CPU's shards (no interlock held). Nothing to commit
+ * (an uncontended lock or unlock in counts or contested mode: its hit is in the monitor)
+ * masks nothing. */
 static void commit2(const struct lock_class *c1, const struct mon_ev *e1,
 		    const struct lock_class *c2, const struct mon_ev *e2)
 {
 	if (!lockstat_on())
+		return;
+	if (!(e1 && ev_any(e1)) && !(e2 && ev_any(e2)))
 		return;
 	crit_enter();		/* the shard is this CPU's: no preemption, no migration */
 	if (e1)
@@ -242,8 +247,9 @@ static void commit2(const struct lock_class *c1, const struct mon_ev *e1,
 }
 
 /* We own the word: set the owner and the owner's fields, and the acquisition's part of
- * the event. owner, site, t_acq, hits, last_cpu are the owner's (the lock word protects
- * them); owner is stored relaxed: other threads read it for messages and checks only. */
+ * the event. owner, site, t_acq, st's counters, last_cpu are the owner's (the lock word
+ * protects them); owner is stored relaxed: other threads read it for messages and checks
+ * only. t0: the wait's start if we missed (a mode that times waits), else 0. */
 static void acquired(struct monitor *m, struct thread *self, const char *site, unsigned mode,
 		     uint64_t t0, struct mon_ev *e)
 {
@@ -255,22 +261,27 @@ static void acquired(struct monitor *m, struct thread *self, const char *site, u
 		m->last_cpu = me;
 		return;
 	}
-	e->hits = 1;
-	m->hits++;
-	e->migrations = m->last_cpu && m->last_cpu != me;
-	m->last_cpu = me;
-	uint64_t now = mode == LOCKSTAT_TIMING ? arch_cycles() : 0;
-	m->t_acq = now;
-	if (e->misses && now)
+	bool migrated = false;
+	if (lockstat_counts_migrations(mode)) {
+		migrated = m->last_cpu && m->last_cpu != me;
+		m->last_cpu = me;
+	}
+	lockstat_inst_hit(&m->st, migrated);
+	/* timing: one stamp - the hold's start, and the wait's end if we missed */
+	uint64_t now = mode == LOCKSTAT_TIMING || (e->misses && t0) ? arch_cycles() : 0;
+	m->t_acq = mode == LOCKSTAT_TIMING ? now : 0;
+	if (e->misses && t0)
 		e->wait = now - t0;
 }
 
 /* The miss path (Figure 9): returns once the word is ours - by our own test-and-set, or
  * handed to us (MON_HANDOFF). */
 static void lock_missed(struct monitor *m, struct thread *self, const char *site,
-			unsigned mode, struct mon_ev *e)
+			unsigned mode, uint64_t *t0, struct mon_ev *e)
 {
 	e->site = site;
+	/* the wait's start: the failed test-and-set was a few instructions ago */
+	*t0 = lockstat_times_waits(mode) ? arch_cycles() : 0;
 	for (;;) {
 		/* owner == self only if we stored it: a recursive acquire */
 		if (owner_of(m) == self)
@@ -320,12 +331,12 @@ void mon_lock_at(struct monitor *m, const char *site)
 	struct thread *self = self_or_panic("mon_lock", site, m->cls);
 	mlock_assert_none("mon_lock", site);
 	unsigned mode = lockstat_on();
-	uint64_t t0 = mode == LOCKSTAT_TIMING ? arch_cycles() : 0;
+	uint64_t t0 = 0;
 	struct mon_ev e = { 0 };
 	if (__builtin_expect(!tas(m), 0))
-		lock_missed(m, self, site, mode, &e);
+		lock_missed(m, self, site, mode, &t0, &e);
 	acquired(m, self, site, mode, t0, &e);
-	if (mode)
+	if (__builtin_expect(e.misses != 0, 0))
 		commit2(m->cls, &e, NULL, NULL);
 }
 

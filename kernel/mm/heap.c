@@ -18,7 +18,9 @@ struct freeblk { struct hdr h; struct freeblk *next; };
 
 static struct freeblk *freelist[NCLASS];	/* heap_lock */
 LOCK_CLASS(heap_class, "heap", LOCK_MASTER, LOCK_DATA);
-static struct mlock heap_lock = MLOCK_INIT(heap_class, MLOCK_TICKET);
+static struct mlock heap_lock __attribute__((aligned(64))) =
+	MLOCK_INIT(heap_class, MLOCK_TICKET);
+LOCKSTAT_STATIC(heap_lock);	/* on its class's list of instances (lockstat.h) */
 
 void heap_init(void) {}
 

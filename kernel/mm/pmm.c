@@ -42,7 +42,9 @@ static size_t hint;			/* pool_lock */
 /* pool_lock for writers (relaxed atomic stores); read without it by pmm_free_pages */
 static uint64_t pool_free;
 LOCK_CLASS(pmm_pool_class, "pmm-pool", LOCK_MASTER, LOCK_DATA);
-static struct mlock pool_lock = MLOCK_INIT(pmm_pool_class, MLOCK_TICKET);
+static struct mlock pool_lock __attribute__((aligned(64))) =
+	MLOCK_INIT(pmm_pool_class, MLOCK_TICKET);
+LOCKSTAT_STATIC(pool_lock);	/* on its class's list of instances (lockstat.h) */
 
 static struct lf_stack freelist;	/* lock-free; nodes live in the free frames */
 static uint64_t list_count;		/* frames on the freelist: atomic add/sub */

@@ -167,7 +167,7 @@ static int hlock_lock_slow(struct hlock *l, struct thread *self, uint64_t w)
 		panic("hlock: thread '%s' locks '%s' (%p) again: helping locks do not nest on "
 		      "themselves", self->name, cls_name(l), (void *)l);
 	unsigned mode = lockstat_on();
-	uint64_t t0 = mode == LOCKSTAT_TIMING ? arch_cycles() : 0, helps = 0;
+	uint64_t t0 = lockstat_times_waits(mode) ? arch_cycles() : 0, helps = 0;
 	unsigned cycles_seen = 0, spins_since_yield = 0;
 	bool pushed = false;
 	HST_INC(contended);

@@ -19,7 +19,9 @@
 /* The master lock: protects the queues below and every thread's state word changes and
  * rq_next/rq_prev links while the locked scheduler runs. */
 LOCK_CLASS(sched_mutex_class, "sched_Mutex", LOCK_MASTER, LOCK_CODE);
-static struct mlock sched_lock = MLOCK_INIT(sched_mutex_class, MLOCK_TICKET);
+static struct mlock sched_lock __attribute__((aligned(64))) =
+	MLOCK_INIT(sched_mutex_class, MLOCK_TICKET);
+LOCKSTAT_STATIC(sched_lock);	/* on its class's list of instances (lockstat.h) */
 struct mlock *sched_mutex(void) { return &sched_lock; }
 static struct thread *q_head[SCHED_LEVELS], *q_tail[SCHED_LEVELS];	/* sched_lock */
 static inline uint64_t st(struct thread *t) { return atomic_load_explicit(&t->state, memory_order_relaxed); }

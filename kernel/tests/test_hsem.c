@@ -748,8 +748,9 @@ KTEST(hsem_monitor_wait_releases)
 
 /* ---- (e) bad input ------------------------------------------------------------------------------ */
 
-static const struct lock_class not_helping = { "not_helping", LOCK_MONITOR, LOCK_DATA,
-					       __FILE__, __LINE__ };
+static const struct lock_class not_helping = { .name = "not_helping", .kind = LOCK_MONITOR,
+					       .use = LOCK_DATA, .file = __FILE__,
+					       .line = __LINE__ };
 
 KTEST(hsem_bad_input)
 {

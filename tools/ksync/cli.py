@@ -395,6 +395,12 @@ def build_parser() -> Parser:
                     help="CPUs the benchmark uses (default: all of --smp)")
     ls.add_argument("--scale", type=int_range_type(1, 10000), default=None, metavar="P",
                     help="percent of the default iteration counts (default 100; qemu 25)")
+    ls.add_argument("--mode", choices=spriterun.LOCKSTAT_MODES, default="timing",
+                    help="the statistics mode of the run: off, counts, contested (FreeBSD "
+                         "LOCK_PROFILING's contested-only: waits per call site, nothing but "
+                         "the hit on an uncontended acquisition) or timing (default: counts "
+                         "plus wait, hold and masked times). A kernel built with LOCKSTAT=0 "
+                         "refuses every mode but off, saying so")
     ls.add_argument("--every", type=int_range_type(1, 100000), default=None, metavar="MS",
                     help="snapshots every MS milliseconds during the run")
     ls.add_argument("--reset", action="store_true",

@@ -1020,7 +1020,8 @@ def cmd_lockstat(args, repo: Path) -> int:
     scale = args.scale or (25 if args.platform == "qemu" else 100)
     words = [f"sprite_bench={args.bench}", f"sprite_configs={args.config}",
              f"sprite_cpus={cpus}", "sprite_reps=1", "sprite_perturb=0", "sprite_overhead=0",
-             "sprite_costs=0", f"sprite_scale={scale}"]
+             "sprite_costs=0", f"sprite_scale={scale}",
+             f"lockstat={args.mode}", f"sprite_lockstat={args.mode}"]
     if args.every:
         words.append(f"sprite_snap_ms={args.every}")
         if args.reset:

@@ -26,6 +26,7 @@ from .spritereport import SPRITE_JSON  # noqa: E402  (one name for the file)
 KINDS = ("lock_cost", "sprite_setup", "sprite_bench", "sprite_run", "lockstat",
          "sprite_overhead", "sprite_end", "sprite_skipped")
 CONFIGS = ("sprite", "sprite-fix", "synthesis")
+LOCKSTAT_MODES = ("off", "counts", "contested", "timing")     # kernel/include/lockstat.h
 BENCHES = ("fork", "fexec", "mem", "cswitch", "pdevtest", "pdevtestInd", "pmake", "pmakeInd",
            "troff")
 
@@ -90,6 +91,12 @@ def record(platform: str, res, smp: int, host_model: str) -> dict:
     end = next((o for o in rows if o["kind"] == "sprite_end"), None)
     ok = bool(res.passed and end is not None)
     reason = None if ok else (res.reason or "the kernel printed no sprite_end row")
+    # a statistics mode the kernel refused (lockstat=, sprite_lockstat=): its own words
+    said = [l.strip() for l in getattr(res, "lines", None) or []
+            if "lockstat=" in l and l.lstrip().startswith("ksync:")]
+    if not ok and said:
+        reason = f"{reason}: {said[-1]}"
+
     return {
         "platform": platform, "env": res.env, "status": "ok" if ok else "failed",
         "reason": reason, "log": display_path(res.log_path), "cmdline": res.cmdline,
@@ -147,6 +154,6 @@ def log_name(rec: dict) -> str:
     return rec["log"] or "(no log)"
 
 
-__all__ = ["SPRITE_JSON", "KINDS", "BENCHES", "CONFIGS", "env_label", "SpritePlan", "boot_side", "plans", "cpu_words", "words",
+__all__ = ["SPRITE_JSON", "KINDS", "BENCHES", "CONFIGS", "LOCKSTAT_MODES", "env_label", "SpritePlan", "boot_side", "plans", "cpu_words", "words",
            "record", "failed_record", "summary", "boot_qemu", "boot_hosted", "make_data",
            "Path"]
