@@ -167,10 +167,11 @@ venv: deps $(VENV)/.stamp
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 # make test: first everything the suites boot or run, in one parallel make (the suites'
 # own build steps then find nothing to do), then the suites on every host CPU
-# (pytest-xdist; a module's tests stay on one worker, so its build and boots are shared).
+# (pytest-xdist: each test goes to the next free worker; tests/conftest.py starts the
+# longest modules first).
 test: venv
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
-	$(PY) -m pytest -q -ra --durations=10 -n $(NPROC) --dist loadfile tests/
+	$(PY) -m pytest -q -ra --durations=10 -n $(NPROC) --dist load tests/
 
 # The kernels of the other schemes and the masked-window kernel, each by a make of its
 # own (SCHEME and WINDOWS select the build directory); the stamps first, so that the
