@@ -165,9 +165,25 @@ venv: deps $(VENV)/.stamp
 # ---- the two commands ----------------------------------------------------------------
 # the builds in parallel, one job per host CPU (the tests' own builds do the same)
 NPROC := $(shell nproc 2>/dev/null || echo 1)
+# make test: first everything the suites boot or run, in one parallel make (the suites'
+# own build steps then find nothing to do), then the suites on every host CPU
+# (pytest-xdist: each test goes to the next free worker; tests/conftest.py starts the
+# longest modules first).
 test: venv
-	@$(MAKE) --no-print-directory -j$(NPROC) hosted-kernel
-	$(PY) -m pytest -q -ra --durations=10 tests/
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build
+	$(PY) -m pytest -q -ra --durations=10 -n $(NPROC) --dist load tests/
+
+# The kernels of the other schemes and the masked-window kernel, each by a make of its
+# own (SCHEME and WINDOWS select the build directory); the stamps first, so that the
+# sub-makes never race to create them.
+OTHER_SCHEME_KERNELS := $(filter-out $(DEFAULT_SCHEME),$(SCHEMES))
+scheme-kernel-%: $(LOCKSTAT_STAMP) $(SCHED_STAMP)
+	@$(MAKE) --no-print-directory SCHEME=$* kernel
+windows-kernel: $(LOCKSTAT_STAMP) $(SCHED_STAMP)
+	@$(MAKE) --no-print-directory WINDOWS=1 kernel
+test-build: hosted-kernel kernel iso $(OTHER_SCHEME_KERNELS:%=scheme-kernel-%) windows-kernel \
+	hosted-tests hosted-kdev hosted-port bench-hosted
+.PHONY: test-build windows-kernel
 
 run: venv
 	$(KSYNC) run --smp $(SMP) --accel $(ACCEL) --timeout $(TIMEOUT)

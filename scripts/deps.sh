@@ -19,6 +19,7 @@ declare -A pkg_of=(
 	[gdb]=gdb
 	[chromium]=chromium
 	[cyclictest]=rt-tests
+	[cpio]=cpio
 )
 missing=()
 for tool in "${!pkg_of[@]}"; do

@@ -38,3 +38,17 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "stress: long stress runs (make stress)")
+
+
+# make test runs the suites on two workers (pytest-xdist, --dist load): the modules whose
+# tests take longest start first, so that no long test is left to run alone at the end
+# (longest-first scheduling). Only the order changes; every test still runs.
+LONG_FIRST = ("test_spin.py", "test_kernel.py", "test_hosted.py", "test_schemes.py",
+              "test_hosted_kernel.py", "test_spin_sched.py", "test_stress.py",
+              "test_hosted_port.py", "test_hosted_kdev.py", "test_fiasco_windows.py",
+              "test_sprite_tool.py", "test_spin_fifo.py", "test_spin_monitor.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda it: rank.get(it.path.name, len(LONG_FIRST)))

@@ -271,8 +271,10 @@ def test_hang_is_killed_with_the_per_vcpu_report(fake_repo, monkeypatch, tmp_pat
 
 
 def test_hang_from_the_cli_exits_nonzero(fake_repo):
+    # --timeout 10, not 1: the fake hosted kernel (a Python script) must print its report
+    # before the timeout, and its start took over 2 s on a loaded 2-core host
     p = run_cli("test", "--repo", str(fake_repo), "--no-build", "--no-disk", "--platform",
-                "hosted", "--timeout", "1", env_extra={"FAKE_HK": "hang",
+                "hosted", "--timeout", "10", env_extra={"FAKE_HK": "hang",
                                                        "FAKE_PIDFILE": str(fake_repo / "pid")})
     assert p.returncode == 1, p.stdout + p.stderr
     assert "vcpu 0 last in spin_lock(&big)" in p.stdout

@@ -40,6 +40,11 @@ if spec.get("end_file"):
 sys.exit(spec.get("exit", 33))
 '''
 
+# A timeout that a fake's first lines always beat: the fakes are Python scripts, whose start
+# took over 2 s on a loaded 2-core host; a test that asserts on lines printed before the
+# timeout uses this, not 1 or 2 s.
+FAKE_START_S = 10
+
 BOOT = ('KSYNC {"kind":"boot","cpus":2,"cpus_online":2,"tsc_hz":2596000000,'
         '"tsc_source":"pit","hypervisor":"TCGTCGTCGTCG","cpu_model":"QEMU TCG CPU"}')
 PASSING = ["SeaBIOS noise", "ktap: KTAP version 1", BOOT, "ktap: 1..3", "ktap: ok 1 alpha",
@@ -298,9 +303,11 @@ def test_timeout(repo, tmp_path):
     pid_file, end_file = tmp_path / "qemu.pid", tmp_path / "qemu.end"
     fake = make_fake(tmp_path, lines=["booting...", "ktap: 1..5"], sleep=3600,
                      pid_file=str(pid_file), end_file=str(end_file))
-    p = ksync_test(repo, fake, "--timeout", "2", timeout=120)
+    # 10 s: the fake (a Python script) must print its lines before the timeout, and on a
+    # loaded 2-core host (make test runs two workers) an interpreter's start took > 2 s
+    p = ksync_test(repo, fake, "--timeout", str(FAKE_START_S), timeout=120)
     assert p.returncode == 1
-    assert "timeout after 2s" in p.stdout
+    assert f"timeout after {FAKE_START_S}s" in p.stdout
     assert "booting..." in p.stdout  # last serial lines shown
     _killed_before_its_end(pid_file, end_file)
 
@@ -378,7 +385,7 @@ def test_boot_streams_serial(repo, tmp_path):
 def test_boot_idle_timeout_is_not_failure(repo, tmp_path):
     fake = make_fake(tmp_path, lines=["idle: halted"], sleep=3600)
     p = run_cli("boot", "--repo", str(repo), "--no-build", "--qemu", str(fake), "--mode",
-                "idle", "--timeout", "1")
+                "idle", "--timeout", str(FAKE_START_S))
     assert p.returncode == 0, p.stderr
     assert "idle: halted" in p.stdout
 
