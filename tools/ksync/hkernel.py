@@ -226,13 +226,6 @@ def boot(cfg: HostedBootConfig, echo: Callable[[str], None] | None = None) -> Bo
         env = dict(os.environ)
         env["TSAN_OPTIONS"] = f"{env.get('TSAN_OPTIONS', '')}:suppressions={supp}".lstrip(":")
         logw(f"# TSAN_OPTIONS={env['TSAN_OPTIONS']}")
-    try:
-        proc = subprocess.Popen(cmd, cwd=cfg.repo, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                start_new_session=True, preexec_fn=_no_core)
-    except OSError as e:
-        log.close()
-        raise SetupError(f"cannot run {cmd[0]}: {e.strerror or e}") from None
 
     def handle(tag: str, text: str) -> None:
         nonlocal panic
@@ -256,6 +249,16 @@ def boot(cfg: HostedBootConfig, echo: Callable[[str], None] | None = None) -> Bo
     def interrupted() -> None:
         logw("# interrupted: hosted kernel killed")
         log.close()
+
+    # the closures come first: between Popen and the stream's try (which kills the group
+    # on an interrupt) only the call's arguments are evaluated
+    try:
+        proc = procrun.spawn(cmd, cwd=cfg.repo, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                             preexec_fn=_no_core)
+    except OSError as e:
+        log.close()
+        raise SetupError(f"cannot run {cmd[0]}: {e.strerror or e}") from None
 
     run = procrun.stream(proc, handle, start=start, timeout=cfg.timeout,
                          exit_grace=EXIT_GRACE_S, poll=0.1, on_timeout=quit_for_report,

@@ -94,7 +94,6 @@ import json
 import lzma
 import math
 import os
-import queue
 import re
 import shutil
 import stat
@@ -102,7 +101,6 @@ import struct
 import subprocess
 import sys
 import tarfile
-import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -1117,77 +1115,51 @@ def run(image: GuestImage, qemu_args: list[str], seconds: int, interval_us: int 
     marks: dict[str, float] = {}
     panic = None
     start = time.monotonic()
+
+    def handle(tag: str, text: str) -> None:
+        nonlocal panic
+        line = text.rstrip("\r\n").replace("\r", "")
+        if tag == "err":
+            stderr_lines.append(line)
+            logw(f"[qemu stderr] {line}")
+            return
+        lines.append(line)
+        logw(line)
+        if echo:
+            echo(line)
+        t = time.monotonic() - start
+        for mark in (MARK_UNAME, MARK_BEGIN, MARK_STOP, MARK_END):
+            if line.startswith(mark) and mark not in marks:
+                marks[mark] = t
+        if panic is None and any(p in line for p in PANIC_TEXT):
+            panic = line.strip()
+
+    def stop_after() -> float | None:
+        """Seconds to read on once the run is over: the power-off grace after the end
+        marker, the panic's drain after a panic (the earlier one wins)."""
+        drains = ([POWEROFF_GRACE_S] if MARK_END in marks else []) + \
+            ([PANIC_DRAIN_S] if panic is not None else [])
+        return min(drains) if drains else None
+
+    def close_log() -> None:
+        if log:
+            log.close()
+
+    # the closures come first: between Popen and the stream's try (which kills the group
+    # on an interrupt) only the call's arguments are evaluated
     try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        proc = procrun.spawn(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
     except OSError as e:
         res["reason"] = f"cannot start {qemu}: {e.strerror or e}"
         if log:
             log.close()
         return res
-    q: queue.Queue = queue.Queue()
-    readers = [threading.Thread(target=procrun.read_stream, args=(proc.stdout, "out", q),
-                                daemon=True),
-               threading.Thread(target=procrun.read_stream, args=(proc.stderr, "err", q),
-                                daemon=True)]
-    for t in readers:
-        t.start()
-    open_streams = {"out", "err"}
-    timed_out = False
-    stop_at = None
-    try:
-        while open_streams:
-            now = time.monotonic()
-            if now - start > timeout:
-                timed_out = True
-                break
-            if stop_at is not None and now > stop_at:
-                break
-            try:
-                tag, text = q.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            if text is None:
-                open_streams.discard(tag)
-                continue
-            line = text.rstrip("\r\n").replace("\r", "")
-            if tag == "err":
-                stderr_lines.append(line)
-                logw(f"[qemu stderr] {line}")
-                continue
-            lines.append(line)
-            logw(line)
-            if echo:
-                echo(line)
-            t = time.monotonic() - start
-            for mark in (MARK_UNAME, MARK_BEGIN, MARK_STOP, MARK_END):
-                if line.startswith(mark) and mark not in marks:
-                    marks[mark] = t
-                    if mark == MARK_END and stop_at is None:
-                        stop_at = time.monotonic() + POWEROFF_GRACE_S
-            if panic is None and any(p in line for p in PANIC_TEXT):
-                panic = line.strip()
-                stop_at = min(stop_at or 1e18, time.monotonic() + PANIC_DRAIN_S)
-    except BaseException:
-        procrun.kill_group(proc)
-        proc.wait()
-        if log:
-            log.close()
-        raise
-    if not timed_out and not (stop_at is not None and time.monotonic() > stop_at):
-        try:                # the serial line closed: QEMU is exiting, let it finish
-            proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass
-    still_running = proc.poll() is None
-    procrun.kill_group(proc)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
+
+    st = procrun.stream(proc, handle, start=start, timeout=timeout, exit_grace=2.0, poll=0.2,
+                        fatal=stop_after, on_interrupt=close_log, close_wait=2.0)
+    timed_out, still_running = st.timed_out, st.killed
     wall = time.monotonic() - start
-    for t in readers:
-        t.join(timeout=2)
     res["other_qemu"] = sorted(set(before) | set(other_qemu(exclude=[proc.pid])))
     res["host_load"]["end"] = _loadavg()
     res["wall_s"] = round(wall, 2)

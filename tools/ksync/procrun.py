@@ -3,7 +3,8 @@ Linux guest: linuxguest.py): a child in a process group of its own, its stdout a
 read line by line by two threads into one queue, a deadline, and the group killed however
 the run ends (a verdict, a timeout, Ctrl-C or SIGTERM turned into an exception by the CLI).
 
-``stream(proc, handle, ...)`` is the loop each launcher's boot shares: it feeds every line
+``spawn(cmd, ...)`` starts the child (in a session of its own, the stop signals held until
+the stream takes over); ``stream(proc, handle, ...)`` is the loop each launcher's boot shares: it feeds every line
 to ``handle(tag, text)`` ("out" / "err") until both streams close, the deadline passes, the
 process has exited but something holds its pipes, or the launcher's own stop condition
 (stdout closed while the process runs on, a fatal line) says so; then it kills the group,
@@ -48,6 +49,36 @@ def kill_group(proc: subprocess.Popen) -> None:
     signal_group(proc, signal.SIGKILL)
 
 
+# The signals that stop the tool (Ctrl-C; SIGTERM and SIGHUP, which the CLI turns into an
+# exception): held from before a launcher's Popen until stream() is inside its try.
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
+def spawn(cmd: list[str], preexec_fn: Callable[[], None] | None = None,
+          **popen_kw) -> subprocess.Popen:
+    """``subprocess.Popen(cmd, start_new_session=True, ...)`` with the stop signals held
+    until ``stream(proc, ...)`` takes over. A stop signal that arrives while the child
+    starts (inside Popen, which returns only after the child's exec - on a loaded host the
+    child may already run and be seen running) is then raised inside stream's try, which
+    kills the child's group; without the hold it would propagate from Popen and leave the
+    child running. The child starts with the caller's own mask. The caller calls stream()
+    next (spawn's OSError leaves the mask as it was)."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+    def child() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        if preexec_fn is not None:
+            preexec_fn()
+
+    try:
+        proc = subprocess.Popen(cmd, start_new_session=True, preexec_fn=child, **popen_kw)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        raise
+    proc.ksync_sigmask = old    # restored by stream()
+    return proc
+
+
 def shquote(s: str) -> str:
     if s and re.fullmatch(r"[A-Za-z0-9_./,=:+@%-]+", s):
         return s
@@ -65,8 +96,8 @@ def stream(proc: subprocess.Popen, handle: Callable[[str, str], None], *, start:
            timeout: float, exit_grace: float, poll: float,
            on_timeout: Callable[[], None] | None = None, timeout_grace: float = 0.0,
            eof_grace: float | None = None, fatal: Callable[[], bool] = lambda: False,
-           fatal_drain: float = 0.0, on_interrupt: Callable[[], None] = lambda: None
-           ) -> Streamed:
+           fatal_drain: float = 0.0, on_interrupt: Callable[[], None] = lambda: None,
+           close_wait: float = 0.0) -> Streamed:
     """Read ``proc``'s two streams into ``handle`` until they close or a stop condition:
 
     * the deadline (``start + timeout``): without ``on_timeout`` the loop stops there; with
@@ -74,19 +105,32 @@ def stream(proc: subprocess.Popen, handle: Callable[[str, str], None], *, start:
       ``timeout_grace`` seconds later;
     * the process exited ``exit_grace`` seconds ago and something still holds its pipes;
     * ``eof_grace``: stdout closed that long ago while the process runs on;
-    * ``fatal()`` true after a line: the loop reads on for ``fatal_drain`` seconds.
+    * ``fatal()`` true after a line: the loop reads on for ``fatal_drain`` seconds; a number
+      instead of True is the drain itself (the earliest drain asked for wins);
+    * both streams closed: the process is given ``close_wait`` seconds to exit on its own
+      before it counts as ``killed``.
 
     On any exception (Ctrl-C, Terminated) the group is killed, ``on_interrupt()`` runs and
     the exception propagates. Afterwards the group is killed (anything the process left
     behind), the readers joined and the lines still queued handled."""
     res = Streamed()
     q: queue.Queue = queue.Queue()
-    readers = [threading.Thread(target=read_stream, args=(proc.stdout, "out", q), daemon=True),
-               threading.Thread(target=read_stream, args=(proc.stderr, "err", q), daemon=True)]
+    readers: list[threading.Thread] = []
     deadline = start + timeout
     open_streams = {"out", "err"}
     out_eof_at = exited_at = kill_at = quit_at = None
+    # everything from here is inside the try, the readers' start too: an interrupt that
+    # lands while they start (a signal right after the launcher's Popen, on a loaded host)
+    # must kill the group as well
     try:
+        old_mask = getattr(proc, "ksync_sigmask", None)
+        if old_mask is not None:    # spawn() held the stop signals: deliver them here
+            proc.ksync_sigmask = None
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        readers += [threading.Thread(target=read_stream, args=(proc.stdout, "out", q),
+                                     daemon=True),
+                    threading.Thread(target=read_stream, args=(proc.stderr, "err", q),
+                                     daemon=True)]
         for t in readers:
             t.start()
         while open_streams:
@@ -120,13 +164,20 @@ def stream(proc: subprocess.Popen, handle: Callable[[str, str], None], *, start:
                     out_eof_at = time.monotonic()
                 continue
             handle(tag, text)
-            if kill_at is None and fatal():
-                kill_at = time.monotonic() + fatal_drain
+            stop = fatal()
+            if stop is not False and stop is not None:
+                end = time.monotonic() + (fatal_drain if stop is True else float(stop))
+                kill_at = end if kill_at is None else min(kill_at, end)
     except BaseException:
         kill_group(proc)
         proc.wait()
         on_interrupt()
         raise
+    if not open_streams and close_wait > 0:
+        try:                # the streams closed: the process is exiting, let it finish
+            proc.wait(timeout=close_wait)
+        except subprocess.TimeoutExpired:
+            pass
     res.killed = proc.poll() is None
     kill_group(proc)    # the process, or anything it left behind
     try:

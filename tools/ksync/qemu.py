@@ -534,12 +534,6 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     panic: str | None = None
     fatal: str | None = None
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(cmd, cwd=repo, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as e:
-        log.close()
-        raise SetupError(f"cannot start {qemu}: {e.strerror or e}") from None
 
     def handle(tag: str, text: str) -> None:
         nonlocal panic, fatal
@@ -562,6 +556,15 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     def interrupted() -> None:
         logw("# interrupted: QEMU killed")
         log.close()
+
+    # the closures come first: between Popen and the stream's try (which kills the group
+    # on an interrupt) only the call's arguments are evaluated
+    try:
+        proc = procrun.spawn(cmd, cwd=repo, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    except OSError as e:
+        log.close()
+        raise SetupError(f"cannot start {qemu}: {e.strerror or e}") from None
 
     # from here on an interrupt (Ctrl-C, or SIGTERM/SIGHUP turned into Terminated by the
     # CLI) kills QEMU's process group before it propagates
