@@ -93,7 +93,7 @@ OBJCOPY ?= objcopy
 KCFLAGS := -std=c11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 	-fno-omit-frame-pointer -mno-red-zone -mgeneral-regs-only -mno-sse -mno-sse2 \
 	-mno-mmx -mno-80387 -mcmodel=small -nostdlib --param=min-pagesize=0 -Wall -Wextra -Werror \
-	-DKSYNC_KERNEL $(SCHEME_DEFS) $(SCHED_DEFS) $(if $(filter 1,$(WINDOWS)),-DKSYNC_WINDOWS) -Iinclude -Icommon -Ikernel/include -Iarch/$(ARCH)/public -MMD -MP
+	-DKSYNC_KERNEL $(SCHEME_DEFS) $(SCHED_DEFS) $(if $(filter 1,$(WINDOWS)),-DKSYNC_WINDOWS) -Iinclude -Icommon -Ikernel/include -Ikernel/syscall -Iarch/$(ARCH)/public -MMD -MP
 # The port's own files (and only they) also see its private headers (x86.h, percpu.h, trap.h).
 KCFLAGS_PORT := -Iarch/$(ARCH)/include
 KASFLAGS := -g -Iarch/$(ARCH)/include -MMD -MP
@@ -107,7 +107,7 @@ include mk/hosted-kernel.mk
 
 # kernel/<subsystem>/*.c, the interrupt layer and this build's one scheme file
 # (kernel/spl/<scheme>.c), the kernel tests, the port; then libksync's sources.
-KSUBSYS := core mm dev exp sched lock
+KSUBSYS := core mm dev exp sched lock proc syscall
 KSRCS_C := $(sort $(wildcard $(KSUBSYS:%=kernel/%/*.c)) kernel/spl/intr.c kernel/spl/intr_hw.c \
 	kernel/spl/$(SCHEME).c $(wildcard kernel/tests/*.c arch/$(ARCH)/*.c arch/$(ARCH)/tests/*.c)) $(LIBKSYNC_SRCS)
 KSRCS_S := $(sort $(wildcard arch/x86_64/*.S))

@@ -188,7 +188,8 @@ def test_kernel_compiles_against_a_second_public_port_header():
             r = subprocess.run([cc, "-fsyntax-only", "-std=c11", "-ffreestanding", "-Wall",
                                 "-Wextra", "-Werror", "-DKSYNC_KERNEL",
                                 f'-DKSYNC_SPL_HEADER="spl/{s}.h"', "-Iinclude", "-Icommon",
-                                "-Ikernel/include", "-Ibench/spl_shim", str(f.relative_to(ROOT))],
+                                "-Ikernel/include", "-Ikernel/syscall", "-Ibench/spl_shim",
+                                str(f.relative_to(ROOT))],
                                cwd=ROOT, capture_output=True, text=True, timeout=120)
             if r.returncode != 0:
                 bad[f"{s}: {f.relative_to(ROOT)}"] = r.stderr[-600:]
