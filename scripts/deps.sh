@@ -19,6 +19,7 @@ declare -A pkg_of=(
 	[gdb]=gdb
 	[chromium]=chromium
 	[cyclictest]=rt-tests
+	[musl-gcc]=musl-tools	# the user programs of tests/user (issue 24): musl's static libc
 )
 missing=()
 for tool in "${!pkg_of[@]}"; do
