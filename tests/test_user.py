@@ -40,7 +40,9 @@ KSYNC_ONLY = {
     "t/exec_low": (b"execve t/hello-low: errno 8\n", 0),
 }
 EXTRA = {"data.txt": (SRC / "data.txt").read_bytes()}
-SMPS = [1, 2]
+# (smp, scheduler): 1, 2 and 4 CPUs under the default (lock-free) scheduler, 2 under the
+# locked one (Sprite's master lock); each is one boot running every program
+CONFIGS = [(1, None), (2, None), (4, None), (2, "locked")]
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +84,13 @@ def boot_user(initrd):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
 
-    def boot(smp: int):
-        if smp not in _boots:
+    def boot(smp: int, sched: str | None = None):
+        if (smp, sched) not in _boots:
+            words = ["user=@/t/list", "epoch=1700000000"] + ([f"sched={sched}"] if sched else [])
             cfg = qemu.BootConfig(repo=ROOT, mode="user", smp=smp, timeout=240,
-                                  initrd=initrd, append=["user=@/t/list", "epoch=1700000000"])
-            _boots[smp] = qemu.boot(cfg)
-        return _boots[smp]
+                                  initrd=initrd, append=words)
+            _boots[(smp, sched)] = qemu.boot(cfg)
+        return _boots[(smp, sched)]
     return boot
 
 
@@ -95,9 +98,15 @@ def _show(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
-@pytest.mark.parametrize("smp", SMPS, ids=lambda n: f"smp{n}")
-def test_user_programs_match_linux(boot_user, host_results, smp):
-    res = boot_user(smp)
+def _cfg_id(c):
+    return f"smp{c[0]}" + (f"-{c[1]}" if c[1] else "")
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=_cfg_id)
+def test_user_programs_match_linux(boot_user, host_results, cfg):
+    res = boot_user(*cfg)
+    if cfg[1]:
+        assert f"sched={cfg[1]}" in (res.cmdline or ""), res.cmdline
     assert res.passed, qemu.failure_report(res)
     cases = {" ".join(c.argv): c for c in userprogs.parse_user_ktap(res.lines)}
     assert len(cases) == len(CASES) + len(KSYNC_ONLY), sorted(cases)
@@ -141,9 +150,9 @@ def test_enosys_is_counted_by_name(boot_user):
     assert en[0]["other"] >= 2, en          # 1000 and -1
 
 
-@pytest.mark.parametrize("smp", SMPS, ids=lambda n: f"smp{n}")
-def test_every_user_page_is_unmapped_at_the_end(boot_user, smp):
-    objs = boot_user(smp).objects
+@pytest.mark.parametrize("cfg", CONFIGS, ids=_cfg_id)
+def test_every_user_page_is_unmapped_at_the_end(boot_user, cfg):
+    objs = boot_user(*cfg).objects
     pg = [o for o in objs if o.get("kind") == "user_pages"]
     assert pg and pg[0]["user_pages_live"] == 0, pg
 
