@@ -43,6 +43,10 @@ EXTRA = {"data.txt": (SRC / "data.txt").read_bytes()}
 # (smp, scheduler): 1, 2 and 4 CPUs under the default (lock-free) scheduler, 2 under the
 # locked one (Sprite's master lock); each is one boot running every program
 CONFIGS = [(1, None), (2, None), (4, None), (2, "locked")]
+# and -smp 2 under every other interrupt-masking scheme (the build's kernel-<scheme>;
+# tests/test_schemes.py builds them too)
+from ksync import schemes as _schemes
+SCHEME_CONFIGS = [(2, None, s) for s in _schemes.SCHEMES if s != _schemes.DEFAULT_SCHEME]
 
 
 @pytest.fixture(scope="module")
@@ -84,13 +88,18 @@ def boot_user(initrd):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
 
-    def boot(smp: int, sched: str | None = None):
-        if (smp, sched) not in _boots:
+    def boot(smp: int, sched: str | None = None, scheme: str | None = None):
+        key = (smp, sched, scheme)
+        if key not in _boots:
+            if scheme:
+                r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", f"SCHEME={scheme}",
+                                    "kernel"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+                assert r.returncode == 0, r.stdout + r.stderr
             words = ["user=@/t/list", "epoch=1700000000"] + ([f"sched={sched}"] if sched else [])
-            cfg = qemu.BootConfig(repo=ROOT, mode="user", smp=smp, timeout=240,
+            cfg = qemu.BootConfig(repo=ROOT, mode="user", smp=smp, timeout=240, scheme=scheme,
                                   initrd=initrd, append=words)
-            _boots[(smp, sched)] = qemu.boot(cfg)
-        return _boots[(smp, sched)]
+            _boots[key] = qemu.boot(cfg)
+        return _boots[key]
     return boot
 
 
@@ -99,10 +108,10 @@ def _show(b: bytes) -> str:
 
 
 def _cfg_id(c):
-    return f"smp{c[0]}" + (f"-{c[1]}" if c[1] else "")
+    return f"smp{c[0]}" + (f"-{c[1]}" if c[1] else "") + (f"-{c[2]}" if len(c) > 2 else "")
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=_cfg_id)
+@pytest.mark.parametrize("cfg", CONFIGS + SCHEME_CONFIGS, ids=_cfg_id)
 def test_user_programs_match_linux(boot_user, host_results, cfg):
     res = boot_user(*cfg)
     if cfg[1]:
