@@ -91,6 +91,7 @@ void mm_destroy(struct mm *mm);
 long mm_map(struct mm *mm, uint64_t start, uint64_t end, unsigned prot);
 long mm_unmap(struct mm *mm, uint64_t start, uint64_t end);
 long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot);
+bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end);	/* any VMA in [start, end) */
 /* A free range of len bytes below the mmap top (top-down first fit); 0 if none. */
 uint64_t mm_find_free(struct mm *mm, uint64_t len);
 #define MM_STACK_TOP 0x7ffffffff000ull

@@ -124,7 +124,9 @@ static long load_elf(struct mm *mm, const char *path, const uint8_t *img, uint64
 		uint64_t va = base + ph.vaddr;
 		uint64_t s = ALIGN_DOWN(va, PAGE_SIZE), e = ALIGN_UP(va + ph.memsz, PAGE_SIZE);
 		unsigned prot = prot_of(ph.flags);
-		for (struct vma *v = mm->vmas; v; v = v->next)	/* a shared boundary page */
+		/* a page shared with the previous segment gets both rights (the fresh mm is
+		 * this loader's alone, so reading its list needs no lock) */
+		for (struct vma *v = mm->vmas; v; v = v->next)
 			if (v->start < e && s < v->end)
 				prot |= v->prot;
 		long rc = mm_map(mm, s, e, prot);

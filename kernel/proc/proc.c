@@ -178,6 +178,16 @@ long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 
 #define MMAP_TOP 0x7ffff7fff000ull	/* below the stack (exec.c) and its gap */
 
+bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end)
+{
+	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	bool any = false;
+	for (struct vma *v = mm->vmas; v && !any; v = v->next)
+		any = v->start < end && start < v->end;
+	mlock_unlock_irqrestore(&mm->lock, k);
+	return any;
+}
+
 uint64_t mm_find_free(struct mm *mm, uint64_t len)
 {
 	irqkey_t k = mlock_lock_irqsave(&mm->lock);

@@ -487,9 +487,8 @@ static long sys_brk(struct trapframe *tf, const uint64_t a[6])
 	long rc = 0;
 	if (new_end > old_end) {
 		/* refuse to grow over another mapping */
-		for (struct vma *v = mm->vmas; v; v = v->next)
-			if (v->start < new_end && old_end < v->end)
-				return (long)cur;
+		if (mm_overlaps(mm, old_end, new_end))
+			return (long)cur;
 		rc = mm_map(mm, old_end, new_end, ARCH_PROT_READ | ARCH_PROT_WRITE);
 	} else if (new_end < old_end) {
 		rc = mm_unmap(mm, new_end, old_end);
@@ -526,10 +525,8 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 	if (flags & (LX_MAP_FIXED | LX_MAP_FIXED_NOREPLACE)) {
 		if (addr < USER_VA_MIN || addr >= USER_VA_END || len > USER_VA_END - addr)
 			return -LX_ENOMEM;
-		if (flags & LX_MAP_FIXED_NOREPLACE)
-			for (struct vma *v = mm->vmas; v; v = v->next)
-				if (v->start < addr + len && addr < v->end)
-					return -LX_EEXIST;
+		if ((flags & LX_MAP_FIXED_NOREPLACE) && mm_overlaps(mm, addr, addr + len))
+			return -LX_EEXIST;
 	} else {
 		addr = mm_find_free(mm, len);
 		if (!addr)
