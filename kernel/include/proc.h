@@ -96,6 +96,8 @@ bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end);	/* any VMA in [st
 uint64_t mm_find_free(struct mm *mm, uint64_t len);
 #define MM_STACK_TOP 0x7ffffffff000ull
 #define MM_STACK_SIZE (8ull << 20)
+long mm_fork(struct mm *parent, struct mm *child);	/* areas + copy-on-write pages */
+int mm_fault(struct mm *mm, uint64_t addr, bool write, bool exec);	/* 0: resolved */
 /* Copy src into the space at va (pages mapped with the VMA's rights; exec's loader). */
 long mm_write(struct mm *mm, uint64_t va, const void *src, size_t n);
 

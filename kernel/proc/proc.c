@@ -1,13 +1,13 @@
 /*
- * proc.c - processes: the process table, address-space areas (VMAs) and the page-fault
- * policy, fork/vfork/clone, exit, wait4, kill (issue 24; proc.h says which lock guards
- * what; docs/userspace.md).
+ * proc.c - processes: the process table, fork/vfork/clone, execve's switch to the new
+ * image, exit, wait4, kill, and the page-fault entry (the policy is mm.c's) (issue 24;
+ * proc.h says which lock guards what; docs/userspace.md).
  *
  * Massalin & Pu 1991 (Synthesis), "Address spaces" / "Memory management": a process's
- * address space is a set of areas the kernel allows, and a page fault inside one is the
- * kernel's to resolve (a zeroed page on first touch - demand-zero - or a private copy of
- * a page shared since fork - copy-on-write); a fault outside is the process's error,
- * delivered as SIGSEGV (here: the process is killed, its parent's wait4 sees it).
+ * address space is a set of areas the kernel allows (mm.c), and a page fault inside one
+ * is the kernel's to resolve (a zeroed page on first touch - demand-zero - or a private
+ * copy of a page shared since fork - copy-on-write); a fault outside is the process's
+ * error, delivered as SIGSEGV (here: the process is killed, its parent's wait4 sees it).
  * Hartman & Ousterhout (Sprite) section 2: the process table is one data lock, a master
  * lock with statistics (class "proc-table"); each address space has its own ("proc-mm").
  *
@@ -24,7 +24,6 @@
 #include <ksync/errors.h>
 
 LOCK_CLASS(uproc_table_class, "uproc-table", LOCK_MASTER, LOCK_DATA);
-LOCK_CLASS(proc_mm_class, "proc-mm", LOCK_MASTER, LOCK_DATA);
 
 static struct mlock proc_table_lock = MLOCK_INIT(uproc_table_class, MLOCK_TICKET);
 static struct process procs[PROC_MAX];	/* slots: proc_table_lock */
@@ -39,196 +38,6 @@ struct process *proc_current(void)
 	return u ? arch_uctx_owner(u) : NULL;	/* set at create, constant */
 }
 
-/* ---- VMAs ------------------------------------------------------------------------------- */
-struct mm *mm_create(void)
-{
-	struct mm *mm = kzalloc(sizeof *mm);
-	if (!mm)
-		return NULL;
-	mlock_init(&mm->lock, &proc_mm_class, MLOCK_TICKET);
-	mm->as = arch_as_create();
-	if (!mm->as) {
-		kfree(mm);
-		return NULL;
-	}
-	return mm;
-}
-
-void mm_destroy(struct mm *mm)
-{
-	if (!mm)
-		return;
-	for (struct vma *v = mm->vmas, *n; v; v = n) {
-		n = v->next;
-		kfree(v);
-	}
-	arch_as_destroy(mm->as);
-	mlock_destroy(&mm->lock);
-	kfree(mm);
-}
-
-/* Split so that no VMA straddles addr. mm->lock held. */
-static long vma_split_at(struct mm *mm, uint64_t addr)
-{
-	for (struct vma *v = mm->vmas; v; v = v->next) {
-		if (v->start < addr && addr < v->end) {
-			struct vma *n = kmalloc(sizeof *n);
-			if (!n)
-				return -LX_ENOMEM;
-			*n = *v;
-			n->start = addr;
-			v->end = addr;
-			v->next = n;
-			return 0;
-		}
-	}
-	return 0;
-}
-
-/* Remove every VMA inside [start, end) (after splitting), unmapping its pages. */
-static long vma_remove(struct mm *mm, uint64_t start, uint64_t end)
-{
-	long rc = vma_split_at(mm, start);
-	if (!rc)
-		rc = vma_split_at(mm, end);
-	if (rc)
-		return rc;
-	struct vma **pp = &mm->vmas;
-	while (*pp) {
-		struct vma *v = *pp;
-		if (v->start >= start && v->end <= end) {
-			*pp = v->next;
-			arch_as_unmap(mm->as, v->start, v->end - v->start);
-			kfree(v);
-		} else {
-			pp = &v->next;
-		}
-	}
-	return 0;
-}
-
-static long vma_insert(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
-{
-	struct vma *n = kmalloc(sizeof *n);
-	if (!n)
-		return -LX_ENOMEM;
-	n->start = start;
-	n->end = end;
-	n->prot = prot;
-	struct vma **pp = &mm->vmas;
-	while (*pp && (*pp)->start < start)
-		pp = &(*pp)->next;
-	n->next = *pp;
-	*pp = n;
-	return 0;
-}
-
-static struct vma *vma_find(struct mm *mm, uint64_t addr)
-{
-	for (struct vma *v = mm->vmas; v; v = v->next)
-		if (v->start <= addr && addr < v->end)
-			return v;
-	return NULL;
-}
-
-long mm_map(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
-{
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	long rc = vma_remove(mm, start, end);
-	if (!rc)
-		rc = vma_insert(mm, start, end, prot);
-	mlock_unlock_irqrestore(&mm->lock, k);
-	return rc;
-}
-
-long mm_unmap(struct mm *mm, uint64_t start, uint64_t end)
-{
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	long rc = vma_remove(mm, start, end);
-	mlock_unlock_irqrestore(&mm->lock, k);
-	return rc;
-}
-
-long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
-{
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	/* Linux: ENOMEM when part of the range is not mapped */
-	uint64_t a = start;
-	for (struct vma *v = mm->vmas; v && a < end; v = v->next) {
-		if (v->end <= a)
-			continue;
-		if (v->start > a)
-			break;
-		a = v->end;
-	}
-	long rc = a >= end ? 0 : -LX_ENOMEM;
-	if (!rc)
-		rc = vma_split_at(mm, start);
-	if (!rc)
-		rc = vma_split_at(mm, end);
-	if (!rc) {
-		for (struct vma *v = mm->vmas; v; v = v->next)
-			if (v->start >= start && v->end <= end)
-				v->prot = prot;
-		arch_as_protect(mm->as, start, end - start, prot);
-	}
-	mlock_unlock_irqrestore(&mm->lock, k);
-	return rc;
-}
-
-#define MMAP_TOP 0x7ffff7fff000ull	/* below the stack (exec.c) and its gap */
-
-bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end)
-{
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	bool any = false;
-	for (struct vma *v = mm->vmas; v && !any; v = v->next)
-		any = v->start < end && start < v->end;
-	mlock_unlock_irqrestore(&mm->lock, k);
-	return any;
-}
-
-uint64_t mm_find_free(struct mm *mm, uint64_t len)
-{
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	/* top-down: the highest gap below MMAP_TOP that holds len */
-	uint64_t best = 0, lo = USER_VA_MIN;
-	for (struct vma *v = mm->vmas;; v = v->next) {
-		uint64_t hi = v ? v->start : MMAP_TOP;
-		if (hi > MMAP_TOP)
-			hi = MMAP_TOP;
-		if (hi > lo && hi - lo >= len)
-			best = hi - len;
-		if (!v || v->end >= MMAP_TOP)
-			break;
-		if (v->end > lo)
-			lo = v->end;
-	}
-	mlock_unlock_irqrestore(&mm->lock, k);
-	return best;
-}
-
-long mm_write(struct mm *mm, uint64_t va, const void *src, size_t n)
-{
-	const uint8_t *s = src;
-	while (n) {
-		size_t off = va & (PAGE_SIZE - 1), chunk = PAGE_SIZE - off;
-		if (chunk > n)
-			chunk = n;
-		irqkey_t k = mlock_lock_irqsave(&mm->lock);
-		struct vma *v = vma_find(mm, va);
-		uint64_t pa = v ? arch_as_page(mm->as, va, v->prot, true) : 0;
-		mlock_unlock_irqrestore(&mm->lock, k);
-		if (!pa)
-			return v ? -LX_ENOMEM : -LX_EFAULT;
-		memcpy((uint8_t *)(uintptr_t)pa + off, s, chunk);	/* the identity map */
-		s += chunk;
-		va += chunk;
-		n -= chunk;
-	}
-	return 0;
-}
-
 /* The page-fault policy (arch_if.h kernel_user_fault): IRQs off, from the fault. */
 int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user)
 {
@@ -236,14 +45,7 @@ int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user)
 	struct process *p = proc_current();
 	if (!p || !p->mm)
 		return -1;
-	struct mm *mm = p->mm;
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	struct vma *v = vma_find(mm, addr);
-	int rc = -1;
-	if (v && (v->prot & (write ? ARCH_PROT_WRITE : exec ? ARCH_PROT_EXEC : ARCH_PROT_READ)))
-		rc = arch_as_page(mm->as, addr, v->prot, write) ? 0 : -1;
-	mlock_unlock_irqrestore(&mm->lock, k);
-	return rc;
+	return mm_fault(p->mm, addr, write, exec);
 }
 
 /* ---- the table ----------------------------------------------------------------------- */
@@ -424,15 +226,7 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp)
 	if (!rc) {
 		/* vfork and CLONE_VM children get a copy-on-write copy too: a correct vfork
 		 * child only execs or exits, and cannot tell the difference */
-		struct mm *pm = self->mm;
-		irqkey_t k = mlock_lock_irqsave(&pm->lock);
-		for (struct vma *v = pm->vmas; v && !rc; v = v->next)
-			rc = vma_insert(c->mm, v->start, v->end, v->prot);
-		c->mm->brk_start = pm->brk_start;
-		c->mm->brk = pm->brk;
-		if (!rc && arch_as_fork(pm->as, c->mm->as) != KSYNC_OK)
-			rc = -LX_ENOMEM;
-		mlock_unlock_irqrestore(&pm->lock, k);
+		rc = mm_fork(self->mm, c->mm);
 	}
 	if (!rc) {
 		memcpy(c->sig_handler, self->sig_handler, sizeof c->sig_handler);
@@ -611,4 +405,49 @@ long proc_kill(int pid, int sig)
 			by its thread at the return of a system call; nothing else is ordered */
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	return t ? 0 : -LX_ESRCH;
+}
+
+/* ---- execve ------------------------------------------------------------------------
+ * The image is built by exec.c in a fresh mm; from the point of no return the new space
+ * replaces the old, close-on-exec descriptors go, caught signals reset to default. */
+long proc_execve(struct trapframe *tf, const char *path, char *const argv[], char *const envp[])
+{
+	struct process *p = proc_current();
+	struct mm *nm = mm_create();
+	if (!nm)
+		return -LX_ENOMEM;
+	uint64_t entry, sp;
+	long rc = exec_load(nm, path, argv, envp, &entry, &sp);
+	if (rc) {
+		mm_destroy(nm);
+		return rc;
+	}
+	/* the point of no return: the new space replaces the old */
+	struct mm *old = p->mm;
+	p->mm = nm;
+	arch_uctx_set_as(p->uctx, nm->as);
+	mm_destroy(old);
+	arch_uctx_set_fs(p->uctx, 0);
+	for (unsigned i = 0; i < PROC_NFD; i++) {
+		if (p->fdt->fd[i] && p->fdt->cloexec[i]) {
+			ufile_put(p->fdt->fd[i]);
+			p->fdt->fd[i] = NULL;
+			p->fdt->cloexec[i] = false;
+		}
+	}
+	for (unsigned s = 0; s < PROC_NSIG; s++) {	/* handlers reset; ignored stays */
+		if (p->sig_handler[s] != LX_SIG_IGN)
+			p->sig_handler[s] = LX_SIG_DFL;
+	}
+	const char *b = path;
+	for (const char *s = path; *s; s++)
+		if (*s == '/')
+			b = s + 1;
+	size_t i = 0;
+	for (; b[i] && i + 1 < sizeof p->comm; i++)
+		p->comm[i] = b[i];
+	p->comm[i] = 0;
+	arch_uregs_exec(tf, entry, sp);
+	proc_vfork_release(p);
+	return 0;
 }
