@@ -287,13 +287,29 @@ void trap_entry(struct trapframe *tf)
 		ARCH_WIN_CLOSE(ARCH_WIN_IF);
 }
 
+/* The outermost interrupt (not exception: those may be on an IST stack) returning to
+ * ring 3: the kernel's pending work for the process (a signal sent to it), on the
+ * thread's kernel stack with IRQs on; it may end the process and never return. */
+static void user_return(struct trapframe *tf)
+{
+	if (!(tf->cs & 3) || tf->vector < 32)
+		return;
+	arch_irq_enable();
+	kernel_user_return();
+	arch_irq_disable();
+}
+
 static void trap_body(struct trapframe *tf)
 {
 	struct cpu *c = this_cpu();
 	c->trap_depth++;
 	trap_dispatch(tf);
-	if (--c->trap_depth || !c->frame_call)
+	if (--c->trap_depth)
 		return;
+	if (!c->frame_call) {
+		user_return(tf);
+		return;
+	}
 	void (*fn)(void) = c->frame_call;
 	c->frame_call = NULL;
 	if (!(tf->rflags & RFLAGS_IF)) {
@@ -306,6 +322,7 @@ static void trap_body(struct trapframe *tf)
 	arch_irq_enable();
 	fn();
 	arch_irq_disable();	/* isr_common's pops and iretq run with IRQs off */
+	user_return(tf);	/* tf is this thread's (perhaps now on another CPU) */
 }
 
 bool arch_frame_call(struct trapframe *tf, void (*fn)(void))

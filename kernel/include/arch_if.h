@@ -365,8 +365,12 @@ long strncpy_from_user(char *dst, const char *usrc, size_t n);
  *   IRQs off: 0 when the kernel made the access valid (demand-zero, copy-on-write),
  *   nonzero when the process cannot take it.
  * kernel_user_killed: the port redirects a ring-3 thread whose fault could not be
- *   resolved here, on its kernel stack with IRQs off: sig is the Linux signal number. */
+ *   resolved here, on its kernel stack with IRQs off: sig is the Linux signal number.
+ * kernel_user_return: before an interrupt returns to ring 3 (and after each system
+ *   call), on the thread's kernel stack, IRQs on: the process's pending work (a signal
+ *   that ends it); may not return. */
 long kernel_syscall(struct trapframe *tf);
+void kernel_user_return(void);
 int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user);
 __attribute__((noreturn)) void kernel_user_killed(int sig, uint64_t addr, uint64_t ip);
 

@@ -376,6 +376,30 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 	}
 }
 
+/* A signal another process sent (kill): the default action of those that terminate
+ * ends this one (handlers: the signals slice). Ignored by default: SIGCHLD, SIGURG,
+ * SIGWINCH, and any the process set to SIG_IGN (SIGKILL cannot be). Blocked signals
+ * stay pending. */
+void kernel_user_return(void)
+{
+	struct process *p = proc_current();
+	if (!p)
+		return;
+	uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
+	for (unsigned s = 1; pend && s < PROC_NSIG; s++) {
+		if (!(pend >> s & 1))
+			continue;
+		bool blocked = s != LX_SIGKILL && (p->sigmask >> (s - 1) & 1);
+		if (blocked)
+			continue;
+		__atomic_fetch_and(&p->sig_pending, ~(1ull << s), __ATOMIC_RELAXED);
+		bool ignored = p->sig_handler[s] == LX_SIG_IGN || s == LX_SIGCHLD ||
+			       s == 23 /* SIGURG */ || s == 28 /* SIGWINCH */;
+		if (s == LX_SIGKILL || !ignored)
+			proc_exit((int)s);
+	}
+}
+
 long proc_getppid(void)
 {
 	struct process *self = proc_current();

@@ -895,18 +895,7 @@ long kernel_syscall(struct trapframe *tf)
 		a[i] = arch_sys_arg(tf, i);
 	sys_fn fn = nr < LX_NR_SYSCALLS && table[nr] ? table[nr] : sys_enosys;
 	long rc = fn(tf, a);
-	/* a signal another process sent (kill): the default action ends this one */
-	struct process *p = proc_current();
-	uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
-	for (unsigned s = 1; pend && s < PROC_NSIG; s++) {
-		if (!(pend >> s & 1))
-			continue;
-		__atomic_fetch_and(&p->sig_pending, ~(1ull << s), __ATOMIC_RELAXED);
-		bool ignored = p->sig_handler[s] == LX_SIG_IGN || s == LX_SIGCHLD || s == 23 /* URG */ ||
-			       s == 28 /* WINCH */;
-		if (s == LX_SIGKILL || !ignored)
-			proc_exit((int)s);
-	}
+	kernel_user_return();	/* proc.c: a signal sent to this process */
 	return rc;
 }
 

@@ -2,6 +2,7 @@
 #include "ut.h"
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 static void h(int s) { (void)s; }
 int main(void)
 {
@@ -32,5 +33,34 @@ int main(void)
 	int st;
 	waitpid(c, &st, 0);
 	printf("child signaled=%d sig=%d\n", WIFSIGNALED(st), WTERMSIG(st));
+	/* a child that makes no system call: the signal arrives at an interrupt's return */
+	fflush(stdout);
+	c = fork();
+	if (c == 0)
+		for (;;)
+			__asm__ volatile("" ::: "memory");
+	struct timespec ts = { 0, 50 * 1000 * 1000 };	/* let it reach the loop: after fork
+							   musl's child makes system calls */
+	nanosleep(&ts, NULL);
+	SHOW("kill spinning child", kill(c, SIGKILL));
+	waitpid(c, &st, 0);
+	printf("spinning child signaled=%d sig=%d\n", WIFSIGNALED(st), WTERMSIG(st));
+	/* a blocked signal stays pending: the child lives until it unblocks */
+	c = fork();
+	if (c == 0) {
+		sigset_t b;
+		sigemptyset(&b);
+		sigaddset(&b, SIGTERM);
+		sigprocmask(SIG_BLOCK, &b, NULL);
+		for (int i = 0; i < 3; i++)
+			kill(getpid(), SIGTERM);
+		printf("child still alive with SIGTERM blocked\n");
+		fflush(stdout);
+		sigprocmask(SIG_UNBLOCK, &b, NULL);
+		printf("not reached\n");
+		_exit(0);
+	}
+	waitpid(c, &st, 0);
+	printf("blocked child signaled=%d sig=%d\n", WIFSIGNALED(st), WTERMSIG(st));
 	return 0;
 }
