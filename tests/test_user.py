@@ -34,6 +34,7 @@ CASES = [
     ["t/segv"], ["t/efault"], ["t/enosys"], ["t/tls"], ["t/getrandom"], ["t/clock"],
     ["t/uname"], ["t/ids"], ["t/execve"], ["t/vfork"], ["t/dup"], ["t/files"],
     ["t/signals"], ["t/writev"], ["t/fpu"], ["t/bigmem"], ["t/exitcodes"], ["t/nested"],
+    ["t/forkstorm"],
 ]
 # ksync-only cases and what they must print (the host's answer differs by design)
 KSYNC_ONLY = {
@@ -151,6 +152,24 @@ def test_crash_line_and_signal(boot_user):
     assert re.search(r"ksync: pid \d+ \(segv\): signal 4 at ip", text), text[-3000:]
 
 
+@pytest.mark.parametrize("kind", ["magic", "truncated"])
+def test_corrupt_initramfs_is_refused_with_the_reason(boot_user, progs, tmp_path, kind):
+    """A corrupt archive: the lookup says what is wrong, the program is 'not ok', no panic."""
+    boot_user(1)        # (the fixture built the kernel)
+    good = userprogs.initramfs({"hello": progs["hello"]}, {}, "t/hello\n")
+    data = b"070702" + good[6:] if kind == "magic" else good[:len(good) // 2]
+    rd = tmp_path / f"{kind}.cpio"
+    rd.write_bytes(data)
+    res = qemu.boot(qemu.BootConfig(repo=ROOT, mode="user", smp=1, timeout=120, initrd=rd,
+                                    append=["user=/t/hello"]))
+    text = "\n".join(res.lines)
+    assert not res.passed and res.panic is None, qemu.failure_report(res)
+    want = ("bad record magic at offset 0 (not cpio newc)" if kind == "magic"
+            else "runs past the archive's end (truncated)")
+    assert f"ksync: initramfs: " in text and want in text, text[-2000:]
+    assert re.search(r"ktap: not ok 1 /t/hello # could not start: errno 22", text), text[-2000:]
+
+
 def test_enosys_is_counted_by_name(boot_user):
     objs = boot_user(1).objects
     en = [o for o in objs if o.get("kind") == "user_enosys"]
@@ -186,3 +205,30 @@ def test_cpio_newc_readable_by_cpio(tmp_path):
     r = subprocess.run(["cpio", "-i", "-d", "--quiet"], input=data, cwd=tmp_path, capture_output=True)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "x" / "y").read_bytes() == b"hi\n"
+
+
+def test_user_stress(progs, initrd, request, tmp_path):
+    """make stress: forkstorm at a long size (200 rounds: 1200 children, 4800 grandchildren,
+    1200 execs) at -smp 4 - every status once, every copy intact, no page left mapped;
+    the output equal to the host's."""
+    if not request.config.getoption("--run-stress"):
+        pytest.skip("long size: make stress (--run-stress)")
+    argv = ["t/forkstorm", "200"]
+    root = tmp_path / "root"
+    userprogs.host_tree(progs, EXTRA, root)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        want = userprogs.run_on_host(Path(argv[0]), argv, timeout=600)
+    finally:
+        os.chdir(cwd)
+    rd = tmp_path / "stress.cpio"
+    rd.write_bytes(userprogs.initramfs(progs, EXTRA, " ".join(argv) + "\n"))
+    cfg = qemu.BootConfig(repo=ROOT, mode="user", smp=4, timeout=1200, initrd=rd,
+                          append=["user=@/t/list"])
+    res = qemu.boot(cfg)
+    assert res.passed, qemu.failure_report(res)
+    (c,) = userprogs.parse_user_ktap(res.lines)
+    assert (c.out, c.status) == want, (c.out[-500:], c.status, want[0][-500:], want[1])
+    pg = [o for o in res.objects if o.get("kind") == "user_pages"]
+    assert pg and pg[0]["user_pages_live"] == 0, pg

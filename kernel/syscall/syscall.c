@@ -135,6 +135,10 @@ static long sys_write(struct trapframe *tf, const uint64_t a[6])
 	return do_write(f, a[1], a[2]);
 }
 
+/* writev: the vectors are gathered into one kernel buffer and written by one call per
+ * KBUF bytes, so that a writev of at most PIPE_BUF (4096) bytes reaches the file as one
+ * write, as Linux makes it for a pipe or a terminal (two processes' lines never
+ * interleave; musl's stdio flushes a line as two vectors). */
 static long sys_writev(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
@@ -143,19 +147,45 @@ static long sys_writev(struct trapframe *tf, const uint64_t a[6])
 		return -LX_EBADF;
 	if (a[2] > 1024)
 		return -LX_EINVAL;
-	long total = 0;
-	for (uint64_t i = 0; i < a[2]; i++) {
+	char *kb = kmalloc(KBUF);
+	if (!kb)
+		return -LX_ENOMEM;
+	long total = 0, rc = 0;
+	size_t fill = 0;
+	for (uint64_t i = 0; i < a[2] && !rc; i++) {
 		struct lx_iovec iov;
-		if (copy_from_user(&iov, (const void *)(a[1] + i * sizeof iov), sizeof iov))
-			return total ? total : -LX_EFAULT;
-		if (!iov.iov_len)
-			continue;
-		long rc = do_write(f, iov.iov_base, iov.iov_len);
-		if (rc < 0)
-			return total ? total : rc;
-		total += rc;
+		if (copy_from_user(&iov, (const void *)(a[1] + i * sizeof iov), sizeof iov)) {
+			rc = -LX_EFAULT;
+			break;
+		}
+		for (uint64_t off = 0; off < iov.iov_len;) {
+			size_t c = iov.iov_len - off < KBUF - fill ? iov.iov_len - off : KBUF - fill;
+			if (copy_from_user(kb + fill, (const void *)(iov.iov_base + off), c)) {
+				rc = -LX_EFAULT;
+				break;
+			}
+			fill += c;
+			off += c;
+			if (fill == KBUF) {
+				long w = f->ops->write(f, kb, fill);
+				if (w < 0) {
+					rc = w;
+					break;
+				}
+				total += w;
+				fill = 0;
+			}
+		}
 	}
-	return total;
+	if (fill && (!rc || rc == -LX_EFAULT)) {	/* what was gathered before a fault */
+		long w = f->ops->write(f, kb, fill);
+		if (w < 0 && !rc)
+			rc = w;
+		else if (w > 0)
+			total += w;
+	}
+	kfree(kb);
+	return total ? total : rc;
 }
 
 static long sys_readv(struct trapframe *tf, const uint64_t a[6])
