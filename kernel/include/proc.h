@@ -54,7 +54,9 @@ struct ufile {
 	uint64_t size, pos;	/* pos: the owner process's thread */
 	uint32_t mode;		/* initramfs files: st_mode */
 };
-struct fdtable {
+/* this slice's descriptor table; kernel/fs's struct fdtable (fdtable_clone, vfs_read on
+ * an fdtable) takes its place, which is why the name differs */
+struct proc_fdtable {
 	struct ufile *fd[PROC_NFD];
 	bool cloexec[PROC_NFD];
 };
@@ -118,7 +120,7 @@ struct process {
 	struct thread *thread;		/* set before the thread runs */
 	struct arch_uctx *uctx;
 	struct mm *mm;			/* its thread; NULL once it exited */
-	struct fdtable *fdt;		/* its thread; kernel/fs will own the type */
+	struct proc_fdtable *fdt;		/* its thread; kernel/fs will own the type */
 	struct fs_ctx *fs;		/* kernel/fs's (cwd, umask): NULL until it is merged */
 	/* signal state (its thread) */
 	uint64_t sig_handler[PROC_NSIG], sig_flags[PROC_NSIG], sig_restorer[PROC_NSIG],

@@ -96,7 +96,7 @@ static void proc_free(struct process *p)
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 }
 
-static void fdt_close_all(struct fdtable *t)
+static void fdt_close_all(struct proc_fdtable *t)
 {
 	if (!t)
 		return;
@@ -106,9 +106,9 @@ static void fdt_close_all(struct fdtable *t)
 	kfree(t);
 }
 
-static struct fdtable *fdt_clone(const struct fdtable *t)
+static struct proc_fdtable *fdt_clone(const struct proc_fdtable *t)
 {
-	struct fdtable *n = kzalloc(sizeof *n);
+	struct proc_fdtable *n = kzalloc(sizeof *n);
 	if (!n)
 		return NULL;
 	for (unsigned i = 0; t && i < PROC_NFD; i++) {
