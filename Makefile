@@ -107,7 +107,7 @@ include mk/hosted-kernel.mk
 
 # kernel/<subsystem>/*.c, the interrupt layer and this build's one scheme file
 # (kernel/spl/<scheme>.c), the kernel tests, the port; then libksync's sources.
-KSUBSYS := core mm dev exp sched lock fs
+KSUBSYS := core mm dev exp sched lock fs proc syscall
 KSRCS_C := $(sort $(wildcard $(KSUBSYS:%=kernel/%/*.c)) kernel/spl/intr.c kernel/spl/intr_hw.c \
 	kernel/spl/$(SCHEME).c $(wildcard kernel/tests/*.c arch/$(ARCH)/*.c arch/$(ARCH)/tests/*.c)) $(LIBKSYNC_SRCS)
 KSRCS_S := $(sort $(wildcard arch/x86_64/*.S))
@@ -189,7 +189,7 @@ run: venv
 	$(KSYNC) run --smp $(SMP) --accel $(ACCEL) --timeout $(TIMEOUT)
 
 stress: venv
-	$(PY) -m pytest -q -ra tests/test_stress.py --run-stress
+	$(PY) -m pytest -q -ra tests/test_stress.py tests/test_user.py::test_user_stress --run-stress
 
 # the longer set: ksync run --set bench (--repeat 7, --irq-seconds 5, --loss-repeats 7,
 # the kernel's `all` experiments, 1800 s per boot unless TIMEOUT is given)

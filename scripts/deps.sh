@@ -20,6 +20,7 @@ declare -A pkg_of=(
 	[chromium]=chromium
 	[cyclictest]=rt-tests
 	[cpio]=cpio
+	[musl-gcc]=musl-tools	# the user programs of tests/user (issue 24): musl's static libc
 )
 missing=()
 for tool in "${!pkg_of[@]}"; do

@@ -342,3 +342,12 @@ bool arch_frame_call(struct trapframe *tf, void (*fn)(void))
 	(void)tf;	/* the runtime knows the delivery it is in */
 	return hosted_frame_call(fn);
 }
+
+/* The hosted port has no user space (mk/hosted-kernel.mk): no thread ever has a user
+ * context, so the scheduler never calls this. */
+void arch_uctx_switch(struct arch_uctx *prev, struct arch_uctx *next)
+{
+	(void)prev;
+	(void)next;
+	panic("arch_uctx_switch: the hosted port has no user threads");
+}

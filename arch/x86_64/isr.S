@@ -3,8 +3,15 @@
  *
  * Each stub pushes a zero error code where the CPU pushes none, then its vector, and
  * jumps to isr_common, which saves every general register into a struct trapframe
- * (trap.h) and calls trap_entry(tf). The kernel runs only in ring 0 and never swaps GS,
- * so no swapgs is needed.
+ * (trap.h) and calls trap_entry(tf). A trap from ring 3 (the frame's CS has RPL 3) swaps
+ * GS to the kernel's per-CPU base first thing, and the return swaps back when the frame
+ * it returns through is a ring-3 one (uvm.c may turn a user frame into a kernel one to
+ * kill a faulting process: then the kernel's GS stays, as it must). The CPU entered on
+ * the TSS's rsp0 (the user thread's kernel stack) or an IST stack.
+ *
+ * Known gap (as Linux's "paranoid" entries handle): an NMI or #MC taken between
+ * `syscall` and its swapgs, or between the exit's swapgs and sysretq/iretq, sees a
+ * kernel CS with the user GS. No NMI source is used with user processes yet.
  */
 	.section .text
 	.code64
@@ -35,7 +42,10 @@ isr_stubs_start:
 	STUBS 192, 255
 
 isr_common:
-	pushq %rax
+	testb $3, 24(%rsp)		/* CS (after vector, error, rip): from ring 3? */
+	jz 1f
+	swapgs
+1:	pushq %rax
 	pushq %rbx
 	pushq %rcx
 	pushq %rdx
@@ -61,6 +71,8 @@ isr_common:
 	call trap_entry
 	mov %rbx, %rsp
 	add $16, %rsp
+	.globl isr_return
+isr_return:				/* rsp = a struct trapframe (uentry.S enters here too) */
 	popq %r15
 	popq %r14
 	popq %r13
@@ -77,7 +89,10 @@ isr_common:
 	popq %rbx
 	popq %rax
 	add $16, %rsp			/* vector, error code */
-	iretq
+	testb $3, 8(%rsp)		/* returning to ring 3? */
+	jz 2f
+	swapgs
+2:	iretq
 
 	.section .rodata
 	.align 8

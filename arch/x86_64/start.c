@@ -42,6 +42,12 @@ static void read_multiboot(uint32_t magic, const struct mb_info *mb)
 			n = sizeof bootinfo.loader - 1;
 		memcpy(bootinfo.loader, s, n);
 	}
+	/* modules (flag bit 3): the first is the initramfs (kernel/proc/initramfs.c) */
+	if ((mb->flags & (1u << 3)) && mb->mods_count) {
+		const uint32_t *m = (const uint32_t *)(uintptr_t)mb->mods_addr;
+		bootinfo.initrd_start = m[0];
+		bootinfo.initrd_end = m[1];
+	}
 	if (!(mb->flags & (1u << 6)))
 		panic("multiboot loader gave no memory map");
 	uint64_t p = mb->mmap_addr, end = p + mb->mmap_length;

@@ -48,8 +48,10 @@ void gdt_init_cpu(struct cpu *c)
 	c->gdt[0] = 0;
 	c->gdt[1] = 0x00af9a000000ffffull;	/* 0x08 code64 */
 	c->gdt[2] = 0x00cf92000000ffffull;	/* 0x10 data */
-	c->gdt[3] = 0;
-	c->gdt[4] = 0;
+	/* user segments in the order sysret wants (STAR[63:48] = 0x10: SS = 0x18|3, CS =
+	 * 0x20|3; uvm.c): 0x18 data DPL 3, 0x20 code64 DPL 3 */
+	c->gdt[3] = 0x00cff2000000ffffull;
+	c->gdt[4] = 0x00affa000000ffffull;
 	unsigned i = c->index;
 	c->nmi_stack_top = (uint64_t)&ist_stacks[i][0][8192];
 	c->df_stack_top = (uint64_t)&ist_stacks[i][1][8192];
@@ -61,6 +63,7 @@ void gdt_init_cpu(struct cpu *c)
 	c->tss.ist[2] = c->mc_stack_top;
 	c->tss.ist[3] = c->pf_stack_top;
 	c->tss.iomap_base = sizeof(struct tss);
+	uvm_cpu_init();		/* syscall MSRs, NX (uvm.c) */
 	uint64_t base = (uint64_t)&c->tss, lim = sizeof(struct tss) - 1;
 	c->gdt[5] = (lim & 0xffff) | ((base & 0xffffff) << 16) | (0x89ull << 40) |
 		    (((lim >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56);
@@ -209,6 +212,8 @@ static void trap_dispatch(struct trapframe *tf)
 			trap_expected_hits++;
 			return;
 		}
+		if (uvm_trap(tf, v))	/* the user space's: resolved, fixed up or killed */
+			return;
 		trap_fatal(tf, v);
 	}
 	/* acquire: pairs with arch_set_handler's release */
@@ -282,13 +287,29 @@ void trap_entry(struct trapframe *tf)
 		ARCH_WIN_CLOSE(ARCH_WIN_IF);
 }
 
+/* The outermost interrupt (not exception: those may be on an IST stack) returning to
+ * ring 3: the kernel's pending work for the process (a signal sent to it), on the
+ * thread's kernel stack with IRQs on; it may end the process and never return. */
+static void user_return(struct trapframe *tf)
+{
+	if (!(tf->cs & 3) || tf->vector < 32)
+		return;
+	arch_irq_enable();
+	kernel_user_return();
+	arch_irq_disable();
+}
+
 static void trap_body(struct trapframe *tf)
 {
 	struct cpu *c = this_cpu();
 	c->trap_depth++;
 	trap_dispatch(tf);
-	if (--c->trap_depth || !c->frame_call)
+	if (--c->trap_depth)
 		return;
+	if (!c->frame_call) {
+		user_return(tf);
+		return;
+	}
 	void (*fn)(void) = c->frame_call;
 	c->frame_call = NULL;
 	if (!(tf->rflags & RFLAGS_IF)) {
@@ -301,6 +322,7 @@ static void trap_body(struct trapframe *tf)
 	arch_irq_enable();
 	fn();
 	arch_irq_disable();	/* isr_common's pops and iretq run with IRQs off */
+	user_return(tf);	/* tf is this thread's (perhaps now on another CPU) */
 }
 
 bool arch_frame_call(struct trapframe *tf, void (*fn)(void))

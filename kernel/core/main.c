@@ -17,6 +17,8 @@
 #include <ksync/errors.h>
 
 void cmdline_set(const char *s);
+/* kernel/proc/urun.c on ports with a user space; the hosted port has none (weak: absent) */
+__attribute__((noreturn, weak)) void urun_main(struct boot_info *bi);
 
 /* Copy s into a JSON string body: quotes, backslashes and control bytes become '?'. */
 static const char *json_safe(const char *s, char *buf, size_t n)
@@ -251,12 +253,17 @@ void kernel_main(struct boot_info *bi)
 		int failed = kexp_run_all(flt, set);
 		kprintf("KSYNC {\"kind\":\"done\",\"mode\":\"bench\"}\n");
 		arch_exit(failed == 0);
+	} else if (!strcmp(mode, "user")) {
+		if (urun_main)
+			urun_main(bi);	/* kernel/proc/urun.c: user programs, KTAP */
+		kprintf("ksync: mode=user: this port (%s) has no user space\n", ARCH_NAME);
+		arch_exit(false);
 	} else if (!strcmp(mode, "idle")) {
 		kprintf("ksync: idle (mode=idle): attach gdb, or stop QEMU\n");
 		for (;;)
 			arch_wait_for_irq();
 	}
-	kprintf("ksync: unknown mode '%s' (test, bench, idle)\n", mode);
+	kprintf("ksync: unknown mode '%s' (test, bench, user, idle)\n", mode);
 	arch_exit(false);
 }
 

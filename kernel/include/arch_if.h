@@ -290,6 +290,90 @@ bool arch_stack_ok(void *base, size_t size);
  * IRQs on: returns false, nothing requested, otherwise. */
 bool arch_frame_call(struct trapframe *tf, void (*fn)(void));
 
+/* ---- user space: ring 3, address spaces, user copies (issue 24; docs/userspace.md) ---
+ * Massalin & Pu 1991 "Address spaces"/"Memory management": a process owns a page-table
+ * root whose kernel part is shared with every other; the port switches it with the thread.
+ * User addresses are [USER_VA_MIN, USER_VA_END): on x86_64 PML4 slots 3..255 (slot 0 is
+ * the kernel's identity map, slot 2 the KVA region - the kernel is not in the higher
+ * half, so a binary linked at 0x400000 cannot be mapped: exec refuses it).
+ * Every arch_as_* call on an address space is serialised by its owner (kernel/proc: the
+ * process's mm lock); only the owning process's thread runs on it (one thread per
+ * process in this slice), so TLB entries are flushed on the calling CPU only. */
+#define USER_VA_MIN 0x18000000000ull
+#define USER_VA_END 0x800000000000ull
+#define ARCH_PROT_READ 1u
+#define ARCH_PROT_WRITE 2u
+#define ARCH_PROT_EXEC 4u
+struct arch_as;
+struct arch_uctx;
+struct arch_as *arch_as_create(void);		/* NULL: no memory */
+/* Frees every page table and drops every page (a page shared copy-on-write goes when
+ * its last mapper drops it). The space must be loaded on no CPU. */
+void arch_as_destroy(struct arch_as *as);
+/* The page behind va, mapped with prot if nothing is (a zeroed page), made private if
+ * write and it is shared copy-on-write. Returns its physical address (the kernel reaches
+ * it through the identity map) or 0 when out of memory. The fault path and exec use it. */
+uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write);
+void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len);	/* page-aligned */
+void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned prot);
+/* child (new, empty) gets every mapping of parent; writable pages become read-only
+ * copy-on-write in both. KSYNC_OK or KSYNC_ENOMEM (child then partly filled: destroy it). */
+int arch_as_fork(struct arch_as *parent, struct arch_as *child);
+uint64_t arch_as_npages(const struct arch_as *as);	/* user pages mapped */
+/* Whether va is mapped with at least prot in as (read/write/exec bits), for tests. */
+bool arch_as_mapped(struct arch_as *as, uint64_t va, unsigned prot);
+
+/* A user thread's port state: its address space, FS base, kernel stack top and the frame
+ * its first entry to ring 3 uses. Owned by its thread (struct thread's uctx pointer). */
+struct arch_uctx *arch_uctx_create(struct arch_as *as, void *owner);	/* NULL: no memory */
+void *arch_uctx_owner(const struct arch_uctx *u);	/* the process: constant */
+void arch_uctx_destroy(struct arch_uctx *u);
+struct arch_as *arch_uctx_as(const struct arch_uctx *u);
+/* Replace the space; when u is the calling thread's, load it now. */
+void arch_uctx_set_as(struct arch_uctx *u, struct arch_as *as);
+/* The first frame: a fresh image entered at entry with stack pointer sp, every other
+ * register zero; or a fork child's: the parent's syscall frame with the result 0. */
+void arch_uctx_start_exec(struct arch_uctx *u, uint64_t entry, uint64_t sp);
+void arch_uctx_start_fork(struct arch_uctx *u, const struct trapframe *parent);
+void arch_uctx_set_start_sp(struct arch_uctx *u, uint64_t sp);	/* clone's new stack */
+/* The calling thread (whose uctx is u) goes to ring 3 through u's first frame. */
+__attribute__((noreturn)) void arch_user_enter(struct arch_uctx *u);
+/* The scheduler, at a switch from prev to next (either may be NULL: a kernel thread),
+ * IRQs off: load next's space (or the kernel's), FS base and kernel stack. */
+void arch_uctx_switch(struct arch_uctx *prev, struct arch_uctx *next);
+/* arch_prctl(ARCH_SET_FS / ARCH_GET_FS) for the calling thread. false: not a user address. */
+bool arch_uctx_set_fs(struct arch_uctx *u, uint64_t base);
+uint64_t arch_uctx_get_fs(const struct arch_uctx *u);
+/* The system-call frame (a struct trapframe): number, arguments 0..5, result; execve
+ * resets it to a fresh image's entry. */
+uint64_t arch_sys_nr(const struct trapframe *tf);
+uint64_t arch_sys_arg(const struct trapframe *tf, unsigned i);
+void arch_uregs_exec(struct trapframe *tf, uint64_t entry, uint64_t sp);
+uint64_t arch_uregs_ip(const struct trapframe *tf);
+/* User copies: 0, or -14 (EFAULT) when any byte of the user range is outside
+ * [USER_VA_MIN, USER_VA_END) or cannot be mapped; never a panic (the faulting
+ * instruction has an exception-table fix-up). strncpy: the length (NUL not counted),
+ * -14, or -36 (ENAMETOOLONG) with no NUL within n bytes. Thread context, IRQs on, no
+ * master lock held (a fault may take the process's mm lock). */
+long copy_from_user(void *dst, const void *usrc, size_t n);
+long copy_to_user(void *udst, const void *src, size_t n);
+long strncpy_from_user(char *dst, const char *usrc, size_t n);
+
+/* The kernel's side (kernel/proc, kernel/syscall), called by the port:
+ * kernel_syscall: a system call from ring 3 (IRQs on); returns the value for rax.
+ * kernel_user_fault: a page fault at a user address (from ring 3, or from a user copy),
+ *   IRQs off: 0 when the kernel made the access valid (demand-zero, copy-on-write),
+ *   nonzero when the process cannot take it.
+ * kernel_user_killed: the port redirects a ring-3 thread whose fault could not be
+ *   resolved here, on its kernel stack with IRQs off: sig is the Linux signal number.
+ * kernel_user_return: before an interrupt returns to ring 3 (and after each system
+ *   call), on the thread's kernel stack, IRQs on: the process's pending work (a signal
+ *   that ends it); may not return. */
+long kernel_syscall(struct trapframe *tf);
+void kernel_user_return(void);
+int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user);
+__attribute__((noreturn)) void kernel_user_killed(int sig, uint64_t addr, uint64_t ip);
+
 /* ---- the kernel's side of the contract (called by the port) ----------------------
  * kernel_ap_entry: each AP, once started and with IRQs enabled, calls it instead of its
  * own idle loop; never returns (it is that CPU's idle thread: kernel/sched/).

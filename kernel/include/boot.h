@@ -17,6 +17,10 @@ struct boot_info {
 	uint64_t mem_kib;		/* usable RAM in KiB */
 	uint64_t kernel_start, kernel_end;	/* physical, page-aligned */
 	char loader[64];		/* multiboot loader name or "" */
+	/* the first boot module (QEMU -initrd, GRUB `module`): the initramfs, physical,
+	 * [initrd_start, initrd_end); 0, 0 when none. pmm_init keeps its pages out of the
+	 * pool for the kernel's lifetime. */
+	uint64_t initrd_start, initrd_end;
 };
 
 /* The port calls kernel_entry(bi) (arch_if.h) once the BSP is fully up (APs started,

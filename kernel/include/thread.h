@@ -126,6 +126,17 @@ bool sched_running(void);
 int thread_create(struct thread **out, thread_fn fn, void *arg, unsigned level,
 		  uint64_t affinity, const char *name, unsigned flags);
 _Noreturn void thread_exit(void);
+/* A user thread (kernel/proc): as thread_create, FP state switched (the user's SSE
+ * registers), detached, with the port's user context uctx (arch_if.h "user space"),
+ * which the scheduler switches with it; fn enters ring 3 through arch_user_enter. */
+struct arch_uctx;
+int thread_create_user(struct thread **out, thread_fn fn, void *arg, unsigned level,
+		       uint64_t affinity, const char *name, struct arch_uctx *uctx);
+struct arch_uctx *thread_uctx(const struct thread *t);	/* NULL: a kernel thread */
+/* The calling user thread becomes a kernel thread (its uctx is no longer switched, the
+ * kernel's address space is loaded): an exiting process calls it before its uctx may be
+ * freed by whoever reaps it. */
+void thread_drop_uctx(void);
 /* Wait until t died, free its slot. KSYNC_EDEADLK for itself, KSYNC_EINVAL for a
  * detached or free slot. */
 int thread_join(struct thread *t);

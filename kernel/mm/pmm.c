@@ -24,7 +24,8 @@
  * changed only by atomic fetch-or / fetch-and: a double free or a free of a frame that
  * was never handed out panics whichever layer the frame is in.
  *
- * Reserved: everything below 1 MiB (BIOS, AP trampoline, multiboot data) and the kernel.
+ * Reserved: everything below 1 MiB (BIOS, AP trampoline, multiboot data), the kernel and
+ * the initramfs module (boot.h).
  */
 #include "kernel.h"
 #include "boot.h"
@@ -92,6 +93,8 @@ void pmm_init(struct boot_info *bi)
 		for (uint64_t a = b; a < e; a += PAGE_SIZE) {
 			if (a < 0x100000 || (a >= bi->kernel_start && a < bi->kernel_end))
 				continue;
+			if (a + PAGE_SIZE > bi->initrd_start && a < bi->initrd_end)
+				continue;	/* the initramfs, read in place */
 			pool_put(a / PAGE_SIZE);
 			pool_free_add(1);
 			if (a / PAGE_SIZE < lowest)

@@ -28,6 +28,10 @@ struct thread {
 	thread_fn fn;
 	void *arg;
 	void *stack;			/* NULL for adopted contexts (boot, AP idle) */
+	/* A user thread's port state (arch_if.h "user space"), NULL for kernel threads: set
+	 * at create before the thread is published, constant while the slot lives; read by
+	 * the switches to and from it. */
+	struct arch_uctx *uctx;
 	char name[SCHED_NAME_MAX];
 	/* lockfree: the CPU whose queue holds (or will hold) the thread; written only while
 	 * the thread is neither LINKED nor being inserted, by its ONCPU holder (re-homing at

@@ -383,6 +383,8 @@ static void switch_to(struct thread *prev, struct thread *next, bool preempted)
 	sc->prev = prev;
 	sc->prev_preempted = preempted;
 	kcpu_this()->sched_cur = next;
+	if (prev->uctx || next->uctx)	/* a user thread: its address space, FS, kernel stack */
+		arch_uctx_switch(prev->uctx, next->uctx);
 	if ((prev->flags | next->flags) & THREAD_FP)
 		arch_context_switch_fp(&prev->ctx, &next->ctx);
 	else
@@ -740,8 +742,38 @@ static void thread_start(void *arg)
 	thread_exit();
 }
 
+static int thread_create_(struct thread **out, thread_fn fn, void *arg, unsigned level,
+			  uint64_t affinity, const char *name, unsigned flags, struct arch_uctx *uctx);
+
 int thread_create(struct thread **out, thread_fn fn, void *arg, unsigned level,
 		  uint64_t affinity, const char *name, unsigned flags)
+{
+	return thread_create_(out, fn, arg, level, affinity, name, flags, NULL);
+}
+
+int thread_create_user(struct thread **out, thread_fn fn, void *arg, unsigned level,
+		       uint64_t affinity, const char *name, struct arch_uctx *uctx)
+{
+	if (!uctx)
+		return KSYNC_EINVAL;
+	return thread_create_(out, fn, arg, level, affinity, name, THREAD_FP | THREAD_DETACHED, uctx);
+}
+
+struct arch_uctx *thread_uctx(const struct thread *t) { return t->uctx; }
+
+void thread_drop_uctx(void)
+{
+	irqkey_t k = arch_irq_save();	/* no switch between the field and the port's state */
+	struct thread *self = kcpu_this()->sched_cur;
+	struct arch_uctx *u = self->uctx;
+	self->uctx = NULL;
+	if (u)
+		arch_uctx_switch(u, NULL);
+	arch_irq_restore(k);
+}
+
+static int thread_create_(struct thread **out, thread_fn fn, void *arg, unsigned level,
+			  uint64_t affinity, const char *name, unsigned flags, struct arch_uctx *uctx)
 {
 	if (!out || !fn || !name || level >= SCHED_LEVELS || (flags & ~(THREAD_FP | THREAD_DETACHED)))
 		return KSYNC_EINVAL;
@@ -768,6 +800,7 @@ int thread_create(struct thread **out, thread_fn fn, void *arg, unsigned level,
 	t->fn = fn;
 	t->arg = arg;
 	t->stack = stack;
+	t->uctx = uctx;
 	size_t i = 0;
 	for (; name[i] && i + 1 < sizeof t->name; i++)
 		t->name[i] = name[i];

@@ -40,8 +40,8 @@ from .util import SetupError, UsageError, display_path
 
 EXIT_PASS = 33
 EXIT_FAIL = 35
-MODES = ("test", "bench", "idle")
-KTAP_MODES = ("test", "bench")
+MODES = ("test", "bench", "idle", "user")
+KTAP_MODES = ("test", "bench", "user")
 KERNEL_ELF32 = Path("build/kernel/ksync.elf32")
 KERNEL_ELF = Path("build/kernel/ksync.elf")
 ISO_IMAGE = Path("build/ksync.iso")
@@ -103,6 +103,9 @@ class BootConfig:
     # the kernel built with the masked-window tracker (make WINDOWS=1 kernel,
     # build/kernel[-<scheme>]-windows): its lateness lines carry win_max (Fiasco -icount)
     windows: bool = False
+    # issue 24: the initramfs (cpio newc, tools/ksync/cpio.py) given to QEMU as -initrd,
+    # the kernel's first multiboot module (mode=user runs programs from it)
+    initrd: Path | None = None
 
 
 @dataclass
@@ -278,6 +281,8 @@ def qemu_command(cfg: BootConfig, qemu: str, accel: str) -> list[str]:
         cmd += ["-cdrom", str(cfg.repo / ISO_IMAGE), "-boot", "d"]
     else:
         cmd += ["-kernel", str(kernel_image(cfg)), "-append", qemu_kernel_cmdline(cfg)]
+        if cfg.initrd is not None:
+            cmd += ["-initrd", str(cfg.initrd)]
     if cfg.disk is not None:
         cmd += disk_args(cfg.disk, cfg.machine)
     cmd += list(cfg.qemu_args)

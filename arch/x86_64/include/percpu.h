@@ -30,7 +30,13 @@ struct cpu {
 	volatile uint8_t flag;		/* offset 16: scratch flag for the flag-cost benchmark */
 	uint8_t in_panic;
 	uint8_t pad[6];
-	uint64_t gdt[7];		/* null, kcode, kdata, ucode32?, -, tss lo, tss hi */
+	/* user space (uentry.S, uvm.c): written only by this CPU. scratch_rsp: the user rsp
+	 * between `syscall` and the push onto the kernel stack (IRQs off there by FMASK);
+	 * kstack_sys: the running user thread's kernel stack top, the same value as
+	 * tss.rsp[0], written at each switch to a user thread with IRQs off. */
+	uint64_t scratch_rsp;		/* offset 24 */
+	uint64_t kstack_sys;		/* offset 32 */
+	uint64_t gdt[7];		/* null, kcode, kdata, udata, ucode64, tss lo, tss hi */
 	struct tss tss;
 	uint64_t nmi_stack_top, df_stack_top, mc_stack_top, kstack_top;
 	/* IPI / cross-call mailbox: written by the calling CPU under call_lock (smp.c),
@@ -52,13 +58,19 @@ struct cpu {
 	uint64_t frame_calls, frame_calls_dropped;	/* calls made; requests cancelled
 					   because the handler masked the frame (arch_frame_irqs_off) */
 	uint64_t pf_stack_top;		/* IST 4: #PF runs here, off a possibly overflowed stack */
+	struct arch_uctx *cur_uctx;	/* the running thread's user context (NULL: a kernel
+					   thread); written by uvm.c's switch hook, IRQs off */
 } __attribute__((aligned(64)));
 
 #define CPU_OFF_INDEX 8
 #define CPU_OFF_FLAG 16
+#define CPU_OFF_SCRATCH_RSP 24
+#define CPU_OFF_KSTACK_SYS 32
 /* arch_impl.h's arch_cpu_id (%gs:8) and measurement hooks (%gs:16) rely on these. */
 _Static_assert(__builtin_offsetof(struct cpu, index) == CPU_OFF_INDEX, "struct cpu index offset");
 _Static_assert(__builtin_offsetof(struct cpu, flag) == CPU_OFF_FLAG, "struct cpu flag offset");
+_Static_assert(__builtin_offsetof(struct cpu, scratch_rsp) == CPU_OFF_SCRATCH_RSP, "uentry.S scratch_rsp");
+_Static_assert(__builtin_offsetof(struct cpu, kstack_sys) == CPU_OFF_KSTACK_SYS, "uentry.S kstack_sys");
 
 extern struct cpu cpus[MAX_CPUS];
 

@@ -99,6 +99,10 @@ void fpu_init_cpu(void);	/* CR0/CR4 for x87+SSE+FXSAVE, fninit, MXCSR default; e
 bool stack_guard_hit(uint64_t addr, unsigned *slot);	/* addr in a stack slot's unmapped guard */
 extern volatile uint64_t stack_slots_live;
 
+/* uvm.c */
+void uvm_cpu_init(void);	/* EFER.SCE/NXE, STAR/LSTAR/FMASK; each CPU, from gdt_init_cpu */
+bool uvm_trap(struct trapframe *tf, unsigned v);	/* trap_dispatch, before a panic */
+
 /* smp.c */
 void smp_init(void);
 void smp_call_handler(void);

@@ -1,0 +1,557 @@
+/*
+ * uvm.c - the x86-64 port's user space (issue 24; arch_if.h "user space"): per-process
+ * page tables, copy-on-write and demand-zero pages, the syscall MSRs, user threads'
+ * switch state (CR3, FS base, kernel stack), user copies with an exception table, and
+ * the fault glue that turns a user's bad access into a kill instead of a panic.
+ *
+ * Massalin & Pu 1991 (Synthesis), "Address spaces" and "Memory management": each address
+ * space is its own page-table root whose kernel part is shared with all the others, and
+ * it is switched with the thread (here: CR3 written at a switch only when it differs).
+ * The kernel's mappings (PML4 slot 0: the identity map of the first 4 GiB; slot 2: the
+ * lock-free KVA region of paging.c, whose tables below the PML4 are never freed) are
+ * copied into every new root as PML4 entries, so later KVA mappings appear in every
+ * space at once. User space is PML4 slots 3..255.
+ *
+ * Concurrency. A user address space (struct arch_as and the tables below its user
+ * slots) is changed only by its owner under the process's mm lock (kernel/proc) - the
+ * fault path (IRQs off, on the #PF IST stack), fork, exec, mmap/munmap/mprotect/brk and
+ * destroy. One thread per process in this slice: the space is loaded on at most one CPU,
+ * the one running that thread, so a changed entry is flushed with invlpg there only (the
+ * next issue, threads, adds the shootdown). The hardware walker reads the tables
+ * concurrently with the owner's plain stores; x86 page-table stores are single 8-byte
+ * writes, and a new table is zeroed before the store that links it (the same CPU: TSO).
+ * Page reference counts (uref, one per frame) are shared between the spaces a fork made:
+ * changed only by atomic add/sub (relaxed: a count orders nothing; the page's contents
+ * are handed over by the mm lock of the space that copies them, and a page reaching
+ * zero belongs to the one dropping it).
+ */
+#include "kernel.h"
+#include "mm.h"
+#include "x86.h"
+#include "percpu.h"
+#include "trap.h"
+#include <ksync/errors.h>
+
+extern uint64_t boot_pml4[512];
+void syscall_entry(void);
+void uentry_iret(uint64_t kstack_top, const struct trapframe *tf);
+size_t uaccess_copy(void *dst, const void *src, size_t n);
+long uaccess_strncpy(char *dst, const char *src, size_t n);
+extern const uint64_t __ex_table_start[], __ex_table_end[];
+
+#define PTE_P 0x1ull
+#define PTE_RW 0x2ull
+#define PTE_US 0x4ull
+#define PTE_COW 0x200ull	/* software bit: read-only because shared copy-on-write */
+#define PTE_NX (1ull << 63)
+#define PTE_ADDR 0x000ffffffffff000ull
+#define USER_CS 0x23
+#define USER_SS 0x1b
+#define SLOT_MIN ((unsigned)(USER_VA_MIN >> 39))
+#define SLOT_END ((unsigned)(USER_VA_END >> 39))
+
+#define MSR_STAR 0xc0000081
+#define MSR_LSTAR 0xc0000082
+#define MSR_FMASK 0xc0000084
+
+struct arch_as {
+	uint64_t pml4;		/* physical (= virtual) address of the root; constant */
+	uint64_t npages;	/* user pages mapped: the owner's mm lock */
+};
+
+struct arch_uctx {
+	struct arch_as *as;	/* the owner thread (or its creator before it runs) */
+	uint64_t fsbase;	/* the owner thread (arch_prctl) */
+	/* set by the owner with IRQs off in arch_user_enter; read by the switch hook of the
+	 * same thread's later switch-ins (ordered by the scheduler's hand-over) */
+	uint64_t kstack_top;
+	struct trapframe start;	/* the first frame: written before the thread runs */
+	void *owner;		/* the kernel's process: set at create, constant */
+};
+
+static inline struct arch_uctx *kcpu_this_uctx(void) { return this_cpu()->cur_uctx; }
+
+/* ---- per-CPU set-up ------------------------------------------------------------------ */
+static uint64_t pte_nx;	/* PTE_NX when EFER.NXE could be enabled, else 0; set by the BSP first */
+
+void uvm_cpu_init(void)
+{
+	uint32_t a, b, c, d;
+	cpuid(0x80000001, 0, &a, &b, &c, &d);
+	uint64_t efer = rdmsr(MSR_EFER) | 1;		/* SCE: syscall/sysret */
+	if (d & (1u << 20)) {
+		efer |= 1ull << 11;			/* NXE */
+		pte_nx = PTE_NX;
+	}
+	wrmsr(MSR_EFER, efer);
+	/* sysret: CS = 0x10+16 | 3 = 0x23, SS = 0x10+8 | 3 = 0x1b; syscall: CS 0x08, SS 0x10 */
+	wrmsr(MSR_STAR, (0x10ull << 48) | (0x08ull << 32));
+	wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
+	wrmsr(MSR_FMASK, 0x40700);		/* IF, DF, TF, AC cleared on entry */
+	wrmsr(MSR_KERNEL_GS_BASE, 0);		/* the user's GS base (never set by users) */
+}
+
+/* ---- page reference counts ------------------------------------------------------------ */
+#define UREF_FRAMES ((3ull << 30) / PAGE_SIZE)	/* pmm.c hands out frames below 3 GiB */
+static uint16_t uref[UREF_FRAMES];
+
+static void uref_get(uint64_t pa)
+{
+	if (__atomic_add_fetch(&uref[pa / PAGE_SIZE], 1, __ATOMIC_RELAXED) == 0)
+		panic("uvm: reference count of page 0x%lx overflowed", pa);
+}
+
+static void uref_put(uint64_t pa)
+{
+	uint16_t left = __atomic_sub_fetch(&uref[pa / PAGE_SIZE], 1, __ATOMIC_RELAXED);
+	if (left == 0xffff)
+		panic("uvm: page 0x%lx dropped more often than mapped", pa);
+	if (!left)
+		pmm_free(pa);
+}
+
+/* ---- address spaces ------------------------------------------------------------------ */
+static inline unsigned idx(uint64_t va, int level) { return (va >> (12 + 9 * level)) & 511; }
+
+static uint64_t zpage(void)
+{
+	uint64_t pa = pmm_alloc();
+	if (pa)
+		memset((void *)pa, 0, PAGE_SIZE);
+	return pa;
+}
+
+struct arch_as *arch_as_create(void)
+{
+	struct arch_as *as = kzalloc(sizeof *as);
+	if (!as)
+		return NULL;
+	as->pml4 = zpage();
+	if (!as->pml4) {
+		kfree(as);
+		return NULL;
+	}
+	uint64_t *root = (uint64_t *)as->pml4;
+	/* the kernel's slots, by value: their tables below are shared and never freed. A
+	 * kernel slot with no table yet gets none here: KVA mappings are only made in slot
+	 * 2, which the thread stacks have populated before any process exists. */
+	for (unsigned i = 0; i < 512; i++)
+		if (i < SLOT_MIN || i >= SLOT_END)
+			root[i] = __atomic_load_n(&boot_pml4[i], __ATOMIC_ACQUIRE);
+	KASSERT(root[KVA_BASE >> 39] & PTE_P);
+	return as;
+}
+
+/* The leaf entry for va, creating tables when create; NULL if absent or no memory. */
+static uint64_t *walk(struct arch_as *as, uint64_t va, bool create)
+{
+	uint64_t *t = (uint64_t *)as->pml4;
+	for (int level = 3; level > 0; level--) {
+		uint64_t *e = &t[idx(va, level)];
+		if (!(*e & PTE_P)) {
+			if (!create)
+				return NULL;
+			uint64_t n = zpage();
+			if (!n)
+				return NULL;
+			/* zeroed before linked (same CPU, TSO); US|RW at the upper levels, the
+			 * leaf decides */
+			*e = n | PTE_P | PTE_RW | PTE_US;
+		}
+		t = (uint64_t *)(*e & PTE_ADDR);
+	}
+	return &t[idx(va, 0)];
+}
+
+static void flush(struct arch_as *as, uint64_t va)
+{
+	if ((read_cr3() & PTE_ADDR) == as->pml4)
+		__asm__ volatile("invlpg (%0)" :: "r"(va) : "memory");
+}
+
+static uint64_t leaf_bits(unsigned prot)
+{
+	uint64_t b = PTE_P | PTE_US;
+	if (prot & ARCH_PROT_WRITE)
+		b |= PTE_RW;
+	if (!(prot & ARCH_PROT_EXEC))
+		b |= pte_nx;
+	return b;
+}
+
+uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write)
+{
+	va &= ~(PAGE_SIZE - 1);
+	KASSERT(va >= USER_VA_MIN && va < USER_VA_END);
+	uint64_t *pte = walk(as, va, true);
+	if (!pte)
+		return 0;
+	uint64_t e = *pte;
+	if (!(e & PTE_P)) {			/* demand-zero */
+		uint64_t pa = zpage();
+		if (!pa)
+			return 0;
+		uref_get(pa);
+		*pte = pa | leaf_bits(prot);
+		as->npages++;
+		return pa;
+	}
+	uint64_t pa = e & PTE_ADDR;
+	if (!write || !(e & PTE_COW))
+		return pa;
+	/* copy-on-write: the last sharer takes the page, the others copy it */
+	if (__atomic_load_n(&uref[pa / PAGE_SIZE], __ATOMIC_RELAXED) > 1) {
+		uint64_t n = pmm_alloc();
+		if (!n)
+			return 0;
+		memcpy((void *)n, (void *)pa, PAGE_SIZE);
+		uref_get(n);
+		uref_put(pa);
+		pa = n;
+	}
+	*pte = pa | leaf_bits(prot | ARCH_PROT_WRITE);
+	flush(as, va);
+	return pa;
+}
+
+static void free_level(uint64_t table, int level, uint64_t *npages)
+{
+	uint64_t *t = (uint64_t *)table;
+	for (unsigned i = 0; i < 512; i++) {
+		if (!(t[i] & PTE_P))
+			continue;
+		if (level == 0) {
+			uref_put(t[i] & PTE_ADDR);
+			(*npages)--;
+		} else {
+			free_level(t[i] & PTE_ADDR, level - 1, npages);
+		}
+	}
+	pmm_free(table);
+}
+
+void arch_as_destroy(struct arch_as *as)
+{
+	if (!as)
+		return;
+	KASSERT((read_cr3() & PTE_ADDR) != as->pml4);
+	uint64_t *root = (uint64_t *)as->pml4;
+	for (unsigned i = SLOT_MIN; i < SLOT_END; i++)
+		if (root[i] & PTE_P)
+			free_level(root[i] & PTE_ADDR, 2, &as->npages);
+	KASSERT(as->npages == 0);
+	pmm_free(as->pml4);
+	kfree(as);
+}
+
+void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len)
+{
+	for (uint64_t a = va; a < va + len; a += PAGE_SIZE) {
+		uint64_t *pte = walk(as, a, false);
+		if (!pte || !(*pte & PTE_P))
+			continue;	/* (empty tables stay until destroy) */
+		uint64_t pa = *pte & PTE_ADDR;
+		*pte = 0;
+		flush(as, a);
+		uref_put(pa);
+		as->npages--;
+	}
+}
+
+void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned prot)
+{
+	for (uint64_t a = va; a < va + len; a += PAGE_SIZE) {
+		uint64_t *pte = walk(as, a, false);
+		if (!pte || !(*pte & PTE_P))
+			continue;
+		uint64_t e = *pte, pa = e & PTE_ADDR, cow = e & PTE_COW;
+		/* a shared page stays read-only; the write fault will copy it */
+		*pte = pa | cow | leaf_bits(cow ? prot & ~ARCH_PROT_WRITE : prot);
+		flush(as, a);
+	}
+}
+
+static int fork_level(uint64_t *pt, uint64_t *ct, int level, uint64_t *npages)
+{
+	for (unsigned i = 0; i < 512; i++) {
+		uint64_t e = pt[i];
+		if (!(e & PTE_P))
+			continue;
+		if (level == 0) {
+			if (e & PTE_RW) {
+				e = (e & ~PTE_RW) | PTE_COW;
+				pt[i] = e;	/* the parent's TLB: flushed whole by the caller */
+			}
+			uref_get(e & PTE_ADDR);
+			ct[i] = e;
+			(*npages)++;
+			continue;
+		}
+		uint64_t n = zpage();
+		if (!n)
+			return KSYNC_ENOMEM;
+		ct[i] = n | (e & ~PTE_ADDR);
+		int rc = fork_level((uint64_t *)(e & PTE_ADDR), (uint64_t *)n, level - 1, npages);
+		if (rc)
+			return rc;
+	}
+	return KSYNC_OK;
+}
+
+int arch_as_fork(struct arch_as *parent, struct arch_as *child)
+{
+	uint64_t *pr = (uint64_t *)parent->pml4, *cr = (uint64_t *)child->pml4;
+	int rc = KSYNC_OK;
+	for (unsigned i = SLOT_MIN; i < SLOT_END && rc == KSYNC_OK; i++) {
+		if (!(pr[i] & PTE_P))
+			continue;
+		uint64_t n = zpage();
+		if (!n) {
+			rc = KSYNC_ENOMEM;
+			break;
+		}
+		cr[i] = n | (pr[i] & ~PTE_ADDR);
+		rc = fork_level((uint64_t *)(pr[i] & PTE_ADDR), (uint64_t *)n, 2, &child->npages);
+	}
+	/* every page the parent could write is now read-only: flush its whole TLB */
+	if ((read_cr3() & PTE_ADDR) == parent->pml4)
+		__asm__ volatile("mov %0, %%cr3" :: "r"(parent->pml4) : "memory");
+	return rc;
+}
+
+uint64_t arch_as_npages(const struct arch_as *as) { return as->npages; }
+
+bool arch_as_mapped(struct arch_as *as, uint64_t va, unsigned prot)
+{
+	uint64_t *pte = walk(as, va & ~(PAGE_SIZE - 1), false);
+	if (!pte || !(*pte & PTE_P))
+		return false;
+	if ((prot & ARCH_PROT_WRITE) && !(*pte & PTE_RW))
+		return false;
+	if ((prot & ARCH_PROT_EXEC) && (*pte & PTE_NX))
+		return false;
+	return true;
+}
+
+/* ---- user threads ---------------------------------------------------------------------- */
+struct arch_uctx *arch_uctx_create(struct arch_as *as, void *owner)
+{
+	struct arch_uctx *u = kzalloc(sizeof *u);
+	if (u) {
+		u->as = as;
+		u->owner = owner;
+	}
+	return u;
+}
+
+void *arch_uctx_owner(const struct arch_uctx *u) { return u->owner; }
+void arch_uctx_set_start_sp(struct arch_uctx *u, uint64_t sp) { u->start.rsp = sp; }
+
+void arch_uctx_destroy(struct arch_uctx *u) { kfree(u); }
+struct arch_as *arch_uctx_as(const struct arch_uctx *u) { return u->as; }
+
+static void load_cr3(uint64_t pml4)
+{
+	if ((read_cr3() & PTE_ADDR) != pml4)
+		__asm__ volatile("mov %0, %%cr3" :: "r"(pml4) : "memory");
+}
+
+void arch_uctx_set_as(struct arch_uctx *u, struct arch_as *as)
+{
+	irqkey_t k = arch_irq_save();
+	u->as = as;
+	if (kcpu_this_uctx() == u)
+		load_cr3(as ? as->pml4 : (uint64_t)boot_pml4);
+	arch_irq_restore(k);
+}
+
+void arch_uctx_start_exec(struct arch_uctx *u, uint64_t entry, uint64_t sp)
+{
+	arch_uregs_exec(&u->start, entry, sp);
+}
+
+void arch_uctx_start_fork(struct arch_uctx *u, const struct trapframe *parent)
+{
+	u->start = *parent;
+	u->start.rax = 0;		/* fork's result in the child */
+	u->start.vector = 0x100;
+	u->start.error = 0;
+}
+
+void arch_uctx_switch(struct arch_uctx *prev, struct arch_uctx *next)
+{
+	(void)prev;	/* nothing to save: FS base changes only through arch_prctl */
+	this_cpu()->cur_uctx = next;
+	if (!next) {
+		/* a kernel thread runs on the kernel's root, so a dying space is loaded nowhere */
+		load_cr3((uint64_t)boot_pml4);
+		return;
+	}
+	load_cr3(next->as ? next->as->pml4 : (uint64_t)boot_pml4);
+	wrmsr(MSR_FS_BASE, next->fsbase);
+	struct cpu *c = this_cpu();
+	if (next->kstack_top) {
+		c->kstack_sys = next->kstack_top;
+		c->tss.rsp[0] = next->kstack_top;
+	}
+}
+
+void arch_user_enter(struct arch_uctx *u)
+{
+	arch_irq_disable();
+	/* the kernel stack from here down serves every entry from ring 3; what is above
+	 * (this call's callers) is abandoned */
+	uint64_t top = ALIGN_DOWN((uint64_t)__builtin_frame_address(0), 16) - 64;
+	u->kstack_top = top;
+	struct cpu *c = this_cpu();
+	c->kstack_sys = top;
+	c->tss.rsp[0] = top;
+	load_cr3(u->as->pml4);
+	wrmsr(MSR_FS_BASE, u->fsbase);
+	uentry_iret(top, &u->start);
+	__builtin_unreachable();
+}
+
+bool arch_uctx_set_fs(struct arch_uctx *u, uint64_t base)
+{
+	if (base >= USER_VA_END)
+		return false;
+	irqkey_t k = arch_irq_save();
+	u->fsbase = base;
+	if (kcpu_this_uctx() == u)
+		wrmsr(MSR_FS_BASE, base);
+	arch_irq_restore(k);
+	return true;
+}
+
+uint64_t arch_uctx_get_fs(const struct arch_uctx *u) { return u->fsbase; }
+
+/* ---- the system-call frame ---------------------------------------------------------------- */
+uint64_t arch_sys_nr(const struct trapframe *tf) { return tf->rax; }
+
+uint64_t arch_sys_arg(const struct trapframe *tf, unsigned i)
+{
+	switch (i) {
+	case 0: return tf->rdi;
+	case 1: return tf->rsi;
+	case 2: return tf->rdx;
+	case 3: return tf->r10;
+	case 4: return tf->r8;
+	case 5: return tf->r9;
+	}
+	return 0;
+}
+
+void arch_uregs_exec(struct trapframe *tf, uint64_t entry, uint64_t sp)
+{
+	memset(tf, 0, sizeof *tf);
+	tf->vector = 0x100;
+	tf->rip = entry;
+	tf->cs = USER_CS;
+	tf->rflags = RFLAGS_IF | 0x2;
+	tf->rsp = sp;
+	tf->ss = USER_SS;
+}
+
+uint64_t arch_uregs_ip(const struct trapframe *tf) { return tf->rip; }
+
+/* uentry.S: the C half of a system call, IRQs on, on the thread's kernel stack */
+void syscall_entry_c(struct trapframe *tf);
+void syscall_entry_c(struct trapframe *tf)
+{
+	tf->rax = (uint64_t)kernel_syscall(tf);
+}
+
+/* ---- user copies --------------------------------------------------------------------------- */
+static bool user_range(uint64_t a, size_t n)
+{
+	return a >= USER_VA_MIN && a <= USER_VA_END && n <= USER_VA_END - a;
+}
+
+long copy_from_user(void *dst, const void *usrc, size_t n)
+{
+	if (!user_range((uint64_t)usrc, n))
+		return -14;
+	return uaccess_copy(dst, usrc, n) ? -14 : 0;
+}
+
+long copy_to_user(void *udst, const void *src, size_t n)
+{
+	if (!user_range((uint64_t)udst, n))
+		return -14;
+	return uaccess_copy(udst, src, n) ? -14 : 0;
+}
+
+long strncpy_from_user(char *dst, const char *usrc, size_t n)
+{
+	uint64_t a = (uint64_t)usrc;
+	if (a < USER_VA_MIN || a >= USER_VA_END)
+		return -14;
+	if (n > USER_VA_END - a)
+		n = USER_VA_END - a;
+	long r = uaccess_strncpy(dst, usrc, n);
+	if (r < 0)
+		return -14;
+	if ((size_t)r == n)
+		return -36;
+	return r;
+}
+
+/* ---- faults ------------------------------------------------------------------------------- */
+static uint64_t extable_fixup(uint64_t rip)
+{
+	for (const uint64_t *e = __ex_table_start; e < __ex_table_end; e += 2)
+		if (e[0] == rip)
+			return e[1];
+	return 0;
+}
+
+static int signal_of(unsigned v)
+{
+	switch (v) {
+	case 0: case 16: case 19: return 8;	/* SIGFPE */
+	case 6: return 4;			/* SIGILL */
+	case 1: case 3: return 5;		/* SIGTRAP */
+	case 17: return 7;			/* SIGBUS */
+	default: return 11;			/* SIGSEGV */
+	}
+}
+
+/* trap.c, for every exception before it panics: true when the exception was the user
+ * space's and is dealt with (resolved, fixed up, or the thread redirected to its kill). */
+bool uvm_trap(struct trapframe *tf, unsigned v)
+{
+	bool user = (tf->cs & 3) != 0;
+	if (v == 2 || v == 8 || v == 18)
+		return false;			/* NMI, #DF, #MC: the machine's */
+	if (v == 14) {
+		uint64_t cr2 = read_cr2();
+		bool in_user = cr2 >= USER_VA_MIN && cr2 < USER_VA_END;
+		/* RSVD set means a broken table, never the process's fault to resolve */
+		if (in_user && !(tf->error & 8) && kcpu_this_uctx() &&
+		    kernel_user_fault(cr2, tf->error & 2, tf->error & 16, user) == 0)
+			return true;
+		if (!user) {
+			uint64_t fix = extable_fixup(tf->rip);
+			if (!fix)
+				return false;	/* a kernel bug: panic */
+			tf->rip = fix;
+			return true;
+		}
+	} else if (!user) {
+		return false;
+	}
+	/* ring 3 cannot go on: return into kernel_user_killed on the thread's kernel stack
+	 * (the frame may be on the #PF IST stack, which must not sleep or switch) */
+	struct cpu *c = this_cpu();
+	tf->rdi = (uint64_t)signal_of(v);
+	tf->rsi = v == 14 ? read_cr2() : 0;
+	tf->rdx = tf->rip;
+	tf->rip = (uint64_t)kernel_user_killed;
+	tf->cs = 0x08;
+	tf->ss = 0x10;
+	tf->rsp = c->kstack_sys - 8;	/* as after a call: rsp + 8 16-byte aligned */
+	tf->rflags = 0x2;		/* IRQs off; kernel_user_killed enables them */
+	tf->rbp = 0;
+	return true;
+}

@@ -1,0 +1,281 @@
+/*
+ * exec.c - execve of static ELF executables (ET_EXEC, and static-pie: ET_DYN without
+ * PT_INTERP) with the System V x86-64 initial stack: argc, argv, envp, the auxiliary
+ * vector glibc and musl need (AT_PHDR, AT_PHENT, AT_PHNUM, AT_PAGESZ, AT_ENTRY,
+ * AT_RANDOM, AT_UID/EUID/GID/EGID, AT_EXECFN, AT_HWCAP, AT_CLKTCK, AT_SECURE), the
+ * stack pointer 16-byte aligned at argc (SysV ABI AMD64 supplement, 3.4.1).
+ *
+ * Massalin & Pu 1991 (Synthesis) "Address spaces": the new image is built in a fresh
+ * address space before the old one is let go, so a refused or failing exec leaves the
+ * caller as it was (Linux also returns errors up to its point of no return).
+ *
+ * A bad file is refused with a console line naming what is wrong (truncated header,
+ * wrong class/byte order/machine, a segment outside the file or outside user space, a
+ * dynamic binary) and -ENOEXEC, as Linux's binfmt_elf answers.
+ *
+ * Files come from the initramfs in place (initramfs.c) until kernel/fs's VFS replaces
+ * the lookup (exec then reads through vfs_openat/vfs_read into a kernel buffer).
+ */
+#include "kernel.h"
+#include "mm.h"
+#include "proc.h"
+#include "thread.h"
+#include "syscall/linux_abi.h"
+#include <ksync/errors.h>
+
+struct elf64_ehdr {
+	uint8_t ident[16];
+	uint16_t type, machine;
+	uint32_t version;
+	uint64_t entry, phoff, shoff;
+	uint32_t flags;
+	uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
+};
+struct elf64_phdr {
+	uint32_t type, flags;
+	uint64_t offset, vaddr, paddr, filesz, memsz, align;
+};
+#define PT_LOAD 1
+#define PT_INTERP 3
+#define PT_PHDR 6
+#define PF_X 1
+#define PF_W 2
+#define PF_R 4
+#define ET_EXEC 2
+#define ET_DYN 3
+#define EM_X86_64 62
+#define PIE_BASE 0x555555554000ull	/* where Linux puts a PIE without randomisation */
+#define MAX_ARGS 256
+#define MAX_ARG_BYTES (64u << 10)
+
+static long refuse(const char *path, const char *why, uint64_t v)
+{
+	kprintf("ksync: exec %s: refused: %s (0x%lx)\n", path, why, v);
+	return -LX_ENOEXEC;
+}
+
+static unsigned prot_of(uint32_t f)
+{
+	return (f & PF_R ? ARCH_PROT_READ : 0) | (f & PF_W ? ARCH_PROT_WRITE : 0) |
+	       (f & PF_X ? ARCH_PROT_EXEC : 0);
+}
+
+/* Validate and map every PT_LOAD; *entry, *phdr_va, *brk_start out. */
+static long load_elf(struct mm *mm, const char *path, const uint8_t *img, uint64_t size,
+		     uint64_t *entry, uint64_t *phdr_va, uint16_t *phnum, uint64_t *brk_start)
+{
+	if (size < 4 || img[0] != 0x7f || img[1] != 'E' || img[2] != 'L' || img[3] != 'F')
+		return refuse(path, "not an ELF file (no \\x7fELF magic)", size);
+	if (size < sizeof(struct elf64_ehdr))
+		return refuse(path, "truncated ELF header (file size)", size);
+	struct elf64_ehdr eh;
+	memcpy(&eh, img, sizeof eh);
+	if (eh.ident[4] != 2)
+		return refuse(path, "not a 64-bit ELF (EI_CLASS)", eh.ident[4]);
+	if (eh.ident[5] != 1)
+		return refuse(path, "not little-endian (EI_DATA)", eh.ident[5]);
+	if (eh.machine != EM_X86_64)
+		return refuse(path, "wrong machine, not x86-64 (e_machine)", eh.machine);
+	if (eh.type != ET_EXEC && eh.type != ET_DYN)
+		return refuse(path, "not an executable (e_type)", eh.type);
+	if (eh.phentsize != sizeof(struct elf64_phdr) || eh.phnum == 0 || eh.phnum > 64)
+		return refuse(path, "bad program header table (e_phnum)", eh.phnum);
+	if (eh.phoff > size || (uint64_t)eh.phnum * sizeof(struct elf64_phdr) > size - eh.phoff)
+		return refuse(path, "truncated: program headers beyond the end of the file (e_phoff)",
+			      eh.phoff);
+	uint64_t base = eh.type == ET_DYN ? PIE_BASE : 0;
+	uint64_t lo = ~0ull, hi = 0, phva = 0;
+	const uint8_t *ph0 = img + eh.phoff;
+	for (unsigned i = 0; i < eh.phnum; i++) {
+		struct elf64_phdr ph;
+		memcpy(&ph, ph0 + i * sizeof ph, sizeof ph);
+		if (ph.type == PT_INTERP)
+			return refuse(path, "dynamically linked (PT_INTERP): only static binaries run", i);
+		if (ph.type == PT_PHDR)
+			phva = base + ph.vaddr;
+		if (ph.type != PT_LOAD)
+			continue;
+		if (ph.offset > size || ph.filesz > size - ph.offset)
+			return refuse(path, "truncated: a segment beyond the end of the file (p_offset)",
+				      ph.offset);
+		if (ph.filesz > ph.memsz)
+			return refuse(path, "segment with p_filesz > p_memsz", ph.filesz);
+		uint64_t va = base + ph.vaddr;
+		if (va < USER_VA_MIN || va >= USER_VA_END || ph.memsz > USER_VA_END - va)
+			return refuse(path, "segment outside user space: the kernel occupies "
+				      "[0, 0x18000000000) - link with -static-pie or above it (p_vaddr)",
+				      va);
+		if ((ph.vaddr - ph.offset) & (PAGE_SIZE - 1))
+			return refuse(path, "segment not page-aligned with its offset (p_vaddr)", ph.vaddr);
+		if (va < lo)
+			lo = va;
+		if (va + ph.memsz > hi)
+			hi = va + ph.memsz;
+	}
+	if (hi == 0)
+		return refuse(path, "no loadable segment (PT_LOAD)", 0);
+	/* map, then fill: the areas first, so that overlapping pages of two segments get
+	 * the union of their rights (the loader writes through the physical pages) */
+	for (unsigned i = 0; i < eh.phnum; i++) {
+		struct elf64_phdr ph;
+		memcpy(&ph, ph0 + i * sizeof ph, sizeof ph);
+		if (ph.type != PT_LOAD || !ph.memsz)
+			continue;
+		uint64_t va = base + ph.vaddr;
+		uint64_t s = ALIGN_DOWN(va, PAGE_SIZE), e = ALIGN_UP(va + ph.memsz, PAGE_SIZE);
+		unsigned prot = prot_of(ph.flags);
+		/* a page shared with the previous segment gets both rights (the fresh mm is
+		 * this loader's alone, so reading its list needs no lock) */
+		for (struct vma *v = mm->vmas; v; v = v->next)
+			if (v->start < e && s < v->end)
+				prot |= v->prot;
+		long rc = mm_map(mm, s, e, prot);
+		if (rc)
+			return rc;
+	}
+	for (unsigned i = 0; i < eh.phnum; i++) {
+		struct elf64_phdr ph;
+		memcpy(&ph, ph0 + i * sizeof ph, sizeof ph);
+		if (ph.type != PT_LOAD || !ph.filesz)
+			continue;
+		long rc = mm_write(mm, base + ph.vaddr, img + ph.offset, ph.filesz);
+		if (rc)
+			return rc;
+		/* the rest up to memsz (.bss) stays zero: fresh pages are zeroed */
+	}
+	if (!phva) {
+		/* no PT_PHDR: the headers are in the first segment when it maps offset 0 */
+		phva = lo + eh.phoff;
+	}
+	*entry = base + eh.entry;
+	*phdr_va = phva;
+	*phnum = eh.phnum;
+	*brk_start = ALIGN_UP(hi, PAGE_SIZE);
+	return 0;
+}
+
+static uint64_t rnd_state;
+
+/* 16 bytes for AT_RANDOM: the TSC mixed (splitmix64); not cryptographic. */
+static void random16(uint8_t out[16])
+{
+	for (int w = 0; w < 2; w++) {
+		uint64_t z = __atomic_add_fetch(&rnd_state, 0x9e3779b97f4a7c15ull ^ arch_cycles(),
+						__ATOMIC_RELAXED);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		memcpy(out + 8 * w, &z, 8);
+	}
+}
+
+static long count_strings(char *const v[], unsigned *n, size_t *bytes)
+{
+	*n = 0;
+	for (; v && v[*n]; (*n)++) {
+		if (*n >= MAX_ARGS)
+			return -LX_E2BIG;
+		*bytes += strlen(v[*n]) + 1;
+		if (*bytes > MAX_ARG_BYTES)
+			return -LX_E2BIG;
+	}
+	return 0;
+}
+
+long exec_load(struct mm *mm, const char *path, char *const argv[], char *const envp[],
+	       uint64_t *entry_out, uint64_t *sp_out)
+{
+	const uint8_t *img;
+	uint64_t size;
+	uint32_t mode;
+	long rc = initramfs_lookup(path, &img, &size, &mode);
+	if (rc)
+		return rc;
+	if ((mode & LX_S_IFMT) != LX_S_IFREG)
+		return -LX_EACCES;
+	if (!(mode & 0111))
+		return -LX_EACCES;
+	uint64_t entry, phdr, brk;
+	uint16_t phnum;
+	rc = load_elf(mm, path, img, size, &entry, &phdr, &phnum, &brk);
+	if (rc)
+		return rc;
+	mm->brk_start = mm->brk = brk;
+
+	/* the stack: an 8 MiB area below MM_STACK_TOP, filled from the top */
+	rc = mm_map(mm, MM_STACK_TOP - MM_STACK_SIZE, MM_STACK_TOP,
+		    ARCH_PROT_READ | ARCH_PROT_WRITE);
+	if (rc)
+		return rc;
+	unsigned argc, envc;
+	size_t bytes = 0;
+	rc = count_strings(argv, &argc, &bytes);
+	if (!rc)
+		rc = count_strings(envp, &envc, &bytes);
+	if (rc)
+		return rc;
+	uint64_t sp = MM_STACK_TOP - 16;		/* 16 bytes of end marker space */
+	uint8_t rnd[16];
+	random16(rnd);
+	sp -= 16;
+	uint64_t rnd_va = sp;
+	if ((rc = mm_write(mm, rnd_va, rnd, 16)))
+		return rc;
+	size_t plen = strlen(path) + 1;
+	sp -= plen;
+	uint64_t execfn = sp;
+	if ((rc = mm_write(mm, execfn, path, plen)))
+		return rc;
+	/* the strings, then the pointer block built in a kernel buffer */
+	uint64_t *vec = kmalloc((argc + envc + 2 + 2 * 20 + 1) * sizeof(uint64_t));
+	if (!vec)
+		return -LX_ENOMEM;
+	size_t k = 0;
+	vec[k++] = argc;
+	for (unsigned i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]) + 1;
+		sp -= n;
+		if ((rc = mm_write(mm, sp, argv[i], n)))
+			goto out;
+		vec[k++] = sp;
+	}
+	vec[k++] = 0;
+	for (unsigned i = 0; i < envc; i++) {
+		size_t n = strlen(envp[i]) + 1;
+		sp -= n;
+		if ((rc = mm_write(mm, sp, envp[i], n)))
+			goto out;
+		vec[k++] = sp;
+	}
+	vec[k++] = 0;
+#define AUX(t, v) do { vec[k++] = (t); vec[k++] = (v); } while (0)
+	AUX(LX_AT_PHDR, phdr);
+	AUX(LX_AT_PHENT, sizeof(struct elf64_phdr));
+	AUX(LX_AT_PHNUM, phnum);
+	AUX(LX_AT_PAGESZ, PAGE_SIZE);
+	AUX(LX_AT_BASE, 0);
+	AUX(LX_AT_FLAGS, 0);
+	AUX(LX_AT_ENTRY, entry);
+	AUX(LX_AT_UID, 0);
+	AUX(LX_AT_EUID, 0);
+	AUX(LX_AT_GID, 0);
+	AUX(LX_AT_EGID, 0);
+	AUX(LX_AT_SECURE, 0);
+	AUX(LX_AT_HWCAP, 0x178bfbff);	/* CPUID.1 EDX of the baseline x86-64 (fpu..sse2) */
+	AUX(LX_AT_CLKTCK, 100);
+	AUX(LX_AT_RANDOM, rnd_va);
+	AUX(LX_AT_EXECFN, execfn);
+	AUX(LX_AT_NULL, 0);
+#undef AUX
+	sp = ALIGN_DOWN(sp, 16);
+	if (k & 1)
+		sp -= 8;		/* argc lands 16-byte aligned */
+	sp -= k * sizeof(uint64_t);
+	rc = mm_write(mm, sp, vec, k * sizeof(uint64_t));
+	KASSERT((sp & 15) == 0);
+	*entry_out = entry;
+	*sp_out = sp;
+out:
+	kfree(vec);
+	return rc;
+}

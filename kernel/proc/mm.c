@@ -1,0 +1,235 @@
+/*
+ * mm.c - a process's address space as the kernel sees it: the list of areas (VMAs) it
+ * allows, with their rights, over the port's page tables (arch_if.h "user space"); the
+ * page-fault policy (an access inside an area with the right is the kernel's to resolve:
+ * demand-zero or copy-on-write, by arch_as_page; anything else is the process's error).
+ *
+ * Massalin & Pu 1991 (Synthesis) "Address spaces", "Memory management", "Page fault".
+ * Lock (proc.h): mm->lock, a master lock of class "proc-mm" (Hartman & Ousterhout §2:
+ * a data lock with statistics), guards the VMA list, brk and the page tables. The fault
+ * path takes it with IRQs off, so no holder touches user memory.
+ */
+#include "kernel.h"
+#include "mm.h"
+#include "proc.h"
+#include "syscall/linux_abi.h"
+#include <ksync/errors.h>
+
+LOCK_CLASS(proc_mm_class, "proc-mm", LOCK_MASTER, LOCK_DATA);
+
+struct mm *mm_create(void)
+{
+	struct mm *mm = kzalloc(sizeof *mm);
+	if (!mm)
+		return NULL;
+	mlock_init(&mm->lock, &proc_mm_class, MLOCK_TICKET);
+	mm->as = arch_as_create();
+	if (!mm->as) {
+		kfree(mm);
+		return NULL;
+	}
+	return mm;
+}
+
+void mm_destroy(struct mm *mm)
+{
+	if (!mm)
+		return;
+	for (struct vma *v = mm->vmas, *n; v; v = n) {
+		n = v->next;
+		kfree(v);
+	}
+	arch_as_destroy(mm->as);
+	mlock_destroy(&mm->lock);
+	kfree(mm);
+}
+
+/* Split so that no VMA straddles addr. mm->lock held. */
+static long vma_split_at(struct mm *mm, uint64_t addr)
+{
+	for (struct vma *v = mm->vmas; v; v = v->next) {
+		if (v->start < addr && addr < v->end) {
+			struct vma *n = kmalloc(sizeof *n);
+			if (!n)
+				return -LX_ENOMEM;
+			*n = *v;
+			n->start = addr;
+			v->end = addr;
+			v->next = n;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* Remove every VMA inside [start, end) (after splitting), unmapping its pages. */
+static long vma_remove(struct mm *mm, uint64_t start, uint64_t end)
+{
+	long rc = vma_split_at(mm, start);
+	if (!rc)
+		rc = vma_split_at(mm, end);
+	if (rc)
+		return rc;
+	struct vma **pp = &mm->vmas;
+	while (*pp) {
+		struct vma *v = *pp;
+		if (v->start >= start && v->end <= end) {
+			*pp = v->next;
+			arch_as_unmap(mm->as, v->start, v->end - v->start);
+			kfree(v);
+		} else {
+			pp = &v->next;
+		}
+	}
+	return 0;
+}
+
+static long vma_insert(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
+{
+	struct vma *n = kmalloc(sizeof *n);
+	if (!n)
+		return -LX_ENOMEM;
+	n->start = start;
+	n->end = end;
+	n->prot = prot;
+	struct vma **pp = &mm->vmas;
+	while (*pp && (*pp)->start < start)
+		pp = &(*pp)->next;
+	n->next = *pp;
+	*pp = n;
+	return 0;
+}
+
+static struct vma *vma_find(struct mm *mm, uint64_t addr)
+{
+	for (struct vma *v = mm->vmas; v; v = v->next)
+		if (v->start <= addr && addr < v->end)
+			return v;
+	return NULL;
+}
+
+long mm_map(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
+{
+	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	long rc = vma_remove(mm, start, end);
+	if (!rc)
+		rc = vma_insert(mm, start, end, prot);
+	mlock_unlock_irqrestore(&mm->lock, k);
+	return rc;
+}
+
+long mm_unmap(struct mm *mm, uint64_t start, uint64_t end)
+{
+	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	long rc = vma_remove(mm, start, end);
+	mlock_unlock_irqrestore(&mm->lock, k);
+	return rc;
+}
+
+long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
+{
+	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	/* Linux: ENOMEM when part of the range is not mapped */
+	uint64_t a = start;
+	for (struct vma *v = mm->vmas; v && a < end; v = v->next) {
+		if (v->end <= a)
+			continue;
+		if (v->start > a)
+			break;
+		a = v->end;
+	}
+	long rc = a >= end ? 0 : -LX_ENOMEM;
+	if (!rc)
+		rc = vma_split_at(mm, start);
+	if (!rc)
+		rc = vma_split_at(mm, end);
+	if (!rc) {
+		for (struct vma *v = mm->vmas; v; v = v->next)
+			if (v->start >= start && v->end <= end)
+				v->prot = prot;
+		arch_as_protect(mm->as, start, end - start, prot);
+	}
+	mlock_unlock_irqrestore(&mm->lock, k);
+	return rc;
+}
+
+#define MMAP_TOP 0x7ffff7fff000ull	/* below the stack (exec.c) and its gap */
+
+bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end)
+{
+	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	bool any = false;
+	for (struct vma *v = mm->vmas; v && !any; v = v->next)
+		any = v->start < end && start < v->end;
+	mlock_unlock_irqrestore(&mm->lock, k);
+	return any;
+}
+
+uint64_t mm_find_free(struct mm *mm, uint64_t len)
+{
+	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	/* top-down: the highest gap below MMAP_TOP that holds len */
+	uint64_t best = 0, lo = USER_VA_MIN;
+	for (struct vma *v = mm->vmas;; v = v->next) {
+		uint64_t hi = v ? v->start : MMAP_TOP;
+		if (hi > MMAP_TOP)
+			hi = MMAP_TOP;
+		if (hi > lo && hi - lo >= len)
+			best = hi - len;
+		if (!v || v->end >= MMAP_TOP)
+			break;
+		if (v->end > lo)
+			lo = v->end;
+	}
+	mlock_unlock_irqrestore(&mm->lock, k);
+	return best;
+}
+
+long mm_write(struct mm *mm, uint64_t va, const void *src, size_t n)
+{
+	const uint8_t *s = src;
+	while (n) {
+		size_t off = va & (PAGE_SIZE - 1), chunk = PAGE_SIZE - off;
+		if (chunk > n)
+			chunk = n;
+		irqkey_t k = mlock_lock_irqsave(&mm->lock);
+		struct vma *v = vma_find(mm, va);
+		uint64_t pa = v ? arch_as_page(mm->as, va, v->prot, true) : 0;
+		mlock_unlock_irqrestore(&mm->lock, k);
+		if (!pa)
+			return v ? -LX_ENOMEM : -LX_EFAULT;
+		memcpy((uint8_t *)(uintptr_t)pa + off, s, chunk);	/* the identity map */
+		s += chunk;
+		va += chunk;
+		n -= chunk;
+	}
+	return 0;
+}
+
+/* kernel_user_fault's policy for mm: 0 when the access is now valid. IRQs off. */
+int mm_fault(struct mm *mm, uint64_t addr, bool write, bool exec)
+{
+	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	struct vma *v = vma_find(mm, addr);
+	int rc = -1;
+	if (v && (v->prot & (write ? ARCH_PROT_WRITE : exec ? ARCH_PROT_EXEC : ARCH_PROT_READ)))
+		rc = arch_as_page(mm->as, addr, v->prot, write) ? 0 : -1;
+	mlock_unlock_irqrestore(&mm->lock, k);
+	return rc;
+}
+
+/* child (new, empty, nobody else's yet) gets parent's areas and a copy-on-write copy of
+ * its pages; 0 or -LX_ENOMEM. */
+long mm_fork(struct mm *parent, struct mm *child)
+{
+	long rc = 0;
+	irqkey_t k = mlock_lock_irqsave(&parent->lock);
+	for (struct vma *v = parent->vmas; v && !rc; v = v->next)
+		rc = vma_insert(child, v->start, v->end, v->prot);
+	child->brk_start = parent->brk_start;
+	child->brk = parent->brk;
+	if (!rc && arch_as_fork(parent->as, child->as) != KSYNC_OK)
+		rc = -LX_ENOMEM;
+	mlock_unlock_irqrestore(&parent->lock, k);
+	return rc;
+}

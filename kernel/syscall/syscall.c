@@ -1,0 +1,954 @@
+/*
+ * syscall.c - the Linux x86-64 system-call table and its handlers (issue 24;
+ * docs/userspace.md lists what is implemented and what answers ENOSYS).
+ *
+ * Massalin & Pu 1991 (Synthesis) "Kernel calls": a kernel call is an indexed jump into
+ * a table; here the table has LX_NR_SYSCALLS entries, every one of which is a handler -
+ * an unimplemented number lands in sys_enosys, which counts it by name (the counts are
+ * printed as a KSYNC line at shutdown: syscall_report) and answers -ENOSYS, as Linux
+ * does for a number it does not know (glibc then falls back, e.g. from clone3 to clone
+ * and from rseq to nothing).
+ *
+ * File calls are thin wrappers that copy between user memory and a kernel buffer and
+ * call the file's ops on kernel buffers (proc.h struct ufile_ops), so that kernel/fs's
+ * vfs_read/vfs_write/vfs_openat on an fdtable replace ufile_* here and nothing else.
+ *
+ * Shared state: enosys_count[] (atomic adds; read at shutdown), boot_epoch (written
+ * once by urun.c before any process). Everything a handler touches besides is the
+ * calling process's (proc.h).
+ */
+#include "kernel.h"
+#include "mm.h"
+#include "proc.h"
+#include "thread.h"
+#include "syscall/linux_abi.h"
+#include <ksync/errors.h>
+
+typedef long (*sys_fn)(struct trapframe *tf, const uint64_t a[6]);
+
+static const char *const sys_names[LX_NR_SYSCALLS] = {
+#include "sysnames.h"
+};
+static uint64_t enosys_count[LX_NR_SYSCALLS];	/* atomic adds */
+static uint64_t enosys_other;			/* numbers >= LX_NR_SYSCALLS */
+uint64_t syscall_boot_epoch;			/* Unix time at boot (urun.c: epoch=) */
+
+#define KBUF 4096	/* the bounce buffer of read/write */
+
+/* ---- helpers --------------------------------------------------------------------------- */
+static struct ufile *fd_get(struct process *p, uint64_t fd)
+{
+	if (fd >= PROC_NFD || !p->fdt)
+		return NULL;
+	return p->fdt->fd[fd];
+}
+
+static long fd_install(struct process *p, struct ufile *f, unsigned from, bool cloexec)
+{
+	for (unsigned i = from; i < PROC_NFD; i++) {
+		if (!p->fdt->fd[i]) {
+			p->fdt->fd[i] = f;
+			p->fdt->cloexec[i] = cloexec;
+			return i;
+		}
+	}
+	return -LX_EMFILE;
+}
+
+/* A user string into a kmalloc'd buffer (PATH_MAX); *out NULL on error. */
+static long get_path(uint64_t u, char **out)
+{
+	*out = NULL;
+	char *b = kmalloc(LX_PATH_MAX);
+	if (!b)
+		return -LX_ENOMEM;
+	long n = strncpy_from_user(b, (const char *)u, LX_PATH_MAX);
+	if (n < 0) {
+		kfree(b);
+		return n;
+	}
+	if (n == 0) {
+		kfree(b);
+		return -LX_ENOENT;
+	}
+	*out = b;
+	return 0;
+}
+
+/* ---- files ---------------------------------------------------------------------------- */
+static long sys_read(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct ufile *f = fd_get(proc_current(), a[0]);
+	if (!f || (f->flags & LX_O_ACCMODE) == LX_O_WRONLY)
+		return -LX_EBADF;
+	char *kb = kmalloc(KBUF);
+	if (!kb)
+		return -LX_ENOMEM;
+	size_t n = a[2], done = 0;
+	long rc = 0;
+	while (done < n) {
+		size_t c = n - done < KBUF ? n - done : KBUF;
+		rc = f->ops->read(f, kb, c);
+		if (rc <= 0)
+			break;
+		if (copy_to_user((void *)(a[1] + done), kb, (size_t)rc)) {
+			rc = -LX_EFAULT;
+			break;
+		}
+		done += (size_t)rc;
+		if ((size_t)rc < c)
+			break;
+	}
+	kfree(kb);
+	return done ? (long)done : rc;
+}
+
+static long do_write(struct ufile *f, uint64_t ubuf, size_t n)
+{
+	char *kb = kmalloc(KBUF);
+	if (!kb)
+		return -LX_ENOMEM;
+	size_t done = 0;
+	long rc = 0;
+	while (done < n) {
+		size_t c = n - done < KBUF ? n - done : KBUF;
+		if (copy_from_user(kb, (const void *)(ubuf + done), c)) {
+			rc = -LX_EFAULT;
+			break;
+		}
+		rc = f->ops->write(f, kb, c);
+		if (rc <= 0)
+			break;
+		done += (size_t)rc;
+	}
+	kfree(kb);
+	return done ? (long)done : rc;
+}
+
+static long sys_write(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct ufile *f = fd_get(proc_current(), a[0]);
+	if (!f || (f->flags & LX_O_ACCMODE) == LX_O_RDONLY)
+		return -LX_EBADF;
+	return do_write(f, a[1], a[2]);
+}
+
+/* writev: the vectors are gathered into one kernel buffer and written by one call per
+ * KBUF bytes, so that a writev of at most PIPE_BUF (4096) bytes reaches the file as one
+ * write, as Linux makes it for a pipe or a terminal (two processes' lines never
+ * interleave; musl's stdio flushes a line as two vectors). */
+static long sys_writev(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct ufile *f = fd_get(proc_current(), a[0]);
+	if (!f || (f->flags & LX_O_ACCMODE) == LX_O_RDONLY)
+		return -LX_EBADF;
+	if (a[2] > 1024)
+		return -LX_EINVAL;
+	char *kb = kmalloc(KBUF);
+	if (!kb)
+		return -LX_ENOMEM;
+	long total = 0, rc = 0;
+	size_t fill = 0;
+	for (uint64_t i = 0; i < a[2] && !rc; i++) {
+		struct lx_iovec iov;
+		if (copy_from_user(&iov, (const void *)(a[1] + i * sizeof iov), sizeof iov)) {
+			rc = -LX_EFAULT;
+			break;
+		}
+		for (uint64_t off = 0; off < iov.iov_len;) {
+			size_t c = iov.iov_len - off < KBUF - fill ? iov.iov_len - off : KBUF - fill;
+			if (copy_from_user(kb + fill, (const void *)(iov.iov_base + off), c)) {
+				rc = -LX_EFAULT;
+				break;
+			}
+			fill += c;
+			off += c;
+			if (fill == KBUF) {
+				long w = f->ops->write(f, kb, fill);
+				if (w < 0) {
+					rc = w;
+					break;
+				}
+				total += w;
+				fill = 0;
+			}
+		}
+	}
+	if (fill && (!rc || rc == -LX_EFAULT)) {	/* what was gathered before a fault */
+		long w = f->ops->write(f, kb, fill);
+		if (w < 0 && !rc)
+			rc = w;
+		else if (w > 0)
+			total += w;
+	}
+	kfree(kb);
+	return total ? total : rc;
+}
+
+static long sys_readv(struct trapframe *tf, const uint64_t a[6])
+{
+	if (a[2] > 1024)
+		return -LX_EINVAL;
+	long total = 0;
+	for (uint64_t i = 0; i < a[2]; i++) {
+		struct lx_iovec iov;
+		if (copy_from_user(&iov, (const void *)(a[1] + i * sizeof iov), sizeof iov))
+			return total ? total : -LX_EFAULT;
+		uint64_t b[6] = { a[0], iov.iov_base, iov.iov_len };
+		long rc = sys_read(tf, b);
+		if (rc < 0)
+			return total ? total : rc;
+		total += rc;
+		if ((uint64_t)rc < iov.iov_len)
+			break;
+	}
+	return total;
+}
+
+static long sys_close(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct process *p = proc_current();
+	struct ufile *f = fd_get(p, a[0]);
+	if (!f)
+		return -LX_EBADF;
+	p->fdt->fd[a[0]] = NULL;
+	p->fdt->cloexec[a[0]] = false;
+	ufile_put(f);
+	return 0;
+}
+
+static long dup_to(struct process *p, uint64_t old, uint64_t nfd, bool cloexec)
+{
+	struct ufile *f = fd_get(p, old);
+	if (!f || nfd >= PROC_NFD)
+		return -LX_EBADF;
+	if (old == nfd)
+		return (long)nfd;
+	ufile_get(f);
+	if (p->fdt->fd[nfd])
+		ufile_put(p->fdt->fd[nfd]);
+	p->fdt->fd[nfd] = f;
+	p->fdt->cloexec[nfd] = cloexec;
+	return (long)nfd;
+}
+
+static long sys_dup(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct process *p = proc_current();
+	struct ufile *f = fd_get(p, a[0]);
+	if (!f)
+		return -LX_EBADF;
+	long fd = fd_install(p, f, 0, false);
+	if (fd >= 0)
+		ufile_get(f);
+	return fd;
+}
+
+static long sys_dup2(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return dup_to(proc_current(), a[0], a[1], false);
+}
+
+static long sys_dup3(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if (a[0] == a[1] || (a[2] & ~(uint64_t)LX_O_CLOEXEC))
+		return -LX_EINVAL;
+	return dup_to(proc_current(), a[0], a[1], a[2] & LX_O_CLOEXEC);
+}
+
+static long sys_fcntl(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct process *p = proc_current();
+	struct ufile *f = fd_get(p, a[0]);
+	if (!f)
+		return -LX_EBADF;
+	switch (a[1]) {
+	case LX_F_GETFD: return p->fdt->cloexec[a[0]] ? LX_FD_CLOEXEC : 0;
+	case LX_F_SETFD: p->fdt->cloexec[a[0]] = a[2] & LX_FD_CLOEXEC; return 0;
+	case LX_F_GETFL: return f->flags;
+	case LX_F_SETFL:
+		f->flags = (f->flags & ~(unsigned)(LX_O_APPEND | LX_O_NONBLOCK)) |
+			   (unsigned)(a[2] & (LX_O_APPEND | LX_O_NONBLOCK));
+		return 0;
+	case LX_F_DUPFD:
+	case LX_F_DUPFD_CLOEXEC: {
+		if (a[2] >= PROC_NFD)
+			return -LX_EINVAL;
+		long fd = fd_install(p, f, (unsigned)a[2], a[1] == LX_F_DUPFD_CLOEXEC);
+		if (fd >= 0)
+			ufile_get(f);
+		return fd;
+	}
+	}
+	return -LX_EINVAL;
+}
+
+static long sys_ioctl(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if (!fd_get(proc_current(), a[0]))
+		return -LX_EBADF;
+	return -LX_ENOTTY;	/* the runner's console is not a terminal (ufile.c) */
+}
+
+static long sys_lseek(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct ufile *f = fd_get(proc_current(), a[0]);
+	if (!f)
+		return -LX_EBADF;
+	if (!f->ops->lseek)
+		return -LX_ESPIPE;
+	if (a[2] > LX_SEEK_END)
+		return -LX_EINVAL;
+	return f->ops->lseek(f, (int64_t)a[1], (int)a[2]);
+}
+
+static long stat_out(struct ufile *f, uint64_t ust)
+{
+	struct lx_stat st;
+	memset(&st, 0, sizeof st);
+	uint32_t mode;
+	uint64_t size;
+	f->ops->stat(f, &mode, &size);
+	st.st_mode = mode;
+	st.st_size = (int64_t)size;
+	st.st_nlink = 1;
+	st.st_blksize = 4096;
+	st.st_blocks = (int64_t)((size + 511) / 512);
+	return copy_to_user((void *)ust, &st, sizeof st);
+}
+
+static long sys_fstat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct ufile *f = fd_get(proc_current(), a[0]);
+	if (!f)
+		return -LX_EBADF;
+	return stat_out(f, a[1]);
+}
+
+static long sys_openat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	char *path;
+	long rc = get_path(a[1], &path);
+	if (rc)
+		return rc;
+	struct process *p = proc_current();
+	/* relative paths: from "/" (kernel/fs brings the cwd and dirfd) */
+	if (path[0] != '/' && (int)a[0] != LX_AT_FDCWD && !fd_get(p, a[0])) {
+		kfree(path);
+		return -LX_EBADF;
+	}
+	struct ufile *f;
+	rc = ufile_open_initramfs(path, (int)a[2], &f);
+	kfree(path);
+	if (rc)
+		return rc;
+	rc = fd_install(p, f, 0, a[2] & LX_O_CLOEXEC);
+	if (rc < 0)
+		ufile_put(f);
+	return rc;
+}
+
+static long sys_open(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1], a[2] };
+	return sys_openat(tf, b);
+}
+
+static long sys_newfstatat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if ((a[3] & LX_AT_EMPTY_PATH)) {
+		char c;
+		if (copy_from_user(&c, (const void *)a[1], 1))
+			return -LX_EFAULT;
+		if (!c) {
+			struct ufile *f = fd_get(proc_current(), a[0]);
+			return f ? stat_out(f, a[2]) : -LX_EBADF;
+		}
+	}
+	char *path;
+	long rc = get_path(a[1], &path);
+	if (rc)
+		return rc;
+	struct ufile *f;
+	rc = ufile_open_initramfs(path, LX_O_RDONLY, &f);
+	kfree(path);
+	if (rc)
+		return rc;
+	rc = stat_out(f, a[2]);
+	ufile_put(f);
+	return rc;
+}
+
+static long sys_stat(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1], 0 };
+	return sys_newfstatat(tf, b);	/* lstat too: the initramfs lookup follows nothing */
+}
+
+/* ---- processes ------------------------------------------------------------------------ */
+static long sys_exit(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	proc_exit(LX_W_EXITCODE((int)(a[0] & 0xff), 0));
+}
+
+static long sys_getpid(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	(void)a;
+	return proc_current()->pid;
+}
+
+static long sys_getppid(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	(void)a;
+	return proc_getppid();
+}
+
+static long sys_zero(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	(void)a;
+	return 0;	/* getuid, geteuid, getgid, getegid: root, as the host runs the twins */
+}
+
+static long sys_fork(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)a;
+	return proc_fork(tf, LX_SIGCHLD, 0);
+}
+
+static long sys_vfork(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)a;
+	return proc_fork(tf, 0x4000 | 0x100 | LX_SIGCHLD, 0);	/* CLONE_VFORK|CLONE_VM */
+}
+
+static long sys_clone(struct trapframe *tf, const uint64_t a[6])
+{
+	return proc_fork(tf, a[0], a[1]);
+}
+
+static long sys_wait4(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return proc_wait4((int)a[0], a[1], (int)a[2], a[3]);
+}
+
+static long sys_kill(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return proc_kill((int)a[0], (int)a[1]);
+}
+
+static void free_strv(char **v)
+{
+	for (unsigned i = 0; v && v[i]; i++)
+		kfree(v[i]);
+	kfree(v);
+}
+
+/* A user string vector into kernel strings (NULL-terminated); -E2BIG over 256 entries. */
+static long get_strv(uint64_t u, char ***out)
+{
+	char **v = kzalloc(257 * sizeof *v);
+	if (!v)
+		return -LX_ENOMEM;
+	*out = v;
+	for (unsigned i = 0; u; i++) {
+		if (i == 256)
+			return -LX_E2BIG;
+		uint64_t p;
+		if (copy_from_user(&p, (const void *)(u + i * 8), 8))
+			return -LX_EFAULT;
+		if (!p)
+			break;
+		v[i] = kmalloc(4096);
+		if (!v[i])
+			return -LX_ENOMEM;
+		long n = strncpy_from_user(v[i], (const char *)p, 4096);
+		if (n < 0)
+			return n == -36 ? -LX_E2BIG : n;
+	}
+	return 0;
+}
+
+static long sys_execve(struct trapframe *tf, const uint64_t a[6])
+{
+	char *path;
+	long rc = get_path(a[0], &path);
+	if (rc)
+		return rc;
+	char **argv = NULL, **envp = NULL;
+	rc = get_strv(a[1], &argv);
+	if (!rc)
+		rc = get_strv(a[2], &envp);
+	if (!rc)
+		rc = proc_execve(tf, path, argv, envp);
+	free_strv(argv);
+	free_strv(envp);
+	kfree(path);
+	return rc;
+}
+
+static long sys_brk(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct mm *mm = proc_current()->mm;
+	uint64_t want = a[0], cur = mm->brk;
+	/* never a negative errno: the current break on failure (Linux's sys_brk) */
+	if (want < mm->brk_start || want >= MM_STACK_TOP - MM_STACK_SIZE - (1ull << 30))
+		return (long)cur;
+	uint64_t old_end = ALIGN_UP(cur, PAGE_SIZE), new_end = ALIGN_UP(want, PAGE_SIZE);
+	long rc = 0;
+	if (new_end > old_end) {
+		/* refuse to grow over another mapping */
+		if (mm_overlaps(mm, old_end, new_end))
+			return (long)cur;
+		rc = mm_map(mm, old_end, new_end, ARCH_PROT_READ | ARCH_PROT_WRITE);
+	} else if (new_end < old_end) {
+		rc = mm_unmap(mm, new_end, old_end);
+	}
+	if (rc)
+		return (long)cur;
+	mm->brk = want;
+	return (long)want;
+}
+
+static unsigned prot_from(uint64_t p)
+{
+	return (p & LX_PROT_READ ? ARCH_PROT_READ : 0) | (p & LX_PROT_WRITE ? ARCH_PROT_WRITE : 0) |
+	       (p & LX_PROT_EXEC ? ARCH_PROT_EXEC : 0);
+}
+
+static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	uint64_t addr = a[0], len = a[1], prot = a[2], flags = a[3];
+	struct mm *mm = proc_current()->mm;
+	if (!len || (addr & (PAGE_SIZE - 1)) || (a[5] & (PAGE_SIZE - 1)))
+		return -LX_EINVAL;
+	if (!(flags & (LX_MAP_PRIVATE | LX_MAP_SHARED)))
+		return -LX_EINVAL;
+	if (!(flags & LX_MAP_ANONYMOUS)) {
+		if (!fd_get(proc_current(), a[4]))
+			return -LX_EBADF;
+		return -LX_ENODEV;	/* file mappings: with kernel/fs */
+	}
+	if (len > USER_VA_END)
+		return -LX_ENOMEM;
+	len = ALIGN_UP(len, PAGE_SIZE);
+	if (flags & (LX_MAP_FIXED | LX_MAP_FIXED_NOREPLACE)) {
+		if (addr < USER_VA_MIN || addr >= USER_VA_END || len > USER_VA_END - addr)
+			return -LX_ENOMEM;
+		if ((flags & LX_MAP_FIXED_NOREPLACE) && mm_overlaps(mm, addr, addr + len))
+			return -LX_EEXIST;
+	} else {
+		addr = mm_find_free(mm, len);
+		if (!addr)
+			return -LX_ENOMEM;
+	}
+	long rc = mm_map(mm, addr, addr + len, prot_from(prot));
+	return rc ? rc : (long)addr;
+}
+
+static long sys_munmap(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	uint64_t addr = a[0], len = ALIGN_UP(a[1], PAGE_SIZE);
+	if ((addr & (PAGE_SIZE - 1)) || !a[1])
+		return -LX_EINVAL;
+	if (addr < USER_VA_MIN || addr >= USER_VA_END || len > USER_VA_END - addr)
+		return addr + len <= USER_VA_MIN ? 0 : -LX_EINVAL;
+	return mm_unmap(proc_current()->mm, addr, addr + len);
+}
+
+static long sys_mprotect(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	uint64_t addr = a[0], len = ALIGN_UP(a[1], PAGE_SIZE);
+	if (addr & (PAGE_SIZE - 1))
+		return -LX_EINVAL;
+	if (a[2] & ~(uint64_t)7)
+		return -LX_EINVAL;
+	if (!len)
+		return 0;
+	if (addr < USER_VA_MIN || addr >= USER_VA_END || len > USER_VA_END - addr)
+		return -LX_ENOMEM;
+	return mm_protect(proc_current()->mm, addr, addr + len, prot_from(a[2]));
+}
+
+static long sys_arch_prctl(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct process *p = proc_current();
+	switch (a[0]) {
+	case LX_ARCH_SET_FS:
+		return arch_uctx_set_fs(p->uctx, a[1]) ? 0 : -LX_EPERM;
+	case LX_ARCH_GET_FS: {
+		uint64_t v = arch_uctx_get_fs(p->uctx);
+		return copy_to_user((void *)a[1], &v, 8);
+	}
+	}
+	return -LX_EINVAL;	/* ARCH_SET_GS (unsupported here), 0x3001 CET probe, ... */
+}
+
+static long sys_set_tid_address(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct process *p = proc_current();
+	p->clear_child_tid = a[0];
+	return p->pid;
+}
+
+static long sys_uname(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	static const struct lx_utsname u = {
+		.sysname = "Linux", .nodename = "ksync", .release = "6.1.0-ksync",
+		.version = "#1 SMP ksync", .machine = "x86_64", .domainname = "(none)",
+	};
+	return copy_to_user((void *)a[0], &u, sizeof u);
+}
+
+static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if (a[0] && (int)a[0] != proc_current()->pid)
+		return -LX_ESRCH;
+	if (a[1] >= 16)
+		return -LX_EINVAL;
+	if (a[3]) {
+		struct lx_rlimit r = { LX_RLIM_INFINITY, LX_RLIM_INFINITY };
+		if (a[1] == LX_RLIMIT_STACK)
+			r.rlim_cur = MM_STACK_SIZE;
+		else if (a[1] == LX_RLIMIT_NOFILE)
+			r.rlim_cur = r.rlim_max = PROC_NFD;
+		else if (a[1] == LX_RLIMIT_NPROC)
+			r.rlim_cur = r.rlim_max = PROC_MAX;
+		if (copy_to_user((void *)a[3], &r, sizeof r))
+			return -LX_EFAULT;
+	}
+	if (a[2]) {
+		struct lx_rlimit r;
+		if (copy_from_user(&r, (const void *)a[2], sizeof r))
+			return -LX_EFAULT;
+		return -LX_EPERM;	/* limits are fixed in this slice */
+	}
+	return 0;
+}
+
+static long sys_getrlimit(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { 0, a[0], 0, a[1] };
+	return sys_prlimit64(tf, b);
+}
+
+static uint64_t rnd;
+
+static long sys_getrandom(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if (a[2] & ~(uint64_t)7)
+		return -LX_EINVAL;
+	uint8_t kb[256];
+	size_t n = a[1] > 256 ? 256 : a[1];	/* Linux also returns short counts */
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t z = __atomic_add_fetch(&rnd, 0x9e3779b97f4a7c15ull + arch_cycles(),
+						__ATOMIC_RELAXED);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		memcpy(kb + i, &z, n - i < 8 ? n - i : 8);
+	}
+	if (copy_to_user((void *)a[0], kb, n))
+		return -LX_EFAULT;
+	return (long)n;
+}
+
+uint64_t ktime_ns(void)
+{
+	uint64_t c = arch_cycles(), hz = arch_tsc_hz();
+	return c / hz * 1000000000ull + c % hz * 1000000000ull / hz;
+}
+
+static long clock_read(uint64_t clk, struct lx_timespec *ts)
+{
+	uint64_t ns = ktime_ns();
+	switch (clk) {
+	case LX_CLOCK_REALTIME:
+		ns += syscall_boot_epoch * 1000000000ull;
+		break;
+	case LX_CLOCK_MONOTONIC:
+	case LX_CLOCK_MONOTONIC_RAW:
+	case LX_CLOCK_BOOTTIME:
+	case LX_CLOCK_PROCESS_CPUTIME_ID:	/* approximations: the whole machine's time */
+	case LX_CLOCK_THREAD_CPUTIME_ID:
+		break;
+	default:
+		return -LX_EINVAL;
+	}
+	ts->tv_sec = (int64_t)(ns / 1000000000ull);
+	ts->tv_nsec = (int64_t)(ns % 1000000000ull);
+	return 0;
+}
+
+static long sys_clock_gettime(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct lx_timespec ts;
+	long rc = clock_read(a[0], &ts);
+	if (rc)
+		return rc;
+	return copy_to_user((void *)a[1], &ts, sizeof ts);
+}
+
+static long sys_clock_getres(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct lx_timespec ts;
+	long rc = clock_read(a[0], &ts);
+	if (rc || !a[1])
+		return rc;
+	ts.tv_sec = 0;
+	ts.tv_nsec = 1;
+	return copy_to_user((void *)a[1], &ts, sizeof ts);
+}
+
+static long sys_gettimeofday(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if (!a[0])
+		return 0;
+	struct lx_timespec ts;
+	clock_read(LX_CLOCK_REALTIME, &ts);
+	struct lx_timeval tv = { ts.tv_sec, ts.tv_nsec / 1000 };
+	return copy_to_user((void *)a[0], &tv, sizeof tv);
+}
+
+/* Sleep until the monotonic deadline: yields the CPU until it passed (no timer wheel in
+ * this slice; the thread stays runnable). */
+static void sleep_until(uint64_t deadline_ns)
+{
+	while (ktime_ns() < deadline_ns)
+		thread_yield();
+}
+
+static long sys_nanosleep(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct lx_timespec ts;
+	if (copy_from_user(&ts, (const void *)a[0], sizeof ts))
+		return -LX_EFAULT;
+	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+		return -LX_EINVAL;
+	sleep_until(ktime_ns() + (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+	return 0;
+}
+
+static long sys_clock_nanosleep(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct lx_timespec ts, now = { 0, 0 };
+	if (a[0] != LX_CLOCK_REALTIME && a[0] != LX_CLOCK_MONOTONIC && a[0] != LX_CLOCK_BOOTTIME)
+		return -LX_EINVAL;
+	if (copy_from_user(&ts, (const void *)a[2], sizeof ts))
+		return -LX_EFAULT;
+	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+		return -LX_EINVAL;
+	uint64_t want = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (a[1] & LX_TIMER_ABSTIME) {
+		clock_read(a[0], &now);
+		uint64_t n = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+		sleep_until(ktime_ns() + (want > n ? want - n : 0));
+	} else {
+		sleep_until(ktime_ns() + want);
+	}
+	return 0;
+}
+
+static long sys_sched_yield(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	(void)a;
+	thread_yield();
+	return 0;
+}
+
+/* ---- signals (the state libc sets up; delivery of handlers comes with the signals
+ * slice: a pending signal with the default action ends the process) --------------------- */
+static long sys_rt_sigaction(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct process *p = proc_current();
+	uint64_t sig = a[0];
+	if (sig < 1 || sig >= PROC_NSIG || a[3] != 8)
+		return -LX_EINVAL;
+	if (a[2]) {
+		struct lx_sigaction old = { p->sig_handler[sig], p->sig_flags[sig],
+					    p->sig_restorer[sig], p->sig_mask_of[sig] };
+		if (copy_to_user((void *)a[2], &old, sizeof old))
+			return -LX_EFAULT;
+	}
+	if (a[1]) {
+		struct lx_sigaction n;
+		if (copy_from_user(&n, (const void *)a[1], sizeof n))
+			return -LX_EFAULT;
+		if (sig == LX_SIGKILL || sig == LX_SIGSTOP)
+			return -LX_EINVAL;
+		p->sig_handler[sig] = n.handler;
+		p->sig_flags[sig] = n.flags;
+		p->sig_restorer[sig] = n.restorer;
+		p->sig_mask_of[sig] = n.mask;
+	}
+	return 0;
+}
+
+static long sys_rt_sigprocmask(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct process *p = proc_current();
+	if (a[3] != 8)
+		return -LX_EINVAL;
+	uint64_t old = p->sigmask;
+	if (a[1]) {
+		uint64_t set;
+		if (copy_from_user(&set, (const void *)a[1], 8))
+			return -LX_EFAULT;
+		uint64_t never = (1ull << (LX_SIGKILL - 1)) | (1ull << (LX_SIGSTOP - 1));
+		switch (a[0]) {
+		case LX_SIG_BLOCK: p->sigmask |= set; break;
+		case LX_SIG_UNBLOCK: p->sigmask &= ~set; break;
+		case LX_SIG_SETMASK: p->sigmask = set; break;
+		default: return -LX_EINVAL;
+		}
+		p->sigmask &= ~never;
+	}
+	if (a[2] && copy_to_user((void *)a[2], &old, 8))
+		return -LX_EFAULT;
+	return 0;
+}
+
+static long sys_accept_zero(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	(void)a;
+	return 0;	/* set_robust_list: accepted (no futexes across exits yet) */
+}
+
+static long sys_enosys(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)a;
+	uint64_t nr = arch_sys_nr(tf);
+	if (nr < LX_NR_SYSCALLS)
+		__atomic_add_fetch(&enosys_count[nr], 1, __ATOMIC_RELAXED);
+	else
+		__atomic_add_fetch(&enosys_other, 1, __ATOMIC_RELAXED);
+	return -LX_ENOSYS;
+}
+
+/* ---- the table ------------------------------------------------------------------------- */
+static const sys_fn table[LX_NR_SYSCALLS] = {
+	[LX_SYS_read] = sys_read,
+	[LX_SYS_write] = sys_write,
+	[LX_SYS_open] = sys_open,
+	[LX_SYS_close] = sys_close,
+	[LX_SYS_stat] = sys_stat,
+	[LX_SYS_fstat] = sys_fstat,
+	[LX_SYS_lstat] = sys_stat,
+	[LX_SYS_lseek] = sys_lseek,
+	[LX_SYS_mmap] = sys_mmap,
+	[LX_SYS_mprotect] = sys_mprotect,
+	[LX_SYS_munmap] = sys_munmap,
+	[LX_SYS_brk] = sys_brk,
+	[LX_SYS_rt_sigaction] = sys_rt_sigaction,
+	[LX_SYS_rt_sigprocmask] = sys_rt_sigprocmask,
+	[LX_SYS_ioctl] = sys_ioctl,
+	[LX_SYS_readv] = sys_readv,
+	[LX_SYS_writev] = sys_writev,
+	[LX_SYS_sched_yield] = sys_sched_yield,
+	[LX_SYS_dup] = sys_dup,
+	[LX_SYS_dup2] = sys_dup2,
+	[LX_SYS_nanosleep] = sys_nanosleep,
+	[LX_SYS_getpid] = sys_getpid,
+	[LX_SYS_clone] = sys_clone,
+	[LX_SYS_fork] = sys_fork,
+	[LX_SYS_vfork] = sys_vfork,
+	[LX_SYS_execve] = sys_execve,
+	[LX_SYS_exit] = sys_exit,
+	[LX_SYS_wait4] = sys_wait4,
+	[LX_SYS_kill] = sys_kill,
+	[LX_SYS_uname] = sys_uname,
+	[LX_SYS_fcntl] = sys_fcntl,
+	[LX_SYS_gettimeofday] = sys_gettimeofday,
+	[LX_SYS_getrlimit] = sys_getrlimit,
+	[LX_SYS_getuid] = sys_zero,
+	[LX_SYS_getgid] = sys_zero,
+	[LX_SYS_geteuid] = sys_zero,
+	[LX_SYS_getegid] = sys_zero,
+	[LX_SYS_getppid] = sys_getppid,
+	[LX_SYS_arch_prctl] = sys_arch_prctl,
+	[LX_SYS_gettid] = sys_getpid,
+	[LX_SYS_set_tid_address] = sys_set_tid_address,
+	[LX_SYS_clock_gettime] = sys_clock_gettime,
+	[LX_SYS_clock_getres] = sys_clock_getres,
+	[LX_SYS_clock_nanosleep] = sys_clock_nanosleep,
+	[LX_SYS_exit_group] = sys_exit,
+	[LX_SYS_openat] = sys_openat,
+	[LX_SYS_newfstatat] = sys_newfstatat,
+	[LX_SYS_set_robust_list] = sys_accept_zero,
+	[LX_SYS_dup3] = sys_dup3,
+	[LX_SYS_prlimit64] = sys_prlimit64,
+	[LX_SYS_getrandom] = sys_getrandom,
+	/* rseq, clone3 and every other number: sys_enosys (filled in below) */
+};
+
+long kernel_syscall(struct trapframe *tf)
+{
+	uint64_t nr = arch_sys_nr(tf);
+	uint64_t a[6];
+	for (unsigned i = 0; i < 6; i++)
+		a[i] = arch_sys_arg(tf, i);
+	sys_fn fn = nr < LX_NR_SYSCALLS && table[nr] ? table[nr] : sys_enosys;
+	long rc = fn(tf, a);
+	kernel_user_return();	/* proc.c: a signal sent to this process */
+	return rc;
+}
+
+void syscall_report(void)
+{
+	char buf[1024];
+	size_t n = 0;
+	n += (size_t)ksnprintf(buf + n, sizeof buf - n, "KSYNC {\"kind\":\"user_enosys\",\"counts\":{");
+	bool first = true;
+	for (unsigned i = 0; i < LX_NR_SYSCALLS && n < sizeof buf - 64; i++) {
+		uint64_t c = __atomic_load_n(&enosys_count[i], __ATOMIC_RELAXED);
+		if (!c)
+			continue;
+		char nm[16];
+		const char *name = sys_names[i];
+		if (!name) {
+			ksnprintf(nm, sizeof nm, "nr_%u", i);
+			name = nm;
+		}
+		n += (size_t)ksnprintf(buf + n, sizeof buf - n, "%s\"%s\":%lu", first ? "" : ",", name, c);
+		first = false;
+	}
+	ksnprintf(buf + n, sizeof buf - n, "},\"other\":%lu}\n",
+		  __atomic_load_n(&enosys_other, __ATOMIC_RELAXED));
+	kprintf("%s", buf);
+}

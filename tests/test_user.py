@@ -1,0 +1,234 @@
+"""Issue 24, first slice: unmodified static Linux x86-64 binaries in ring 3 on ksync.
+
+The differential suite: every program of tests/user/ (built with musl, static-pie) runs
+on the host Linux and on ksync (one QEMU boot per CPU count runs them all, kernel/proc/
+urun.c, results as KTAP); stdout+stderr and the wait status must be identical. Nothing is
+normalised: the programs print relations (pid != ppid), never pids, times or addresses.
+
+Also: the cpio writer, the kernel's refusal messages for bad ELF files, the ENOSYS
+counts, the crash line, and that every user page is unmapped when the programs are done.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ksync import cpio, qemu, userprogs
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "tests" / "user"
+OUT = ROOT / "build" / "user"
+
+# (argv) - argv[0] is the program's path in the initramfs and on the host (relative:
+# both run from the directory that holds t/)
+CASES = [
+    ["t/hello"], ["t/args"], ["t/args", "a", "bb", "ccc"], ["t/args", "x"], ["t/auxv"],
+    ["t/brk"], ["t/mmap"], ["t/mprotect"], ["t/fork_wait"], ["t/fork_many"], ["t/wnohang"],
+    ["t/segv"], ["t/efault"], ["t/enosys"], ["t/tls"], ["t/getrandom"], ["t/clock"],
+    ["t/uname"], ["t/ids"], ["t/execve"], ["t/vfork"], ["t/dup"], ["t/files"],
+    ["t/signals"], ["t/writev"], ["t/fpu"], ["t/bigmem"], ["t/exitcodes"], ["t/nested"],
+    ["t/forkstorm"],
+]
+# ksync-only cases and what they must print (the host's answer differs by design)
+KSYNC_ONLY = {
+    "t/exec_low": (b"execve t/hello-low: errno 8\n", 0),
+}
+EXTRA = {"data.txt": (SRC / "data.txt").read_bytes()}
+# (smp, scheduler): 1, 2 and 4 CPUs under the default (lock-free) scheduler, 2 under the
+# locked one (Sprite's master lock); each is one boot running every program
+CONFIGS = [(1, None), (2, None), (4, None), (2, "locked")]
+# and -smp 2 under every other interrupt-masking scheme (the build's kernel-<scheme>;
+# tests/test_schemes.py builds them too)
+from ksync import schemes as _schemes
+SCHEME_CONFIGS = [(2, None, s) for s in _schemes.SCHEMES if s != _schemes.DEFAULT_SCHEME]
+
+
+@pytest.fixture(scope="module")
+def progs():
+    if not userprogs.have_musl():
+        pytest.fail("musl (Debian musl-tools) is missing: run scripts/deps.sh")
+    return userprogs.build(SRC, OUT)
+
+
+@pytest.fixture(scope="module")
+def host_results(progs, tmp_path_factory):
+    root = tmp_path_factory.mktemp("userroot")
+    userprogs.host_tree(progs, EXTRA, root)
+    res = {}
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        for argv in CASES:
+            res[" ".join(argv)] = userprogs.run_on_host(Path(argv[0]), argv)  # relative: AT_EXECFN
+    finally:
+        os.chdir(cwd)
+    return res
+
+
+@pytest.fixture(scope="module")
+def initrd(progs):
+    listing = "".join(" ".join(a) + "\n" for a in CASES + [[k] for k in KSYNC_ONLY])
+    path = OUT / "initrd.cpio"
+    path.write_bytes(userprogs.initramfs(progs, EXTRA, listing))
+    return path
+
+
+_boots: dict = {}
+
+
+@pytest.fixture(scope="module")
+def boot_user(initrd):
+    r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", "kernel"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    def boot(smp: int, sched: str | None = None, scheme: str | None = None):
+        key = (smp, sched, scheme)
+        if key not in _boots:
+            if scheme:
+                r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", f"SCHEME={scheme}",
+                                    "kernel"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+                assert r.returncode == 0, r.stdout + r.stderr
+            words = ["user=@/t/list", "epoch=1700000000"] + ([f"sched={sched}"] if sched else [])
+            cfg = qemu.BootConfig(repo=ROOT, mode="user", smp=smp, timeout=240, scheme=scheme,
+                                  initrd=initrd, append=words)
+            _boots[key] = qemu.boot(cfg)
+        return _boots[key]
+    return boot
+
+
+def _show(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+def _cfg_id(c):
+    return f"smp{c[0]}" + (f"-{c[1]}" if c[1] else "") + (f"-{c[2]}" if len(c) > 2 else "")
+
+
+@pytest.mark.parametrize("cfg", CONFIGS + SCHEME_CONFIGS, ids=_cfg_id)
+def test_user_programs_match_linux(boot_user, host_results, cfg):
+    res = boot_user(*cfg)
+    if cfg[1]:
+        assert f"sched={cfg[1]}" in (res.cmdline or ""), res.cmdline
+    assert res.passed, qemu.failure_report(res)
+    cases = {" ".join(c.argv): c for c in userprogs.parse_user_ktap(res.lines)}
+    assert len(cases) == len(CASES) + len(KSYNC_ONLY), sorted(cases)
+    bad = []
+    for argv in CASES:
+        key = " ".join(argv)
+        out, st = host_results[key]
+        c = cases[key]
+        if not c.ok or c.out != out or c.status != st:
+            bad.append(f"--- {key}: host status 0x{st:x}, ksync "
+                       f"{'0x%x' % c.status if c.status is not None else c.note}\n"
+                       f"host:\n{_show(out)}ksync:\n{_show(c.out)}")
+    for key, (want, st) in KSYNC_ONLY.items():
+        c = cases[key]
+        if c.out != want or c.status != st:
+            bad.append(f"--- {key} (ksync only): want {want!r} 0x{st:x}, got {c.out!r} {c.status}")
+    assert not bad, f"{len(bad)} of {len(cases)} differ:\n" + "\n".join(bad)
+
+
+def test_bad_elf_is_refused_with_the_reason(boot_user):
+    res = boot_user(1)
+    text = "\n".join(res.lines)
+    assert re.search(r"exec t/bad-machine: refused: wrong machine, not x86-64 \(e_machine\) \(0x3\)", text), text[-3000:]
+    assert re.search(r"exec t/bad-truncated: refused: truncated", text), text[-3000:]
+    assert re.search(r"exec t/hello-low: refused: segment outside user space", text), text[-3000:]
+
+
+def test_crash_line_and_signal(boot_user):
+    """A crashing program: one line like Linux's (pid, fault, address, ip) on the console;
+    its parent's wait4 saw WIFSIGNALED (the differential test compares that)."""
+    text = "\n".join(boot_user(1).lines)
+    assert re.search(r"ksync: pid \d+ \(segv\): segfault at 0x0 ip 0x[0-9a-f]+", text), text[-3000:]
+    assert re.search(r"ksync: pid \d+ \(segv\): signal 4 at ip", text), text[-3000:]
+
+
+@pytest.mark.parametrize("kind", ["magic", "truncated"])
+def test_corrupt_initramfs_is_refused_with_the_reason(boot_user, progs, tmp_path, kind):
+    """A corrupt archive: the lookup says what is wrong, the program is 'not ok', no panic."""
+    boot_user(1)        # (the fixture built the kernel)
+    good = userprogs.initramfs({"hello": progs["hello"]}, {}, "t/hello\n")
+    data = b"070702" + good[6:] if kind == "magic" else good[:len(good) // 2]
+    rd = tmp_path / f"{kind}.cpio"
+    rd.write_bytes(data)
+    res = qemu.boot(qemu.BootConfig(repo=ROOT, mode="user", smp=1, timeout=120, initrd=rd,
+                                    append=["user=/t/hello"]))
+    text = "\n".join(res.lines)
+    assert not res.passed and res.panic is None, qemu.failure_report(res)
+    want = ("bad record magic at offset 0 (not cpio newc)" if kind == "magic"
+            else "runs past the archive's end (truncated)")
+    assert f"ksync: initramfs: " in text and want in text, text[-2000:]
+    assert re.search(r"ktap: not ok 1 /t/hello # could not start: errno 22", text), text[-2000:]
+
+
+def test_enosys_is_counted_by_name(boot_user):
+    objs = boot_user(1).objects
+    en = [o for o in objs if o.get("kind") == "user_enosys"]
+    assert en, objs
+    assert en[0]["counts"].get("nr_511", 0) >= 1, en
+    assert en[0]["other"] >= 2, en          # 1000 and -1
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=_cfg_id)
+def test_every_user_page_is_unmapped_at_the_end(boot_user, cfg):
+    objs = boot_user(*cfg).objects
+    pg = [o for o in objs if o.get("kind") == "user_pages"]
+    assert pg and pg[0]["user_pages_live"] == 0, pg
+
+
+def test_cpio_newc_round_trip():
+    es = [cpio.Entry("a/b/c", stat.S_IFREG | 0o644, b"xyz"), cpio.Entry("d", stat.S_IFREG | 0o755, b"")]
+    data = cpio.write_newc(es)
+    back = cpio.read_newc(data)
+    assert [(e.name, e.mode, e.data) for e in back] == [
+        ("a", stat.S_IFDIR | 0o755, b""), ("a/b", stat.S_IFDIR | 0o755, b""),
+        ("a/b/c", stat.S_IFREG | 0o644, b"xyz"), ("d", stat.S_IFREG | 0o755, b"")]
+    assert data[:6] == b"070701" and len(data) % 4 == 0
+    with pytest.raises(ValueError, match="bad magic"):
+        cpio.read_newc(b"x" * 200)
+    with pytest.raises(ValueError, match="past the end"):
+        cpio.read_newc(data[:len(data) - 124 - 112 - 2])   # inside a/b/c's data
+
+
+@pytest.mark.skipif(shutil.which("cpio") is None, reason="no cpio(1) to cross-check with")
+def test_cpio_newc_readable_by_cpio(tmp_path):
+    data = cpio.write_newc([cpio.Entry("x/y", stat.S_IFREG | 0o600, b"hi\n")])
+    r = subprocess.run(["cpio", "-i", "-d", "--quiet"], input=data, cwd=tmp_path, capture_output=True)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "x" / "y").read_bytes() == b"hi\n"
+
+
+def test_user_stress(progs, initrd, request, tmp_path):
+    """make stress: forkstorm at a long size (200 rounds: 1200 children, 4800 grandchildren,
+    1200 execs) at -smp 4 - every status once, every copy intact, no page left mapped;
+    the output equal to the host's."""
+    if not request.config.getoption("--run-stress"):
+        pytest.skip("long size: make stress (--run-stress)")
+    argv = ["t/forkstorm", "200"]
+    root = tmp_path / "root"
+    userprogs.host_tree(progs, EXTRA, root)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        want = userprogs.run_on_host(Path(argv[0]), argv, timeout=600)
+    finally:
+        os.chdir(cwd)
+    rd = tmp_path / "stress.cpio"
+    rd.write_bytes(userprogs.initramfs(progs, EXTRA, " ".join(argv) + "\n"))
+    cfg = qemu.BootConfig(repo=ROOT, mode="user", smp=4, timeout=1200, initrd=rd,
+                          append=["user=@/t/list"])
+    res = qemu.boot(cfg)
+    assert res.passed, qemu.failure_report(res)
+    (c,) = userprogs.parse_user_ktap(res.lines)
+    assert (c.out, c.status) == want, (c.out[-500:], c.status, want[0][-500:], want[1])
+    pg = [o for o in res.objects if o.get("kind") == "user_pages"]
+    assert pg and pg[0]["user_pages_live"] == 0, pg

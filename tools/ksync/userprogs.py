@@ -1,0 +1,177 @@
+"""The differential user programs (tests/user/*.c, issue 24): build them with musl for
+the host and for ksync (the same binary runs on both), build the initramfs that carries
+them, run them on the host, and decode the kernel runner's KTAP (kernel/proc/urun.c).
+
+Programs are static-pie (ET_DYN without PT_INTERP), linked by hand against musl's rcrt1.o
+(Debian's musl-gcc wrapper links non-PIE only): ksync's kernel still occupies the low
+addresses, so an ET_EXEC linked at 0x400000 cannot be loaded there (exec refuses it with
+a message): ``hello-low`` (ET_EXEC at the default address) tests the refusal. (An ET_EXEC
+linked above the kernel cannot be made from Debian's musl: its crt1.o and crtbegin.o use
+32-bit absolute and PC-relative references to weak symbols at 0.) Two corrupt ELF files
+test the loader's messages.
+
+Public API: ``MUSL_DIR``, ``have_musl()``, ``build(src_dir, out_dir) -> dict[str, Path]``,
+``initramfs(progs, extra) -> bytes``, ``ENV``, ``run_on_host(path, argv)``,
+``parse_user_ktap(lines) -> list[UserCase]``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cpio import Entry, write_newc
+
+MUSL_DIR = Path("/usr/lib/x86_64-linux-musl")
+MUSL_INC = Path("/usr/include/x86_64-linux-musl")
+# the environment every program gets, on ksync (urun.c's envp) and on the host
+ENV = {"HOME": "/", "PATH": "/bin:/t", "TERM": "dumb"}
+ENV_ORDER = ["HOME", "PATH", "TERM"]
+
+
+def have_musl() -> bool:
+    return (MUSL_DIR / "rcrt1.o").is_file() and (MUSL_INC / "stdio.h").is_file() \
+        and shutil.which("gcc") is not None
+
+
+def _gcc_file(name: str) -> str:
+    return subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def _link(objs: list[Path], out: Path, pie: bool) -> None:
+    libgcc = subprocess.run(["gcc", "-print-libgcc-file-name"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    if pie:
+        cmd = ["gcc", "-nostdlib", "-static-pie", "-o", str(out), str(MUSL_DIR / "rcrt1.o"),
+               str(MUSL_DIR / "crti.o"), _gcc_file("crtbeginS.o"), *map(str, objs),
+               f"-L{MUSL_DIR}", "-lc", libgcc, _gcc_file("crtendS.o"), str(MUSL_DIR / "crtn.o")]
+    else:
+        cmd = ["gcc", "-nostdlib", "-static", "-no-pie", "-o", str(out),
+               str(MUSL_DIR / "crt1.o"), str(MUSL_DIR / "crti.o"), _gcc_file("crtbegin.o"),
+               *map(str, objs), f"-L{MUSL_DIR}", "-lc", libgcc, _gcc_file("crtend.o"),
+               str(MUSL_DIR / "crtn.o")]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+
+
+def _compile(src: Path, obj: Path, pie: bool) -> None:
+    cmd = ["gcc", "-nostdinc", "-isystem", str(MUSL_INC), "-isystem", _gcc_file("include"),
+           "-std=gnu11", "-O1", "-Wall", "-fno-stack-protector",
+           "-fPIE" if pie else "-fno-pie", "-c", str(src), "-o", str(obj)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"compiling {src}: {r.stderr}")
+
+
+def _fresh(out: Path, deps: list[Path]) -> bool:
+    return out.is_file() and all(out.stat().st_mtime >= d.stat().st_mtime for d in deps)
+
+
+def build(src_dir: Path, out_dir: Path) -> dict[str, Path]:
+    """Every tests/user/*.c as a static-pie binary in out_dir, plus hello-low (ET_EXEC at
+    0x400000), bad-machine and bad-truncated. Returns name -> path (rebuilds only what
+    changed)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    header = src_dir / "ut.h"
+    progs = {}
+    for src in sorted(src_dir.glob("*.c")):
+        exe = out_dir / src.stem
+        if not _fresh(exe, [src, header]):
+            obj = out_dir / (src.stem + ".o")
+            _compile(src, obj, pie=True)
+            _link([obj], exe, pie=True)
+        progs[src.stem] = exe
+    hello = src_dir / "hello.c"
+    exe = out_dir / "hello-low"
+    if not _fresh(exe, [hello, header]):
+        obj = out_dir / "hello-low.o"
+        _compile(hello, obj, pie=False)
+        _link([obj], exe, pie=False)
+    progs["hello-low"] = exe
+    img = progs["hello"].read_bytes()
+    bad = bytearray(img)
+    bad[18:20] = (3).to_bytes(2, "little")        # e_machine = EM_386
+    (out_dir / "bad-machine").write_bytes(bytes(bad))
+    (out_dir / "bad-truncated").write_bytes(img[:200])   # the header, half its phdrs
+    for name in ("bad-machine", "bad-truncated"):
+        (out_dir / name).chmod(0o755)
+        progs[name] = out_dir / name
+    return progs
+
+
+def initramfs(progs: dict[str, Path], extra: dict[str, bytes], listing: str) -> bytes:
+    """/t/<name> for every program, /t/<file> for every extra file, /t/list."""
+    entries = [Entry("t", stat.S_IFDIR | 0o755)]
+    for name, path in sorted(progs.items()):
+        entries.append(Entry(f"t/{name}", stat.S_IFREG | 0o755, path.read_bytes()))
+    for name, data in sorted(extra.items()):
+        entries.append(Entry(f"t/{name}", stat.S_IFREG | 0o644, data))
+    entries.append(Entry("t/list", stat.S_IFREG | 0o644, listing.encode()))
+    return write_newc(entries)
+
+
+def host_tree(progs: dict[str, Path], extra: dict[str, bytes], root: Path) -> None:
+    """The same files under root/t, for the host's twins (which see /t through a chroot-
+    free path rewrite: they get their own absolute path as argv[0])."""
+    (root / "t").mkdir(parents=True, exist_ok=True)
+    for name, path in progs.items():
+        dst = root / "t" / name
+        shutil.copy2(path, dst)
+    for name, data in extra.items():
+        (root / "t" / name).write_bytes(data)
+
+
+@dataclass
+class UserCase:
+    number: int
+    argv: list[str]
+    ok: bool
+    status: int | None
+    out: bytes = b""
+    truncated: bool = False
+    note: str = ""
+    kernel_lines: list[str] = field(default_factory=list)
+
+
+def parse_user_ktap(lines: list[str]) -> list[UserCase]:
+    """The runner's report: per program '# user: ARGV', '# out: HEX'..., 'ok N path #
+    status=0x..' (or 'not ok'); console lines in between (the kernel's own messages, like
+    a crash's) are kept with the case they came in."""
+    cases, cur_argv, out, trunc, klines = [], None, bytearray(), False, []
+    for raw in lines:
+        line = raw.rstrip("\r\n")
+        if not line.startswith("ktap: "):
+            if cur_argv is not None and line.strip():
+                klines.append(line)
+            continue
+        body = line[len("ktap: "):]
+        if body.startswith("# user: "):
+            cur_argv, out, trunc, klines = body[len("# user: "):].split(" "), bytearray(), False, []
+        elif body.startswith("# out: "):
+            out += bytes.fromhex(body[len("# out: "):].strip())
+        elif body.startswith("# out-truncated"):
+            trunc = True
+        elif (body.startswith("ok ") or body.startswith("not ok ")) and cur_argv is not None:
+            ok = body.startswith("ok ")
+            num = int(body.split()[1 if ok else 2])
+            status = None
+            if "status=0x" in body:
+                status = int(body.split("status=0x", 1)[1].split()[0], 16)
+            cases.append(UserCase(num, cur_argv, ok, status, bytes(out), trunc,
+                                  body.split("#", 1)[1].strip() if "#" in body else "", klines))
+            cur_argv, klines = None, []
+    return cases
+
+
+def run_on_host(path: Path, argv: list[str], timeout: float = 60) -> tuple[bytes, int]:
+    """Run the binary with argv (argv[0] as given), ENV, stdin from /dev/null, stdout and
+    stderr into one pipe (both are the console on ksync); (output, wait status)."""
+    env = {k: ENV[k] for k in ENV_ORDER}
+    r = subprocess.run(argv, executable=str(path), env=env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    rc = r.returncode
+    status = ((rc & 0xff) << 8) if rc >= 0 else (-rc & 0x7f)
+    return r.stdout, status
