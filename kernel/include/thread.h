@@ -204,9 +204,35 @@ unsigned thread_quantum(const struct thread *t);	/* ticks of its current quantum
 /* ---- statistics (for tests and experiments; any CPU, relaxed reads) --------------------- */
 struct sched_stats {
 	uint64_t dispatches, steals, mark_lost, preemptions, ipis, idle_wakeups;
+	uint64_t wake_handoffs;	/* wakeups handed to a polling idle CPU and done there */
+	uint64_t poll_hints;	/* idle polls that took the thread a waker named */
 };
 void sched_stats_get(struct sched_stats *st);	/* summed over CPUs */
 void sched_stats_reset(void);
 uint64_t sched_cpu_ticks(unsigned cpu);	/* the scheduler's clock ticks handled on cpu */
+
+/* What one CPU's idle loop did when it last found a thread, and its counters: for the
+ * wakeup experiment's breakdown and the causes of its slow wakeups (sched_exp.c). Relaxed
+ * reads of fields that CPU writes; `seq` changes at every find (compare two reads to know
+ * whether a find happened between them and whether the fields are of one find). */
+enum sched_found_how {
+	SCHED_FOUND_PICK = 1,	/* the idle loop's first pick, before any poll */
+	SCHED_FOUND_POLL,	/* a pick of the poll (arch_idle_poll_ticks) */
+	SCHED_FOUND_HINT,	/* the poll took the thread a waker named (idle_polling) */
+	SCHED_FOUND_LAST,	/* the pick after the poll ended */
+};
+struct sched_idle_trace {
+	uint64_t seq;		/* finds so far */
+	uint64_t found_at;	/* TSC when the idle loop had the thread (marked for it) */
+	uint64_t step_gap;	/* TSC from the poll step before the find to the find's step:
+				   one step is ~100 ns; microseconds mean the vCPU did not run
+				   (the host descheduled it) or an interrupt handler ran */
+	unsigned how;		/* enum sched_found_how */
+	uint64_t ipis;		/* IPIs sent to the CPU (sched_kick, sched_force) */
+	uint64_t idle_wakeups;	/* its returns from waiting for an interrupt */
+	uint64_t poll_hints;	/* finds by SCHED_FOUND_HINT */
+	uint64_t wake_handoffs;	/* wakeups handed to this CPU while it polled, done there */
+};
+void sched_idle_trace_get(unsigned cpu, struct sched_idle_trace *tr);
 
 #endif

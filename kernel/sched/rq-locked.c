@@ -211,7 +211,7 @@ static bool lk_release(struct thread *t, unsigned cpu, bool preempted)
 		if (preempted)
 			s |= SCHED_PREEMPTED | ((uint64_t)cpu << SCHED_CPU_SHIFT);
 		st_set(t, s);
-		t->home = cpu;
+		__atomic_store_n(&t->home, cpu, __ATOMIC_RELAXED);
 		q_append(t);	/* no kick: this CPU just switched, others will look */
 	}
 	mlock_unlock_irqrestore(&sched_lock, k);

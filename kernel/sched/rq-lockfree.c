@@ -207,7 +207,7 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 			/* a preempted thread stays bound to its CPU while stopped; resume
 			 * inserts it where that CPU looks first (ONCPU, not linked: ours) */
 			if (bind && sched_affine(t, cpu))
-				t->home = cpu;
+				__atomic_store_n(&t->home, cpu, __ATOMIC_RELAXED);
 			if (cas(t, &s, (s & ~(S_ONCPU | S_CPU | S_PREEMPTED)) | bind |
 				       ((s & S_SUSPEND) ? S_STOPPED : 0)))
 				return false;
@@ -223,7 +223,7 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 		}
 		if (!(s & S_LINKED)) {
 			if (sched_affine(t, cpu))
-				t->home = cpu;	/* ONCPU, not linked, no INS: ours alone */
+				__atomic_store_n(&t->home, cpu, __ATOMIC_RELAXED);	/* ONCPU, not linked, no INS: ours alone */
 			if (cas(t, &s, s | S_LINKED)) {
 				ins(t);
 				s = load(t);
