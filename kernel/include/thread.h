@@ -157,6 +157,12 @@ int thread_signal(struct thread *t, thread_sig_fn fn, void *arg);
  * Callable from handlers too (IRQs off is fine). KSYNC_ESRCH for a dead thread. */
 uint64_t sched_sleep(uint64_t cond);
 int sched_wakeup(struct thread *t, uint64_t cond);
+/* sched_sleep that gives the CPU to `to` rather than to the scheduler's pick when `to`
+ * may run here now (queued, runnable, allowed here): section 4.3's switch hint applied
+ * to a sleep - the single server (serializer.c) going back to the client that lent it
+ * the CPU. The pick's walk is skipped, not its rules: a thread of higher priority woken
+ * meanwhile preempts as it would (sched_kick). `to` NULL: sched_sleep. */
+uint64_t sched_sleep_to(uint64_t cond, struct thread *to);
 
 /* ---- helping (kernel/lock/hlock.c; Hohmuth & Haertig 3.3; the SMP design is hlock.c's) -----
  * sched_help(owner): the caller gives its CPU to `owner`, which holds a helping lock the

@@ -193,7 +193,8 @@ static void slot_reset(struct thread *t, unsigned id)
 	__atomic_store_n(&t->affinity, 0, __ATOMIC_RELAXED);
 	t->id = id;
 	t->head.id1 = id + 1;
-	t->level = t->flags = 0;
+	__atomic_store_n(&t->level, 0, __ATOMIC_RELAXED);	/* sleep_to_ok reads it racily */
+	t->flags = 0;
 	t->fn = NULL;
 	t->arg = NULL;
 	t->stack = NULL;
@@ -909,7 +910,7 @@ int thread_create(struct thread **out, thread_fn fn, void *arg, unsigned level,
 	}
 	unsigned id = (unsigned)(t - sched_threads);
 	slot_reset(t, id);
-	t->level = level;
+	__atomic_store_n(&t->level, level, __ATOMIC_RELAXED);	/* sleep_to_ok: racy reader */
 	t->flags = flags;
 	__atomic_store_n(&t->affinity, affinity & online, __ATOMIC_RELAXED);
 	t->fn = fn;
@@ -1195,7 +1196,24 @@ int thread_signal(struct thread *t, thread_sig_fn fn, void *arg)
 
 /* ---- sleep and wakeup (Hohmuth & Haertig Fig. 3; the marking is the scheduler's) ----------- */
 
-uint64_t sched_sleep(uint64_t cond)
+/* May the sleeper hand its CPU straight to `to` without breaking priorities? Only if `to`
+ * runs at least as high as the sleeper did: with hard priorities nothing ready here was
+ * above the running thread, so nothing ready is above `to` either (a thread of the same
+ * level may wait one turn, as in a round robin). A thread of higher priority that became
+ * ready meanwhile has asked for a reschedule (sched_kick): it runs at `to`'s first
+ * preemption point, as it would have preempted the sleeper. `to`'s level is read
+ * atomically: it may be a stale slot being reset (slot_reset). IRQs off. */
+static bool sleep_to_ok(struct thread *self, struct thread *to)
+{
+	unsigned b = atomic_load_explicit(&to->head.boost, memory_order_relaxed);
+	unsigned l = __atomic_load_n(&to->level, __ATOMIC_RELAXED);
+	return (b < l ? b : l) <= sched_eff_level(self);
+}
+
+/* sched_sleep, and sched_sleep_to: the first switch away goes to `to` when it may run
+ * here now (the scheduler's own marking, ops->take) and sleep_to_ok, else to the
+ * scheduler's pick. */
+static uint64_t sleep_common(uint64_t cond, struct thread *to)
 {
 	mlock_assert_none("sched_sleep", "(see the backtrace)");
 	struct thread *me = thread_self();
@@ -1208,14 +1226,32 @@ uint64_t sched_sleep(uint64_t cond)
 		irqkey_t k = arch_irq_save();
 		struct thread *self = kcpu_this()->sched_cur;
 		uint64_t got = ops->sleep_prepare(self, cond);
-		if (!got)
-			schedule(false);	/* READY is clear: the release takes it off */
+		if (!got) {
+			/* READY is clear: the release takes it off. `to` may be a stale slot
+			 * (its thread gone meanwhile): take reads only what a dispatcher walking
+			 * a stale queue bit reads, and marks only a queued runnable thread */
+			if (to && to != self && sleep_to_ok(self, to) && ops->take(to, arch_cpu_id()))
+				switch_to(self, to, false);
+			else
+				schedule(false);
+			to = NULL;	/* once: a spurious switch-in asks the scheduler */
+		}
 		arch_irq_restore(k);
 		sigs_deliver();
 		if (got)
 			return got;
 		/* woken (or a spurious switch-in): consume the flag on the next round */
 	}
+}
+
+uint64_t sched_sleep(uint64_t cond)
+{
+	return sleep_common(cond, NULL);
+}
+
+uint64_t sched_sleep_to(uint64_t cond, struct thread *to)
+{
+	return sleep_common(cond, to);
 }
 
 int sched_wakeup(struct thread *t, uint64_t cond)

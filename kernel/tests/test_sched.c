@@ -558,6 +558,64 @@ KTEST(sched_wake_handoff_poll_edges)
 	}
 }
 
+/* ---- sched_sleep_to: the sleep's CPU goes to the thread named (issue 27 item 2) -----------
+ * Hard priorities (table {0}) on the last CPU: A (level 1) sleeps naming C; B is ready
+ * there too. With C at level 1, C runs first, although the pick would take B first
+ * (round robin from A: B's slot comes before C's) - the first run after A's sleep is
+ * logged by whoever it is. With C at level 2 (below B), B runs first: the hand-off never
+ * runs a thread of lower priority than one that waits. */
+static struct thread *st_to;
+static volatile int st_go, st_slept, st_first;
+
+static void st_sleeper_fn(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&st_go, __ATOMIC_ACQUIRE))
+		thread_yield();
+	__atomic_store_n(&st_slept, 1, __ATOMIC_RELEASE);
+	sched_sleep_to(SCHED_COND_USER, st_to);
+}
+
+static void st_other_fn(void *arg)
+{
+	int me = (int)(uintptr_t)arg;
+	while (!__atomic_load_n(&st_slept, __ATOMIC_ACQUIRE))
+		thread_yield();
+	int z = 0;
+	__atomic_compare_exchange_n(&st_first, &z, me, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+KTEST(sched_sleep_to_hands_the_cpu)
+{
+	static const uint8_t hard[] = { 0 };
+	unsigned c = ncpu() - 1;
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		for (unsigned clevel = 1; clevel <= 2; clevel++) {
+			KT_ASSERT_EQ(sched_table_set(hard, 1), KSYNC_OK);
+			KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+			struct thread *a, *b, *cc;
+			st_go = st_slept = st_first = 0;
+			KT_ASSERT_EQ(thread_create(&a, st_sleeper_fn, NULL, 1, cpu_bit(c), "st-a", 0), KSYNC_OK);
+			KT_ASSERT_EQ(thread_create(&b, st_other_fn, (void *)2, 1, cpu_bit(c), "st-b", 0), KSYNC_OK);
+			KT_ASSERT_EQ(thread_create(&cc, st_other_fn, (void *)3, clevel, cpu_bit(c), "st-c", 0),
+				     KSYNC_OK);
+			st_to = cc;
+			__atomic_store_n(&st_go, 1, __ATOMIC_RELEASE);
+			KT_EXPECT_EQ(thread_join(b), KSYNC_OK);
+			KT_EXPECT_EQ(thread_join(cc), KSYNC_OK);
+			int first = __atomic_load_n(&st_first, __ATOMIC_ACQUIRE);
+			kt_diag(kt, "%s: C at level %u: first to run after A's sleep: %c", s, clevel,
+				first == 3 ? 'C' : first == 2 ? 'B' : '?');
+			KT_EXPECT_EQ(first, clevel == 1 ? 3 : 2);
+			KT_EXPECT_EQ(sched_wakeup(a, SCHED_COND_USER), KSYNC_OK);
+			KT_EXPECT_EQ(thread_join(a), KSYNC_OK);
+			KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+			sched_table_default();
+		}
+	}
+}
+
 /* ---- racing thread operations, signals counted ---------------------------------------- */
 
 static volatile uint64_t sig_runs;
