@@ -176,6 +176,13 @@ uint64_t sched_sleep_to(uint64_t cond, struct thread *to);
 #define SCHED_HELP_REMOTE 1
 #define SCHED_HELP_NOT 2
 int sched_help(struct thread *owner);
+/* sched_wake_help(t, cond): t sleeps; wake it with `cond` and give it the caller's CPU at
+ * once, as sched_help does for a ready owner (boosted to the caller's level), in one step
+ * of the scheduler without queueing it (the single server's donating client: section
+ * 4.4). SCHED_HELP_RAN: it ran here and something switched back to the caller;
+ * SCHED_HELP_NOT: nothing done (t not asleep, or not allowed here) - the caller wakes
+ * and helps as before. */
+int sched_wake_help(struct thread *t, uint64_t cond);
 /* Switch to t now if it is runnable and may run here (the switch hint); false if not. */
 bool sched_switch_to(struct thread *t);
 /* The caller released its last helping lock: its boost ends (a higher-priority thread

@@ -173,6 +173,11 @@ struct sched_ops {
 	 * elsewhere) ONCPU for cpu, as a dispatcher's pick would. Returns t, or NULL if it
 	 * cannot run here now. For a helper's directed switch (hlock.c). */
 	struct thread *(*take)(struct thread *t, unsigned cpu);
+	/* IRQs off, on cpu: wake a SLEEPING t (not ready, not on a CPU, not queued nor being
+	 * inserted, not stopped, suspended, killed or dead; allowed here, not bound
+	 * elsewhere) with `cond` and mark it ONCPU for cpu in the same step, never queued:
+	 * sched_wake_help. Returns t, or NULL (the caller wakes and helps as before). */
+	struct thread *(*wake_take)(struct thread *t, uint64_t cond, unsigned cpu);
 };
 
 extern const struct sched_ops sched_ops_lockfree, sched_ops_locked;

@@ -120,7 +120,10 @@ int ser_call(struct serializer *s, struct ser_req *r, long (*op)(void *, void *)
 	} else {
 		lf_stack_push_mpmc(&s->st, &r->link);	/* SER_STACK, SER_DONATE */
 	}
-	sched_wakeup(s->server, SCHED_COND_REQ);
+	/* a donating client whose server sleeps wakes it onto this CPU in one step (no
+	 * queue insert now, no unlink at its next sleep); else the wakeup as always */
+	if (!donate || sched_wake_help(s->server, SCHED_COND_REQ) != SCHED_HELP_RAN)
+		sched_wakeup(s->server, SCHED_COND_REQ);
 	if (donate) {
 		/* section 4.4: lend the server our CPU (and priority) until it is done; when
 		 * it sleeps again (its stack empty) the scheduler comes back to us */

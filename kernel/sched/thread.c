@@ -1070,6 +1070,26 @@ int sched_help(struct thread *t)
 	return SCHED_HELP_REMOTE;
 }
 
+static bool op_target_ok(struct thread *t);
+
+int sched_wake_help(struct thread *t, uint64_t cond)
+{
+	struct thread *self = kcpu_this()->sched_cur;
+	KASSERT(self && !self->idle && t != self);
+	if (!ops->wake_take || !(cond & SCHED_COND_ALL) || !op_target_ok(t) || !preemptible_here())
+		return SCHED_HELP_NOT;
+	boost_to(t, sched_eff_level(self));
+	irqkey_t k = arch_irq_save();
+	if (!ops->wake_take(t, cond, arch_cpu_id())) {
+		arch_irq_restore(k);
+		return SCHED_HELP_NOT;
+	}
+	switch_to(self, t, false);
+	arch_irq_restore(k);
+	sigs_deliver();
+	return SCHED_HELP_RAN;
+}
+
 unsigned thread_eff_level(const struct thread *t) { return sched_eff_level(t); }
 
 bool sched_switch_to(struct thread *t)

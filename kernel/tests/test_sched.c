@@ -616,6 +616,65 @@ KTEST(sched_sleep_to_hands_the_cpu)
 	}
 }
 
+/* ---- sched_wake_help: a sleeper woken onto the caller's CPU at once (issue 27 item 2) ----
+ * The single server's donating client wakes its sleeping server and runs it in one step
+ * of the scheduler. A sleeper on the caller's CPU has run (and slept again) when the call
+ * returns SCHED_HELP_RAN, with the condition it was woken for; a thread that does not
+ * sleep (ready, yielding) is left alone: SCHED_HELP_NOT, and no flag set. */
+static volatile unsigned wh_runs, wh_cpu;
+static volatile uint64_t wh_got;
+static volatile int wh_stop;
+
+static void wh_sleeper_fn(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&wh_stop, __ATOMIC_ACQUIRE)) {
+		uint64_t got = sched_sleep(SCHED_COND_USER | SCHED_COND_JOIN);
+		__atomic_store_n(&wh_got, got, __ATOMIC_RELAXED);
+		__atomic_store_n(&wh_cpu, arch_cpu_id(), __ATOMIC_RELAXED);
+		__atomic_store_n(&wh_runs, wh_runs + 1, __ATOMIC_RELEASE);
+	}
+}
+
+static void wh_yielder_fn(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&wh_stop, __ATOMIC_ACQUIRE))
+		thread_yield();
+}
+
+KTEST(sched_wake_help_runs_sleeper_here)
+{
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		struct thread *sl, *y;
+		wh_runs = 0;
+		wh_stop = 0;
+		KT_ASSERT_EQ(thread_create(&sl, wh_sleeper_fn, NULL, 1, cpu_bit(0), "wh-sleeper", 0), KSYNC_OK);
+		KT_ASSERT_EQ(thread_create(&y, wh_yielder_fn, NULL, 1, cpu_bit(0), "wh-yielder", 0),
+			     KSYNC_OK);
+		for (unsigned round = 1; round <= 3; round++) {
+			uint64_t w0 = arch_cycles();
+			while ((thread_state(sl) & (SCHED_READY | SCHED_ONCPU)) &&
+			       arch_cycles() - w0 < ms_ticks(2000))
+				thread_yield();
+			KT_EXPECT_EQ(sched_wake_help(sl, SCHED_COND_USER), SCHED_HELP_RAN);
+			KT_EXPECT_EQ(__atomic_load_n(&wh_runs, __ATOMIC_ACQUIRE), round);
+			KT_EXPECT_EQ(wh_cpu, 0u);
+			KT_EXPECT_EQ(wh_got, SCHED_COND_USER);
+		}
+		/* a ready thread (queued here, this thread running): nothing done, no flag */
+		KT_EXPECT_EQ(sched_wake_help(y, SCHED_COND_USER), SCHED_HELP_NOT);
+		KT_EXPECT_EQ(thread_state(y) & SCHED_COND_USER, 0ull);
+		__atomic_store_n(&wh_stop, 1, __ATOMIC_RELEASE);
+		KT_EXPECT_EQ(sched_wakeup(sl, SCHED_COND_JOIN), KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(sl), KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(y), KSYNC_OK);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+}
+
 /* ---- racing thread operations, signals counted ---------------------------------------- */
 
 static volatile uint64_t sig_runs;
