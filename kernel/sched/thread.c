@@ -663,7 +663,7 @@ static void idle_run(struct sched_cpu *sc, struct thread *t, bool stolen, unsign
 
 /* ---- wakeups handed to a polling idle CPU (issue 27 item 2) ----------------------------------
  *
- * A cross-CPU wakeup done by the waker writes the sleeper's state word and its home CPU's
+ * (Lock-free scheduler only: see wake_handoff.) A cross-CPU wakeup done by the waker writes the sleeper's state word and its home CPU's
  * queue counter and bit (lines the idle CPU last held: its sleep and its polls), then
  * the idle CPU's poll reads them back: measured ~4.5 one-way cache-line transfers per
  * wakeup on the hosted port (the line_cross row of sched_ops), 2,200 TSC ticks (850 ns)
@@ -711,6 +711,12 @@ static bool wake_handoff(struct thread *t, uint64_t cond)
 		return false;	/* one condition flag per request */
 	if (!arch_idle_poll_ticks())
 		return false;	/* this port's idle CPUs never poll (x86: hlt, an IPI wakes) */
+	/* the lock-free scheduler's only: the locked one's wakeup takes the master lock
+	 * wherever it runs, and handed off it measured no faster with the vCPUs in two core
+	 * complexes (1,807-1,911 vs 1,821-1,925 ticks) and slower within one (703-768 vs
+	 * 599-690), hosted AMD EPYC */
+	if (ops != &sched_ops_lockfree)
+		return false;
 	/* only a sleeper: neither ready, running, queued nor being inserted, not stopped,
 	 * dying or dead (acquire: the home its last release stored before dropping ONCPU) */
 	uint64_t s = atomic_load_explicit(&t->state, memory_order_acquire);
