@@ -784,6 +784,11 @@ static struct thread *poll_hinted(struct sched_cpu *sc, unsigned cpu, unsigned *
 		*tried = p;
 		return NULL;
 	}
+	/* as the pick that would have found it: the round robin of its level on this CPU
+	 * continues after it (without this a thread sharing its level ran twice in a row
+	 * before the other: spl_sched_resched_waits_for_section_end in the ASan suite) */
+	if (t->home == cpu)
+		sc->cursor[t->level] = t->id;
 	SCHED_STAT_INC(sc->poll_hints);
 	return t;
 }
