@@ -16,7 +16,11 @@
  * checks the list itself); `inlist[i]` counts how often thread i is physically on the
  * queue. The state word is one int changed only by CAS. Two dispatchers (CPUs) walk the
  * queue and run threads for a few steps; two operator processes suspend, resume, kill
- * and wake threads in every order. A running thread may end its quantum or sleep.
+ * and wake threads in every order. A running thread may end its quantum or sleep. With
+ * -DWAKE_TAKE=1 a dispatcher may also wake a sleeping thread and mark it for
+ * itself in one CAS, never queueing it (ops->wake_take, sched_wake_help: the single
+ * server's donating client, issue 27 item 2); its release then handles a runnable,
+ * unlinked thread as after a re-home.
  *
  * Checked (assertions): no thread runs on two CPUs at once; no thread is inserted twice
  * (inlist <= 1) or removed when absent; a killed thread is never dispatched again; a
@@ -30,14 +34,20 @@
  *   2  resume re-inserts whenever it clears SUSPEND, without checking STOPPED
  *   3  release publishes STOPPED (and drops ONCPU) before the thread is off the queue
  *   4  wakeup inserts a thread that is still ONCPU (its owner re-inserts it too)
+ *   5  (with -DWAKE_TAKE=1) wake-and-take does not check ONCPU (a thread that slept "ready-less" while still on
+ *      its CPU, before its release, is taken by a second CPU)
  *
  * pan-cc-flags: -DSAFETY -DCOLLAPSE
  * pan-run-flags: -m100000 (default: -DSTEPS=3 -DNOPS=2, ~90 s, 2.5 GB; make test runs -DSTEPS=2 -DNOPS=1)
+ * -DWAKE_TAKE=1 -DSTEPS=2 -DNOPS=1: 7.5 M states, ~19 s (make stress)
  * tested-by: tests/test_spin_sched.py
  */
 
 #ifndef MUTANT
 #define MUTANT 0
+#endif
+#ifndef WAKE_TAKE
+#define WAKE_TAKE 0	/* 1: dispatchers may also wake-and-take a sleeper (sched_wake_help) */
 #endif
 
 #ifndef NT
@@ -160,6 +170,36 @@ proctype dispatcher(byte d)
 		:: r == NONE ->
 			cur = (cur + 1) % NT;
 			if
+#if WAKE_TAKE
+			:: /* sched_wake_help (ops->wake_take, issue 27): a sleeping thread woken
+			    * and marked for this CPU in one CAS, never queued; it runs here */
+			   s = st[cur];
+#if MUTANT == 5
+			   if
+			   :: !(s & (READY | LINKED | INS | SUSPEND | STOPPED | KILL | DEAD)) ->
+#else
+			   if
+			   :: !(s & (READY | ONCPU | LINKED | INS | SUSPEND | STOPPED | KILL | DEAD)) ->
+#endif
+				atomic {
+					CAS(cur, s, s | READY | COND | ONCPU | (OWN1 * (d + 1)), ok);
+					if
+					:: ok -> assert(running[cur] == 0); assert(!killed[cur]);
+						running[cur] = 1
+					:: else -> skip
+					fi
+				}
+				if
+				:: ok -> r = cur;
+					if
+					:: sleeping[r] -> sleeping[r] = 0
+					:: else -> skip
+					fi
+				:: else -> skip
+				fi
+			   :: else -> skip
+			   fi
+#endif
 			:: inlist[cur] ->
 				s = st[cur];
 				if

@@ -25,12 +25,15 @@ CONFIGS = [
     ("2thr_2steps_1op", ["-DSTEPS=2", "-DNOPS=1"], False),
     ("2thr_3steps_1op", ["-DSTEPS=3", "-DNOPS=1"], True),
     ("2thr_3steps_2ops", ["-DSTEPS=3", "-DNOPS=2"], True),
+    # with the dispatchers' wake-and-take of a sleeper (sched_wake_help, issue 27): ~19 s
+    ("2thr_2steps_1op_wake_take", ["-DSTEPS=2", "-DNOPS=1", "-DWAKE_TAKE=1"], True),
 ]
 MUTANTS = [
     ("mark_by_plain_store", ["-DMUTANT=1"]),
     ("resume_inserts_without_stopped_check", ["-DMUTANT=2"]),
     ("stopped_before_unlink", ["-DMUTANT=3"]),
     ("wakeup_inserts_oncpu_thread", ["-DMUTANT=4"]),
+    ("wake_take_ignores_oncpu", ["-DMUTANT=5", "-DWAKE_TAKE=1"]),
 ]
 
 pytestmark = pytest.mark.skipif(SPIN is None, reason="spin is not installed "

@@ -345,6 +345,22 @@ def test_cost_bars_met_and_not_met():
     assert notmet["single server <= 2 x context switch [hosted, lockfree]"].verdict == "NOT MET"
 
 
+def test_hlock_bar_names_its_floor():
+    """With the floor row (two CAS on one word: the acquire's and the release's locked
+    instructions alone) the helping-lock bar says what the lock adds and whether the floor
+    itself fits the bar on this host; without the row, nothing is said (old runs)."""
+    rows = costs(cas=5.5, ar=11.7) + [cost(fr.ROW_HLOCK_FLOOR, 11.6)]
+    b = bar_rows(make(hosted_costs=rows))["helping lock acquire+release <= 2 x CAS [hosted]"]
+    assert b.verdict == "NOT MET"
+    assert ("the floor, two CAS on one word and nothing else, is 11.60 ticks = 2.11x a CAS; "
+            "the lock adds 0.10 ticks to it: above the 2x bar on this host by itself") in b.note
+    ok = bar_rows(make(hosted_costs=costs(cas=6.0, ar=11.0) + [cost(fr.ROW_HLOCK_FLOOR, 10.0)]))
+    n = ok["helping lock acquire+release <= 2 x CAS [hosted]"].note
+    assert "is 10.00 ticks = 1.67x a CAS; the lock adds 1.00 ticks" in n and "above" not in n
+    plain = bar_rows(make(hosted_costs=costs()))["helping lock acquire+release <= 2 x CAS [hosted]"]
+    assert "floor" not in plain.note
+
+
 def test_cost_bars_without_hosted_say_why():
     data = make(tcg_costs=costs(), tcg_lat=tcg_boots(), rt=[(500.0, 9000.0)] * 3)
     b = bar_rows(data)

@@ -219,3 +219,43 @@ def test_linux_switch_finding_not_a_like_comparison():
     nolinux["sched_peers"] = {"status": "failed"}
     assert not any("conventional kernel" in f.claim for f in schedreport.sched_findings(None, nolinux))
     assert not any("conventional kernel" in f.claim for f in schedreport.sched_findings(prims_data(), None))
+
+
+def causes_row(sched, n=400, slow=100, **over):
+    row = {"kind": "sched_wake_causes", "sched": sched, "op": "wakeup_cross", "cpus": 2,
+           "unit": "tsc_ticks", "n": n, "slow_ns": 300, "stall_ns": 5000, "slow": slow,
+           "line_cross": 130, "parts_n": n, "waker": 80, "find": 400, "run": 200,
+           "handed": 380, "causes": {"waker_stalled": 0, "wakee_stalled": 10, "slept": 10,
+                                     "ipi": 0, "not_idle": 0, "path": 80}}
+    row.update(over)
+    return row
+
+
+def test_wakeup_bar_says_why_with_spread_and_causes():
+    """With the experiment's breakdown rows (sched_wake_causes, line_cross) the wakeup bar
+    shows each scheduler's spread, the share of wakeups slower than the bar with their
+    causes, the median parts and the path in one-way line transfers of that boot."""
+    rows = [r for r in sched_rows() if r.get("op") != "wakeup_cross"]
+    rows += [op("lockfree", "wakeup_cross", 500.0), op("locked", "wakeup_cross", 2000.0),
+             op("lockfree", "line_cross", 130.0), op("locked", "line_cross", 500.0),
+             causes_row("lockfree"),
+             causes_row("locked", n=200, slow=200, line_cross=500, find=1500, run=500,
+                        handed=150, causes={"path": 190, "slept": 6, "wakee_stalled": 4})]
+    t = table(schedreport.sched_tables(None, hosted_data(rows=rows)),
+              "Switch and wakeup against Linux")
+    below = " ".join(t.notes_below)
+    # lockfree: 500 ticks = 250 ns (met), min..p99 = 500/1.2 .. 500*1.2 ticks
+    assert ("ksync lockfree 250 ns (500.0 ticks; min..p99 208..300 ns): met; 100 of 400 "
+            "wakeups (25 %) slower than 300 ns: the path itself 20 %, its vCPU had stopped "
+            "polling (signal path) 2 %, the wakee's vCPU stalled (host descheduling) 2 %") in below
+    assert "the waker's call 40 ns, until the wakee's CPU had the thread 200 ns, its switch-in 100 ns" in below
+    assert "95 % handed to the polling CPU" in below
+    # (400 + 200) ticks over a 130-tick line: 4.6 transfers of 65 ns
+    assert ("one-way cache-line transfer between the two vCPUs 65 ns (line_cross, this boot): "
+            "the wakeup ~4.62 transfers") in below
+    # locked: 2000 ticks = 1000 ns, not met, every sample slow, mostly the path
+    assert "ksync locked 1000 ns (2000 ticks; min..p99 833..1200 ns): not met; 200 of 200 wakeups (100 %)" in below
+    assert "the path itself 95 %" in below and "75 % handed" in below and "~4 transfers" in below
+    # without the breakdown rows the bar reads as before (no causes invented)
+    plain = table(schedreport.sched_tables(None, hosted_data()), "Switch and wakeup against Linux")
+    assert "slower than" not in " ".join(plain.notes_below)

@@ -22,6 +22,23 @@
  *   wakeup_cross_asleep  the same with 300 us idle: the wakee's CPU has gone to sleep
  *                (hosted: sigsuspend; x86: hlt), so the wakeup is an IPI (hosted: a signal
  *                to the vCPU's thread) - the signal path
+ *   line_cross   (before the wakeup rows) one cache line from CPU 0 to the last CPU and
+ *                back, two threads spinning: ticks per one-way transfer, the floor of any
+ *                cross-CPU handoff, measured in the same boot because on the hosted port
+ *                the host's placement of the vCPU threads sets it (~130 ticks within one
+ *                core complex, ~520 across, on the AMD EPYC host)
+ * Each wakeup row is followed by its breakdown and the causes of its slow samples (issue
+ * 27 item 2), from the TSC stamps and the idle trace of the wakee's CPU
+ * (sched_idle_trace_get, thread.h): the medians of the waker's part (sched_wakeup's own
+ * time), of "find" (t0 to the moment the wakee's idle loop had the thread) and of "run"
+ * (from then to the wakee's first instruction); how many were handed to the polling CPU
+ * (thread.c wake_handoff); and each sample slower than WAKE_SLOW_NS (the bar, 300 ns)
+ * with the first cause that applies: "slept" (its CPU had stopped polling: found after
+ * an interrupt, the signal path), "ipi" (an IPI went to the polling CPU), "waker_stalled"
+ * or "wakee_stalled" (a step of the waker's call, of the wakee's poll or of its switch-in
+ * took more than WAKE_STALL_NS, 5 us: the host did not run that vCPU), "not_idle" (no
+ * find of the idle loop: its CPU ran something), "path" (none of those: the path itself,
+ * which the report sets against line_cross).
  * and for k = 1..ncpus CPUs each running two yield-looping threads pinned to it, the
  * dispatches per second (sched_stats_get) over a fixed window, three windows each.
  *
@@ -36,6 +53,10 @@
  *          "oversubscribed":false,"unit":"tsc_ticks","n":..,"ops_per_sample":..,
  *          "min":..,"median":..,"p99":..,"max":..,"timeouts":0}
  *   KSYNC {"kind":"sched_op","sched":..,"op":"wakeup_cross","cpus":1,"skipped":"reason"}
+ *   KSYNC {"kind":"sched_wake_causes","sched":..,"op":"wakeup_cross","unit":"tsc_ticks",
+ *          "n":..,"slow_ns":300,"stall_ns":5000,"slow":..,"line_cross":..,"parts_n":..,
+ *          "waker":..,"find":..,"run":..,"handed":..,"causes":{"slept":..,"ipi":..,
+ *          "waker_stalled":..,"wakee_stalled":..,"not_idle":..,"path":..}}
  *   KSYNC {"kind":"sched_dispatch","sched":..,"cpus":k,"cpus_online":n,"threads":2k,
  *          "ms":100,"runs":3,"per_sec":..,"per_sec_min":..,"per_sec_max":..,
  *          "oversubscribed":false}
@@ -351,10 +372,114 @@ fail:
 	failures++;
 }
 
+/* ---- a cache line between two CPUs ------------------------------------------------------ */
+
+/* line_cross: what one cache line costs to go from CPU 0 to the last CPU and back, two
+ * threads spinning (each waits for the other's store, then stores): per one-way transfer.
+ * The floor of any cross-CPU handoff: a wakeup moves at least one line (the waker's
+ * writes) to the wakee's CPU. Measured before each wakeup row, in the same boot: on a
+ * hosted run the host places the vCPU threads, and where it places them (one core
+ * complex or two) sets this figure - 60 to 170 ns on the AMD EPYC host - and with it the
+ * wakeup's. */
+#define LINE_TRIPS 8
+#define LINE_MIN 50
+static _Alignas(64) volatile uint64_t line_a;
+static _Alignas(64) volatile uint64_t line_b;
+static volatile int line_stop;
+
+static void line_echo_fn(void *arg)
+{
+	(void)arg;
+	uint64_t seen = 0;
+	while (!__atomic_load_n(&line_stop, __ATOMIC_ACQUIRE)) {
+		uint64_t a = __atomic_load_n(&line_a, __ATOMIC_ACQUIRE);
+		if (a != seen) {
+			seen = a;
+			__atomic_store_n(&line_b, a, __ATOMIC_RELEASE);	/* the echo */
+		} else {
+			arch_cpu_relax();
+		}
+	}
+}
+
+static uint64_t op_line_cross(const char *s)
+{
+	if (ncpu() < 2) {
+		emit_skip(s, "line_cross", "-smp 1: no second CPU");
+		return 0;
+	}
+	struct thread *t;
+	unsigned timeouts = 0;
+	size_t n = 0;
+	line_stop = 0;
+	line_a = line_b = 0;
+	if (thread_create(&t, line_echo_fn, NULL, 1, cpu_bit(far_cpu()), "exp-line", 0) != KSYNC_OK) {
+		emit_skip(s, "line_cross", "thread_create failed");
+		failures++;
+		return 0;
+	}
+	uint64_t v = 0;
+	/* it runs (its first echo) */
+	__atomic_store_n(&line_a, ++v, __ATOMIC_RELEASE);
+	if (!WAIT_UNTIL(__atomic_load_n(&line_b, __ATOMIC_ACQUIRE) == v, 2000, arch_cpu_relax()))
+		timeouts++;
+	/* at least LINE_MIN samples (a host that deschedules a vCPU for milliseconds
+	 * would leave one), at most the row's budget beyond them */
+	uint64_t end = arch_cycles() + budget_ticks / 4;
+	while (!timeouts && n < MAX_SAMPLES && (n < LINE_MIN || arch_cycles() < end)) {
+		uint64_t t0 = arch_cycles_begin();
+		bool ok = true;
+		for (unsigned i = 0; i < LINE_TRIPS && ok; i++) {
+			__atomic_store_n(&line_a, ++v, __ATOMIC_RELEASE);
+			ok = WAIT_UNTIL(__atomic_load_n(&line_b, __ATOMIC_ACQUIRE) == v, 100,
+					arch_cpu_relax());
+		}
+		uint64_t t1 = arch_cycles_end();
+		if (!ok) {
+			timeouts++;
+			break;
+		}
+		samp[n++] = t1 - t0;
+	}
+	__atomic_store_n(&line_stop, 1, __ATOMIC_RELEASE);
+	thread_join(t);
+	uint64_t med = 0;
+	if (n) {
+		for (size_t i = 0; i < n; i++)
+			empt[i] = samp[i];
+		ksync_sort_u64(empt, n);
+		med = empt[(n - 1) / 2] / (2 * LINE_TRIPS);
+	}
+	emit_op(s, "line_cross", "a cache line from CPU 0 to the last CPU and back, two threads "
+		"spinning: ticks per one-way transfer (the floor of a cross-CPU handoff)",
+		n, 2 * LINE_TRIPS, timeouts);
+	return med;
+}
+
 /* ---- cross-CPU wakeup ------------------------------------------------------------------ */
+
+/* A wakeup slower than this is "slow" and gets a cause (issue 27's bar: 300 ns). */
+#define WAKE_SLOW_NS 300
+/* A gap this long in a path that takes ~100 ns a step means the vCPU did not run: the
+ * host descheduled it (or, rarely, an interrupt handler ran that long). */
+#define WAKE_STALL_NS 5000
+
+enum wake_cause {
+	WC_WAKER,	/* the waker's own part (sched_wakeup) stalled */
+	WC_WAKEE,	/* the wakee's CPU stalled: poll step or switch-in past WAKE_STALL_NS */
+	WC_SLEPT,	/* its CPU had stopped polling: found after an interrupt (signal path) */
+	WC_IPI,		/* an IPI went to the polling CPU during the wakeup */
+	WC_NOIDLE,	/* no find of the idle loop recorded: its CPU ran something else */
+	WC_PATH,	/* none of those: the path itself (cache-line transfers and the switch) */
+	WC_N
+};
+static const char *const wake_cause_name[WC_N] = {
+	"waker_stalled", "wakee_stalled", "slept", "ipi", "not_idle", "path",
+};
 
 static volatile uint64_t wake_stamp;
 static volatile int wake_stop;
+static uint64_t part_waker[MAX_SAMPLES], part_find[MAX_SAMPLES], part_run[MAX_SAMPLES];
 
 static void wakee_fn(void *arg)
 {
@@ -366,7 +491,37 @@ static void wakee_fn(void *arg)
 	}
 }
 
-static void op_wakeup_cross(const char *s, const char *op, unsigned gap_us)
+static uint64_t median_of(uint64_t *a, size_t n)
+{
+	if (!n)
+		return 0;
+	ksync_sort_u64(a, n);
+	return a[(n - 1) / 2];
+}
+
+/* The cause of one slow wakeup, from the idle trace of the wakee's CPU before (b) and
+ * after (a) it and the sample's stamps: the first that applies. */
+static enum wake_cause wake_cause_of(const struct sched_idle_trace *b, const struct sched_idle_trace *a,
+				     uint64_t t0, uint64_t tw, uint64_t st, uint64_t stall)
+{
+	bool found = a->seq != b->seq;
+	/* the interrupt path first: its own cost (a signal: a system call to send, the
+	 * host's delivery) would otherwise read as a stall of the waker or the wakee */
+	if (a->idle_wakeups != b->idle_wakeups ||
+	    (found && (a->how == SCHED_FOUND_LAST || a->how == SCHED_FOUND_PICK)))
+		return WC_SLEPT;
+	if (a->ipis != b->ipis)
+		return WC_IPI;
+	if (tw - t0 > stall)
+		return WC_WAKER;
+	if (!found)
+		return WC_NOIDLE;
+	if (a->step_gap > stall || (st > a->found_at && st - a->found_at > stall))
+		return WC_WAKEE;
+	return WC_PATH;
+}
+
+static void op_wakeup_cross(const char *s, const char *op, unsigned gap_us, uint64_t line_tick)
 {
 	if (ncpu() < 2) {
 		emit_skip(s, op, "-smp 1: no second CPU to wake a thread on");
@@ -374,8 +529,10 @@ static void op_wakeup_cross(const char *s, const char *op, unsigned gap_us)
 	}
 	/* the caller (boot thread) is bound to CPU 0; the wakee lives on the last CPU */
 	struct thread *t;
-	unsigned timeouts = 0;
-	size_t n = 0;
+	unsigned timeouts = 0, causes[WC_N] = { 0 }, slow = 0, handed = 0;
+	size_t n = 0, np = 0;
+	uint64_t slow_ticks = arch_tsc_hz() / 1000000 * WAKE_SLOW_NS / 1000;
+	uint64_t stall = arch_tsc_hz() / 1000000 * WAKE_STALL_NS / 1000;
 	wake_stop = 0;
 	wake_stamp = 0;
 	if (thread_create(&t, wakee_fn, NULL, 1, cpu_bit(far_cpu()), "exp-wakee", 0) != KSYNC_OK) {
@@ -394,20 +551,49 @@ static void op_wakeup_cross(const char *s, const char *op, unsigned gap_us)
 		while (arch_cycles() - g0 < us_ticks(gap_us))
 			arch_cpu_relax();
 		__atomic_store_n(&wake_stamp, 0, __ATOMIC_RELEASE);
+		struct sched_idle_trace tb, ta;
+		sched_idle_trace_get(far_cpu(), &tb);
 		uint64_t t0 = arch_cycles_begin();
 		sched_wakeup(t, SCHED_COND_USER);
+		uint64_t tw = arch_cycles();
 		if (!WAIT_UNTIL(__atomic_load_n(&wake_stamp, __ATOMIC_ACQUIRE) != 0, 200,
 				arch_cpu_relax())) {
 			timeouts++;
 			continue;
 		}
 		uint64_t st = __atomic_load_n(&wake_stamp, __ATOMIC_ACQUIRE);
+		sched_idle_trace_get(far_cpu(), &ta);
 		samp[n++] = st > t0 ? st - t0 : 0;
+		/* the parts, when exactly one find of the idle loop lies between */
+		if (ta.seq == tb.seq + 1 && ta.found_at >= t0 && ta.found_at <= st) {
+			part_waker[np] = tw - t0;
+			part_find[np] = ta.found_at - t0;
+			part_run[np] = st - ta.found_at;
+			np++;
+		}
+		if (ta.wake_handoffs != tb.wake_handoffs)
+			handed++;
+		if (st - t0 > slow_ticks) {
+			slow++;
+			causes[wake_cause_of(&tb, &ta, t0, tw, st, stall)]++;
+		}
 	}
 	char detail[160];
 	ksnprintf(detail, sizeof detail, "sched_wakeup on CPU 0 -> the wakee's first instruction "
 		  "on the last CPU (idle %u us before each wakeup; TSC stamps of two CPUs)", gap_us);
 	emit_op(s, op, detail, n, 1, timeouts);
+	/* the breakdown and the causes (raw TSC, the empty interval not subtracted) */
+	uint64_t mw = median_of(part_waker, np), mf = median_of(part_find, np),
+		 mr = median_of(part_run, np);
+	kprintf("KSYNC {\"kind\":\"sched_wake_causes\",\"sched\":\"%s\",\"op\":\"%s\",\"cpus\":%u,"
+		"\"unit\":\"tsc_ticks\",\"n\":%lu,\"slow_ns\":%u,\"stall_ns\":%u,\"slow\":%u,"
+		"\"line_cross\":%lu,\"parts_n\":%lu,\"waker\":%lu,\"find\":%lu,\"run\":%lu,"
+		"\"handed\":%u,\"causes\":{", s, op, ncpu(), (unsigned long)n, WAKE_SLOW_NS,
+		WAKE_STALL_NS, slow, (unsigned long)line_tick, (unsigned long)np, (unsigned long)mw,
+		(unsigned long)mf, (unsigned long)mr, handed);
+	for (unsigned c = 0; c < WC_N; c++)
+		kprintf("%s\"%s\":%u", c ? "," : "", wake_cause_name[c], causes[c]);
+	kprintf("}}\n");
 	__atomic_store_n(&wake_stop, 1, __ATOMIC_RELEASE);
 	sched_wakeup(t, SCHED_COND_USER);
 	thread_join(t);
@@ -505,8 +691,9 @@ KEXPERIMENT(sched_ops, "default")
 		op_signal(s);
 		op_yield(s, false);
 		op_yield(s, true);
-		op_wakeup_cross(s, "wakeup_cross", WAKE_GAP_US);
-		op_wakeup_cross(s, "wakeup_cross_asleep", WAKE_SLEEP_GAP_US);
+		uint64_t line = op_line_cross(s);
+		op_wakeup_cross(s, "wakeup_cross", WAKE_GAP_US, line);
+		op_wakeup_cross(s, "wakeup_cross_asleep", WAKE_SLEEP_GAP_US, line);
 		dispatch_rate(s);
 		rc = sched_stop();
 		if (rc != KSYNC_OK) {

@@ -43,6 +43,7 @@ struct ser_req {
 	void *arg;
 	struct thread *client;		/* woken when done if it waits */
 	bool wait;
+	bool donated;			/* SER_DONATE: the client lent its CPU (sched_help) */
 	long result;			/* written by the server before `done` */
 	_Atomic int done;		/* 0 in flight, 1 done: release by the server */
 };

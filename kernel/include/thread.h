@@ -168,6 +168,12 @@ int thread_signal(struct thread *t, thread_sig_fn fn, void *arg);
  * Callable from handlers too (IRQs off is fine). KSYNC_ESRCH for a dead thread. */
 uint64_t sched_sleep(uint64_t cond);
 int sched_wakeup(struct thread *t, uint64_t cond);
+/* sched_sleep that gives the CPU to `to` rather than to the scheduler's pick when `to`
+ * may run here now (queued, runnable, allowed here): section 4.3's switch hint applied
+ * to a sleep - the single server (serializer.c) going back to the client that lent it
+ * the CPU. The pick's walk is skipped, not its rules: a thread of higher priority woken
+ * meanwhile preempts as it would (sched_kick). `to` NULL: sched_sleep. */
+uint64_t sched_sleep_to(uint64_t cond, struct thread *to);
 
 /* ---- helping (kernel/lock/hlock.c; Hohmuth & Haertig 3.3; the SMP design is hlock.c's) -----
  * sched_help(owner): the caller gives its CPU to `owner`, which holds a helping lock the
@@ -181,6 +187,13 @@ int sched_wakeup(struct thread *t, uint64_t cond);
 #define SCHED_HELP_REMOTE 1
 #define SCHED_HELP_NOT 2
 int sched_help(struct thread *owner);
+/* sched_wake_help(t, cond): t sleeps; wake it with `cond` and give it the caller's CPU at
+ * once, as sched_help does for a ready owner (boosted to the caller's level), in one step
+ * of the scheduler without queueing it (the single server's donating client: section
+ * 4.4). SCHED_HELP_RAN: it ran here and something switched back to the caller;
+ * SCHED_HELP_NOT: nothing done (t not asleep, or not allowed here) - the caller wakes
+ * and helps as before. */
+int sched_wake_help(struct thread *t, uint64_t cond);
 /* Switch to t now if it is runnable and may run here (the switch hint); false if not. */
 bool sched_switch_to(struct thread *t);
 /* The caller released its last helping lock: its boost ends (a higher-priority thread
@@ -215,9 +228,35 @@ unsigned thread_quantum(const struct thread *t);	/* ticks of its current quantum
 /* ---- statistics (for tests and experiments; any CPU, relaxed reads) --------------------- */
 struct sched_stats {
 	uint64_t dispatches, steals, mark_lost, preemptions, ipis, idle_wakeups;
+	uint64_t wake_handoffs;	/* wakeups handed to a polling idle CPU and done there */
+	uint64_t poll_hints;	/* idle polls that took the thread a waker named */
 };
 void sched_stats_get(struct sched_stats *st);	/* summed over CPUs */
 void sched_stats_reset(void);
 uint64_t sched_cpu_ticks(unsigned cpu);	/* the scheduler's clock ticks handled on cpu */
+
+/* What one CPU's idle loop did when it last found a thread, and its counters: for the
+ * wakeup experiment's breakdown and the causes of its slow wakeups (sched_exp.c). Relaxed
+ * reads of fields that CPU writes; `seq` changes at every find (compare two reads to know
+ * whether a find happened between them and whether the fields are of one find). */
+enum sched_found_how {
+	SCHED_FOUND_PICK = 1,	/* the idle loop's first pick, before any poll */
+	SCHED_FOUND_POLL,	/* a pick of the poll (arch_idle_poll_ticks) */
+	SCHED_FOUND_HINT,	/* the poll took the thread a waker named (idle_polling) */
+	SCHED_FOUND_LAST,	/* the pick after the poll ended */
+};
+struct sched_idle_trace {
+	uint64_t seq;		/* finds so far */
+	uint64_t found_at;	/* TSC when the idle loop had the thread (marked for it) */
+	uint64_t step_gap;	/* TSC from the poll step before the find to the find's step:
+				   one step is ~100 ns; microseconds mean the vCPU did not run
+				   (the host descheduled it) or an interrupt handler ran */
+	unsigned how;		/* enum sched_found_how */
+	uint64_t ipis;		/* IPIs sent to the CPU (sched_kick, sched_force) */
+	uint64_t idle_wakeups;	/* its returns from waiting for an interrupt */
+	uint64_t poll_hints;	/* finds by SCHED_FOUND_HINT */
+	uint64_t wake_handoffs;	/* wakeups handed to this CPU while it polled, done there */
+};
+void sched_idle_trace_get(unsigned cpu, struct sched_idle_trace *tr);
 
 #endif

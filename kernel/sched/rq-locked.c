@@ -213,7 +213,7 @@ static bool lk_release(struct thread *t, unsigned cpu, bool preempted)
 		if (preempted)
 			s |= SCHED_PREEMPTED | ((uint64_t)cpu << SCHED_CPU_SHIFT);
 		st_set(t, s);
-		t->home = cpu;
+		__atomic_store_n(&t->home, cpu, __ATOMIC_RELAXED);
 		q_append(t);	/* no kick: this CPU just switched, others will look */
 	}
 	mlock_unlock_irqrestore(&sched_lock, k);
@@ -372,6 +372,25 @@ static struct thread *lk_take(struct thread *t, unsigned cpu)
 	return got;
 }
 
+/* sched_wake_help's step (sched_impl.h), under one round of sched_lock: a sleeper woken
+ * and made this CPU's running thread at once - what lk_wakeup's append followed by
+ * take_locked's removal would leave, without the queue round trip or the kick. */
+static struct thread *lk_wake_take(struct thread *t, uint64_t cond, unsigned cpu)
+{
+	irqkey_t k = mlock_lock_irqsave(&sched_lock);
+	uint64_t s = st(t);
+	struct thread *got = NULL;
+	if (!(s & (SCHED_READY | SCHED_ONCPU | SCHED_LINKED | SCHED_SUSPEND | SCHED_STOPPED |
+		   SCHED_KILL | SCHED_DEAD)) &&
+	    sched_affine(t, cpu) && !((s & SCHED_PREEMPTED) && SCHED_CPU_OF(s) != cpu)) {
+		st_set(t, (s & ~(SCHED_PREEMPTED | SCHED_CPU_MASK)) | SCHED_READY | cond |
+				  SCHED_ONCPU | ((uint64_t)cpu << SCHED_CPU_SHIFT));
+		got = t;
+	}
+	mlock_unlock_irqrestore(&sched_lock, k);
+	return got;
+}
+
 const struct sched_ops sched_ops_locked = {
 	.name = "locked",
 	.reset = lk_reset,
@@ -387,4 +406,5 @@ const struct sched_ops sched_ops_locked = {
 	.sigpend = lk_sigpend,
 	.exit_mark = lk_exit_mark,
 	.take = lk_take,
+	.wake_take = lk_wake_take,
 };

@@ -207,7 +207,7 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 			/* a preempted thread stays bound to its CPU while stopped; resume
 			 * inserts it where that CPU looks first (ONCPU, not linked: ours) */
 			if (bind && sched_affine(t, cpu))
-				t->home = cpu;
+				__atomic_store_n(&t->home, cpu, __ATOMIC_RELAXED);
 			if (cas(t, &s, (s & ~(S_ONCPU | S_CPU | S_PREEMPTED)) | bind |
 				       ((s & S_SUSPEND) ? S_STOPPED : 0)))
 				return false;
@@ -223,7 +223,7 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 		}
 		if (!(s & S_LINKED)) {
 			if (sched_affine(t, cpu))
-				t->home = cpu;	/* ONCPU, not linked, no INS: ours alone */
+				__atomic_store_n(&t->home, cpu, __ATOMIC_RELAXED);	/* ONCPU, not linked, no INS: ours alone */
 			if (cas(t, &s, s | S_LINKED)) {
 				ins(t);
 				s = load(t);
@@ -450,6 +450,33 @@ static struct thread *lf_take(struct thread *t, unsigned cpu)
 	return try_mark(t, cpu, NULL);
 }
 
+/* sched_wake_help's one step (sched_impl.h): a sleeper woken and marked for this CPU by
+ * one CAS, skipping the queue - the wakeup's insert (INS, the queue counter and bit,
+ * LINKED) and, when it sleeps again, the release's unlink - a single server's request
+ * paid both (issue 27 item 2). The invariants hold: ONCPU is set by a CAS that saw it
+ * clear; the thread is not LINKED and not on a queue (a dispatcher walking a stale bit or
+ * a helper's take skips an unlinked thread); nobody inserts it until its ONCPU holder
+ * releases it (a runnable thread released unlinked is inserted there, as after a
+ * re-home); a waker racing with us sees ONCPU and only sets its flag; a suspend, kill or
+ * signal racing with us changes the word and our CAS fails or retries. */
+static struct thread *lf_wake_take(struct thread *t, uint64_t cond, unsigned cpu)
+{
+	uint64_t s = load(t);
+	for (;;) {
+		if (s & (S_READY | S_ONCPU | S_LINKED | S_INS | S_SUSPEND | S_STOPPED | S_KILL |
+			 S_DEAD))
+			return NULL;
+		if ((s & S_PREEMPTED) && SCHED_CPU_OF(s) != cpu)
+			return NULL;
+		if (!sched_affine(t, cpu))
+			return NULL;
+		uint64_t want = (s & ~(S_CPU | S_PREEMPTED)) | S_READY | cond | S_ONCPU |
+				((uint64_t)cpu << SCHED_CPU_SHIFT);
+		if (cas(t, &s, want))
+			return t;
+	}
+}
+
 const struct sched_ops sched_ops_lockfree = {
 	.name = "lockfree",
 	.reset = lf_reset,
@@ -465,4 +492,5 @@ const struct sched_ops sched_ops_lockfree = {
 	.sigpend = lf_sigpend,
 	.exit_mark = lf_exit_mark,
 	.take = lf_take,
+	.wake_take = lf_wake_take,
 };

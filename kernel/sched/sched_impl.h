@@ -24,6 +24,11 @@ struct thread {
 	/* Set at create, before the thread is published (the insert's CAS/lock), constant
 	 * until the slot is freed. */
 	unsigned id, level, flags;
+	/* a CPU's idle thread: never queued. Constant; read by every waker (thread
+	 * operations check it), so it lives with the other constants and not in the line the
+	 * running CPU writes at every switch (dispatches, t_in, quantum): a waker's read of it
+	 * there made each of those stores wait for the line to come back (issue 27 item 2) */
+	bool idle;
 	uint64_t affinity;
 	thread_fn fn;
 	void *arg;
@@ -61,7 +66,6 @@ struct thread {
 	unsigned (*fill_pct)(void *);
 	void *fill_arg;
 	unsigned quantum;
-	bool idle;			/* a CPU's idle thread: never queued */
 	/* inside its preemption loop (thread.c): written by the thread itself with IRQs
 	 * off, read by its CPU's handlers */
 	volatile bool in_preempt;
@@ -88,9 +92,12 @@ struct sched_sig {
 
 /* One CPU's scheduler state: written by that CPU with IRQs off unless a field says. */
 struct sched_cpu {
-	struct thread *idle;
-	struct thread *prev;		/* the thread this CPU just switched away from */
-	bool prev_preempted;
+	/* ---- first cache line: what OTHER CPUs read on a wakeup (sched_kick) or a remote
+	 * help, written rarely by this CPU (idle entry and exit, a switch). Nothing this CPU
+	 * writes at every pick lives here: the idle poller's pick bumped `counter` in this
+	 * line at every step, so each of a waker's loads here (active, idle_waiting,
+	 * cur_level, idle_polling) and its CAS missed - issue 27 item 2. */
+	struct thread *idle;		/* constant after sched_start */
 	_Atomic bool active;		/* dispatching (sched_start .. sched_stop): the BSP
 					   stores (release), every CPU loads (acquire) */
 	/* 1 while the idle thread is about to wait: seq_cst store, read (seq_cst) by a
@@ -100,22 +107,39 @@ struct sched_cpu {
 	 * 2 + id once a waker relied on the poll to find thread `id` instead of sending an
 	 * IPI (SCHED_POLL_MANY: several did); SCHED_POLL_NONE otherwise. Dekker with the
 	 * waker (seq_cst RMWs on this word): the idler takes it back by exchange, then picks
-	 * once more before it sleeps; a waker inserts, then marks it by CAS. */
+	 * once more before it sleeps; a waker inserts, then marks it by CAS. The poller reads
+	 * it at every step and takes thread `id` at once when it names one (idle_loop). */
 	_Atomic unsigned idle_polling;
 	/* level of the running thread (SCHED_LEVELS for idle): relaxed, read by wakers */
 	_Atomic unsigned cur_level;
-	uint64_t counter;		/* switches: indexes the priority table */
 	/* A helper on another CPU asks this CPU to run `donee` (a helping-lock owner bound
 	 * or allowed only here) ahead of its queues: set by helpers (CAS from NULL, or over
 	 * a donee that holds no helping lock any more), cleared by this CPU's schedule when
 	 * the donee holds none. Acquire/release: the donee's boost before the request. */
 	struct thread *_Atomic donee;
+	/* A wakeup handed to this CPU while it polls idle (sched_wakeup -> wake_handoff):
+	 * 0, or SCHED_WAKE_REQ(id, k) (thread slot id, condition SCHED_COND(k)), or that
+	 * with SCHED_WAKE_BUSY while the idler performs it. Set by a waker (CAS from 0), taken
+	 * by the idler (CAS to BUSY, then 0 once done) or back by the waker (CAS to 0, when the
+	 * poll ended before it looked), dropped by the slot's freer (CAS to 0). seq_cst:
+	 * Dekker with idle_polling (wake_handoff, idle_loop). */
+	_Atomic unsigned wake_req;
+	/* ---- this CPU's own state, written at every pick and switch ---------------------- */
+	_Alignas(64) struct thread *prev;	/* the thread this CPU just switched away from */
+	bool prev_preempted;
+	uint64_t counter;		/* switches: indexes the priority table */
 	unsigned cursor[SCHED_LEVELS];	/* lockfree: round-robin position per level */
 	uint64_t quantum_end;		/* TSC time the running thread's quantum ends */
 	/* statistics: written by this CPU (SCHED_STAT_INC: relaxed atomic load + store,
 	 * no locked instruction), read and reset by any CPU with relaxed atomics */
 	uint64_t dispatches, steals, mark_lost, preemptions, ipis, idle_wakeups, ticks;
 	uint64_t donations;	/* donee_pick ran a helping-lock owner for a remote helper */
+	uint64_t poll_hints;	/* the idle poll took the thread a waker named (idle_loop) */
+	uint64_t wake_handoffs;	/* wakeups handed to this CPU and performed by its idler */
+	/* The idle loop's last find (struct sched_idle_trace, thread.h): written by this CPU
+	 * (relaxed), `found_seq` last (release); readers check it before and after. */
+	uint64_t found_at, found_step_gap, found_seq;
+	unsigned found_how;
 } __attribute__((aligned(64)));
 
 extern struct sched_cpu sched_cpus[MAX_CPUS];
@@ -153,6 +177,11 @@ struct sched_ops {
 	 * elsewhere) ONCPU for cpu, as a dispatcher's pick would. Returns t, or NULL if it
 	 * cannot run here now. For a helper's directed switch (hlock.c). */
 	struct thread *(*take)(struct thread *t, unsigned cpu);
+	/* IRQs off, on cpu: wake a SLEEPING t (not ready, not on a CPU, not queued nor being
+	 * inserted, not stopped, suspended, killed or dead; allowed here, not bound
+	 * elsewhere) with `cond` and mark it ONCPU for cpu in the same step, never queued:
+	 * sched_wake_help. Returns t, or NULL (the caller wakes and helps as before). */
+	struct thread *(*wake_take)(struct thread *t, uint64_t cond, unsigned cpu);
 };
 
 extern const struct sched_ops sched_ops_lockfree, sched_ops_locked;
@@ -175,6 +204,10 @@ unsigned sched_cpu_id(void);
 #define SCHED_POLL_NONE 0u
 #define SCHED_POLL_ON 1u
 #define SCHED_POLL_MANY 0xffffffffu
+#define SCHED_WAKE_REQ(id, k) ((((unsigned)(k) + 1u) << 16) | (unsigned)(id))
+#define SCHED_WAKE_ID(r) ((r) & 0xffffu)
+#define SCHED_WAKE_K(r) ((((r) >> 16) & 0x3fu) - 1u)
+#define SCHED_WAKE_BUSY (1u << 31)
 /* thread `id` of `level` became ready on cpu's queue */
 void sched_kick(unsigned cpu, unsigned level, unsigned id);
 bool sched_affine(const struct thread *t, unsigned cpu);

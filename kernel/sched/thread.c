@@ -166,9 +166,12 @@ static struct thread *slot_alloc(void)
 	return NULL;
 }
 
+static void wake_req_drop(struct thread *t);
+
 static void slot_free(struct thread *t)
 {
 	unsigned i = t->id;
+	wake_req_drop(t);	/* no handed-off wakeup outlives the thread into the slot's next */
 	/* release: every access to the slot before it can be allocated again */
 	atomic_fetch_and_explicit(&slot_used[i / 64], ~(1ull << (i % 64)), memory_order_release);
 }
@@ -190,12 +193,13 @@ static void slot_reset(struct thread *t, unsigned id)
 	__atomic_store_n(&t->affinity, 0, __ATOMIC_RELAXED);
 	t->id = id;
 	t->head.id1 = id + 1;
-	t->level = t->flags = 0;
+	__atomic_store_n(&t->level, 0, __ATOMIC_RELAXED);	/* sleep_to_ok reads it racily */
+	t->flags = 0;
 	t->fn = NULL;
 	t->arg = NULL;
 	t->stack = NULL;
 	t->name[0] = 0;
-	t->home = 0;
+	__atomic_store_n(&t->home, 0, __ATOMIC_RELAXED);	/* wake_handoff reads it racily */
 	atomic_store_explicit(&t->joiner, NULL, memory_order_relaxed);
 	atomic_store_explicit(&t->reaped, 0, memory_order_relaxed);
 	t->sig_chain = NULL;
@@ -641,14 +645,154 @@ void sched_force(unsigned cpu)
 
 /* ---- idle --------------------------------------------------------------------------------- */
 
-/* The idle thread found t (marked for this CPU): run it; returns when this CPU comes
- * back to idle. IRQs off. */
-static void idle_run(struct sched_cpu *sc, struct thread *t, bool stolen)
+/* The idle thread found t (marked for this CPU): note the find (sched_idle_trace) and
+ * run it; returns when this CPU comes back to idle. IRQs off. */
+static void idle_run(struct sched_cpu *sc, struct thread *t, bool stolen, unsigned how,
+		     uint64_t at, uint64_t gap)
 {
 	atomic_store_explicit(&sc->idle_waiting, 0, memory_order_relaxed);
 	if (stolen)
 		SCHED_STAT_INC(sc->steals);
+	/* this CPU's own fields (relaxed), the sequence last (release): a reader that sees
+	 * it changed reads the fields of this find or a later one (it checks again) */
+	__atomic_store_n(&sc->found_at, at, __ATOMIC_RELAXED);
+	__atomic_store_n(&sc->found_step_gap, gap, __ATOMIC_RELAXED);
+	__atomic_store_n(&sc->found_how, how, __ATOMIC_RELAXED);
+	__atomic_store_n(&sc->found_seq, __atomic_load_n(&sc->found_seq, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELEASE);
 	switch_to(sc->idle, t, false);
+}
+
+/* ---- wakeups handed to a polling idle CPU (issue 27 item 2) ----------------------------------
+ *
+ * (Lock-free scheduler only: see wake_handoff.) A cross-CPU wakeup done by the waker writes the sleeper's state word and its home CPU's
+ * queue counter and bit (lines the idle CPU last held: its sleep and its polls), then
+ * the idle CPU's poll reads them back: measured ~4.5 one-way cache-line transfers per
+ * wakeup on the hosted port (the line_cross row of sched_ops), 2,200 TSC ticks (850 ns)
+ * when the host put the two vCPUs in different core complexes. Handed off, the waker
+ * writes one word the idler polls (wake_req, on the line of idle_polling that it reads
+ * anyway) and the idler performs the same ops->wakeup on its own cache: the state word
+ * and its queues are local there. The waker reads the state word once (only a sleeper
+ * is handed off: a DEAD thread still returns KSYNC_ESRCH, a running one just gets its
+ * flag) and the home CPU.
+ *
+ * Dekker with the end of the poll (seq_cst, all on wake_req and idle_polling): the waker
+ * sets wake_req (CAS from 0), then loads idle_polling; the idler exchanges idle_polling
+ * to NONE, then looks at wake_req. If the waker's load comes first it sees the poll on
+ * and leaves the request: the idler's later look takes it. If the exchange comes first
+ * the waker sees NONE and takes its request back by CAS - or finds it taken (the idler
+ * looked at a poll step before), which is done. Either way the wakeup happens once.
+ * The idler takes a request by CAS to request | BUSY and clears the word after
+ * ops->wakeup returned, so a freer of the slot (wake_req_drop) waits for a wakeup in
+ * progress and drops one not started: none reaches the slot's next thread. */
+
+/* Performs a wakeup handed to this CPU, if there is one. IRQs off, idle thread. The look
+ * is a read-modify-write (fetch_or of BUSY) rather than a load: a load would bring the
+ * line shared and the CAS that takes the request would then wait for the waker's copy to
+ * be invalidated, a second transfer; the RMW holds the line exclusive, so the waker's CAS
+ * takes it once and our next step takes it back once, with the request in it. */
+static void wake_take(struct sched_cpu *sc)
+{
+	/* seq_cst: the waker's request (and what it wrote before) before our wakeup */
+	unsigned r = atomic_fetch_or_explicit(&sc->wake_req, SCHED_WAKE_BUSY, memory_order_seq_cst);
+	if (r & SCHED_WAKE_BUSY)
+		return;		/* never: only this CPU sets BUSY, and clears it below */
+	if (r) {
+		(void)ops->wakeup(&sched_threads[SCHED_WAKE_ID(r)], SCHED_COND(SCHED_WAKE_K(r)));
+		SCHED_STAT_INC(sc->wake_handoffs);
+	}
+	/* release: the wakeup done before a freer waiting in wake_req_drop goes on; and the
+	 * word free for the next request */
+	atomic_store_explicit(&sc->wake_req, 0, memory_order_release);
+}
+
+/* The waker's side: true if the wakeup was handed to t's home CPU, which polls idle. */
+static bool wake_handoff(struct thread *t, uint64_t cond)
+{
+	if (cond & (cond - 1))
+		return false;	/* one condition flag per request */
+	if (!arch_idle_poll_ticks())
+		return false;	/* this port's idle CPUs never poll (x86: hlt, an IPI wakes) */
+	/* the lock-free scheduler's only: the locked one's wakeup takes the master lock
+	 * wherever it runs, and handed off it measured no faster with the vCPUs in two core
+	 * complexes (1,807-1,911 vs 1,821-1,925 ticks) and slower within one (703-768 vs
+	 * 599-690), hosted AMD EPYC */
+	if (ops != &sched_ops_lockfree)
+		return false;
+	/* only a sleeper: neither ready, running, queued nor being inserted, not stopped,
+	 * dying or dead (acquire: the home its last release stored before dropping ONCPU) */
+	uint64_t s = atomic_load_explicit(&t->state, memory_order_acquire);
+	if (s & (SCHED_READY | SCHED_ONCPU | SCHED_LINKED | SCHED_INS | SCHED_SUSPEND |
+		 SCHED_STOPPED | SCHED_KILL | SCHED_DEAD | SCHED_PREEMPTED))
+		return false;
+	/* stable while it sleeps; if it changed meanwhile (another waker, it ran and was
+	 * re-homed) the request merely goes to another CPU, whose ops->wakeup is the same */
+	unsigned h = __atomic_load_n(&t->home, __ATOMIC_RELAXED);
+	if (h >= arch_ncpus() || h == arch_cpu_id())
+		return false;
+	struct sched_cpu *sc = &sched_cpus[h];
+	/* the CAS first, then idle_polling from the same line: loading it first would
+	 * bring the line shared and make the CAS wait for a second transfer */
+	unsigned req = SCHED_WAKE_REQ(t->id, (unsigned)__builtin_ctzll(cond) - SCHED_COND_SHIFT), z = 0;
+	if (!atomic_compare_exchange_strong_explicit(&sc->wake_req, &z, req, memory_order_seq_cst,
+						     memory_order_relaxed))
+		return false;	/* the word holds another request, or BUSY: the usual path */
+	if (atomic_load_explicit(&sc->idle_polling, memory_order_seq_cst) != SCHED_POLL_NONE &&
+	    atomic_load_explicit(&sc->active, memory_order_acquire))
+		return true;	/* the poll is on: its step or its end takes it */
+	/* the poll ended before our load: take the request back, unless the idler took it */
+	return !atomic_compare_exchange_strong_explicit(&sc->wake_req, &req, 0, memory_order_seq_cst,
+							memory_order_relaxed);
+}
+
+/* Before t's slot is freed: no CPU may still perform a wakeup handed over for it. */
+static void wake_req_drop(struct thread *t)
+{
+	for (unsigned c = 0; c < arch_ncpus() && c < MAX_CPUS; c++) {
+		struct sched_cpu *sc = &sched_cpus[c];
+		unsigned r = atomic_load_explicit(&sc->wake_req, memory_order_acquire);
+		while (r && SCHED_WAKE_ID(r) == t->id) {
+			if (r & SCHED_WAKE_BUSY) {	/* in progress: wait for its end */
+				arch_cpu_relax();
+				r = atomic_load_explicit(&sc->wake_req, memory_order_acquire);
+				continue;
+			}
+			if (atomic_compare_exchange_weak_explicit(&sc->wake_req, &r, 0,
+								  memory_order_seq_cst,
+								  memory_order_acquire))
+				break;
+		}
+	}
+}
+
+/* A waker relied on this poll to find thread `id` (sched_kick wrote 2 + id into
+ * idle_polling): take that thread by the scheduler's marking (ops->take, a helper's
+ * directed switch) instead of walking the queues. The walk read the queue counter, the
+ * queue word and the state word one after the other - three lines the waker had just
+ * written, each a cross-CPU transfer (~60-170 ns on the AMD EPYC host) - and, running
+ * while the waker inserted, pulled those lines away from it; this reads the one word the
+ * waker's kick wrote and the thread's state. `*tried` is the hint that failed last (not
+ * tried again: the locked scheduler's take holds its master lock). NULL: no hint, or the
+ * thread cannot run here now (the pick then looks as before). IRQs off. */
+static struct thread *poll_hinted(struct sched_cpu *sc, unsigned cpu, unsigned *tried)
+{
+	/* acquire: the waker's insert (its CAS on the state word, LINKED) came before its
+	 * CAS of this word */
+	unsigned p = atomic_load_explicit(&sc->idle_polling, memory_order_acquire);
+	if (p < 2 || p == SCHED_POLL_MANY || p == *tried || p - 2 >= SCHED_MAX_THREADS)
+		return NULL;
+	struct thread *t = ops->take(&sched_threads[p - 2], cpu);
+	if (!t) {
+		*tried = p;
+		return NULL;
+	}
+	/* as the pick that would have found it: the round robin of its level on this CPU
+	 * continues after it (without this a thread sharing its level ran twice in a row
+	 * before the other: spl_sched_resched_waits_for_section_end in the ASan suite) */
+	if (t->home == cpu)
+		sc->cursor[t->level] = t->id;
+	SCHED_STAT_INC(sc->poll_hints);
+	return t;
 }
 
 static _Noreturn void idle_loop(void)
@@ -667,7 +811,7 @@ static _Noreturn void idle_loop(void)
 		bool stolen = false;
 		struct thread *t = ops->pick(cpu, NULL, &stolen);
 		if (t) {
-			idle_run(sc, t, stolen);
+			idle_run(sc, t, stolen, SCHED_FOUND_PICK, arch_cycles(), 0);
 			arch_irq_restore(k);
 			continue;
 		}
@@ -675,28 +819,43 @@ static _Noreturn void idle_loop(void)
 		 * inserts meanwhile is found by the next pick, no interrupt needed */
 		uint64_t poll = arch_idle_poll_ticks();
 		if (poll) {
-			uint64_t until = arch_cycles() + poll;
+			uint64_t step = arch_cycles(), prev = step, until = step + poll;
+			unsigned how = SCHED_FOUND_POLL, tried = 0;
 			atomic_store_explicit(&sc->idle_polling, SCHED_POLL_ON, memory_order_seq_cst);
-			while (!t && (int64_t)(arch_cycles() - until) < 0) {
+			while (!t && (int64_t)(step - until) < 0) {
 				arch_irq_restore(k);	/* handlers and IPIs run meanwhile */
 				arch_cpu_relax();
 				k = arch_irq_save();
+				prev = step;
+				step = arch_cycles();
 				if (!atomic_load_explicit(&sc->active, memory_order_acquire))
 					break;
-				t = ops->pick(cpu, NULL, &stolen);
+				wake_take(sc);
+				t = poll_hinted(sc, cpu, &tried);
+				if (t)
+					how = SCHED_FOUND_HINT;
+				else
+					t = ops->pick(cpu, NULL, &stolen);
 			}
 			/* no longer polling: a waker from now on kicks; one more look covers the
 			 * ones that relied on the poll (Dekker, seq_cst RMWs) */
 			unsigned was = atomic_exchange_explicit(&sc->idle_polling, SCHED_POLL_NONE,
 								memory_order_seq_cst);
-			if (!t && atomic_load_explicit(&sc->active, memory_order_acquire))
+			/* a wakeup handed over before the exchange is ours (wake_handoff's Dekker):
+			 * performed now, before the last look finds its thread */
+			wake_take(sc);
+			if (!t && atomic_load_explicit(&sc->active, memory_order_acquire)) {
 				t = ops->pick(cpu, NULL, &stolen);
+				how = SCHED_FOUND_LAST;
+				prev = step;
+				step = arch_cycles();
+			}
 			/* a waker relied on the poll for another thread than the one found: look
 			 * again at the first chance, as the IPI it did not send would have made us */
 			if (t && was != SCHED_POLL_ON && was != SCHED_POLL_NONE && was != 2 + t->id)
 				resched_here();
 			if (t) {
-				idle_run(sc, t, stolen);
+				idle_run(sc, t, stolen, how, arch_cycles(), step - prev);
 				arch_irq_restore(k);
 				continue;
 			}
@@ -794,7 +953,7 @@ static int thread_create_(struct thread **out, thread_fn fn, void *arg, unsigned
 	}
 	unsigned id = (unsigned)(t - sched_threads);
 	slot_reset(t, id);
-	t->level = level;
+	__atomic_store_n(&t->level, level, __ATOMIC_RELAXED);	/* sleep_to_ok: racy reader */
 	t->flags = flags;
 	__atomic_store_n(&t->affinity, affinity & online, __ATOMIC_RELAXED);
 	t->fn = fn;
@@ -811,7 +970,7 @@ static int thread_create_(struct thread **out, thread_fn fn, void *arg, unsigned
 	for (unsigned k = 0; k < n; k++) {
 		unsigned c = (h + k) % n;
 		if (sched_affine(t, c)) {
-			t->home = c;
+			__atomic_store_n(&t->home, c, __ATOMIC_RELAXED);
 			break;
 		}
 	}
@@ -955,6 +1114,26 @@ int sched_help(struct thread *t)
 	return SCHED_HELP_REMOTE;
 }
 
+static bool op_target_ok(struct thread *t);
+
+int sched_wake_help(struct thread *t, uint64_t cond)
+{
+	struct thread *self = kcpu_this()->sched_cur;
+	KASSERT(self && !self->idle && t != self);
+	if (!ops->wake_take || !(cond & SCHED_COND_ALL) || !op_target_ok(t) || !preemptible_here())
+		return SCHED_HELP_NOT;
+	boost_to(t, sched_eff_level(self));
+	irqkey_t k = arch_irq_save();
+	if (!ops->wake_take(t, cond, arch_cpu_id())) {
+		arch_irq_restore(k);
+		return SCHED_HELP_NOT;
+	}
+	switch_to(self, t, false);
+	arch_irq_restore(k);
+	sigs_deliver();
+	return SCHED_HELP_RAN;
+}
+
 unsigned thread_eff_level(const struct thread *t) { return sched_eff_level(t); }
 
 bool sched_switch_to(struct thread *t)
@@ -1081,7 +1260,24 @@ int thread_signal(struct thread *t, thread_sig_fn fn, void *arg)
 
 /* ---- sleep and wakeup (Hohmuth & Haertig Fig. 3; the marking is the scheduler's) ----------- */
 
-uint64_t sched_sleep(uint64_t cond)
+/* May the sleeper hand its CPU straight to `to` without breaking priorities? Only if `to`
+ * runs at least as high as the sleeper did: with hard priorities nothing ready here was
+ * above the running thread, so nothing ready is above `to` either (a thread of the same
+ * level may wait one turn, as in a round robin). A thread of higher priority that became
+ * ready meanwhile has asked for a reschedule (sched_kick): it runs at `to`'s first
+ * preemption point, as it would have preempted the sleeper. `to`'s level is read
+ * atomically: it may be a stale slot being reset (slot_reset). IRQs off. */
+static bool sleep_to_ok(struct thread *self, struct thread *to)
+{
+	unsigned b = atomic_load_explicit(&to->head.boost, memory_order_relaxed);
+	unsigned l = __atomic_load_n(&to->level, __ATOMIC_RELAXED);
+	return (b < l ? b : l) <= sched_eff_level(self);
+}
+
+/* sched_sleep, and sched_sleep_to: the first switch away goes to `to` when it may run
+ * here now (the scheduler's own marking, ops->take) and sleep_to_ok, else to the
+ * scheduler's pick. */
+static uint64_t sleep_common(uint64_t cond, struct thread *to)
 {
 	mlock_assert_none("sched_sleep", "(see the backtrace)");
 	struct thread *me = thread_self();
@@ -1094,8 +1290,16 @@ uint64_t sched_sleep(uint64_t cond)
 		irqkey_t k = arch_irq_save();
 		struct thread *self = kcpu_this()->sched_cur;
 		uint64_t got = ops->sleep_prepare(self, cond);
-		if (!got)
-			schedule(false);	/* READY is clear: the release takes it off */
+		if (!got) {
+			/* READY is clear: the release takes it off. `to` may be a stale slot
+			 * (its thread gone meanwhile): take reads only what a dispatcher walking
+			 * a stale queue bit reads, and marks only a queued runnable thread */
+			if (to && to != self && sleep_to_ok(self, to) && ops->take(to, arch_cpu_id()))
+				switch_to(self, to, false);
+			else
+				schedule(false);
+			to = NULL;	/* once: a spurious switch-in asks the scheduler */
+		}
 		arch_irq_restore(k);
 		sigs_deliver();
 		if (got)
@@ -1104,10 +1308,22 @@ uint64_t sched_sleep(uint64_t cond)
 	}
 }
 
+uint64_t sched_sleep(uint64_t cond)
+{
+	return sleep_common(cond, NULL);
+}
+
+uint64_t sched_sleep_to(uint64_t cond, struct thread *to)
+{
+	return sleep_common(cond, to);
+}
+
 int sched_wakeup(struct thread *t, uint64_t cond)
 {
 	if (!op_target_ok(t) || !(cond & SCHED_COND_ALL))
 		return op_target_ok(t) ? KSYNC_EINVAL : KSYNC_ESRCH;
+	if (wake_handoff(t, cond))
+		return KSYNC_OK;
 	return ops->wakeup(t, cond);
 }
 
@@ -1274,7 +1490,26 @@ void sched_stats_get(struct sched_stats *st)
 		st->preemptions += __atomic_load_n(&sc->preemptions, __ATOMIC_RELAXED);
 		st->ipis += __atomic_load_n(&sc->ipis, __ATOMIC_RELAXED);
 		st->idle_wakeups += __atomic_load_n(&sc->idle_wakeups, __ATOMIC_RELAXED);
+		st->wake_handoffs += __atomic_load_n(&sc->wake_handoffs, __ATOMIC_RELAXED);
+		st->poll_hints += __atomic_load_n(&sc->poll_hints, __ATOMIC_RELAXED);
 	}
+}
+
+void sched_idle_trace_get(unsigned cpu, struct sched_idle_trace *tr)
+{
+	memset(tr, 0, sizeof *tr);
+	if (cpu >= MAX_CPUS)
+		return;
+	struct sched_cpu *sc = &sched_cpus[cpu];
+	/* acquire: the fields idle_run stored before this sequence */
+	tr->seq = __atomic_load_n(&sc->found_seq, __ATOMIC_ACQUIRE);
+	tr->found_at = __atomic_load_n(&sc->found_at, __ATOMIC_RELAXED);
+	tr->step_gap = __atomic_load_n(&sc->found_step_gap, __ATOMIC_RELAXED);
+	tr->how = __atomic_load_n(&sc->found_how, __ATOMIC_RELAXED);
+	tr->ipis = __atomic_load_n(&sc->ipis, __ATOMIC_RELAXED);
+	tr->idle_wakeups = __atomic_load_n(&sc->idle_wakeups, __ATOMIC_RELAXED);
+	tr->poll_hints = __atomic_load_n(&sc->poll_hints, __ATOMIC_RELAXED);
+	tr->wake_handoffs = __atomic_load_n(&sc->wake_handoffs, __ATOMIC_RELAXED);
 }
 
 void sched_stats_reset(void)
@@ -1287,6 +1522,8 @@ void sched_stats_reset(void)
 		__atomic_store_n(&sc->preemptions, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&sc->ipis, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&sc->idle_wakeups, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sc->wake_handoffs, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sc->poll_hints, 0, __ATOMIC_RELAXED);
 	}
 }
 

@@ -97,6 +97,8 @@ ROW_UNSYNC = "counter, unsynchronized"
 ROW_CAS = "counter, CAS"
 ROW_HLOCK = "counter, helping lock"
 ROW_HLOCK_AR = "helping lock acquire+release, uncontended"
+# its two locked instructions alone (kernel/exp/fiasco.c, issue 27 item 3): the floor
+ROW_HLOCK_FLOOR = "two CAS on one word (the helping lock's floor)"
 ROW_SWITCH = "context switch (thread_yield"
 ROW_SERVER = "counter, single server, requester donates"
 ROW_IPC = "IPC one-way"
@@ -841,6 +843,25 @@ def _cost_bar(env: Env, bar: str, num_prefix: str, den_prefix: str, sched: str |
                _tag(_bar_le(n, lim), not env.hw), note, tag)
 
 
+def _floor_note(env: Env, b: Bar) -> Bar:
+    """With the run's floor row (two CAS on one word: the lock's acquire and release
+    instructions and nothing else), the helping-lock bar's note says what the lock adds
+    to them and whether two locked instructions alone fit under the bar on this host."""
+    f = _cost_median(env.cost(ROW_HLOCK_FLOOR))
+    c = _cost_median(env.cost(ROW_CAS))
+    h = _cost_median(env.cost(ROW_HLOCK_AR))
+    if f is None or not c or h is None:
+        return b
+    fr = f / c
+    words = (f"the floor, two CAS on one word and nothing else, is {_ticks(f)} ticks = "
+             f"{_ratio(fr)} a CAS; the lock adds {_ticks(h - f)} ticks to it")
+    if fr > BAR_FACTOR:
+        words += (f": above the {BAR_FACTOR:g}x bar on this host by itself, so no lock "
+                  "with a locked acquire and a locked release meets it here")
+    return Bar(b.bar, b.env, b.measured, b.limit, b.verdict,
+               (b.note + "; " if b.note else "") + words, b.where)
+
+
 def _lat_bar(data: dict, env: Env, key: str, words: str) -> Bar:
     bar = LAT_BAR.format(words)
     k = ksync_lateness(env, KSYNC_CONFIG)
@@ -957,8 +978,8 @@ def bars(data: dict | None) -> list[Bar]:
         out.append(Bar(b1, h.what, DASH, DASH, NO_DATA, why, HOSTED))
         out.append(Bar(b2, h.what, DASH, DASH, NO_DATA, why, HOSTED))
     for e in cost_envs:
-        out.append(_cost_bar(e, b1, ROW_HLOCK_AR, ROW_CAS, None,
-                             "helping lock acquire+release", "CAS"))
+        out.append(_floor_note(e, _cost_bar(e, b1, ROW_HLOCK_AR, ROW_CAS, None,
+                                            "helping lock acquire+release", "CAS")))
     for e in cost_envs:
         for s in e.scheds(ROW_SERVER) or ["-"]:
             out.append(_cost_bar(e, b2, ROW_SERVER, ROW_SWITCH, s, "single server",

@@ -66,6 +66,7 @@ class Source:
     ops: dict[tuple[str, str], dict] = field(default_factory=dict)
     dispatch: dict[tuple[str, int], dict] = field(default_factory=dict)
     skipped: dict[tuple[str, str], str] = field(default_factory=dict)
+    causes: dict[tuple[str, str], dict] = field(default_factory=dict)
 
 
 def _fill(src: Source, rows) -> Source:
@@ -80,6 +81,8 @@ def _fill(src: Source, rows) -> Source:
                 src.ops.setdefault(key, r)
         elif r.get("kind") == "sched_dispatch" and num(r.get("per_sec")) is not None:
             src.dispatch.setdefault((str(r.get("sched")), int(num(r.get("cpus")) or 0)), r)
+        elif r.get("kind") == "sched_wake_causes":
+            src.causes.setdefault((str(r.get("sched")), str(r.get("op"))), r)
     return src
 
 
@@ -177,18 +180,66 @@ def ops_table(srcs: list[Source]) -> Table | None:
 
 
 def _bar(what: str, bar_ns: float, rows: list[tuple[str, dict | None]], hz,
-         timing: bool) -> str:
+         timing: bool, causes: list[dict | None] | None = None,
+         lines: list[dict | None] | None = None) -> str:
+    """The bar line: each row's median against the bar, met or not met. A row with its
+    sched_wake_causes (and line_cross) row also shows its spread (min..p99), how many of
+    its samples were slower than the bar with their causes, and its path in one-way
+    cache-line transfers of that boot (why a run that misses the bar misses it)."""
     if not timing:
         return f"{what} <= {bar_ns:g} ns median: not measurable here (oversubscribed run)."
     parts = []
-    for name, r in rows:
+    for i, (name, r) in enumerate(rows):
         ns = _ns((r or {}).get("median"), hz)
         if ns is None:
             parts.append(f"{name}: {DASH} (not measured)")
-        else:
+            continue
+        c = (causes or [None] * len(rows))[i]
+        ln = (lines or [None] * len(rows))[i]
+        verdict = "met" if ns <= bar_ns else "not met"
+        if not c:
             parts.append(f"{name} {fmt_sig(ns)} ns ({fmt_ticks(r.get('median'))} ticks): "
-                         + ("met" if ns <= bar_ns else "not met"))
+                         + verdict)
+            continue
+        parts.append(f"{name} {fmt_sig(ns)} ns ({fmt_ticks(r.get('median'))} ticks; min..p99 "
+                     f"{fmt_sig(_ns(r.get('min'), hz))}..{fmt_sig(_ns(r.get('p99'), hz))} ns): "
+                     f"{verdict}; " + _causes_text(c, ln, hz))
     return f"Bar: {what} <= {bar_ns:g} ns median - " + "; ".join(parts) + "."
+
+
+CAUSE_WORDS = (
+    ("path", "the path itself"),
+    ("slept", "its vCPU had stopped polling (signal path)"),
+    ("ipi", "an IPI raced the poll"),
+    ("wakee_stalled", "the wakee's vCPU stalled (host descheduling)"),
+    ("waker_stalled", "the waker's vCPU stalled (host descheduling)"),
+    ("not_idle", "the wakee's CPU was not idle"),
+)
+
+
+def _causes_text(c: dict, line: dict | None, hz) -> str:
+    """'k of n (p %) slower than 300 ns: the path itself 20 %, ...; the path: waker a ns,
+    find b ns, run c ns = m one-way line transfers of x ns (line_cross)'."""
+    n, slow = num(c.get("n")) or 0, num(c.get("slow")) or 0
+    pct = (lambda k: f"{100.0 * k / n:.0f} %") if n else (lambda k: DASH)
+    got = c.get("causes") or {}
+    why = ", ".join(f"{words} {pct(num(got.get(k)) or 0)}" for k, words in CAUSE_WORDS
+                    if num(got.get(k)))
+    out = (f"{fmt_sig(slow)} of {fmt_sig(n)} wakeups ({pct(slow)}) slower than "
+           f"{fmt_sig(num(c.get('slow_ns')))} ns" + (f": {why}" if why else ""))
+    w, f, r = (_ns(c.get(k), hz) for k in ("waker", "find", "run"))
+    if None not in (w, f, r):
+        out += (f"; median parts: the waker's call {fmt_sig(w)} ns, until the wakee's CPU "
+                f"had the thread {fmt_sig(f)} ns, its switch-in {fmt_sig(r)} ns")
+    if num(c.get("handed")) is not None and n:
+        out += f"; {pct(num(c.get('handed')))} handed to the polling CPU"
+    lt = num((line or {}).get("median")) or num(c.get("line_cross"))
+    med = f + r if None not in (f, r) else None
+    if lt and hz and med is not None:
+        lns = _ns(lt, hz)
+        out += (f"; one-way cache-line transfer between the two vCPUs {fmt_sig(lns)} ns "
+                f"(line_cross, this boot): the wakeup ~{fmt_ratio(med / lns)} transfers")
+    return out
 
 
 def linux_table(hosted_src: Source | None, hosted: dict | None) -> Table | None:
@@ -245,7 +296,9 @@ def linux_table(hosted_src: Source | None, hosted: dict | None) -> Table | None:
                           hz, timing))
         below.append(_bar("cross-vCPU wakeup (mailbox path)", BAR_WAKEUP_NS,
                           [(f"ksync {s}", hosted_src.ops.get((s, "wakeup_cross")))
-                           for s in SCHEDS], hz, timing))
+                           for s in SCHEDS], hz, timing,
+                          [hosted_src.causes.get((s, "wakeup_cross")) for s in SCHEDS],
+                          [hosted_src.ops.get((s, "line_cross")) for s in SCHEDS]))
     return Table(title="Switch and wakeup against Linux (hosted)",
                  headers=["what", "median ticks", "median ns", "p99 ticks", "p99 ns"],
                  rows=rows, align=["l", "r", "r", "r", "r"], notes_above=notes,
