@@ -167,7 +167,8 @@ venv: deps $(VENV)/.stamp
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 # make test: first everything the suites boot or run, in one parallel make (the suites'
 # own build steps then find nothing to do), then the suites on every host CPU
-# (pytest-xdist: each test goes to the next free worker; tests/conftest.py starts the
+# (pytest-xdist: each test goes to the next free worker, each worker on host CPUs of its
+# own; tests/conftest.py pins them and starts the
 # longest modules first).
 test: venv
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build

@@ -38,6 +38,27 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "stress: long stress runs (make stress)")
+    _pin_xdist_worker()
+
+
+def _pin_xdist_worker() -> None:
+    """Under pytest-xdist (make test: one worker per host CPU) each worker runs on host
+    CPUs of its own, and so do its children. Two workers' kernels then never share a core
+    behind the kernels' backs: a kernel booted here sees (sched_getaffinity: the tool's
+    host_cpus=, the hosted runtime's core count) exactly the cores it has, so its
+    timing-bound checks know when they are oversubscribed. Unpinned, two hosted kernels of
+    2 vCPUs each ran on 2 cores while each believed it had both: a waiter's vCPU sat out
+    host slices and the hog bound of hlock_priority_inversion_bounded, the held tick of
+    spl_sched_resched_waits_for_section_end, ... failed about once in 25-60 runs."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if not worker.startswith("gw") or count < 2:
+        return
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < count:
+        return      # more workers than CPUs: nothing to divide
+    mine = cpus[int(worker[2:]) % count::count]
+    os.sched_setaffinity(0, mine)
 
 
 # make test runs the suites on two workers (pytest-xdist, --dist load): the modules whose

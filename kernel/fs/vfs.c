@@ -177,6 +177,32 @@ static void path_end(struct file *hold)
 		file_put(hold);
 }
 
+/* Two paths (rename, link): the new path's directory file is looked up first (under the
+ * descriptor table's monitor, which comes before ramfs's), then path_begin of the old
+ * path. On 0 the ramfs monitor is held, *nstart is where the new path's walk starts and
+ * the caller ends with path_end(*hold) and file_put(*hold_new) if set. */
+static int two_paths_begin(struct fdtable *t, struct fs_ctx *c, int olddirfd,
+			   const char *oldpath, int newdirfd, const char *newpath,
+			   struct file **hold, struct file **hold_new, struct inode **start,
+			   struct inode **nstart)
+{
+	*hold_new = NULL;
+	if (newpath[0] != '/' && newdirfd != LX_AT_FDCWD) {
+		*hold_new = fdtable_file(t, newdirfd);
+		if (!*hold_new)
+			return -LX_EBADF;
+	}
+	int rc = path_begin(t, c, olddirfd, oldpath, hold, start);
+	if (rc) {
+		if (*hold_new)
+			file_put(*hold_new);
+		*hold_new = NULL;
+		return rc;
+	}
+	*nstart = *hold_new ? (*hold_new)->inode : fs_ctx_cwd_(c);
+	return 0;
+}
+
 /* ---- ramfs files and directories ---------------------------------------------------------- */
 
 static long rf_read(struct file *f, void *buf, size_t n, uint64_t *pos)
@@ -604,21 +630,12 @@ int vfs_unlinkat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *pat
 int vfs_renameat(struct fdtable *t, struct fs_ctx *c, int olddirfd, const char *oldpath,
 		 int newdirfd, const char *newpath)
 {
-	struct file *hold_new = NULL;
-	if (newpath[0] != '/' && newdirfd != LX_AT_FDCWD) {
-		hold_new = fdtable_file(t, newdirfd);
-		if (!hold_new)
-			return -LX_EBADF;
-	}
-	struct file *hold;
-	struct inode *start;
-	int rc = path_begin(t, c, olddirfd, oldpath, &hold, &start);
-	if (rc) {
-		if (hold_new)
-			file_put(hold_new);
+	struct file *hold, *hold_new;
+	struct inode *start, *nstart;
+	int rc = two_paths_begin(t, c, olddirfd, oldpath, newdirfd, newpath, &hold, &hold_new,
+				 &start, &nstart);
+	if (rc)
 		return rc;
-	}
-	struct inode *nstart = hold_new ? hold_new->inode : fs_ctx_cwd_(c);
 	struct walk o, n;
 	rc = walk(c, start, oldpath, W_PARENT, &o);
 	if (rc == 0 && !o.ino)
@@ -692,21 +709,12 @@ int vfs_linkat(struct fdtable *t, struct fs_ctx *c, int olddirfd, const char *ol
 {
 	if (flags & ~(LX_AT_SYMLINK_FOLLOW | LX_AT_EMPTY_PATH))
 		return -LX_EINVAL;
-	struct file *hold_new = NULL;
-	if (newpath[0] != '/' && newdirfd != LX_AT_FDCWD) {
-		hold_new = fdtable_file(t, newdirfd);
-		if (!hold_new)
-			return -LX_EBADF;
-	}
-	struct file *hold;
-	struct inode *start;
-	int rc = path_begin(t, c, olddirfd, oldpath, &hold, &start);
-	if (rc) {
-		if (hold_new)
-			file_put(hold_new);
+	struct file *hold, *hold_new;
+	struct inode *start, *nstart;
+	int rc = two_paths_begin(t, c, olddirfd, oldpath, newdirfd, newpath, &hold, &hold_new,
+				 &start, &nstart);
+	if (rc)
 		return rc;
-	}
-	struct inode *nstart = hold_new ? hold_new->inode : fs_ctx_cwd_(c);
 	struct walk o, n;
 	rc = walk(c, start, oldpath, (flags & LX_AT_SYMLINK_FOLLOW) ? W_FOLLOW : 0, &o);
 	if (rc == 0 && hold_new && newpath[0] != '/' && !IS_DIR(nstart))
