@@ -167,12 +167,12 @@ venv: deps $(VENV)/.stamp
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 # make test: first everything the suites boot or run, in one parallel make (the suites'
 # own build steps then find nothing to do), then the suites on every host CPU
-# (pytest-xdist: each test goes to the next free worker, each worker on host CPUs of its
-# own; tests/conftest.py pins them and starts the
-# longest modules first).
+# (pytest-xdist: each test goes to the next free worker, except that one worker runs the
+# suites that boot kernels one after another; tests/conftest.py names them and starts
+# the longest modules first).
 test: venv
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
-	$(PY) -m pytest -q -ra --durations=10 -n $(NPROC) --dist load tests/
+	$(PY) -m pytest -q -ra --durations=10 -n $(NPROC) --dist loadgroup tests/
 
 # The kernels of the other schemes and the masked-window kernel, each by a make of its
 # own (SCHEME and WINDOWS select the build directory); the stamps first, so that the

@@ -38,30 +38,9 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "stress: long stress runs (make stress)")
-    _pin_xdist_worker()
 
 
-def _pin_xdist_worker() -> None:
-    """Under pytest-xdist (make test: one worker per host CPU) each worker runs on host
-    CPUs of its own, and so do its children. Two workers' kernels then never share a core
-    behind the kernels' backs: a kernel booted here sees (sched_getaffinity: the tool's
-    host_cpus=, the hosted runtime's core count) exactly the cores it has, so its
-    timing-bound checks know when they are oversubscribed. Unpinned, two hosted kernels of
-    2 vCPUs each ran on 2 cores while each believed it had both: a waiter's vCPU sat out
-    host slices and the hog bound of hlock_priority_inversion_bounded, the held tick of
-    spl_sched_resched_waits_for_section_end, ... failed about once in 25-60 runs."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
-    if not worker.startswith("gw") or count < 2:
-        return
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < count:
-        return      # more workers than CPUs: nothing to divide
-    mine = cpus[int(worker[2:]) % count::count]
-    os.sched_setaffinity(0, mine)
-
-
-# make test runs the suites on two workers (pytest-xdist, --dist load): the modules whose
+# make test runs the suites on two workers (pytest-xdist, --dist loadgroup): the modules whose
 # tests take longest start first, so that no long test is left to run alone at the end
 # (longest-first scheduling). Only the order changes; every test still runs.
 LONG_FIRST = ("test_spin.py", "test_kernel.py", "test_hosted.py", "test_schemes.py",
@@ -70,6 +49,20 @@ LONG_FIRST = ("test_spin.py", "test_kernel.py", "test_hosted.py", "test_schemes.
               "test_sprite_tool.py", "test_spin_fifo.py", "test_spin_monitor.py")
 
 
+# The modules that boot kernels (QEMU or the hosted port) with several vCPUs and check
+# timing-bound behaviour: one worker runs them one after another (xdist_group, make
+# test's --dist loadgroup), as a serial run did. Two such kernels side by side on the 2
+# cores, each believing it had both, failed timing-bound checks (hlock_priority_inversion_
+# bounded's hog bound and remote help: 2 in 60 runs of two hosted kernels side by side,
+# 0 in 40 alone; spl_sched_resched_waits_for_section_end's held tick).
+KERNEL_BOOTS = ("test_kernel.py", "test_schemes.py", "test_hosted_kernel.py",
+                "test_hosted_port.py", "test_hosted_kdev.py", "test_fiasco_windows.py",
+                "test_sprite_tool.py", "test_user.py", "test_lock_misuse.py")
+
+
 def pytest_collection_modifyitems(session, config, items):
     rank = {name: i for i, name in enumerate(LONG_FIRST)}
     items.sort(key=lambda it: rank.get(it.path.name, len(LONG_FIRST)))
+    for it in items:
+        if it.path.name in KERNEL_BOOTS:
+            it.add_marker(pytest.mark.xdist_group("kernel-boots"))
