@@ -200,6 +200,11 @@ static void c_stat(void)
 	printf("stdin chr=%d\n", S_ISCHR(a.st_mode));
 	SHOW("fstat stdout", fstat(1, &a));
 	printf("stdout fifo=%d\n", S_ISFIFO(a.st_mode));
+	struct stat e;
+	fstat(2, &e);
+	printf("stderr is stdout's pipe=%d\n", S_ISFIFO(e.st_mode) && e.st_ino == a.st_ino);
+	fflush(stdout);
+	SHOW("write stderr", write(2, "to stderr\n", 10));
 	SHOW("isatty 0", isatty(0));
 	SHOW("isatty 1", isatty(1));
 	close(fd);
