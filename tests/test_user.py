@@ -43,7 +43,7 @@ FS_CASES = {
     "fs_errors": ["ebadf", "enoent", "eexist", "enotdir", "eisdir", "enotempty", "efault",
                   "toolong"],
     "fs_dup": ["dup", "fcntl"],
-    "fs_pipe": ["fork", "sigpipe", "epipe", "nonblock", "poll"],
+    "fs_pipe": ["fork", "sigpipe", "epipe", "nonblock", "poll", "kill"],
 }
 CASES += [[f"t/{prog}", case] for prog, cases in FS_CASES.items() for case in cases]
 CASES += [["t/fs_exec"], ["t/fs_cwd"]]

@@ -79,7 +79,7 @@ struct process {
 	struct thread *waiter;		/* proc_table_lock: this process's thread while it
 					   sleeps for a child (wait4, vfork) */
 	struct thread *kwaiter;		/* proc_table_lock: the runner sleeping for this one */
-	struct thread *thread;		/* set before the thread runs */
+	struct thread *thread;		/* proc_table_lock: set by the thread itself first */
 	struct arch_uctx *uctx;
 	struct mm *mm;			/* its thread; NULL once it exited */
 	struct fdtable *fdt;		/* its thread (the table has its own monitor) */

@@ -112,6 +112,11 @@ static void files_put(struct process *p)
 static void user_thread_main(void *arg)
 {
 	struct process *p = arg;
+	/* recorded by the thread itself before it can wait in a file: a kill that finds it
+	 * wakes that wait (fs_interrupt); a kill before this is pending before any wait */
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	p->thread = thread_self();
+	mlock_unlock_irqrestore(&proc_table_lock, k);
 	arch_user_enter(p->uctx);
 }
 

@@ -1,7 +1,7 @@
 /* pipes through kernel/fs (issue 24): a parent writes, its child reads (end of file when
  * the last writer closed), EPIPE with SIGPIPE when no reader is left (the default action
  * kills: the parent's wait4 sees WIFSIGNALED), EPIPE alone with SIGPIPE ignored,
- * O_NONBLOCK's EAGAIN, poll. Usage: fs_pipe CASE. */
+ * O_NONBLOCK's EAGAIN, poll, kill of a blocked reader. Usage: fs_pipe CASE. */
 #include "ut.h"
 #include <fcntl.h>
 #include <poll.h>
@@ -122,6 +122,29 @@ static void c_nonblock(void)
 	SHOW("write read end", write(q[0], b, 1));
 }
 
+/* a reader blocked on an empty pipe (its writer alive) is ended by kill: the signal
+ * must wake the wait, not only mark itself pending */
+static void c_kill(void)
+{
+	int p[2];
+	pipe(p);
+	pid_t c = fork();
+	if (c == 0) {
+		char b;
+		read(p[0], &b, 1);	/* blocks: the parent keeps the write end */
+		printf("reader: read returned\n");
+		fflush(stdout);
+		_exit(0);
+	}
+	struct timespec ts = {0, 20000000};
+	nanosleep(&ts, NULL);	/* (blocked by now or not: both end the same way) */
+	SHOW("kill", kill(c, SIGTERM));
+	int st;
+	waitpid(c, &st, 0);
+	status("reader", st);
+	close(p[1]);
+}
+
 static void c_poll(void)
 {
 	int p[2];
@@ -165,7 +188,7 @@ int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); } cs[] = {
 		{"fork", c_fork}, {"sigpipe", c_sigpipe}, {"epipe", c_epipe},
-		{"nonblock", c_nonblock}, {"poll", c_poll},
+		{"nonblock", c_nonblock}, {"poll", c_poll}, {"kill", c_kill},
 	};
 	for (unsigned i = 0; i < sizeof cs / sizeof cs[0]; i++)
 		if (argc < 2 || !strcmp(argv[1], cs[i].name))
