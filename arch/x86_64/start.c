@@ -42,7 +42,7 @@ static void read_multiboot(uint32_t magic, const struct mb_info *mb)
 			n = sizeof bootinfo.loader - 1;
 		memcpy(bootinfo.loader, s, n);
 	}
-	/* modules (flag bit 3): the first is the initramfs (kernel/proc/initramfs.c) */
+	/* modules (flag bit 3): the first is the initramfs (unpacked by kernel/fs/cpio.c: urun.c) */
 	if ((mb->flags & (1u << 3)) && mb->mods_count) {
 		const uint32_t *m = (const uint32_t *)(uintptr_t)mb->mods_addr;
 		bootinfo.initrd_start = m[0];

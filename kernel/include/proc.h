@@ -25,55 +25,17 @@
 
 #include "kernel.h"
 #include "mlock.h"
+#include "syscall/linux_abi.h"
 
 #define PROC_MAX 64		/* process table slots */
-#define PROC_NFD 64		/* descriptors per process (until kernel/fs's fdtable) */
 #define PROC_NSIG 65		/* Linux signals 1..64 */
 
-/* ---- user-visible files, until kernel/fs's VFS replaces them -------------------------
- * ONE function table a descriptor's file goes through: the syscall layer copies between
- * user memory and a kernel buffer and calls these on kernel buffers, so that kernel/fs's
- * vfs_read/vfs_write on an fdtable can take the place of ufile_read/ufile_write with no
- * change in the system calls. Results are a byte count or -LX_E*. */
-struct ufile;
-struct ufile_ops {
-	const char *name;
-	long (*read)(struct ufile *f, void *kbuf, size_t n);
-	long (*write)(struct ufile *f, const void *kbuf, size_t n);
-	long (*lseek)(struct ufile *f, int64_t off, int whence);	/* NULL: -ESPIPE */
-	/* st_mode and size for fstat */
-	void (*stat)(struct ufile *f, uint32_t *mode, uint64_t *size);
-	void (*release)(struct ufile *f);	/* the last reference went (NULL: nothing) */
-	bool tty;				/* answers the terminal ioctls */
-};
-struct ufile {
-	const struct ufile_ops *ops;
-	unsigned refs;		/* descriptors naming it: atomic add/sub */
-	unsigned flags;		/* open flags (O_ACCMODE, O_APPEND, O_NONBLOCK) */
-	const uint8_t *data;	/* initramfs files: the bytes, in place */
-	uint64_t size, pos;	/* pos: the owner process's thread */
-	uint32_t mode;		/* initramfs files: st_mode */
-};
-/* this slice's descriptor table; kernel/fs's struct fdtable (fdtable_clone, vfs_read on
- * an fdtable) takes its place, which is why the name differs */
-struct proc_fdtable {
-	struct ufile *fd[PROC_NFD];
-	bool cloexec[PROC_NFD];
-};
-struct ufile *ufile_console(void);		/* a new reference to the console */
-void ufile_get(struct ufile *f);
-void ufile_put(struct ufile *f);
-long ufile_open_initramfs(const char *path, int flags, struct ufile **out);
-/* The console's output of the user programs while a runner captures it (urun.c): NULL
- * buf = straight to the serial line. */
-void ufile_console_capture(char *buf, size_t cap, size_t *len, bool *overflow);
-
-/* ---- the initramfs (cpio newc in the first boot module), read in place ----------------
- * kernel/fs's fs_unpack_cpio replaces this lookup with a RAM file system. */
-void initramfs_init(const void *base, size_t len);
-/* The file's bytes: 0, -LX_ENOENT, -LX_EISDIR (a directory), -LX_EINVAL (archive bad). */
-long initramfs_lookup(const char *path, const uint8_t **data, uint64_t *size, uint32_t *mode);
-bool initramfs_present(void);
+/* ---- files: kernel/fs (vfs.h) -------------------------------------------------------
+ * Each process owns a descriptor table (struct fdtable) and a file-system context (struct
+ * fs_ctx: root, cwd, umask) of kernel/fs; fork clones both, execve closes the
+ * close-on-exec descriptors, exit puts them. */
+struct fdtable;
+struct fs_ctx;
 
 /* ---- address spaces ---------------------------------------------------------------- */
 struct vma {
@@ -117,11 +79,11 @@ struct process {
 	struct thread *waiter;		/* proc_table_lock: this process's thread while it
 					   sleeps for a child (wait4, vfork) */
 	struct thread *kwaiter;		/* proc_table_lock: the runner sleeping for this one */
-	struct thread *thread;		/* set before the thread runs */
+	struct thread *thread;		/* proc_table_lock: set by the thread itself first */
 	struct arch_uctx *uctx;
 	struct mm *mm;			/* its thread; NULL once it exited */
-	struct proc_fdtable *fdt;		/* its thread; kernel/fs will own the type */
-	struct fs_ctx *fs;		/* kernel/fs's (cwd, umask): NULL until it is merged */
+	struct fdtable *fdt;		/* its thread (the table has its own monitor) */
+	struct fs_ctx *fs;		/* its thread: kernel/fs's root, cwd, umask */
 	/* signal state (its thread) */
 	uint64_t sig_handler[PROC_NSIG], sig_flags[PROC_NSIG], sig_restorer[PROC_NSIG],
 		 sig_mask_of[PROC_NSIG];
@@ -130,13 +92,26 @@ struct process {
 	uint64_t clear_child_tid;
 	char comm[16];
 };
-#define PROC_COND_CHILD SCHED_COND(16)	/* a child became a zombie / a vfork child let go */
+#define PROC_COND_CHILD SCHED_COND(16)
+
+/* Signal s pending for p would act now: not blocked (SIGKILL never is) and not ignored
+ * (SIG_IGN, or ignored by default: SIGCHLD, SIGURG, SIGWINCH). p's own thread. */
+static inline bool proc_sig_acts(const struct process *p, unsigned s)
+{
+	if (s == LX_SIGKILL)
+		return true;
+	if (p->sigmask >> (s - 1) & 1)
+		return false;
+	return !(p->sig_handler[s] == LX_SIG_IGN || s == LX_SIGCHLD ||
+		 s == 23 /* SIGURG */ || s == 28 /* SIGWINCH */);
+}	/* a child became a zombie / a vfork child let go */
 
 void proc_init(void);
 struct process *proc_current(void);	/* NULL in a kernel thread */
-/* A new process running path with argv/envp (kernel strings), child of nobody; its pid
- * or -LX_E*. The kernel's runner (urun.c) waits for it with proc_wait_kernel. */
-long proc_spawn(const char *path, char *const argv[], char *const envp[]);
+/* A new process running path with argv/envp (kernel strings), child of nobody, with a
+ * copy of the descriptor table fds (its close-on-exec descriptors closed) and cwd "/";
+ * its pid or -LX_E*. The kernel's runner (urun.c) waits for it with proc_wait_kernel. */
+long proc_spawn(const char *path, char *const argv[], char *const envp[], struct fdtable *fds);
 int proc_wait_kernel(int pid);		/* its wait status */
 __attribute__((noreturn)) void proc_exit(int wstatus);
 long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp);
@@ -147,8 +122,9 @@ void proc_vfork_release(struct process *p);	/* exec/exit: a vfork parent goes on
 /* exec.c: replace the calling process's image (kernel strings); 0 or -LX_E* (the old
  * image is intact on an error). tf is its syscall frame, reset to the entry. */
 long proc_execve(struct trapframe *tf, const char *path, char *const argv[], char *const envp[]);
-/* Load an image into a fresh mm: entry and initial stack pointer. */
-long exec_load(struct mm *mm, const char *path, char *const argv[], char *const envp[],
+/* Load an image into a fresh mm: entry and initial stack pointer. The file is read
+ * through kernel/fs (path relative to c's cwd; a descriptor of t is used meanwhile). */
+long exec_load(struct mm *mm, struct fdtable *t, struct fs_ctx *c, const char *path, char *const argv[], char *const envp[],
 	       uint64_t *entry, uint64_t *sp);
 uint64_t proc_pages_in_use(void);	/* user pages mapped by every live process */
 

@@ -13,14 +13,16 @@
  * wrong class/byte order/machine, a segment outside the file or outside user space, a
  * dynamic binary) and -ENOEXEC, as Linux's binfmt_elf answers.
  *
- * Files come from the initramfs in place (initramfs.c) until kernel/fs's VFS replaces
- * the lookup (exec then reads through vfs_openat/vfs_read into a kernel buffer).
+ * The file is read through kernel/fs (vfs_openat, vfs_fstat, vfs_pread) into a kernel
+ * buffer (whole pages from kmalloc), so a program another program wrote at run time can
+ * be executed; the file must be a regular file with an execute bit (else -EACCES).
  */
 #include "kernel.h"
 #include "mm.h"
 #include "proc.h"
 #include "thread.h"
 #include "syscall/linux_abi.h"
+#include "fs/vfs.h"
 #include <ksync/errors.h>
 
 struct elf64_ehdr {
@@ -182,22 +184,59 @@ static long count_strings(char *const v[], unsigned *n, size_t *bytes)
 	return 0;
 }
 
-long exec_load(struct mm *mm, const char *path, char *const argv[], char *const envp[],
-	       uint64_t *entry_out, uint64_t *sp_out)
+#define EXEC_MAX_FILE (64ull << 20)	/* a bigger file is refused (-ENOMEM) */
+
+/* The whole file at path into a kmalloc'd buffer (*img, *size). */
+static long read_file(struct fdtable *t, struct fs_ctx *c, const char *path, uint8_t **img,
+		      uint64_t *size)
 {
-	const uint8_t *img;
+	int fd = vfs_openat(t, c, LX_AT_FDCWD, path, LX_O_RDONLY | LX_O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	struct lx_stat st;
+	long rc = vfs_fstat(t, fd, &st);
+	if (!rc && ((st.st_mode & LX_S_IFMT) != LX_S_IFREG || !(st.st_mode & 0111)))
+		rc = -LX_EACCES;
+	if (!rc && (uint64_t)st.st_size > EXEC_MAX_FILE)
+		rc = -LX_ENOMEM;
+	uint8_t *b = NULL;
+	if (!rc) {
+		b = kmalloc(st.st_size ? (size_t)st.st_size : 1);
+		if (!b)
+			rc = -LX_ENOMEM;
+	}
+	uint64_t got = 0;
+	while (!rc && got < (uint64_t)st.st_size) {
+		long n = vfs_pread(t, fd, b + got, (size_t)st.st_size - got, (int64_t)got);
+		if (n < 0)
+			rc = n;
+		else if (n == 0)
+			break;	/* truncated meanwhile: load_elf judges what is there */
+		else
+			got += (uint64_t)n;
+	}
+	vfs_close(t, fd);
+	if (rc) {
+		kfree(b);
+		return rc;
+	}
+	*img = b;
+	*size = got;
+	return 0;
+}
+
+long exec_load(struct mm *mm, struct fdtable *t, struct fs_ctx *c, const char *path,
+	       char *const argv[], char *const envp[], uint64_t *entry_out, uint64_t *sp_out)
+{
+	uint8_t *img;
 	uint64_t size;
-	uint32_t mode;
-	long rc = initramfs_lookup(path, &img, &size, &mode);
+	long rc = read_file(t, c, path, &img, &size);
 	if (rc)
 		return rc;
-	if ((mode & LX_S_IFMT) != LX_S_IFREG)
-		return -LX_EACCES;
-	if (!(mode & 0111))
-		return -LX_EACCES;
 	uint64_t entry, phdr, brk;
 	uint16_t phnum;
 	rc = load_elf(mm, path, img, size, &entry, &phdr, &phnum, &brk);
+	kfree(img);
 	if (rc)
 		return rc;
 	mm->brk_start = mm->brk = brk;

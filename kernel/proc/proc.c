@@ -21,6 +21,7 @@
 #include "proc.h"
 #include "thread.h"
 #include "syscall/linux_abi.h"
+#include "fs/vfs.h"
 #include <ksync/errors.h>
 
 LOCK_CLASS(uproc_table_class, "uproc-table", LOCK_MASTER, LOCK_DATA);
@@ -96,34 +97,26 @@ static void proc_free(struct process *p)
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 }
 
-static void fdt_close_all(struct proc_fdtable *t)
+/* What a process holds of kernel/fs: its descriptor table and fs context (either may
+ * be NULL after a failed allocation). */
+static void files_put(struct process *p)
 {
-	if (!t)
-		return;
-	for (unsigned i = 0; i < PROC_NFD; i++)
-		if (t->fd[i])
-			ufile_put(t->fd[i]);
-	kfree(t);
-}
-
-static struct proc_fdtable *fdt_clone(const struct proc_fdtable *t)
-{
-	struct proc_fdtable *n = kzalloc(sizeof *n);
-	if (!n)
-		return NULL;
-	for (unsigned i = 0; t && i < PROC_NFD; i++) {
-		if (t->fd[i]) {
-			ufile_get(t->fd[i]);
-			n->fd[i] = t->fd[i];
-			n->cloexec[i] = t->cloexec[i];
-		}
-	}
-	return n;
+	if (p->fdt)
+		fdtable_put(p->fdt);
+	if (p->fs)
+		fs_ctx_put(p->fs);
+	p->fdt = NULL;
+	p->fs = NULL;
 }
 
 static void user_thread_main(void *arg)
 {
 	struct process *p = arg;
+	/* recorded by the thread itself before it can wait in a file: a kill that finds it
+	 * wakes that wait (fs_interrupt); a kill before this is pending before any wait */
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	p->thread = thread_self();
+	mlock_unlock_irqrestore(&proc_table_lock, k);
 	arch_user_enter(p->uctx);
 }
 
@@ -151,21 +144,21 @@ static void comm_from_path(struct process *p, const char *path)
 	p->comm[i] = 0;
 }
 
-long proc_spawn(const char *path, char *const argv[], char *const envp[])
+long proc_spawn(const char *path, char *const argv[], char *const envp[], struct fdtable *fds)
 {
 	struct process *p = proc_alloc(NULL);
 	if (!p)
 		return -LX_EAGAIN;
 	p->kernel_waited = true;
 	p->mm = mm_create();
-	p->fdt = kzalloc(sizeof *p->fdt);
+	p->fdt = fds ? fdtable_clone(fds) : fdtable_new();
+	p->fs = fs_ctx_new();
 	p->uctx = p->mm ? arch_uctx_create(p->mm->as, p) : NULL;
 	long rc = -LX_ENOMEM;
 	uint64_t entry, sp;
-	if (p->mm && p->fdt && p->uctx) {
-		for (int i = 0; i < 3; i++)
-			p->fdt->fd[i] = ufile_console();
-		rc = exec_load(p->mm, path, argv, envp, &entry, &sp);
+	if (p->mm && p->fdt && p->fs && p->uctx) {
+		fdtable_close_on_exec(p->fdt);	/* the runner's own end of the output pipe */
+		rc = exec_load(p->mm, p->fdt, p->fs, path, argv, envp, &entry, &sp);
 	}
 	if (!rc) {
 		comm_from_path(p, path);
@@ -174,9 +167,8 @@ long proc_spawn(const char *path, char *const argv[], char *const envp[])
 	}
 	if (rc) {
 		mm_destroy(p->mm);
-		fdt_close_all(p->fdt);
+		files_put(p);
 		p->mm = NULL;
-		p->fdt = NULL;
 		proc_free(p);
 		return rc;
 	}
@@ -220,9 +212,10 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp)
 	if (!c)
 		return -LX_EAGAIN;
 	c->mm = mm_create();
-	c->fdt = fdt_clone(self->fdt);
+	c->fdt = fdtable_clone(self->fdt);
+	c->fs = fs_ctx_clone(self->fs);
 	c->uctx = c->mm ? arch_uctx_create(c->mm->as, c) : NULL;
-	long rc = c->mm && c->fdt && c->uctx ? 0 : -LX_ENOMEM;
+	long rc = c->mm && c->fdt && c->fs && c->uctx ? 0 : -LX_ENOMEM;
 	if (!rc) {
 		/* vfork and CLONE_VM children get a copy-on-write copy too: a correct vfork
 		 * child only execs or exits, and cannot tell the difference */
@@ -243,9 +236,8 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp)
 	}
 	if (rc) {
 		mm_destroy(c->mm);
-		fdt_close_all(c->fdt);
+		files_put(c);
 		c->mm = NULL;
-		c->fdt = NULL;
 		proc_free(c);
 		return rc;
 	}
@@ -283,8 +275,7 @@ void proc_exit(int wstatus)
 	struct process *p = proc_current();
 	KASSERT(p);
 	/* what only this thread uses: its files and its address space (loaded here only) */
-	fdt_close_all(p->fdt);
-	p->fdt = NULL;
+	files_put(p);	/* may wake a pipe's other end */
 	struct mm *mm = p->mm;
 	/* from here a kernel thread: the switches no longer read p->uctx, which the reaper
 	 * frees (even before this thread's last switch) */
@@ -393,9 +384,7 @@ void kernel_user_return(void)
 		if (blocked)
 			continue;
 		__atomic_fetch_and(&p->sig_pending, ~(1ull << s), __ATOMIC_RELAXED);
-		bool ignored = p->sig_handler[s] == LX_SIG_IGN || s == LX_SIGCHLD ||
-			       s == 23 /* SIGURG */ || s == 28 /* SIGWINCH */;
-		if (s == LX_SIGKILL || !ignored)
+		if (proc_sig_acts(p, s))	/* (fshooks.c's fs_signal_pending asks the same) */
 			proc_exit((int)s);
 	}
 }
@@ -424,10 +413,17 @@ long proc_kill(int pid, int sig)
 	for (unsigned i = 0; i < PROC_MAX; i++)
 		if (procs[i].state == PROC_LIVE && procs[i].pid == (pid < 0 ? -pid : pid))
 			t = &procs[i];
-	if (t && sig)
+	struct thread *th = NULL;
+	if (t && sig) {
 		__atomic_fetch_or(&t->sig_pending, 1ull << sig, __ATOMIC_RELAXED);	/* read
 			by its thread at the return of a system call; nothing else is ordered */
+		th = t->thread;
+	}
 	mlock_unlock_irqrestore(&proc_table_lock, k);
+	/* a file wait of th's (pipe, poll) returns -EINTR: fs_interrupt only compares th
+	 * with its registered sleepers (which are alive) before it touches it */
+	if (th)
+		fs_interrupt(th);
 	return t ? 0 : -LX_ESRCH;
 }
 
@@ -441,7 +437,7 @@ long proc_execve(struct trapframe *tf, const char *path, char *const argv[], cha
 	if (!nm)
 		return -LX_ENOMEM;
 	uint64_t entry, sp;
-	long rc = exec_load(nm, path, argv, envp, &entry, &sp);
+	long rc = exec_load(nm, p->fdt, p->fs, path, argv, envp, &entry, &sp);
 	if (rc) {
 		mm_destroy(nm);
 		return rc;
@@ -452,13 +448,7 @@ long proc_execve(struct trapframe *tf, const char *path, char *const argv[], cha
 	arch_uctx_set_as(p->uctx, nm->as);
 	mm_destroy(old);
 	arch_uctx_set_fs(p->uctx, 0);
-	for (unsigned i = 0; i < PROC_NFD; i++) {
-		if (p->fdt->fd[i] && p->fdt->cloexec[i]) {
-			ufile_put(p->fdt->fd[i]);
-			p->fdt->fd[i] = NULL;
-			p->fdt->cloexec[i] = false;
-		}
-	}
+	fdtable_close_on_exec(p->fdt);
 	for (unsigned s = 0; s < PROC_NSIG; s++) {	/* handlers reset; ignored stays */
 		if (p->sig_handler[s] != LX_SIG_IGN)
 			p->sig_handler[s] = LX_SIG_DFL;

@@ -1,7 +1,7 @@
 /*
  * urun.c - the kernel's program runner (boot mode `mode=user`, issue 24): runs the
- * user programs the command line names, one after another, each as a fresh process
- * with fd 0/1/2 on the console, and reports each as KTAP on the serial line:
+ * user programs the command line names, one after another, each as a fresh process,
+ * and reports each as KTAP on the serial line:
  *
  *   ktap: # user: <the command>
  *   ktap: # out: <its stdout+stderr as hex, 64 bytes a line>
@@ -10,6 +10,14 @@
  * "ok" means the program ran and its parent (the runner) saw it end; the host tool
  * compares the output and the status with the same binary's on Linux
  * (tests/test_user.py). A program that could not be started is "not ok".
+ *
+ * The programs' files are kernel/fs's: at start fs_init, then the initramfs (the first
+ * boot module) unpacked into the RAM file system (a corrupt archive is refused with the
+ * unpacker's message). Each program runs as its host twin does under test_user.py: fd 0
+ * is /dev/null, fd 1 and 2 the write end of one pipe (kernel/fs), which the runner drains
+ * into its buffer until end of file (every writer, the program and any child that kept
+ * it, closed it) - as Python's subprocess.run reads the twin's stdout - and then waits
+ * for the program's status. So fstat/isatty on fd 0..2 answer as on the host.
  *
  * Command line: user=@/t/list (a file of the initramfs: one command a line, words split
  * by spaces) or user=/t/a,/t/b (no arguments). epoch=<unix seconds> sets CLOCK_REALTIME.
@@ -22,6 +30,7 @@
 #include "proc.h"
 #include "thread.h"
 #include "syscall/linux_abi.h"
+#include "fs/vfs.h"
 #include <ksync/errors.h>
 
 extern uint64_t syscall_boot_epoch;
@@ -29,6 +38,8 @@ extern uint64_t syscall_boot_epoch;
 #define OUT_CAP (64u << 10)
 #define MAX_WORDS 16
 
+static struct fs_ctx *ctx;	/* the runner's (cwd "/"): set once before the programs */
+static long fs_err;		/* set once at start: the initramfs was refused (-LX_EINVAL) */
 static char *const envp[] = { "HOME=/", "PATH=/bin:/t", "TERM=dumb", NULL };
 
 static void print_hex_out(const char *buf, size_t len, bool over)
@@ -46,6 +57,23 @@ static void print_hex_out(const char *buf, size_t len, bool over)
 	}
 	if (over)
 		kprintf("ktap: # out-truncated: more than %u bytes\n", OUT_CAP);
+}
+
+/* The runner's descriptor table: 0 = /dev/null, 1 = 2 = a pipe's write end, 3 = its read
+ * end (close-on-exec: proc_spawn closes it in the child). 0 or -LX_E*. */
+static long stdio_table(struct fdtable *t)
+{
+	int p[2];
+	long rc = vfs_pipe2(t, p, LX_O_CLOEXEC);	/* 0 = read end, 1 = write end */
+	if (rc)
+		return rc;
+	if ((rc = vfs_dup3(t, 0, 3, LX_O_CLOEXEC)) < 0 || (rc = vfs_close(t, 0)) < 0)
+		return rc;
+	if ((rc = vfs_openat(t, ctx, LX_AT_FDCWD, "/dev/null", LX_O_RDONLY, 0)) != 0)
+		return rc < 0 ? rc : -LX_EBADF;
+	if ((rc = vfs_fcntl(t, 1, LX_F_SETFD, 0)) < 0 || (rc = vfs_dup2(t, 1, 2)) < 0)
+		return rc;
+	return 0;
 }
 
 static int run_one(unsigned n, char *cmd, char *out)
@@ -70,10 +98,28 @@ static int run_one(unsigned n, char *cmd, char *out)
 	kprintf("\n");
 	size_t len = 0;
 	bool over = false;
-	ufile_console_capture(out, OUT_CAP, &len, &over);
-	long pid = proc_spawn(argv[0], argv, envp);
+	struct fdtable *t = fs_err ? NULL : fdtable_new();
+	long pid = fs_err ? fs_err : t ? stdio_table(t) : -LX_ENOMEM;
+	if (!pid)
+		pid = proc_spawn(argv[0], argv, envp, t);
+	if (t) {
+		/* only the read end stays ours: end of file once every writer closed */
+		for (int fd = 0; fd < 3; fd++)
+			vfs_close(t, fd);
+		static char spill[512];	/* the runner's only: past OUT_CAP, read and dropped */
+		for (;;) {
+			long r = len < OUT_CAP ? vfs_read(t, 3, out + len, OUT_CAP - len)
+					       : vfs_read(t, 3, spill, sizeof spill);
+			if (r <= 0)
+				break;
+			if (len < OUT_CAP)
+				len += (size_t)r;
+			else
+				over = true;
+		}
+		fdtable_put(t);
+	}
 	int st = pid > 0 ? proc_wait_kernel((int)pid) : 0;
-	ufile_console_capture(NULL, 0, NULL, NULL);
 	print_hex_out(out, len, over);
 	if (pid < 0) {
 		kprintf("ktap: not ok %u %s # could not start: errno %ld\n", n, argv[0], -pid);
@@ -83,38 +129,67 @@ static int run_one(unsigned n, char *cmd, char *out)
 	return 0;
 }
 
+/* The whole of a file of kernel/fs (the command list) into a new NUL-terminated buffer. */
+static char *slurp(const char *path, size_t *len)
+{
+	struct fdtable *t = fdtable_new();
+	KASSERT(t);
+	int fd = vfs_openat(t, ctx, LX_AT_FDCWD, path, LX_O_RDONLY, 0);
+	char *b = NULL;
+	struct lx_stat st;
+	if (fd >= 0 && vfs_fstat(t, fd, &st) == 0 && (b = kmalloc((size_t)st.st_size + 1))) {
+		long r = vfs_pread(t, fd, b, (size_t)st.st_size, 0);
+		*len = r > 0 ? (size_t)r : 0;
+		b[*len] = 0;
+	} else {
+		kprintf("ksync: mode=user: %s: errno %d\n", path, fd < 0 ? -fd : LX_ENOMEM);
+	}
+	fdtable_put(t);
+	return b;
+}
+
 __attribute__((noreturn)) void urun_main(struct boot_info *bi);
 void urun_main(struct boot_info *bi)
 {
 	char spec[256], ep[24];
-	if (bi->initrd_end > bi->initrd_start)
-		initramfs_init((const void *)(uintptr_t)bi->initrd_start,
-			       bi->initrd_end - bi->initrd_start);
 	syscall_boot_epoch = cmdline_uint(cmdline_get("epoch", ep, sizeof ep), 0);
 	if (!cmdline_get("user", spec, sizeof spec)) {
 		kprintf("ksync: mode=user needs user=@/list or user=/a,/b\n");
 		arch_exit(false);
 	}
-	if (!initramfs_present()) {
+	if (bi->initrd_end <= bi->initrd_start) {
 		kprintf("ksync: mode=user: no initramfs (boot module) was given\n");
 		arch_exit(false);
 	}
+	/* kernel/fs takes monitors: the scheduler runs first */
+	int rc = sched_start(NULL);
+	if (rc != KSYNC_OK) {
+		kprintf("ksync: mode=user: sched_start: %s\n", ksync_strerror(rc));
+		arch_exit(false);
+	}
+	char err[160];
+	long frc = fs_init();
+	if (!frc)
+		frc = fs_unpack_cpio_msg((const void *)(uintptr_t)bi->initrd_start,
+					 bi->initrd_end - bi->initrd_start, err, sizeof err);
+	else
+		ksnprintf(err, sizeof err, "fs_init: errno %ld", -frc);
+	if (frc) {
+		/* every command is then "not ok" with the archive's error */
+		kprintf("ksync: initramfs: refused: %s\n", err);
+		fs_err = frc;
+		if (spec[0] == '@')
+			arch_exit(false);
+	}
+	ctx = fs_ctx_new();
+	KASSERT(ctx);
 	/* the commands, in one writable buffer */
 	char *text;
-	size_t tlen;
+	size_t tlen = 0;
 	if (spec[0] == '@') {
-		const uint8_t *d;
-		uint64_t sz;
-		uint32_t mode;
-		long rc = initramfs_lookup(spec + 1, &d, &sz, &mode);
-		if (rc) {
-			kprintf("ksync: mode=user: %s: errno %ld\n", spec + 1, -rc);
+		text = slurp(spec + 1, &tlen);
+		if (!text)
 			arch_exit(false);
-		}
-		text = kmalloc(sz + 1);
-		KASSERT(text);
-		memcpy(text, d, sz);
-		tlen = sz;
 	} else {
 		tlen = strlen(spec);
 		text = kmalloc(tlen + 1);
@@ -136,11 +211,6 @@ void urun_main(struct boot_info *bi)
 		if (!e)
 			break;
 		s = e + 1;
-	}
-	int rc = sched_start(NULL);
-	if (rc != KSYNC_OK) {
-		kprintf("ksync: mode=user: sched_start: %s\n", ksync_strerror(rc));
-		arch_exit(false);
 	}
 	proc_init();
 	char *out = kmalloc(OUT_CAP);

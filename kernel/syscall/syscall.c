@@ -9,9 +9,10 @@
  * does for a number it does not know (glibc then falls back, e.g. from clone3 to clone
  * and from rseq to nothing).
  *
- * File calls are thin wrappers that copy between user memory and a kernel buffer and
- * call the file's ops on kernel buffers (proc.h struct ufile_ops), so that kernel/fs's
- * vfs_read/vfs_write/vfs_openat on an fdtable replace ufile_* here and nothing else.
+ * File calls are thin wrappers around kernel/fs (vfs.h) on the calling process's fdtable
+ * and fs_ctx: user memory is copied in and out through kernel buffers (KBUF-byte chunks
+ * for big reads and writes; paths with strncpy_from_user, -ENAMETOOLONG past PATH_MAX);
+ * a bad user pointer is -EFAULT, never a fault in the kernel.
  *
  * Shared state: enosys_count[] (atomic adds; read at shutdown), boot_epoch (written
  * once by urun.c before any process). Everything a handler touches besides is the
@@ -22,6 +23,7 @@
 #include "proc.h"
 #include "thread.h"
 #include "syscall/linux_abi.h"
+#include "fs/vfs.h"
 #include <ksync/errors.h>
 
 typedef long (*sys_fn)(struct trapframe *tf, const uint64_t a[6]);
@@ -33,106 +35,136 @@ static uint64_t enosys_count[LX_NR_SYSCALLS];	/* atomic adds */
 static uint64_t enosys_other;			/* numbers >= LX_NR_SYSCALLS */
 uint64_t syscall_boot_epoch;			/* Unix time at boot (urun.c: epoch=) */
 
-#define KBUF 4096	/* the bounce buffer of read/write */
+#define KBUF 4096	/* the bounce buffer of the file calls: one page, chunks of it */
 
 /* ---- helpers --------------------------------------------------------------------------- */
-static struct ufile *fd_get(struct process *p, uint64_t fd)
-{
-	if (fd >= PROC_NFD || !p->fdt)
-		return NULL;
-	return p->fdt->fd[fd];
-}
+static struct fdtable *FDT(void) { return proc_current()->fdt; }
+static struct fs_ctx *FSC(void) { return proc_current()->fs; }
 
-static long fd_install(struct process *p, struct ufile *f, unsigned from, bool cloexec)
-{
-	for (unsigned i = from; i < PROC_NFD; i++) {
-		if (!p->fdt->fd[i]) {
-			p->fdt->fd[i] = f;
-			p->fdt->cloexec[i] = cloexec;
-			return i;
-		}
-	}
-	return -LX_EMFILE;
-}
-
-/* A user string into a kmalloc'd buffer (PATH_MAX); *out NULL on error. */
-static long get_path(uint64_t u, char **out)
+/* A user path into a kmalloc'd buffer of LX_PATH_MAX bytes; *out NULL on error:
+ * -EFAULT (bad pointer), -ENAMETOOLONG (no NUL within PATH_MAX), -ENOENT ("" unless
+ * empty_ok: AT_EMPTY_PATH). */
+static long get_path2(uint64_t u, char **out, bool empty_ok)
 {
 	*out = NULL;
 	char *b = kmalloc(LX_PATH_MAX);
 	if (!b)
 		return -LX_ENOMEM;
 	long n = strncpy_from_user(b, (const char *)u, LX_PATH_MAX);
-	if (n < 0) {
+	if (n < 0 || (n == 0 && !empty_ok)) {
 		kfree(b);
-		return n;
-	}
-	if (n == 0) {
-		kfree(b);
-		return -LX_ENOENT;
+		return n < 0 ? n : -LX_ENOENT;
 	}
 	*out = b;
 	return 0;
 }
 
-/* ---- files ---------------------------------------------------------------------------- */
-static long sys_read(struct trapframe *tf, const uint64_t a[6])
+static long get_path(uint64_t u, char **out) { return get_path2(u, out, false); }
+
+/* A user int-sized directory descriptor argument (AT_FDCWD is -100 in an int). */
+static int dirfd_of(uint64_t v) { return (int)(int32_t)v; }
+
+/* ---- read and write: copied through a KBUF kernel buffer ----------------------------- */
+
+/* A regular file may be read in more than one chunk; a pipe or a device is read once
+ * (a second read could block although data were returned). */
+static bool is_regular(struct fdtable *t, int fd)
 {
-	(void)tf;
-	struct ufile *f = fd_get(proc_current(), a[0]);
-	if (!f || (f->flags & LX_O_ACCMODE) == LX_O_WRONLY)
-		return -LX_EBADF;
-	char *kb = kmalloc(KBUF);
-	if (!kb)
-		return -LX_ENOMEM;
-	size_t n = a[2], done = 0;
-	long rc = 0;
-	while (done < n) {
-		size_t c = n - done < KBUF ? n - done : KBUF;
-		rc = f->ops->read(f, kb, c);
-		if (rc <= 0)
-			break;
-		if (copy_to_user((void *)(a[1] + done), kb, (size_t)rc)) {
-			rc = -LX_EFAULT;
-			break;
-		}
-		done += (size_t)rc;
-		if ((size_t)rc < c)
-			break;
-	}
-	kfree(kb);
-	return done ? (long)done : rc;
+	struct lx_stat st;
+	return vfs_fstat(t, fd, &st) == 0 && (st.st_mode & LX_S_IFMT) == LX_S_IFREG;
 }
 
-static long do_write(struct ufile *f, uint64_t ubuf, size_t n)
+/* read (off < 0) or pread (off >= 0) into user memory. */
+static long do_read(int fd, uint64_t ubuf, size_t n, int64_t off)
 {
+	struct fdtable *t = FDT();
 	char *kb = kmalloc(KBUF);
 	if (!kb)
 		return -LX_ENOMEM;
 	size_t done = 0;
 	long rc = 0;
-	while (done < n) {
+	do {
 		size_t c = n - done < KBUF ? n - done : KBUF;
-		if (copy_from_user(kb, (const void *)(ubuf + done), c)) {
+		rc = off < 0 ? vfs_read(t, fd, kb, c) : vfs_pread(t, fd, kb, c, off + (int64_t)done);
+		if (rc <= 0)
+			break;
+		if (copy_to_user((void *)(ubuf + done), kb, (size_t)rc)) {
+			/* the file position goes back to where the copy failed (Linux copies
+			 * before it advances) */
+			if (off < 0)
+				(void)vfs_lseek(t, fd, -rc, LX_SEEK_CUR);
 			rc = -LX_EFAULT;
 			break;
 		}
-		rc = f->ops->write(f, kb, c);
+		done += (size_t)rc;
+		if ((size_t)rc < c || (done == c && done < n && !is_regular(t, fd)))
+			break;
+	} while (done < n);
+	kfree(kb);
+	return done ? (long)done : rc;
+}
+
+/* write (off < 0) or pwrite (off >= 0) from user memory; a write of at most KBUF bytes
+ * reaches the file as one call (PIPE_BUF atomicity for pipes). */
+static long do_write(int fd, uint64_t ubuf, size_t n, int64_t off)
+{
+	struct fdtable *t = FDT();
+	char *kb = kmalloc(KBUF);
+	if (!kb)
+		return -LX_ENOMEM;
+	size_t done = 0;
+	long rc = 0;
+	do {
+		size_t c = n - done < KBUF ? n - done : KBUF;
+		if (c && copy_from_user(kb, (const void *)(ubuf + done), c)) {
+			rc = -LX_EFAULT;
+			break;
+		}
+		rc = off < 0 ? vfs_write(t, fd, kb, c) : vfs_pwrite(t, fd, kb, c, off + (int64_t)done);
 		if (rc <= 0)
 			break;
 		done += (size_t)rc;
-	}
+		if ((size_t)rc < c)
+			break;	/* a non-blocking pipe took part of it */
+	} while (done < n);
 	kfree(kb);
 	return done ? (long)done : rc;
+}
+
+static long sys_read(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return do_read((int)a[0], a[1], a[2], -1);
 }
 
 static long sys_write(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	struct ufile *f = fd_get(proc_current(), a[0]);
-	if (!f || (f->flags & LX_O_ACCMODE) == LX_O_RDONLY)
-		return -LX_EBADF;
-	return do_write(f, a[1], a[2]);
+	return do_write((int)a[0], a[1], a[2], -1);
+}
+
+static long sys_pread64(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if ((int64_t)a[3] < 0)
+		return -LX_EINVAL;
+	return do_read((int)a[0], a[1], a[2], (int64_t)a[3]);
+}
+
+static long sys_pwrite64(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if ((int64_t)a[3] < 0)
+		return -LX_EINVAL;
+	return do_write((int)a[0], a[1], a[2], (int64_t)a[3]);
+}
+
+static bool fd_valid(int fd)
+{
+	struct file *f = fdtable_file(FDT(), fd);
+	if (f)
+		file_put(f);
+	return f != NULL;
 }
 
 /* writev: the vectors are gathered into one kernel buffer and written by one call per
@@ -142,8 +174,9 @@ static long sys_write(struct trapframe *tf, const uint64_t a[6])
 static long sys_writev(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	struct ufile *f = fd_get(proc_current(), a[0]);
-	if (!f || (f->flags & LX_O_ACCMODE) == LX_O_RDONLY)
+	int fd = (int)a[0];
+	struct fdtable *t = FDT();
+	if (!fd_valid(fd))
 		return -LX_EBADF;
 	if (a[2] > 1024)
 		return -LX_EINVAL;
@@ -152,7 +185,8 @@ static long sys_writev(struct trapframe *tf, const uint64_t a[6])
 		return -LX_ENOMEM;
 	long total = 0, rc = 0;
 	size_t fill = 0;
-	for (uint64_t i = 0; i < a[2] && !rc; i++) {
+	bool short_write = false;
+	for (uint64_t i = 0; i < a[2] && !rc && !short_write; i++) {
 		struct lx_iovec iov;
 		if (copy_from_user(&iov, (const void *)(a[1] + i * sizeof iov), sizeof iov)) {
 			rc = -LX_EFAULT;
@@ -167,18 +201,23 @@ static long sys_writev(struct trapframe *tf, const uint64_t a[6])
 			fill += c;
 			off += c;
 			if (fill == KBUF) {
-				long w = f->ops->write(f, kb, fill);
+				long w = vfs_write(t, fd, kb, fill);
 				if (w < 0) {
 					rc = w;
+					fill = 0;
 					break;
 				}
 				total += w;
+				short_write = (size_t)w < fill;
 				fill = 0;
+				if (short_write)
+					break;
 			}
 		}
 	}
-	if (fill && (!rc || rc == -LX_EFAULT)) {	/* what was gathered before a fault */
-		long w = f->ops->write(f, kb, fill);
+	if (!short_write && (fill || (!total && !rc)) && (!rc || rc == -LX_EFAULT)) {
+		/* what was gathered before a fault (or nothing: a 0-byte write checks fd) */
+		long w = vfs_write(t, fd, kb, fill);
 		if (w < 0 && !rc)
 			rc = w;
 		else if (w > 0)
@@ -190,6 +229,10 @@ static long sys_writev(struct trapframe *tf, const uint64_t a[6])
 
 static long sys_readv(struct trapframe *tf, const uint64_t a[6])
 {
+	(void)tf;
+	int fd = (int)a[0];
+	if (!fd_valid(fd))
+		return -LX_EBADF;
 	if (a[2] > 1024)
 		return -LX_EINVAL;
 	long total = 0;
@@ -197,145 +240,171 @@ static long sys_readv(struct trapframe *tf, const uint64_t a[6])
 		struct lx_iovec iov;
 		if (copy_from_user(&iov, (const void *)(a[1] + i * sizeof iov), sizeof iov))
 			return total ? total : -LX_EFAULT;
-		uint64_t b[6] = { a[0], iov.iov_base, iov.iov_len };
-		long rc = sys_read(tf, b);
+		if (!iov.iov_len)
+			continue;
+		long rc = do_read(fd, iov.iov_base, iov.iov_len, -1);
 		if (rc < 0)
 			return total ? total : rc;
 		total += rc;
-		if ((uint64_t)rc < iov.iov_len)
+		/* a pipe or device: one read's worth (a second could block with data in hand) */
+		if ((uint64_t)rc < iov.iov_len || (rc > 0 && !is_regular(FDT(), fd)))
 			break;
 	}
 	return total;
 }
 
+static long sys_sendfile(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	int64_t off;
+	if (a[2] && copy_from_user(&off, (const void *)a[2], sizeof off))
+		return -LX_EFAULT;
+	long rc = vfs_sendfile(FDT(), (int)a[0], (int)a[1], a[2] ? &off : NULL, a[3]);
+	if (a[2] && copy_to_user((void *)a[2], &off, sizeof off))
+		return -LX_EFAULT;
+	return rc;
+}
+
+/* ---- descriptors -------------------------------------------------------------------- */
 static long sys_close(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	struct process *p = proc_current();
-	struct ufile *f = fd_get(p, a[0]);
-	if (!f)
-		return -LX_EBADF;
-	p->fdt->fd[a[0]] = NULL;
-	p->fdt->cloexec[a[0]] = false;
-	ufile_put(f);
-	return 0;
-}
-
-static long dup_to(struct process *p, uint64_t old, uint64_t nfd, bool cloexec)
-{
-	struct ufile *f = fd_get(p, old);
-	if (!f || nfd >= PROC_NFD)
-		return -LX_EBADF;
-	if (old == nfd)
-		return (long)nfd;
-	ufile_get(f);
-	if (p->fdt->fd[nfd])
-		ufile_put(p->fdt->fd[nfd]);
-	p->fdt->fd[nfd] = f;
-	p->fdt->cloexec[nfd] = cloexec;
-	return (long)nfd;
+	return vfs_close(FDT(), (int)a[0]);
 }
 
 static long sys_dup(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	struct process *p = proc_current();
-	struct ufile *f = fd_get(p, a[0]);
-	if (!f)
-		return -LX_EBADF;
-	long fd = fd_install(p, f, 0, false);
-	if (fd >= 0)
-		ufile_get(f);
-	return fd;
+	return vfs_dup(FDT(), (int)a[0]);
 }
 
 static long sys_dup2(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return dup_to(proc_current(), a[0], a[1], false);
+	return vfs_dup2(FDT(), (int)a[0], (int)a[1]);
 }
 
 static long sys_dup3(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	if (a[0] == a[1] || (a[2] & ~(uint64_t)LX_O_CLOEXEC))
-		return -LX_EINVAL;
-	return dup_to(proc_current(), a[0], a[1], a[2] & LX_O_CLOEXEC);
+	return vfs_dup3(FDT(), (int)a[0], (int)a[1], (int)a[2]);
 }
 
 static long sys_fcntl(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	struct process *p = proc_current();
-	struct ufile *f = fd_get(p, a[0]);
-	if (!f)
-		return -LX_EBADF;
-	switch (a[1]) {
-	case LX_F_GETFD: return p->fdt->cloexec[a[0]] ? LX_FD_CLOEXEC : 0;
-	case LX_F_SETFD: p->fdt->cloexec[a[0]] = a[2] & LX_FD_CLOEXEC; return 0;
-	case LX_F_GETFL: return f->flags;
-	case LX_F_SETFL:
-		f->flags = (f->flags & ~(unsigned)(LX_O_APPEND | LX_O_NONBLOCK)) |
-			   (unsigned)(a[2] & (LX_O_APPEND | LX_O_NONBLOCK));
-		return 0;
-	case LX_F_DUPFD:
-	case LX_F_DUPFD_CLOEXEC: {
-		if (a[2] >= PROC_NFD)
-			return -LX_EINVAL;
-		long fd = fd_install(p, f, (unsigned)a[2], a[1] == LX_F_DUPFD_CLOEXEC);
-		if (fd >= 0)
-			ufile_get(f);
-		return fd;
-	}
-	}
-	return -LX_EINVAL;
+	return vfs_fcntl(FDT(), (int)a[0], (int)a[1], a[2]);
+}
+
+/* ioctl: vfs_ioctl_size says how much of the argument to copy in and back out. The
+ * "get" commands are copied out only (a file that does not know them - a pipe asked
+ * TCGETS - answers ENOTTY before the pointer is looked at, as on Linux). */
+static bool ioctl_out_only(unsigned cmd)
+{
+	return cmd == LX_TCGETS || cmd == LX_TIOCGWINSZ || cmd == LX_TIOCGPGRP ||
+	       cmd == LX_FIONREAD;
 }
 
 static long sys_ioctl(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	if (!fd_get(proc_current(), a[0]))
+	int fd = (int)a[0];
+	unsigned cmd = (unsigned)a[1];
+	if (!fd_valid(fd))
 		return -LX_EBADF;
-	return -LX_ENOTTY;	/* the runner's console is not a terminal (ufile.c) */
+	int size = vfs_ioctl_size(cmd);
+	if (size < 0)
+		return size;	/* no file knows it: -ENOTTY */
+	if (size == 0)
+		return vfs_ioctl(FDT(), fd, cmd, (void *)(uintptr_t)a[2]);
+	uint8_t kb[256];
+	if ((size_t)size > sizeof kb)
+		return -LX_EINVAL;
+	memset(kb, 0, (size_t)size);
+	if (!ioctl_out_only(cmd) && copy_from_user(kb, (const void *)a[2], (size_t)size))
+		return -LX_EFAULT;
+	long rc = vfs_ioctl(FDT(), fd, cmd, kb);
+	if (rc >= 0 && ioctl_out_only(cmd) && copy_to_user((void *)a[2], kb, (size_t)size))
+		return -LX_EFAULT;
+	return rc;
 }
 
 static long sys_lseek(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	struct ufile *f = fd_get(proc_current(), a[0]);
-	if (!f)
-		return -LX_EBADF;
-	if (!f->ops->lseek)
-		return -LX_ESPIPE;
-	if (a[2] > LX_SEEK_END)
-		return -LX_EINVAL;
-	return f->ops->lseek(f, (int64_t)a[1], (int)a[2]);
+	return vfs_lseek(FDT(), (int)a[0], (int64_t)a[1], (int)a[2]);
 }
 
-static long stat_out(struct ufile *f, uint64_t ust)
-{
-	struct lx_stat st;
-	memset(&st, 0, sizeof st);
-	uint32_t mode;
-	uint64_t size;
-	f->ops->stat(f, &mode, &size);
-	st.st_mode = mode;
-	st.st_size = (int64_t)size;
-	st.st_nlink = 1;
-	st.st_blksize = 4096;
-	st.st_blocks = (int64_t)((size + 511) / 512);
-	return copy_to_user((void *)ust, &st, sizeof st);
-}
-
-static long sys_fstat(struct trapframe *tf, const uint64_t a[6])
+static long sys_ftruncate(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	struct ufile *f = fd_get(proc_current(), a[0]);
-	if (!f)
-		return -LX_EBADF;
-	return stat_out(f, a[1]);
+	return vfs_ftruncate(FDT(), (int)a[0], (int64_t)a[1]);
 }
 
+static long sys_pipe2(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	int fds[2];
+	long rc = vfs_pipe2(FDT(), fds, (int)a[1]);
+	if (rc)
+		return rc;
+	if (copy_to_user((void *)a[0], fds, sizeof fds)) {
+		vfs_close(FDT(), fds[0]);
+		vfs_close(FDT(), fds[1]);
+		return -LX_EFAULT;
+	}
+	return 0;
+}
+
+static long sys_pipe(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { a[0], 0 };
+	return sys_pipe2(tf, b);
+}
+
+static long do_poll(uint64_t ufds, uint64_t n, int timeout_ms)
+{
+	if (n > FS_NOFILE)
+		return -LX_EINVAL;
+	struct lx_pollfd *k = kmalloc(n ? n * sizeof *k : 1);
+	if (!k)
+		return -LX_ENOMEM;
+	long rc = 0;
+	if (n && copy_from_user(k, (const void *)ufds, n * sizeof *k))
+		rc = -LX_EFAULT;
+	if (!rc)
+		rc = vfs_poll(FDT(), k, (unsigned)n, timeout_ms);
+	if (rc >= 0 && n && copy_to_user((void *)ufds, k, n * sizeof *k))
+		rc = -LX_EFAULT;
+	kfree(k);
+	return rc;
+}
+
+static long sys_poll(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return do_poll(a[0], a[1], (int)a[2]);
+}
+
+/* ppoll: the timespec as milliseconds (rounded up); the signal mask is not applied (no
+ * handlers are delivered yet, so no signal can arrive that it would hold back). */
+static long sys_ppoll(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	int ms = -1;
+	if (a[2]) {
+		struct lx_timespec ts;
+		if (copy_from_user(&ts, (const void *)a[2], sizeof ts))
+			return -LX_EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -LX_EINVAL;
+		uint64_t m = (uint64_t)ts.tv_sec * 1000 + ((uint64_t)ts.tv_nsec + 999999) / 1000000;
+		ms = m > 0x7fffffff ? 0x7fffffff : (int)m;
+	}
+	return do_poll(a[0], a[1], ms);
+}
+
+/* ---- names ---------------------------------------------------------------------------- */
 static long sys_openat(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
@@ -343,20 +412,8 @@ static long sys_openat(struct trapframe *tf, const uint64_t a[6])
 	long rc = get_path(a[1], &path);
 	if (rc)
 		return rc;
-	struct process *p = proc_current();
-	/* relative paths: from "/" (kernel/fs brings the cwd and dirfd) */
-	if (path[0] != '/' && (int)a[0] != LX_AT_FDCWD && !fd_get(p, a[0])) {
-		kfree(path);
-		return -LX_EBADF;
-	}
-	struct ufile *f;
-	rc = ufile_open_initramfs(path, (int)a[2], &f);
+	rc = vfs_openat(FDT(), FSC(), dirfd_of(a[0]), path, (int)a[2], (unsigned)a[3]);
 	kfree(path);
-	if (rc)
-		return rc;
-	rc = fd_install(p, f, 0, a[2] & LX_O_CLOEXEC);
-	if (rc < 0)
-		ufile_put(f);
 	return rc;
 }
 
@@ -366,36 +423,290 @@ static long sys_open(struct trapframe *tf, const uint64_t a[6])
 	return sys_openat(tf, b);
 }
 
+static long stat_at(int dirfd, uint64_t upath, uint64_t ust, int flags)
+{
+	char *path;
+	long rc = get_path2(upath, &path, flags & LX_AT_EMPTY_PATH);
+	if (rc)
+		return rc;
+	struct lx_stat st;
+	rc = vfs_fstatat(FDT(), FSC(), dirfd, path, &st, flags);
+	kfree(path);
+	if (!rc && copy_to_user((void *)ust, &st, sizeof st))
+		rc = -LX_EFAULT;
+	return rc;
+}
+
 static long sys_newfstatat(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	if ((a[3] & LX_AT_EMPTY_PATH)) {
-		char c;
-		if (copy_from_user(&c, (const void *)a[1], 1))
-			return -LX_EFAULT;
-		if (!c) {
-			struct ufile *f = fd_get(proc_current(), a[0]);
-			return f ? stat_out(f, a[2]) : -LX_EBADF;
-		}
-	}
-	char *path;
-	long rc = get_path(a[1], &path);
-	if (rc)
-		return rc;
-	struct ufile *f;
-	rc = ufile_open_initramfs(path, LX_O_RDONLY, &f);
-	kfree(path);
-	if (rc)
-		return rc;
-	rc = stat_out(f, a[2]);
-	ufile_put(f);
-	return rc;
+	return stat_at(dirfd_of(a[0]), a[1], a[2], (int)a[3]);
 }
 
 static long sys_stat(struct trapframe *tf, const uint64_t a[6])
 {
-	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1], 0 };
-	return sys_newfstatat(tf, b);	/* lstat too: the initramfs lookup follows nothing */
+	(void)tf;
+	return stat_at(LX_AT_FDCWD, a[0], a[1], 0);
+}
+
+static long sys_lstat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return stat_at(LX_AT_FDCWD, a[0], a[1], LX_AT_SYMLINK_NOFOLLOW);
+}
+
+static long sys_fstat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct lx_stat st;
+	long rc = vfs_fstat(FDT(), (int)a[0], &st);
+	if (!rc && copy_to_user((void *)a[1], &st, sizeof st))
+		rc = -LX_EFAULT;
+	return rc;
+}
+
+static long sys_getdents64(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	size_t n = a[2] < KBUF ? a[2] : KBUF;
+	char *kb = kmalloc(KBUF);
+	if (!kb)
+		return -LX_ENOMEM;
+	long rc = vfs_getdents64(FDT(), (int)a[0], kb, n);
+	if (rc > 0 && copy_to_user((void *)a[1], kb, (size_t)rc))
+		rc = -LX_EFAULT;
+	kfree(kb);
+	return rc;
+}
+
+static long sys_mkdirat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	char *path;
+	long rc = get_path(a[1], &path);
+	if (rc)
+		return rc;
+	rc = vfs_mkdirat(FDT(), FSC(), dirfd_of(a[0]), path, (unsigned)a[2]);
+	kfree(path);
+	return rc;
+}
+
+static long sys_mkdir(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1] };
+	return sys_mkdirat(tf, b);
+}
+
+static long sys_unlinkat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	char *path;
+	long rc = get_path(a[1], &path);
+	if (rc)
+		return rc;
+	rc = vfs_unlinkat(FDT(), FSC(), dirfd_of(a[0]), path, (int)a[2]);
+	kfree(path);
+	return rc;
+}
+
+static long sys_unlink(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], 0 };
+	return sys_unlinkat(tf, b);
+}
+
+static long sys_rmdir(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], LX_AT_REMOVEDIR };
+	return sys_unlinkat(tf, b);
+}
+
+/* Two user paths (rename, link, symlink's target and name). */
+static long get_two(uint64_t u1, uint64_t u2, char **p1, char **p2)
+{
+	long rc = get_path(u1, p1);
+	if (rc)
+		return rc;
+	rc = get_path(u2, p2);
+	if (rc) {
+		kfree(*p1);
+		*p1 = NULL;
+	}
+	return rc;
+}
+
+static long sys_renameat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	char *o, *n;
+	long rc = get_two(a[1], a[3], &o, &n);
+	if (rc)
+		return rc;
+	rc = vfs_renameat(FDT(), FSC(), dirfd_of(a[0]), o, dirfd_of(a[2]), n);
+	kfree(o);
+	kfree(n);
+	return rc;
+}
+
+static long sys_rename(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], (uint64_t)(int64_t)LX_AT_FDCWD,
+			  a[1] };
+	return sys_renameat(tf, b);
+}
+
+static long sys_linkat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	char *o, *n;
+	long rc = get_two(a[1], a[3], &o, &n);
+	if (rc)
+		return rc;
+	rc = vfs_linkat(FDT(), FSC(), dirfd_of(a[0]), o, dirfd_of(a[2]), n, (int)a[4]);
+	kfree(o);
+	kfree(n);
+	return rc;
+}
+
+static long sys_link(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], (uint64_t)(int64_t)LX_AT_FDCWD,
+			  a[1], 0 };
+	return sys_linkat(tf, b);
+}
+
+static long sys_symlinkat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	char *target, *path;
+	long rc = get_two(a[0], a[2], &target, &path);
+	if (rc)
+		return rc;
+	rc = vfs_symlinkat(FDT(), FSC(), target, dirfd_of(a[1]), path);
+	kfree(target);
+	kfree(path);
+	return rc;
+}
+
+static long sys_symlink(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { a[0], (uint64_t)(int64_t)LX_AT_FDCWD, a[1] };
+	return sys_symlinkat(tf, b);
+}
+
+static long sys_readlinkat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if ((int64_t)a[3] <= 0)
+		return -LX_EINVAL;
+	char *path;
+	long rc = get_path(a[1], &path);
+	if (rc)
+		return rc;
+	size_t n = a[3] < LX_PATH_MAX ? a[3] : LX_PATH_MAX;
+	char *kb = kmalloc(LX_PATH_MAX);
+	rc = kb ? vfs_readlinkat(FDT(), FSC(), dirfd_of(a[0]), path, kb, n) : -LX_ENOMEM;
+	if (rc > 0 && copy_to_user((void *)a[2], kb, (size_t)rc))
+		rc = -LX_EFAULT;
+	kfree(kb);
+	kfree(path);
+	return rc;
+}
+
+static long sys_readlink(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1], a[2] };
+	return sys_readlinkat(tf, b);
+}
+
+static long sys_fchmodat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	char *path;
+	long rc = get_path(a[1], &path);
+	if (rc)
+		return rc;
+	rc = vfs_fchmodat(FDT(), FSC(), dirfd_of(a[0]), path, (unsigned)a[2]);
+	kfree(path);
+	return rc;
+}
+
+static long sys_chmod(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1] };
+	return sys_fchmodat(tf, b);
+}
+
+static long sys_fchmod(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return vfs_fchmod(FDT(), (int)a[0], (unsigned)a[1]);
+}
+
+static long faccess(int dirfd, uint64_t upath, int amode, int flags)
+{
+	char *path;
+	long rc = get_path2(upath, &path, flags & LX_AT_EMPTY_PATH);
+	if (rc)
+		return rc;
+	rc = vfs_faccessat(FDT(), FSC(), dirfd, path, amode, flags);
+	kfree(path);
+	return rc;
+}
+
+static long sys_faccessat2(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return faccess(dirfd_of(a[0]), a[1], (int)a[2], (int)a[3]);
+}
+
+static long sys_faccessat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return faccess(dirfd_of(a[0]), a[1], (int)a[2], 0);
+}
+
+static long sys_access(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return faccess(LX_AT_FDCWD, a[0], (int)a[1], 0);
+}
+
+static long sys_getcwd(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	char *kb = kmalloc(LX_PATH_MAX);
+	if (!kb)
+		return -LX_ENOMEM;
+	long rc = vfs_getcwd(FSC(), kb, a[1] < LX_PATH_MAX ? a[1] : LX_PATH_MAX);
+	if (rc > 0 && copy_to_user((void *)a[0], kb, (size_t)rc))
+		rc = -LX_EFAULT;
+	kfree(kb);
+	return rc;
+}
+
+static long sys_chdir(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	char *path;
+	long rc = get_path(a[0], &path);
+	if (rc)
+		return rc;
+	rc = vfs_chdir(FDT(), FSC(), path);
+	kfree(path);
+	return rc;
+}
+
+static long sys_fchdir(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return vfs_fchdir(FDT(), FSC(), (int)a[0]);
+}
+
+static long sys_umask(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return fs_umask(FSC(), (unsigned)a[0] & 0777);
 }
 
 /* ---- processes ------------------------------------------------------------------------ */
@@ -545,7 +856,7 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 	if (!(flags & (LX_MAP_PRIVATE | LX_MAP_SHARED)))
 		return -LX_EINVAL;
 	if (!(flags & LX_MAP_ANONYMOUS)) {
-		if (!fd_get(proc_current(), a[4]))
+		if (!fd_valid((int)a[4]))
 			return -LX_EBADF;
 		return -LX_ENODEV;	/* file mappings: with kernel/fs */
 	}
@@ -637,7 +948,7 @@ static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 		if (a[1] == LX_RLIMIT_STACK)
 			r.rlim_cur = MM_STACK_SIZE;
 		else if (a[1] == LX_RLIMIT_NOFILE)
-			r.rlim_cur = r.rlim_max = PROC_NFD;
+			r.rlim_cur = r.rlim_max = FS_NOFILE;
 		else if (a[1] == LX_RLIMIT_NPROC)
 			r.rlim_cur = r.rlim_max = PROC_MAX;
 		if (copy_to_user((void *)a[3], &r, sizeof r))
@@ -869,7 +1180,7 @@ static const sys_fn table[LX_NR_SYSCALLS] = {
 	[LX_SYS_close] = sys_close,
 	[LX_SYS_stat] = sys_stat,
 	[LX_SYS_fstat] = sys_fstat,
-	[LX_SYS_lstat] = sys_stat,
+	[LX_SYS_lstat] = sys_lstat,
 	[LX_SYS_lseek] = sys_lseek,
 	[LX_SYS_mmap] = sys_mmap,
 	[LX_SYS_mprotect] = sys_mprotect,
@@ -914,6 +1225,38 @@ static const sys_fn table[LX_NR_SYSCALLS] = {
 	[LX_SYS_dup3] = sys_dup3,
 	[LX_SYS_prlimit64] = sys_prlimit64,
 	[LX_SYS_getrandom] = sys_getrandom,
+	[LX_SYS_pread64] = sys_pread64,
+	[LX_SYS_pwrite64] = sys_pwrite64,
+	[LX_SYS_poll] = sys_poll,
+	[LX_SYS_ppoll] = sys_ppoll,
+	[LX_SYS_access] = sys_access,
+	[LX_SYS_faccessat] = sys_faccessat,
+	[LX_SYS_faccessat2] = sys_faccessat2,
+	[LX_SYS_pipe] = sys_pipe,
+	[LX_SYS_pipe2] = sys_pipe2,
+	[LX_SYS_sendfile] = sys_sendfile,
+	[LX_SYS_ftruncate] = sys_ftruncate,
+	[LX_SYS_getdents64] = sys_getdents64,
+	[LX_SYS_getcwd] = sys_getcwd,
+	[LX_SYS_chdir] = sys_chdir,
+	[LX_SYS_fchdir] = sys_fchdir,
+	[LX_SYS_rename] = sys_rename,
+	[LX_SYS_renameat] = sys_renameat,
+	[LX_SYS_mkdir] = sys_mkdir,
+	[LX_SYS_mkdirat] = sys_mkdirat,
+	[LX_SYS_rmdir] = sys_rmdir,
+	[LX_SYS_link] = sys_link,
+	[LX_SYS_linkat] = sys_linkat,
+	[LX_SYS_unlink] = sys_unlink,
+	[LX_SYS_unlinkat] = sys_unlinkat,
+	[LX_SYS_symlink] = sys_symlink,
+	[LX_SYS_symlinkat] = sys_symlinkat,
+	[LX_SYS_readlink] = sys_readlink,
+	[LX_SYS_readlinkat] = sys_readlinkat,
+	[LX_SYS_chmod] = sys_chmod,
+	[LX_SYS_fchmod] = sys_fchmod,
+	[LX_SYS_fchmodat] = sys_fchmodat,
+	[LX_SYS_umask] = sys_umask,
 	/* rseq, clone3 and every other number: sys_enosys (filled in below) */
 };
 

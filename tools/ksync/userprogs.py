@@ -168,7 +168,7 @@ def parse_user_ktap(lines: list[str]) -> list[UserCase]:
 
 def run_on_host(path: Path, argv: list[str], timeout: float = 60) -> tuple[bytes, int]:
     """Run the binary with argv (argv[0] as given), ENV, stdin from /dev/null, stdout and
-    stderr into one pipe (both are the console on ksync); (output, wait status)."""
+    stderr into one pipe (as urun.c gives the program on ksync); (output, wait status)."""
     env = {k: ENV[k] for k in ENV_ORDER}
     r = subprocess.run(argv, executable=str(path), env=env, stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)

@@ -1,0 +1,58 @@
+/*
+ * fshooks.c - the process layer's side of kernel/fs's hooks (vfs.h "hooks the process
+ * layer overrides"; weak defaults in kernel/fs/wait.c): whether the calling process has
+ * a signal pending that makes a file wait return -EINTR, and SIGPIPE for a write to a
+ * pipe with no reader.
+ *
+ * A leaf on purpose: it reaches only the scheduler (thread_self, thread_uctx) and the
+ * port (arch_uctx_owner), never proc.c, so kernel/fs -> these hooks -> kernel/fs is no
+ * circle of files (tests/test_layout.py). That is also why fs_tty_signal keeps its weak
+ * default here: routing ^C to the foreground process group needs the tty's group
+ * (tty.c) and the process table (proc.c), both of which call kernel/fs - and in
+ * mode=user no serial input reaches the tty yet (docs/userspace.md).
+ *
+ * Shared state: a process's sig_pending (atomic or by kill/fs_sigpipe, atomic and by its
+ * own thread); sigmask and sig_handler are the process's own thread's, and these hooks
+ * run in that thread (a file wait of the process, its write).
+ *
+ * Hartman & Ousterhout (Sprite) section 2: a process blocked in a monitor's condition
+ * wait must be interruptible by a signal; the wait returns, the call answers EINTR.
+ */
+#include "kernel.h"
+#include "proc.h"
+#include "thread.h"
+#include "syscall/linux_abi.h"
+#include "fs/vfs.h"
+
+static struct process *current(void)
+{
+	struct thread *t = thread_self();
+	struct arch_uctx *u = t ? thread_uctx(t) : NULL;
+	return u ? arch_uctx_owner(u) : NULL;	/* as proc_current: constant per thread */
+}
+
+/* A pending signal that kernel_user_return would act on (proc_sig_acts: not blocked, not
+ * ignored) interrupts a file wait; SIGCHLD (ignored by default) does not, or a parent
+ * reading a pipe would see EINTR when its child exits. */
+bool fs_signal_pending(void)
+{
+	struct process *p = current();
+	if (!p)
+		return false;	/* a kernel thread (the runner draining its pipe) */
+	/* relaxed: kill's atomic or; the wait re-checks after every wakeup */
+	uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
+	for (unsigned s = 1; pend && s < PROC_NSIG; s++)
+		if ((pend >> s & 1) && proc_sig_acts(p, s))
+			return true;
+	return false;
+}
+
+/* A write to a pipe with no reader: SIGPIPE to the writer, whose default action ends it
+ * at the return of this system call (after -EPIPE), as Linux's pipe_write does; with
+ * SIGPIPE ignored the writer sees only -EPIPE. */
+void fs_sigpipe(void)
+{
+	struct process *p = current();
+	if (p)	/* relaxed: read by p's own thread at its return to ring 3 */
+		__atomic_fetch_or(&p->sig_pending, 1ull << LX_SIGPIPE, __ATOMIC_RELAXED);
+}
