@@ -458,7 +458,7 @@ static uint64_t op_line_cross(const char *s)
 
 /* ---- cross-CPU wakeup ------------------------------------------------------------------ */
 
-/* A wakeup slower than this is "slow" and gets a cause (issue 27's bar: 300 ns). */
+/* A wakeup slower than this is "slow" and gets a cause (the wakeup bar: 300 ns). */
 #define WAKE_SLOW_NS 300
 /* A gap this long in a path that takes ~100 ns a step means the vCPU did not run: the
  * host descheduled it (or, rarely, an interrupt handler ran that long). */

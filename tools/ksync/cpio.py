@@ -1,4 +1,4 @@
-"""cpio "newc" archives: the initramfs the kernel reads as its first boot module (issue 24).
+"""cpio "newc" archives: the initramfs the kernel reads as its first boot module.
 
 Format (cpio(5), "New ASCII Format", as Linux's initramfs and gen_init_cpio write it):
 each record is the magic ``070701``, thirteen 8-digit hex fields (ino, mode, uid, gid,

@@ -1,4 +1,4 @@
-"""The differential user programs (tests/user/*.c, issue 24): build them with musl for
+"""The differential user programs (tests/user/*.c): build them with musl for
 the host and for ksync (the same binary runs on both), build the initramfs that carries
 them, run them on the host, and decode the kernel runner's KTAP (kernel/proc/urun.c).
 
