@@ -370,6 +370,15 @@ static void switch_to(struct thread *prev, struct thread *next, bool preempted)
 	unsigned cpu = arch_cpu_id();
 	struct sched_cpu *sc = &sched_cpus[cpu];
 	uint64_t now = arch_cycles();
+	/* A thread giving the CPU up by its own call (a sleep, a yield, an exit, a helping
+	 * lock's directed switch) answers every reschedule asked of it before: the flag is
+	 * not handed to `next`, whose start (or return) takes a pending one (thread_start).
+	 * Seen otherwise: a reschedule left from the locker's run preempted the lower thread
+	 * its LOCKED hint had just switched to (hlock_switch_hints, TSan build). The idle
+	 * thread keeps it: its end-of-poll look asks for one on purpose (idle_loop). A
+	 * preemption cleared it already (preempt_loop). */
+	if (!prev->idle && !preempted)
+		kcpu_this()->resched = 0;
 	if (prev->stack && !arch_stack_ok(prev->stack, SCHED_STACK_BYTES))
 		panic("stack overflow: thread '%s' wrote below its stack (canary gone)", prev->name);
 	SCHED_STAT_ADD(prev->run_ticks, now - prev->t_in);
@@ -822,6 +831,16 @@ static _Noreturn void idle_loop(void)
 			uint64_t step = arch_cycles(), prev = step, until = step + poll;
 			unsigned how = SCHED_FOUND_POLL, tried = 0;
 			atomic_store_explicit(&sc->idle_polling, SCHED_POLL_ON, memory_order_seq_cst);
+			/* A waker that inserted after the pick above but loaded idle_polling before
+			 * this store saw no poll: it left no hint (it sent an IPI). Its thread is
+			 * queued, and a later waker that sees the poll on names only its own: taking
+			 * that one by its hint would skip the first, whatever their levels (seen: a
+			 * level-3 thread ran its whole section while a level-2 one that should
+			 * have preempted it sat queued, hlock_priority_inversion_bounded, about 1
+			 * boot in 10 after hlock_exclusion_and_handoff). So one pick after the store
+			 * (seq_cst, Dekker with sched_kick's insert-then-load): it finds every
+			 * such thread; from here on each queued thread was named, or made MANY. */
+			t = ops->pick(cpu, NULL, &stolen);
 			while (!t && (int64_t)(step - until) < 0) {
 				arch_irq_restore(k);	/* handlers and IPIs run meanwhile */
 				arch_cpu_relax();
@@ -891,11 +910,23 @@ void kernel_ap_entry(void)
 
 /* ---- threads ------------------------------------------------------------------------------- */
 
+/* A thread switched in by a voluntary switch (its start here, the return of a sleep or a
+ * yield) may find a reschedule asked meanwhile: the idle loop's "look again" (a waker
+ * named another thread than the one its poll found), or a waker whose thread became
+ * ready above us while the pick that chose us scanned the levels (a lock-free pick is
+ * no snapshot: it read level 1 empty, then a level-1 and a level-2 thread were
+ * inserted, and it found the level-2 one). Nothing would take that reschedule before
+ * the next interrupt - a clock tick, up to a quantum later - so each of those paths
+ * takes it once IRQs are on again (sched_lowered: at IPL_NONE outside handlers only).
+ * Seen without it: a level-2 thread ran its whole critical section while the level-1
+ * thread it had just woken waited (sched_idle_poll_keeps_level_order,
+ * hlock_priority_inversion_bounded). */
 static void thread_start(void *arg)
 {
 	struct thread *t = arg;
 	switch_finish();
 	arch_irq_enable();
+	sched_lowered();	/* a reschedule asked while we were switched in */
 	sigs_deliver();
 	t->fn(t->arg);
 	thread_exit();
@@ -1020,6 +1051,7 @@ void thread_yield(void)
 	irqkey_t k = arch_irq_save();
 	schedule(false);
 	arch_irq_restore(k);
+	sched_lowered();	/* see thread_start */
 	sigs_deliver();
 }
 
@@ -1301,6 +1333,7 @@ static uint64_t sleep_common(uint64_t cond, struct thread *to)
 			to = NULL;	/* once: a spurious switch-in asks the scheduler */
 		}
 		arch_irq_restore(k);
+		sched_lowered();	/* see thread_start */
 		sigs_deliver();
 		if (got)
 			return got;

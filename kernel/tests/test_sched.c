@@ -4,6 +4,7 @@
  * reschedule held by a critical section / raised level until it ends (this kernel's
  * scheme), CPU shares against the priority table, sleep/wakeup races counted (Fig. 3),
  * racing thread operations with every signal counted, the serializer in both variants,
+ * an idle CPU's poll keeping the levels' order,
  * software feedback on the quantum. Every case runs under "lockfree" and "locked".
  * Sizes are small for make test; `sched_races=N` on the command line raises the
  * sleep/wakeup race count (make stress: 10^6).
@@ -613,6 +614,71 @@ KTEST(sched_sleep_to_hands_the_cpu)
 			KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
 			sched_table_default();
 		}
+	}
+}
+
+/* ---- an idle CPU's poll keeps the levels' order (hard priorities) ------------------------
+ * Two threads made ready one after the other on an idle CPU, the first of higher
+ * priority: whichever way the idler finds them (its first pick, a pick of its poll, a
+ * waker's hint, the IPI of a waker that came before the poll was on), the higher runs
+ * first. The creations land at every point of the idle loop: the gap before them sweeps
+ * 0 .. 2 x the poll. Without idle_loop's pick after the poll is turned on and the
+ * switched-in thread's sched_lowered (thread_start), the lower one ran first in 6 of 6
+ * hosted boots (its name taken while the higher, queued by a waker that saw the poll
+ * off, waited); with the pick alone, in 2 of 3 ASan boots (the pick, two loads per
+ * level, found the lower one inserted after it read the higher's level). The model:
+ * spin/idle_poll.pml. */
+static volatile unsigned po_hi_ran, po_inverted;
+
+static void po_hi_fn(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&po_hi_ran, 1, __ATOMIC_RELEASE);
+}
+
+static void po_lo_fn(void *arg)
+{
+	(void)arg;
+	if (!__atomic_load_n(&po_hi_ran, __ATOMIC_ACQUIRE))
+		__atomic_fetch_add(&po_inverted, 1, __ATOMIC_RELAXED);
+}
+
+KTEST(sched_idle_poll_keeps_level_order)
+{
+	if (ncpu() < 2)
+		KT_SKIP("-smp 1: the threads are made ready from another CPU");
+	static const uint8_t hard[] = { 0 };
+	uint64_t poll = arch_idle_poll_ticks();
+	/* the hint exists only where idle CPUs poll (hosted); QEMU's halt and IPI: a short check */
+	const unsigned rounds = poll ? 2000 : 200;
+	unsigned c = ncpu() - 1;
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_table_set(hard, 1), KSYNC_OK);
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		po_inverted = 0;
+		struct sched_stats st0, st1;
+		sched_stats_get(&st0);
+		for (unsigned i = 0; i < rounds; i++) {
+			po_hi_ran = 0;
+			uint64_t gap = poll ? poll * (i % 17) / 8 : arch_tsc_hz() / 1000000 * (i % 17);
+			uint64_t g0 = arch_cycles();
+			while (arch_cycles() - g0 < gap)
+				relax();
+			struct thread *hi, *lo;
+			KT_ASSERT_EQ(thread_create(&hi, po_hi_fn, NULL, 1, cpu_bit(c), "po-hi", 0), KSYNC_OK);
+			KT_ASSERT_EQ(thread_create(&lo, po_lo_fn, NULL, 2, cpu_bit(c), "po-lo", 0), KSYNC_OK);
+			KT_EXPECT_EQ(thread_join(hi), KSYNC_OK);
+			KT_EXPECT_EQ(thread_join(lo), KSYNC_OK);
+		}
+		sched_stats_get(&st1);
+		kt_diag(kt, "%s: %u rounds, the lower ran first %u times; %lu poll hints, %lu IPIs",
+			s, rounds, (unsigned)po_inverted,
+			(unsigned long)(st1.poll_hints - st0.poll_hints),
+			(unsigned long)(st1.ipis - st0.ipis));
+		KT_EXPECT_EQ(po_inverted, 0u);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+		sched_table_default();
 	}
 }
 
