@@ -172,7 +172,7 @@ NPROC := $(shell nproc 2>/dev/null || echo 1)
 # the longest modules first).
 test: venv
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
-	$(PY) -m pytest -q -ra --durations=10 -n $(NPROC) --dist loadgroup tests/
+	$(PY) -m pytest -q -ra --durations=10 -n $(NPROC) --dist load tests/
 
 # The kernels of the other schemes and the masked-window kernel, each by a make of its
 # own (SCHEME and WINDOWS select the build directory); the stamps first, so that the
