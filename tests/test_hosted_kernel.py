@@ -14,6 +14,7 @@ spinning on a shared machine.
 """
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -300,7 +301,8 @@ def _no_core(*dirs: Path) -> None:
 
 
 @pytest.mark.parametrize("how,signame,addr", [("pf", "SIGSEGV", "0xdeadbeef000"),
-                                              ("ud", "SIGILL", None)])
+                                              ("ud", "SIGILL", None),
+                                              ("null", "SIGSEGV", "0x0")])
 def test_crash_panics(hk_bins: Path, host_env: None, tmp_path: Path, how: str, signame: str,
                       addr: str | None):
     r = _raw(_exe("plain"), ["-smp", "2", "-append", f"crash={how}"], tmp_path)
@@ -311,6 +313,11 @@ def test_crash_panics(hk_bins: Path, host_env: None, tmp_path: Path, how: str, s
     if addr:
         assert f"at fault address {addr}" in r.stderr, shown
     assert "backtrace:" in r.stderr and "kernel_main" in r.stderr, shown
+    if how == "null":
+        # a jump to 0 leaves backtrace() nothing past the handler: the panic names the
+        # interrupted rip and, from the words at rsp, the caller (symbolized by addr2line)
+        assert "interrupted at rip 0x0," in r.stderr, shown
+        assert re.search(r"crash at \S*kernel/core/main\.c:\d+", r.stderr), shown
     _no_core(tmp_path, ROOT)
 
 

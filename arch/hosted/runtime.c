@@ -53,6 +53,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
@@ -1115,10 +1116,48 @@ static void put_dec(unsigned long x)
 static void *exe_base;	/* load address of the executable, set in hosted_start */
 static char exe_path[4096];	/* its path, set in hosted_start */
 
+/* addr2line's arguments: the executable's code addresses named in the panic */
+static char a2l_hex[40][20];
+static char *a2l_argv[44];
+static int a2l_argc;
+
+/* Prints code address a (and, in the executable, its offset and symbol); queues an
+ * executable address for addr2line. `ret`: a return address (the call is the byte
+ * before). Signal context only (no allocation). */
+static void put_code(uintptr_t a, bool ret)
+{
+	Dl_info info = { 0 };
+
+	put_hex(a);
+	if (!dladdr((void *)a, &info) || !info.dli_fname)
+		return;
+	put(" ");
+	put(info.dli_fname);
+	put("+");
+	put_hex(a - (uintptr_t)info.dli_fbase);
+	if (info.dli_sname) {
+		put(" ");
+		put(info.dli_sname);
+	}
+	if (info.dli_fbase == exe_base && a2l_argc < 39) {
+		uintptr_t off = a - (uintptr_t)exe_base - (ret ? 1 : 0);
+		char *h = a2l_hex[a2l_argc];
+		int k = 19;
+
+		h[k] = '\0';
+		do {
+			h[--k] = "0123456789abcdef"[off & 15];
+			off >>= 4;
+		} while (off && k > 2);
+		h[--k] = 'x';
+		h[--k] = '0';
+		a2l_argv[a2l_argc++] = h + k;
+	}
+}
+
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
 	void *frames[32];
-	(void)uc;
 
 	put("\nPANIC: vCPU ");
 	if (self)
@@ -1144,50 +1183,47 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 			put(note);
 		}
 	}
+	a2l_argc = 0;
+	a2l_argv[a2l_argc++] = "addr2line";
+	a2l_argv[a2l_argc++] = "-f";
+	a2l_argv[a2l_argc++] = "-p";
+	a2l_argv[a2l_argc++] = "-e";
+	a2l_argv[a2l_argc++] = exe_path;	/* not /proc/self/exe: that is addr2line after exec */
+	/* the interrupted context: a jump to address 0 leaves backtrace() nothing past the
+	 * handler, so the faulting rip, and the words at rsp (the caller's return address
+	 * when a call went to a bad pointer), read with process_vm_readv (a bad rsp gives
+	 * EFAULT, not a second fault) */
+	if (uc) {
+		const greg_t *g = ((const ucontext_t *)uc)->uc_mcontext.gregs;
+		uint64_t w[4];
+		struct iovec local = { w, sizeof w }, remote = { (void *)(uintptr_t)g[REG_RSP], sizeof w };
+
+		put("\ninterrupted at rip ");
+		put_code((uintptr_t)g[REG_RIP], false);
+		put(", rsp ");
+		put_hex((uintptr_t)g[REG_RSP]);
+		put(", rbp ");
+		put_hex((uintptr_t)g[REG_RBP]);
+		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof w) {
+			for (int i = 0; i < 4; i++) {
+				put("\n  [rsp+");
+				put_dec((unsigned long)i * 8);
+				put("] ");
+				put_code((uintptr_t)w[i], true);
+			}
+		}
+	}
 	put("\nbacktrace:\n");
 	/* backtrace() may allocate on first use; it was warmed up in hosted_start */
 	int n = backtrace(frames, 32);
-	static char hex[40][20];
-	char *argv[40];
-	int argc = 0;
 
-	argv[argc++] = "addr2line";
-	argv[argc++] = "-f";
-	argv[argc++] = "-p";
-	argv[argc++] = "-e";
-	argv[argc++] = exe_path;	/* not /proc/self/exe: that is addr2line after exec */
 	for (int i = 0; i < n; i++) {
-		Dl_info info = { 0 };
-
 		put("  ");
-		put_hex((uintptr_t)frames[i]);
-		if (dladdr(frames[i], &info) && info.dli_fname) {
-			put(" ");
-			put(info.dli_fname);
-			put("+");
-			put_hex((uintptr_t)frames[i] - (uintptr_t)info.dli_fbase);
-			if (info.dli_sname) {
-				put(" ");
-				put(info.dli_sname);
-			}
-			/* return addresses: the call is the byte before */
-			if (info.dli_fbase == exe_base && argc < 39) {
-				uintptr_t off = (uintptr_t)frames[i] - (uintptr_t)exe_base - 1;
-				char *h = hex[argc];
-				int k = 19;
-
-				h[k] = '\0';
-				do {
-					h[--k] = "0123456789abcdef"[off & 15];
-					off >>= 4;
-				} while (off && k > 2);
-				h[--k] = 'x';
-				h[--k] = '0';
-				argv[argc++] = h + k;
-			}
-		}
+		put_code((uintptr_t)frames[i], true);
 		put("\n");
 	}
+	char **argv = a2l_argv;
+	int argc = a2l_argc;
 	argv[argc] = NULL;
 	/* symbolize the executable's frames (static functions too) with addr2line */
 	if (argc > 5 && exe_path[0]) {

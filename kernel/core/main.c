@@ -196,6 +196,10 @@ static void crash(const char *how)
 		crash_sink = *(volatile int *)0xdeadbeef000ull;	/* beyond the 4 GiB mapping */
 	else if (!strcmp(how, "ud"))
 		crash_unsupported(how, arch_crash_undefined_insn());
+	else if (!strcmp(how, "null")) {	/* a call through a null function pointer */
+		void (*volatile fn)(void) = NULL;
+		fn();
+	}
 	else if (!strcmp(how, "assert"))
 		KASSERT(crash_sink == 12345);
 	else if (!strcmp(how, "stack"))
@@ -215,7 +219,7 @@ static void crash(const char *how)
 	} else if (crash_lock(how)) {
 		return;
 	}
-	kprintf("ksync: unknown crash kind '%s' (pf, ud, assert, triple, hang, splx, spl-level, "
+	kprintf("ksync: unknown crash kind '%s' (pf, ud, null, assert, triple, hang, splx, spl-level, "
 		"stack, mlock-release, mlock-recursion, mlock-sleep, mon-release, mon-recursion, "
 		"cv-nolock, hlock-release, hlock-sleep, hlock-exit)\n", how);
 	arch_exit(false);
