@@ -9,6 +9,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "tools") not in sys.path:
     sys.path.insert(0, str(ROOT / "tools"))
 
+# No SCHED_FIFO vCPUs in the suites (every hosted kernel and kdev they start, directly or
+# through the tool, inherits this). make test runs two workers: a hosted kernel run as
+# root pins its vCPU threads SCHED_FIFO when every vCPU has a core of its own - it cannot
+# see the other worker - and a FIFO thread spinning on a core starves whatever the other
+# worker runs there. Seen: two hosted kernels started side by side with FIFO each ran at
+# 95 % CPU for minutes instead of seconds (each one's vCPUs waiting for a partner the
+# other's FIFO thread held off the core). A test that needs FIFO sets it back itself.
+os.environ.setdefault("KSYNC_HOSTED_FIFO", "0")
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
