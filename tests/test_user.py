@@ -49,6 +49,8 @@ CASES += [[f"t/{prog}", case] for prog, cases in FS_CASES.items() for case in ca
 CASES += [["t/fs_exec"], ["t/fs_cwd"]]
 # an ordinary static ET_EXEC at 0x400000 (plain musl-gcc -static): run directly and by execve
 CASES += [["t/hello-low"], ["t/exec_low"]]
+# the calls busybox added to the list (prctl's name, time)
+CASES += [["t/prctl"]]
 # ksync-only cases and what they must print (the host's answer differs by design)
 KSYNC_ONLY = {
     "t/exec_high": (b"execve t/bad-highva: errno 8\n", 0),
