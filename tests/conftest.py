@@ -57,7 +57,7 @@ LONG_FIRST = ("test_spin.py", "test_kernel.py", "test_hosted.py", "test_schemes.
 # 0 in 40 alone; spl_sched_resched_waits_for_section_end's held tick).
 KERNEL_BOOTS = ("test_kernel.py", "test_schemes.py", "test_hosted_kernel.py",
                 "test_hosted_port.py", "test_hosted_kdev.py", "test_fiasco_windows.py",
-                "test_sprite_tool.py", "test_user.py", "test_lock_misuse.py")
+                "test_sprite_tool.py", "test_user.py", "test_busybox.py", "test_lock_misuse.py")
 
 
 def pytest_collection_modifyitems(session, config, items):
