@@ -188,3 +188,19 @@ def test_ls_l_pipeline_like_linux(boot_bb, scripts, tmp_path):
     def norm(b: bytes) -> str:
         return re.sub(r"^total \d+$", "total N", b.decode(), flags=re.M)
     assert (norm(c.out), c.status) == (norm(want), wst), (c.out, want)
+
+
+def test_ksync_sh_runs_a_command_line(boot_bb, tmp_path):
+    """`./ksync sh -c CMD --add LOCAL:PATH`: busybox sh runs CMD on ksync; its output is
+    ours and its exit status our exit status; `ksync sh` without -c is a usage error."""
+    boot_bb(1)                  # (the fixture built the kernel)
+    data = tmp_path / "data.txt"
+    data.write_bytes(b"from the host\n")
+    r = subprocess.run([str(ROOT / "ksync"), "sh", "--no-build", "--smp", "1", "--add",
+                        f"{data}:/in/data.txt", "-c",
+                        "echo $((6*7)); busybox cat /in/data.txt | busybox tr a-z A-Z; exit 5"],
+                       cwd=ROOT, capture_output=True, timeout=300)
+    assert (r.stdout, r.returncode) == (b"42\nFROM THE HOST\n", 5), r.stderr.decode()[-2000:]
+    r = subprocess.run([str(ROOT / "ksync"), "sh", "--no-build"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "ksync sh needs -c" in r.stderr, r.stderr

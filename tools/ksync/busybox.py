@@ -16,8 +16,10 @@ The initramfs (``initramfs``) holds:
   cases (urun.c splits a command line at spaces, so a shell command line travels as a
   script file); ``/t/list``: the commands, one a line.
 
-Public API: ``BUSYBOX``, ``have_busybox()``, ``APPLETS``, ``TREE``, ``initramfs(cases,
-scripts)``, ``host_tree(root, scripts)``.
+``ksync sh -c CMD`` (run.py's cmd_sh) boots the same initramfs with CMD as the one script.
+
+Public API: ``BUSYBOX``, ``have_busybox()``, ``APPLETS``, ``TREE``, ``initramfs(listing,
+scripts, extra)``, ``host_tree(root, scripts, with_bin)``.
 """
 from __future__ import annotations
 
@@ -66,8 +68,10 @@ def have_busybox() -> bool:
                for i in range(phn))
 
 
-def initramfs(listing: str, scripts: dict[str, str]) -> bytes:
-    """/bin/busybox + applet links, /proc/self/exe, /t/tree, /t/sh/*.sh, /t/list."""
+def initramfs(listing: str, scripts: dict[str, str],
+              extra: list[Entry] | None = None) -> bytes:
+    """/bin/busybox + applet links, /proc/self/exe, /t/tree, /t/sh/*.sh, /t/list, and
+    the user's extra entries (``ksync sh --add``) last."""
     entries = [Entry("bin", stat.S_IFDIR | 0o755),
                Entry("bin/busybox", stat.S_IFREG | 0o755, BUSYBOX.read_bytes())]
     for a in APPLETS:
@@ -84,7 +88,7 @@ def initramfs(listing: str, scripts: dict[str, str]) -> bytes:
     for name, text in sorted(scripts.items()):
         entries.append(Entry(f"t/sh/{name}.sh", stat.S_IFREG | 0o644, text.encode()))
     entries.append(Entry("t/list", stat.S_IFREG | 0o644, listing.encode()))
-    return write_newc(entries)
+    return write_newc(entries + list(extra or []))
 
 
 def host_tree(root: Path, scripts: dict[str, str], with_bin: bool = False) -> None:
