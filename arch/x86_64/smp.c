@@ -167,14 +167,27 @@ void smp_init(void)
 	for (unsigned i = 1; i < ncpus_found; i++)
 		if (!start_ap(i))
 			kprintf("ksync: CPU %u (APIC id %u) did not start\n", i, cpus[i].apic_id);
-	/* Every AP is in the upper half now: the boot identity map (PML4 slot 0, boot.S)
-	 * served only the trampolines and boot.S, and the low half belongs to processes.
-	 * Removing it from the kernel's root makes a stray low-address access a fault in a
-	 * kernel thread too, not only under a process's root. Its entries were never global,
-	 * so a CR3 write drops them from the TLB: here on the BSP; an AP has none left but
-	 * those of the trampoline page, which it leaves at its first CR3 switch. */
-	__atomic_store_n(&boot_pml4[0], 0, __ATOMIC_RELEASE);
+}
+
+static void reload_cr3(void *arg)
+{
+	(void)arg;
 	__asm__ volatile("mov %%cr3, %%rax; mov %%rax, %%cr3" ::: "rax", "memory");
+}
+
+/* Every AP is in the upper half now (start.c calls this after smp_init, IRQs on): the
+ * boot identity map (PML4 slot 0, boot.S) served only boot.S and the trampolines, and
+ * the low half belongs to processes. Removing it from the kernel's root makes a stray
+ * low-address access fault in a kernel thread too, not only under a process's root.
+ * Its entries were never global, so a CR3 write drops them from a TLB: every online CPU
+ * reloads its CR3 (a cross-CPU call; each runs on the kernel's root at this point). */
+void smp_drop_boot_identity(void)
+{
+	/* release: ordered before the calls below; the walker reads the entry itself */
+	__atomic_store_n(&boot_pml4[0], 0, __ATOMIC_RELEASE);
+	for (unsigned c = 0; c < ncpus_found; c++)
+		if (__atomic_load_n(&cpus[c].online, __ATOMIC_ACQUIRE))
+			arch_call_on(c, reload_cr3, NULL);
 }
 
 /* Idle CPUs wait at once (arch_if.h): under QEMU a polling vCPU takes host time from the

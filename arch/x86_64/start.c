@@ -93,6 +93,7 @@ void kmain(uint32_t magic, uint32_t mbinfo)
 	lapic_timer_calibrate();
 	smp_init();
 	arch_irq_enable();
+	smp_drop_boot_identity();	/* the low half is the processes' from here (smp.c) */
 	kernel_entry(&bootinfo);
 }
 
