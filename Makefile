@@ -92,7 +92,7 @@ KLD ?= ld
 OBJCOPY ?= objcopy
 KCFLAGS := -std=c11 -O2 -g -ffreestanding -fno-pic -fno-pie -fno-stack-protector \
 	-fno-omit-frame-pointer -mno-red-zone -mgeneral-regs-only -mno-sse -mno-sse2 \
-	-mno-mmx -mno-80387 -mcmodel=small -nostdlib --param=min-pagesize=0 -Wall -Wextra -Werror \
+	-mno-mmx -mno-80387 -mcmodel=kernel -nostdlib --param=min-pagesize=0 -Wall -Wextra -Werror \
 	-DKSYNC_KERNEL $(SCHEME_DEFS) $(SCHED_DEFS) $(if $(filter 1,$(WINDOWS)),-DKSYNC_WINDOWS) -Iinclude -Icommon -Ikernel/include -Iarch/$(ARCH)/public -Ikernel -MMD -MP
 # The port's own files (and only they) also see its private headers (x86.h, percpu.h, trap.h).
 KCFLAGS_PORT := -Iarch/$(ARCH)/include

@@ -30,6 +30,9 @@ done
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 [ -e /usr/include/ck_ring.h ] || missing+=(libck-dev)
 [ -e /usr/include/x86_64-linux-gnu/urcu/wfcqueue.h ] || [ -e /usr/include/urcu/wfcqueue.h ] || missing+=(liburcu-dev)
+# Debian's statically linked busybox: /bin/busybox runs on the host and in ksync's
+# initramfs (tests/test_busybox.py; the dynamic `busybox` package's file would not load)
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing+=(busybox-static)
 # TSan/ASan runtimes for gcc
 ls /usr/lib/gcc/x86_64-linux-gnu/*/libtsan.so >/dev/null 2>&1 || missing+=(libtsan2)
 ls /usr/lib/gcc/x86_64-linux-gnu/*/libasan.so >/dev/null 2>&1 || missing+=(libasan8)

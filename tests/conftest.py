@@ -55,7 +55,7 @@ def pytest_configure(config):
 LONG_FIRST = ("test_spin.py", "test_kernel.py", "test_hosted.py", "test_schemes.py",
               "test_hosted_kernel.py", "test_spin_sched.py", "test_stress.py",
               "test_hosted_port.py", "test_hosted_kdev.py", "test_fiasco_windows.py",
-              "test_sprite_tool.py", "test_spin_fifo.py", "test_spin_monitor.py")
+              "test_sprite_tool.py", "test_busybox.py", "test_spin_fifo.py", "test_spin_monitor.py")
 
 
 # Kernel boots run on both workers side by side. An earlier grouping of them on one

@@ -29,6 +29,7 @@ HEADERS = """
 #include <sys/wait.h>
 #include <sys/mman.h>
 #include <asm/prctl.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <sys/resource.h>
 #include <sys/uio.h>

@@ -9,8 +9,8 @@
  * progress before the runtime's watchdog ends a hang (default 20, 0 = off). A bad option
  * prints one line on stderr and exits 64 (EX_USAGE).
  *
- * Memory: the kernel treats physical addresses as pointers (its first 4 GiB are
- * identity-mapped on x86) and the page allocator keeps frames in [1 MiB, 3 GiB). The
+ * Memory: the kernel reaches a physical address through P2V (arch_if.h "physical
+ * memory"; here the identity) and the page allocator keeps frames in [1 MiB, 3 GiB). The
  * arena is therefore mapped at the fixed address 1 GiB (MAP_FIXED_NOREPLACE: never over
  * an existing mapping; ASan's and TSan's shadow layouts leave [1 GiB, 3 GiB) to the
  * application) and handed over as the one usable region; virtual == "physical" there.

@@ -2,6 +2,7 @@
  * acpi.c - find the CPUs and IOAPICs: ACPI MADT first (RSDP -> RSDT/XSDT -> "APIC"),
  * the Intel MultiProcessor table as the fallback (QEMU with acpi=off, old firmware).
  * Everything runs once on the BSP before any AP starts; `platform` is read-only after.
+ * Firmware memory (EBDA pointer, RSDP, tables) is read through the direct map (P2V).
  */
 #include "kernel.h"
 #include "x86.h"
@@ -21,8 +22,8 @@ static bool checksum_ok(const void *p, size_t n)
 static const void *scan(uint64_t from, uint64_t len, const char *sig, size_t siglen, size_t cklen)
 {
 	for (uint64_t a = from; a + 16 <= from + len; a += 16)
-		if (!memcmp((const void *)a, sig, siglen) && checksum_ok((const void *)a, cklen))
-			return (const void *)a;
+		if (!memcmp((const void *)P2V(a), sig, siglen) && checksum_ok((const void *)P2V(a), cklen))
+			return (const void *)P2V(a);
 	return NULL;
 }
 
@@ -54,7 +55,7 @@ static const struct sdt *find_sdt(const uint8_t *rsdp, const char *sig)
 	uint8_t rev = rsdp[15];
 	uint32_t rsdt = *(const uint32_t *)(rsdp + 16);
 	uint64_t xsdt = rev >= 2 ? *(const uint64_t *)(rsdp + 24) : 0;
-	const struct sdt *root = (const struct sdt *)(uintptr_t)(xsdt ? xsdt : rsdt);
+	const struct sdt *root = (const struct sdt *)P2V(xsdt ? xsdt : rsdt);
 	if (!checksum_ok(root, root->len))
 		return NULL;
 	size_t esz = xsdt ? 8 : 4;
@@ -62,7 +63,7 @@ static const struct sdt *find_sdt(const uint8_t *rsdp, const char *sig)
 	const uint8_t *ents = (const uint8_t *)(root + 1);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t a = esz == 8 ? *(const uint64_t *)(ents + 8 * i) : *(const uint32_t *)(ents + 4 * i);
-		const struct sdt *t = (const struct sdt *)(uintptr_t)a;
+		const struct sdt *t = (const struct sdt *)P2V(a);
 		if (!memcmp(t->sig, sig, 4) && checksum_ok(t, t->len))
 			return t;
 	}
@@ -71,7 +72,7 @@ static const struct sdt *find_sdt(const uint8_t *rsdp, const char *sig)
 
 static bool parse_madt(void)
 {
-	uint64_t ebda = (uint64_t)(*(volatile uint16_t *)0x40e) << 4;
+	uint64_t ebda = (uint64_t)(*(volatile uint16_t *)P2V(0x40e)) << 4;
 	const uint8_t *rsdp = NULL;
 	if (ebda >= 0x80000 && ebda < 0xa0000)
 		rsdp = scan(ebda, 1024, "RSD PTR ", 8, 20);
@@ -120,7 +121,7 @@ static bool parse_madt(void)
 
 static bool parse_mptable(void)
 {
-	uint64_t ebda = (uint64_t)(*(volatile uint16_t *)0x40e) << 4;
+	uint64_t ebda = (uint64_t)(*(volatile uint16_t *)P2V(0x40e)) << 4;
 	const uint8_t *fp = NULL;
 	if (ebda >= 0x80000 && ebda < 0xa0000)
 		fp = scan(ebda, 1024, "_MP_", 4, 16);
@@ -130,8 +131,9 @@ static bool parse_mptable(void)
 		fp = scan(0xf0000, 0x10000, "_MP_", 4, 16);
 	if (!fp)
 		return false;
-	const uint8_t *ct = (const uint8_t *)(uintptr_t)*(const uint32_t *)(fp + 4);
-	if (!ct || memcmp(ct, "PCMP", 4) || !checksum_ok(ct, *(const uint16_t *)(ct + 4)))
+	uint32_t ct_pa = *(const uint32_t *)(fp + 4);
+	const uint8_t *ct = (const uint8_t *)P2V(ct_pa);
+	if (!ct_pa || memcmp(ct, "PCMP", 4) || !checksum_ok(ct, *(const uint16_t *)(ct + 4)))
 		return false;
 	platform.lapic_phys = *(const uint32_t *)(ct + 36);
 	unsigned n = *(const uint16_t *)(ct + 34);

@@ -142,7 +142,7 @@ static void unmap_pages(uint64_t va, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t pa;
 		if (arch_vm_unmap(va + i * PAGE_SIZE, &pa) == KSYNC_OK)
-			pmm_free(pa);
+			pmm_free(P2V(pa));
 		else
 			panic("stack page 0x%lx was not mapped", va + i * PAGE_SIZE);
 	}
@@ -160,7 +160,7 @@ void *arch_stack_alloc(size_t size)
 	size_t n = size / PAGE_SIZE;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t pa = pmm_alloc();
-		int rc = pa ? arch_vm_map(base + i * PAGE_SIZE, pa, true) : KSYNC_ENOMEM;
+		int rc = pa ? arch_vm_map(base + i * PAGE_SIZE, V2P(pa), true) : KSYNC_ENOMEM;
 		if (rc != KSYNC_OK) {
 			/* a slot's pages are unmapped while it is free, so only ENOMEM gets here */
 			if (pa)

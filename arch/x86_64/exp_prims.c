@@ -82,7 +82,7 @@ KEXPERIMENT(prims, "default")
 	if (lapic_is_x2apic()) {
 		ROW("lapic_tpr_write", "x2apic-msr", ({ wrmsr(0x808, 0xf0); wrmsr(0x808, 0); }));
 	} else {
-		volatile uint32_t *tpr = (volatile uint32_t *)(lapic_base_phys() + LAPIC_TPR);
+		volatile uint32_t *tpr = (volatile uint32_t *)P2V(lapic_base_phys() + LAPIC_TPR);
 		ROW("lapic_tpr_write", "xapic-mmio", ({ *tpr = 0xf0; *tpr = 0; }));
 	}
 

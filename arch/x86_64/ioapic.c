@@ -15,7 +15,8 @@
 
 static struct spinlock ioapic_lock = SPINLOCK_INIT("ioapic");
 
-volatile uint32_t *ioapic_mmio(unsigned idx) { return (volatile uint32_t *)(uintptr_t)platform.ioapic[idx].phys; }
+/* the registers through the direct map (arch_if.h "physical memory") */
+volatile uint32_t *ioapic_mmio(unsigned idx) { return (volatile uint32_t *)P2V(platform.ioapic[idx].phys); }
 unsigned ioapic_count(void) { return platform.nioapic; }
 
 uint32_t ioapic_read(unsigned idx, uint32_t reg)

@@ -12,7 +12,7 @@ static volatile uint32_t *xapic;	/* MMIO base; same on every CPU */
 static uint64_t timer_hz;		/* LAPIC timer ticks per second at divide-by-16 */
 
 bool lapic_is_x2apic(void) { return x2apic; }
-uint64_t lapic_base_phys(void) { return (uint64_t)(uintptr_t)xapic; }
+uint64_t lapic_base_phys(void) { return xapic ? V2P((uint64_t)xapic) : 0; }
 uint64_t arch_timer_hz(void) { return timer_hz; }
 
 uint32_t lapic_read(uint32_t reg)
@@ -59,7 +59,7 @@ void lapic_init_cpu(void)
 	if (this_cpu_index() == 0) {
 		cpuid(1, 0, &a, &b, &c, &d);
 		x2apic = (c >> 21) & 1;
-		xapic = (volatile uint32_t *)(uintptr_t)(base & ~0xfffull);
+		xapic = (volatile uint32_t *)P2V(base & ~0xfffull);	/* the direct map */
 	}
 	base |= 1ull << 11;			/* global enable */
 	if (x2apic)

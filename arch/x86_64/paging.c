@@ -8,8 +8,9 @@
  * if it fails, a mapping exists: re-adding the identical mapping succeeds, a different
  * one is a conflict (the paper: a programming error) and returns KSYNC_EBUSY.
  *
- * The region managed this way is KVA_BASE .. +512 GiB (PML4 slot 2), 4 KiB pages; the
- * first 4 GiB stay the boot identity map (boot.S). Page-table entries are the shared
+ * The region managed this way is KVA_BASE .. +512 GiB (PML4 slot 257), 4 KiB pages; the
+ * direct map (slot 256) and the image (slot 511) stay boot.S's 2 MiB pages. Tables are
+ * reached through the direct map (P2V of an entry's address, V2P for a new entry). Page-table entries are the shared
  * fields here: written only by CAS (install) or exchange (unmap), read with acquire
  * loads. A table installed by CAS was zeroed before the CAS (release), so a walker that
  * acquires the entry sees a zeroed table. Tables are never freed while the region lives
@@ -50,21 +51,21 @@ static uint64_t *descend(uint64_t *e)
 	/* acquire: the table behind a present entry was zeroed before it was installed */
 	uint64_t v = ksync_load_acquire_u64(e);
 	if (v & PTE_P)
-		return (uint64_t *)(v & PTE_ADDR);
+		return (uint64_t *)P2V(v & PTE_ADDR);
 	uint64_t fresh = pmm_alloc();
 	if (!fresh)
 		return NULL;
 	memset((void *)fresh, 0, PAGE_SIZE);
 	uint64_t expected = 0;
 	/* release: the zeroed table is visible to whoever acquires the new entry */
-	if (ksync_cas_strong_acq_rel_u64(e, &expected, fresh | PTE_P | PTE_RW)) {
+	if (ksync_cas_strong_acq_rel_u64(e, &expected, V2P(fresh) | PTE_P | PTE_RW)) {
 		__atomic_fetch_add(&vm_tables_installed, 1, __ATOMIC_RELAXED);
 		return (uint64_t *)fresh;
 	}
 	/* another CPU installed a table first: free ours, use theirs (expected holds it) */
 	pmm_free(fresh);
 	__atomic_fetch_add(&vm_tables_lost, 1, __ATOMIC_RELAXED);
-	return (uint64_t *)(expected & PTE_ADDR);
+	return (uint64_t *)P2V(expected & PTE_ADDR);
 }
 
 static uint64_t *leaf_entry(uint64_t va, bool create)
@@ -76,7 +77,7 @@ static uint64_t *leaf_entry(uint64_t va, bool create)
 			uint64_t v = ksync_load_acquire_u64(e);
 			if (!(v & PTE_P))
 				return NULL;
-			t = (uint64_t *)(v & PTE_ADDR);
+			t = (uint64_t *)P2V(v & PTE_ADDR);
 			continue;
 		}
 		t = descend(e);
@@ -126,8 +127,12 @@ int arch_vm_unmap(uint64_t va, uint64_t *old_pa)
 
 uint64_t arch_vm_translate(uint64_t va)
 {
-	if (va < (4ull << 30))
-		return va;		/* boot identity map */
+	if (va >= DIRECT_MAP_BASE && va < DIRECT_MAP_BASE + DIRECT_MAP_SIZE)
+		return va - DIRECT_MAP_BASE;	/* the direct map (boot.S) */
+	if (va >= KERNEL_VMA)
+		return va - KERNEL_VMA;		/* the image (boot.S) */
+	if (va < KVA_BASE || va >= KVA_BASE + KVA_SIZE)
+		return 0;
 	uint64_t *pte = leaf_entry(va & ~(PAGE_SIZE - 1), false);
 	if (!pte)
 		return 0;

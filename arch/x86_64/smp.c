@@ -19,7 +19,9 @@ static uint8_t ap_stacks[MAX_CPUS][16384] __attribute__((aligned(16)));
 extern const uint8_t ap_tramp_start[], ap_tramp_end[];
 extern uint8_t ap_slot_cr3[], ap_slot_stack[], ap_slot_cpu[];
 #define TRAMP_BASE 0x8000ul
-#define SLOT(sym) ((volatile uint64_t *)(TRAMP_BASE + ((uintptr_t)(sym) - (uintptr_t)ap_tramp_start)))
+/* the trampoline's copy, written through the direct map */
+#define SLOT(sym) ((volatile uint64_t *)P2V(TRAMP_BASE + ((uintptr_t)(sym) - (uintptr_t)ap_tramp_start)))
+extern uint64_t boot_pml4[512];
 
 unsigned arch_ncpus(void)
 {
@@ -161,10 +163,31 @@ void smp_init(void)
 			cpus[ncpus_found++].apic_id = platform.apic_ids[i];
 
 	size_t len = (size_t)(ap_tramp_end - ap_tramp_start);
-	memcpy((void *)TRAMP_BASE, ap_tramp_start, len);
+	memcpy((void *)P2V(TRAMP_BASE), ap_tramp_start, len);
 	for (unsigned i = 1; i < ncpus_found; i++)
 		if (!start_ap(i))
 			kprintf("ksync: CPU %u (APIC id %u) did not start\n", i, cpus[i].apic_id);
+}
+
+static void reload_cr3(void *arg)
+{
+	(void)arg;
+	__asm__ volatile("mov %%cr3, %%rax; mov %%rax, %%cr3" ::: "rax", "memory");
+}
+
+/* Every AP is in the upper half now (start.c calls this after smp_init, IRQs on): the
+ * boot identity map (PML4 slot 0, boot.S) served only boot.S and the trampolines, and
+ * the low half belongs to processes. Removing it from the kernel's root makes a stray
+ * low-address access fault in a kernel thread too, not only under a process's root.
+ * Its entries were never global, so a CR3 write drops them from a TLB: every online CPU
+ * reloads its CR3 (a cross-CPU call; each runs on the kernel's root at this point). */
+void smp_drop_boot_identity(void)
+{
+	/* release: ordered before the calls below; the walker reads the entry itself */
+	__atomic_store_n(&boot_pml4[0], 0, __ATOMIC_RELEASE);
+	for (unsigned c = 0; c < ncpus_found; c++)
+		if (__atomic_load_n(&cpus[c].online, __ATOMIC_ACQUIRE))
+			arch_call_on(c, reload_cr3, NULL);
 }
 
 /* Idle CPUs wait at once (arch_if.h): under QEMU a polling vCPU takes host time from the

@@ -28,7 +28,7 @@ static void read_multiboot(uint32_t magic, const struct mb_info *mb)
 	if (magic != 0x2BADB002)
 		panic("not started by a multiboot loader (EAX=0x%x)", magic);
 	if ((mb->flags & (1u << 2)) && mb->cmdline) {
-		const char *s = (const char *)(uintptr_t)mb->cmdline;
+		const char *s = (const char *)P2V(mb->cmdline);
 		size_t n = strlen(s);
 		if (n >= sizeof bootinfo.cmdline)
 			n = sizeof bootinfo.cmdline - 1;
@@ -36,7 +36,7 @@ static void read_multiboot(uint32_t magic, const struct mb_info *mb)
 		bootinfo.cmdline[n] = 0;
 	}
 	if ((mb->flags & (1u << 9)) && mb->boot_loader_name) {
-		const char *s = (const char *)(uintptr_t)mb->boot_loader_name;
+		const char *s = (const char *)P2V(mb->boot_loader_name);
 		size_t n = strlen(s);
 		if (n >= sizeof bootinfo.loader)
 			n = sizeof bootinfo.loader - 1;
@@ -44,7 +44,7 @@ static void read_multiboot(uint32_t magic, const struct mb_info *mb)
 	}
 	/* modules (flag bit 3): the first is the initramfs (unpacked by kernel/fs/cpio.c: urun.c) */
 	if ((mb->flags & (1u << 3)) && mb->mods_count) {
-		const uint32_t *m = (const uint32_t *)(uintptr_t)mb->mods_addr;
+		const uint32_t *m = (const uint32_t *)P2V(mb->mods_addr);
 		bootinfo.initrd_start = m[0];
 		bootinfo.initrd_end = m[1];
 	}
@@ -52,7 +52,7 @@ static void read_multiboot(uint32_t magic, const struct mb_info *mb)
 		panic("multiboot loader gave no memory map");
 	uint64_t p = mb->mmap_addr, end = p + mb->mmap_length;
 	while (p < end && bootinfo.nregions < BOOT_MAX_REGIONS) {
-		const uint8_t *e = (const uint8_t *)(uintptr_t)p;
+		const uint8_t *e = (const uint8_t *)P2V(p);
 		uint32_t size = *(const uint32_t *)e;
 		uint64_t base = *(const uint64_t *)(e + 4), len = *(const uint64_t *)(e + 12);
 		uint32_t type = *(const uint32_t *)(e + 20);
@@ -64,6 +64,7 @@ static void read_multiboot(uint32_t magic, const struct mb_info *mb)
 		}
 		p += size + 4;
 	}
+	/* kernel.ld defines both as physical addresses */
 	bootinfo.kernel_start = ALIGN_DOWN((uint64_t)__kernel_start, PAGE_SIZE);
 	bootinfo.kernel_end = ALIGN_UP((uint64_t)__kernel_end, PAGE_SIZE);
 }
@@ -76,7 +77,7 @@ void kmain(uint32_t magic, uint32_t mbinfo)
 	fpu_init_cpu();			/* x87/SSE/FXSAVE usable: fp thread contexts (context.c) */
 	idt_init();
 	idt_load();
-	read_multiboot(magic, (const struct mb_info *)(uintptr_t)mbinfo);
+	read_multiboot(magic, (const struct mb_info *)P2V(mbinfo));
 	kprintf("\nksync: booting (loader: %s, cmdline: \"%s\")\n",
 		bootinfo.loader[0] ? bootinfo.loader : "multiboot", bootinfo.cmdline);
 
@@ -92,6 +93,7 @@ void kmain(uint32_t magic, uint32_t mbinfo)
 	lapic_timer_calibrate();
 	smp_init();
 	arch_irq_enable();
+	smp_drop_boot_identity();	/* the low half is the processes' from here (smp.c) */
 	kernel_entry(&bootinfo);
 }
 

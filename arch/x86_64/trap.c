@@ -128,13 +128,16 @@ uint64_t *trap_expect(unsigned vector)
 	return &expect[this_cpu_index()].rip;
 }
 
-/* A frame pointer the walk may follow: in the identity map, or on a mapped page of the
- * KVA region (thread stacks, context.c), both of its two words. */
+/* A frame pointer the walk may follow: in the kernel image (the boot stack), the direct
+ * map, or on a mapped page of the KVA region (thread stacks, context.c), both of its two
+ * words. */
 static bool plausible_frame(uint64_t fp)
 {
 	if (fp & 7)
 		return false;
-	if (fp >= 0x1000 && fp < (4ull << 30))
+	if (fp >= KERNEL_VMA + 0x1000 && fp < KERNEL_VMA + (1ull << 30) - 16)
+		return true;
+	if (fp >= DIRECT_MAP_BASE + 0x1000 && fp < DIRECT_MAP_BASE + DIRECT_MAP_SIZE - 16)
 		return true;
 	return fp >= KVA_BASE && fp < KVA_BASE + KVA_SIZE - 16 &&
 	       arch_vm_translate(fp) && arch_vm_translate(fp + 8);

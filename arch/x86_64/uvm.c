@@ -7,10 +7,13 @@
  * Massalin & Pu 1991 (Synthesis), "Address spaces" and "Memory management": each address
  * space is its own page-table root whose kernel part is shared with all the others, and
  * it is switched with the thread (here: CR3 written at a switch only when it differs).
- * The kernel's mappings (PML4 slot 0: the identity map of the first 4 GiB; slot 2: the
- * lock-free KVA region of paging.c, whose tables below the PML4 are never freed) are
- * copied into every new root as PML4 entries, so later KVA mappings appear in every
- * space at once. User space is PML4 slots 3..255.
+ * The kernel lives in the upper half: its PML4 entries (slot 256: the direct map of
+ * physical memory; 257: the lock-free KVA region of paging.c, whose tables below the
+ * PML4 are never freed; 511: the image) are copied into every new root, so later KVA
+ * mappings appear in every space at once. User space is the whole lower half from
+ * USER_VA_MIN (PML4 slots 0..255); the kernel root's boot identity map in slot 0 is
+ * never copied (and is gone after boot, smp.c). Tables are reached through the direct
+ * map: a table is held by its P2V address, an entry holds V2P of it.
  *
  * Concurrency. A user address space (struct arch_as and the tables below its user
  * slots) is changed only by its owner under the process's mm lock (kernel/proc) - the
@@ -55,7 +58,7 @@ extern const uint64_t __ex_table_start[], __ex_table_end[];
 #define MSR_FMASK 0xc0000084
 
 struct arch_as {
-	uint64_t pml4;		/* physical (= virtual) address of the root; constant */
+	uint64_t pml4;		/* the root's direct-map address (V2P: CR3); constant */
 	uint64_t npages;	/* user pages mapped: the owner's mm lock */
 };
 
@@ -107,12 +110,13 @@ static void uref_put(uint64_t pa)
 	if (left == 0xffff)
 		panic("uvm: page 0x%lx dropped more often than mapped", pa);
 	if (!left)
-		pmm_free(pa);
+		pmm_free(P2V(pa));
 }
 
 /* ---- address spaces ------------------------------------------------------------------ */
 static inline unsigned idx(uint64_t va, int level) { return (va >> (12 + 9 * level)) & 511; }
 
+/* A zeroed frame by its direct-map address; 0 if none. */
 static uint64_t zpage(void)
 {
 	uint64_t pa = pmm_alloc();
@@ -134,11 +138,10 @@ struct arch_as *arch_as_create(void)
 	uint64_t *root = (uint64_t *)as->pml4;
 	/* the kernel's slots, by value: their tables below are shared and never freed. A
 	 * kernel slot with no table yet gets none here: KVA mappings are only made in slot
-	 * 2, which the thread stacks have populated before any process exists. */
-	for (unsigned i = 0; i < 512; i++)
-		if (i < SLOT_MIN || i >= SLOT_END)
-			root[i] = __atomic_load_n(&boot_pml4[i], __ATOMIC_ACQUIRE);
-	KASSERT(root[KVA_BASE >> 39] & PTE_P);
+	 * 257, which the thread stacks have populated before any process exists. */
+	for (unsigned i = SLOT_END; i < 512; i++)
+		root[i] = __atomic_load_n(&boot_pml4[i], __ATOMIC_ACQUIRE);
+	KASSERT(root[(KVA_BASE >> 39) & 511] & PTE_P);
 	return as;
 }
 
@@ -156,16 +159,16 @@ static uint64_t *walk(struct arch_as *as, uint64_t va, bool create)
 				return NULL;
 			/* zeroed before linked (same CPU, TSO); US|RW at the upper levels, the
 			 * leaf decides */
-			*e = n | PTE_P | PTE_RW | PTE_US;
+			*e = V2P(n) | PTE_P | PTE_RW | PTE_US;
 		}
-		t = (uint64_t *)(*e & PTE_ADDR);
+		t = (uint64_t *)P2V(*e & PTE_ADDR);
 	}
 	return &t[idx(va, 0)];
 }
 
 static void flush(struct arch_as *as, uint64_t va)
 {
-	if ((read_cr3() & PTE_ADDR) == as->pml4)
+	if ((read_cr3() & PTE_ADDR) == V2P(as->pml4))
 		__asm__ volatile("invlpg (%0)" :: "r"(va) : "memory");
 }
 
@@ -188,9 +191,10 @@ uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write
 		return 0;
 	uint64_t e = *pte;
 	if (!(e & PTE_P)) {			/* demand-zero */
-		uint64_t pa = zpage();
-		if (!pa)
+		uint64_t z = zpage();
+		if (!z)
 			return 0;
+		uint64_t pa = V2P(z);
 		uref_get(pa);
 		*pte = pa | leaf_bits(prot);
 		as->npages++;
@@ -204,10 +208,10 @@ uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write
 		uint64_t n = pmm_alloc();
 		if (!n)
 			return 0;
-		memcpy((void *)n, (void *)pa, PAGE_SIZE);
-		uref_get(n);
+		memcpy((void *)n, (void *)P2V(pa), PAGE_SIZE);
+		uref_get(V2P(n));
 		uref_put(pa);
-		pa = n;
+		pa = V2P(n);
 	}
 	*pte = pa | leaf_bits(prot | ARCH_PROT_WRITE);
 	flush(as, va);
@@ -224,7 +228,7 @@ static void free_level(uint64_t table, int level, uint64_t *npages)
 			uref_put(t[i] & PTE_ADDR);
 			(*npages)--;
 		} else {
-			free_level(t[i] & PTE_ADDR, level - 1, npages);
+			free_level(P2V(t[i] & PTE_ADDR), level - 1, npages);
 		}
 	}
 	pmm_free(table);
@@ -234,11 +238,11 @@ void arch_as_destroy(struct arch_as *as)
 {
 	if (!as)
 		return;
-	KASSERT((read_cr3() & PTE_ADDR) != as->pml4);
+	KASSERT((read_cr3() & PTE_ADDR) != V2P(as->pml4));
 	uint64_t *root = (uint64_t *)as->pml4;
 	for (unsigned i = SLOT_MIN; i < SLOT_END; i++)
 		if (root[i] & PTE_P)
-			free_level(root[i] & PTE_ADDR, 2, &as->npages);
+			free_level(P2V(root[i] & PTE_ADDR), 2, &as->npages);
 	KASSERT(as->npages == 0);
 	pmm_free(as->pml4);
 	kfree(as);
@@ -290,8 +294,8 @@ static int fork_level(uint64_t *pt, uint64_t *ct, int level, uint64_t *npages)
 		uint64_t n = zpage();
 		if (!n)
 			return KSYNC_ENOMEM;
-		ct[i] = n | (e & ~PTE_ADDR);
-		int rc = fork_level((uint64_t *)(e & PTE_ADDR), (uint64_t *)n, level - 1, npages);
+		ct[i] = V2P(n) | (e & ~PTE_ADDR);
+		int rc = fork_level((uint64_t *)P2V(e & PTE_ADDR), (uint64_t *)n, level - 1, npages);
 		if (rc)
 			return rc;
 	}
@@ -310,12 +314,12 @@ int arch_as_fork(struct arch_as *parent, struct arch_as *child)
 			rc = KSYNC_ENOMEM;
 			break;
 		}
-		cr[i] = n | (pr[i] & ~PTE_ADDR);
-		rc = fork_level((uint64_t *)(pr[i] & PTE_ADDR), (uint64_t *)n, 2, &child->npages);
+		cr[i] = V2P(n) | (pr[i] & ~PTE_ADDR);
+		rc = fork_level((uint64_t *)P2V(pr[i] & PTE_ADDR), (uint64_t *)n, 2, &child->npages);
 	}
 	/* every page the parent could write is now read-only: flush its whole TLB */
-	if ((read_cr3() & PTE_ADDR) == parent->pml4)
-		__asm__ volatile("mov %0, %%cr3" :: "r"(parent->pml4) : "memory");
+	if ((read_cr3() & PTE_ADDR) == V2P(parent->pml4))
+		__asm__ volatile("mov %0, %%cr3" :: "r"(V2P(parent->pml4)) : "memory");
 	return rc;
 }
 
@@ -350,10 +354,12 @@ void arch_uctx_set_start_sp(struct arch_uctx *u, uint64_t sp) { u->start.rsp = s
 void arch_uctx_destroy(struct arch_uctx *u) { kfree(u); }
 struct arch_as *arch_uctx_as(const struct arch_uctx *u) { return u->as; }
 
-static void load_cr3(uint64_t pml4)
+/* Switch to the root whose direct-map (or, for boot_pml4, image) address is root. */
+static void load_cr3(uint64_t root)
 {
-	if ((read_cr3() & PTE_ADDR) != pml4)
-		__asm__ volatile("mov %0, %%cr3" :: "r"(pml4) : "memory");
+	uint64_t pa = V2P(root);
+	if ((read_cr3() & PTE_ADDR) != pa)
+		__asm__ volatile("mov %0, %%cr3" :: "r"(pa) : "memory");
 }
 
 void arch_uctx_set_as(struct arch_uctx *u, struct arch_as *as)

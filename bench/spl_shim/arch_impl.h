@@ -64,4 +64,7 @@ static inline void arch_meas_onchip_pair(void) { shim_unreachable("arch_meas_onc
 static inline void arch_meas_flag_pair(void) { shim_unreachable("arch_meas_flag_pair"); }
 static inline void arch_meas_flag_incdec(void) { shim_unreachable("arch_meas_flag_incdec"); }
 static inline uint32_t arch_dev_status_read(void) { shim_unreachable("arch_dev_status_read"); }
+/* the direct map (arch_if.h "physical memory"): one address space, so the identity */
+static inline uint64_t P2V(uint64_t pa) { return pa; }
+static inline uint64_t V2P(uint64_t va) { return va; }
 #endif

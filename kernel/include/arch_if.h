@@ -179,13 +179,25 @@ void arch_timer_periodic(unsigned vector, unsigned hz);
 void arch_timer_oneshot(unsigned vector, uint64_t us);
 uint64_t arch_timer_hz(void);		/* LAPIC timer input clock after calibration. */
 
+/* ---- physical memory: the direct map ------------------------------------------------
+ * The kernel reaches a physical address pa at P2V(pa) and names the frame behind a kernel
+ * address va by V2P(va) (arch_impl.h, static inline, uint64_t -> uint64_t). On x86_64,
+ * P2V(pa) = DIRECT_MAP_BASE + pa (PML4 slot 256, the first 4 GiB: RAM, firmware tables,
+ * LAPIC/IOAPIC MMIO), and V2P also takes an address of the kernel image (linked at
+ * KERNEL_VMA + its physical address, kernel.ld). pmm hands out frames by their P2V
+ * address; page-table entries, CR3, DMA and AP trampoline addresses are V2P of it. No
+ * kernel path dereferences a low-half address: the low half is the process's. The hosted
+ * port has one address space: both are the identity. */
+
 /* ---- virtual memory: lock-free mapping (Massalin & Pu "add mapping") -------------
- * 4 KiB pages in [KVA_BASE, KVA_BASE + KVA_SIZE); the first 4 GiB are identity-mapped.
- * map: KSYNC_OK (also for re-adding the identical mapping), KSYNC_EBUSY (a different
- * mapping exists), KSYNC_EINVAL, KSYNC_ENOMEM. Lock-free; any context with IRQs on or
- * off. unmap: KSYNC_OK or KSYNC_ENOENT; shoots the TLB entry down on every CPU, so it
- * needs IRQs on. translate: physical address or 0. */
-#define KVA_BASE 0x10000000000ull	/* 1 TiB: PML4 slot 2 */
+ * 4 KiB pages in [KVA_BASE, KVA_BASE + KVA_SIZE) (x86_64: PML4 slot 257, in every
+ * address space's kernel half). map: KSYNC_OK (also for re-adding the identical
+ * mapping), KSYNC_EBUSY (a different mapping exists), KSYNC_EINVAL, KSYNC_ENOMEM.
+ * Lock-free; any context with IRQs on or off. pa is physical (V2P of a pmm frame).
+ * unmap: KSYNC_OK or KSYNC_ENOENT; shoots the TLB entry down on every CPU, so it needs
+ * IRQs on. translate: the physical address behind va (the direct map, the image or the
+ * KVA region), or 0. */
+#define KVA_BASE 0xffff808000000000ull	/* PML4 slot 257 */
 #define KVA_SIZE (512ull << 30)
 int arch_vm_map(uint64_t va, uint64_t pa, bool writable);
 int arch_vm_unmap(uint64_t va, uint64_t *old_pa);
@@ -293,13 +305,14 @@ bool arch_frame_call(struct trapframe *tf, void (*fn)(void));
 /* ---- user space: ring 3, address spaces, user copies (issue 24; docs/userspace.md) ---
  * Massalin & Pu 1991 "Address spaces"/"Memory management": a process owns a page-table
  * root whose kernel part is shared with every other; the port switches it with the thread.
- * User addresses are [USER_VA_MIN, USER_VA_END): on x86_64 PML4 slots 3..255 (slot 0 is
- * the kernel's identity map, slot 2 the KVA region - the kernel is not in the higher
- * half, so a binary linked at 0x400000 cannot be mapped: exec refuses it).
+ * User addresses are [USER_VA_MIN, USER_VA_END): the whole lower half from 64 KiB
+ * (Linux's default mmap_min_addr), PML4 slots 0..255 on x86_64; the kernel lives in the
+ * upper half (slots 256.., copied into every process's root), so an ET_EXEC linked at
+ * 0x400000 maps where it asks.
  * Every arch_as_* call on an address space is serialised by its owner (kernel/proc: the
  * process's mm lock); only the owning process's thread runs on it (one thread per
  * process in this slice), so TLB entries are flushed on the calling CPU only. */
-#define USER_VA_MIN 0x18000000000ull
+#define USER_VA_MIN 0x10000ull
 #define USER_VA_END 0x800000000000ull
 #define ARCH_PROT_READ 1u
 #define ARCH_PROT_WRITE 2u
@@ -312,7 +325,7 @@ struct arch_as *arch_as_create(void);		/* NULL: no memory */
 void arch_as_destroy(struct arch_as *as);
 /* The page behind va, mapped with prot if nothing is (a zeroed page), made private if
  * write and it is shared copy-on-write. Returns its physical address (the kernel reaches
- * it through the identity map) or 0 when out of memory. The fault path and exec use it. */
+ * it through the direct map: P2V) or 0 when out of memory. The fault path and exec use it. */
 uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write);
 void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len);	/* page-aligned */
 void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned prot);

@@ -15,11 +15,13 @@ struct boot_info;
 void pmm_init(struct boot_info *bi);
 void heap_init(void);
 
-/* pmm.c - page frames. Blocking (a spin lock with IRQs off); callable from any context. */
-uint64_t pmm_alloc(void);			/* one zeroed-on-request page; 0 if none */
+/* pmm.c - page frames. Blocking (a spin lock with IRQs off); callable from any context.
+ * A frame is named by its direct-map address (a kernel pointer, arch_if.h "physical
+ * memory"); V2P of it is the physical address a page-table entry wants. */
+uint64_t pmm_alloc(void);			/* one page (not zeroed); 0 if none */
 uint64_t pmm_alloc_contig(size_t npages);	/* physically contiguous; 0 if none */
-void pmm_free(uint64_t pa);
-void pmm_free_contig(uint64_t pa, size_t npages);
+void pmm_free(uint64_t va);
+void pmm_free_contig(uint64_t va, size_t npages);
 size_t pmm_free_pages(void);
 size_t pmm_total_pages(void);
 

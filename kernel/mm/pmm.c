@@ -24,6 +24,10 @@
  * changed only by atomic fetch-or / fetch-and: a double free or a free of a frame that
  * was never handed out panics whichever layer the frame is in.
  *
+ * Frames are handed out and taken back by their direct-map address (arch_if.h "physical
+ * memory": P2V of the frame; V2P gives the physical address for a page-table entry);
+ * the bitmaps below are indexed by physical frame number.
+ *
  * Reserved: everything below 1 MiB (BIOS, AP trampoline, multiboot data), the kernel and
  * the initramfs module (boot.h).
  */
@@ -142,7 +146,7 @@ static void drain_freelist(void)
 		return;
 	for (; n; ) {
 		struct lf_stack_node *next = lf_stack_next(n);
-		pool_put((uint64_t)n / PAGE_SIZE);
+		pool_put(V2P((uint64_t)n) / PAGE_SIZE);
 		pool_free_add(1);
 		ksync_fetch_sub_relaxed_u64(&list_count, 1);
 		n = next;
@@ -162,7 +166,7 @@ uint64_t pmm_alloc_contig(size_t n)
 	mlock_unlock_irqrestore(&pool_lock, k);
 	for (size_t i = 0; pa && i < n; i++)
 		mark_held(pa + i * PAGE_SIZE);
-	return pa;
+	return pa ? P2V(pa) : 0;
 }
 
 uint64_t pmm_alloc(void)
@@ -171,7 +175,7 @@ uint64_t pmm_alloc(void)
 	for (;;) {
 		if (lf_stack_pop_mpmc(&freelist, &node) >= 0) {
 			ksync_fetch_sub_relaxed_u64(&list_count, 1);
-			mark_held((uint64_t)node);
+			mark_held(V2P((uint64_t)node));
 			return (uint64_t)node;
 		}
 		/* empty: refill a batch from the pool (the only locked step) */
@@ -194,26 +198,27 @@ uint64_t pmm_alloc(void)
 			ksync_fetch_add_relaxed_u64(&list_count, 1);
 			/* release (inside push): the frame's next field is written before it is
 			 * visible on the list */
-			lf_stack_push_mpmc(&freelist, (struct lf_stack_node *)got[i]);
+			lf_stack_push_mpmc(&freelist, (struct lf_stack_node *)P2V(got[i]));
 		}
 		mark_held(got[0]);
-		return got[0];
+		return P2V(got[0]);
 	}
 }
 
-void pmm_free(uint64_t pa)
+void pmm_free(uint64_t va)
 {
-	mark_free(pa);
+	mark_free(V2P(va));
 	ksync_fetch_add_relaxed_u64(&list_count, 1);
-	lf_stack_push_mpmc(&freelist, (struct lf_stack_node *)pa);
+	lf_stack_push_mpmc(&freelist, (struct lf_stack_node *)va);
 }
 
-void pmm_free_contig(uint64_t pa, size_t n)
+void pmm_free_contig(uint64_t va, size_t n)
 {
 	if (n == 1) {
-		pmm_free(pa);
+		pmm_free(va);
 		return;
 	}
+	uint64_t pa = V2P(va);
 	for (size_t i = 0; i < n; i++)
 		mark_free(pa + i * PAGE_SIZE);
 	irqkey_t k = mlock_lock_irqsave(&pool_lock);

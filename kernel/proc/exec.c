@@ -104,9 +104,8 @@ static long load_elf(struct mm *mm, const char *path, const uint8_t *img, uint64
 			return refuse(path, "segment with p_filesz > p_memsz", ph.filesz);
 		uint64_t va = base + ph.vaddr;
 		if (va < USER_VA_MIN || va >= USER_VA_END || ph.memsz > USER_VA_END - va)
-			return refuse(path, "segment outside user space: the kernel occupies "
-				      "[0, 0x18000000000) - link with -static-pie or above it (p_vaddr)",
-				      va);
+			return refuse(path, "segment outside user space [0x10000, 0x800000000000) "
+				      "(p_vaddr)", va);
 		if ((ph.vaddr - ph.offset) & (PAGE_SIZE - 1))
 			return refuse(path, "segment not page-aligned with its offset (p_vaddr)", ph.vaddr);
 		if (va < lo)

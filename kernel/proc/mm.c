@@ -198,7 +198,7 @@ long mm_write(struct mm *mm, uint64_t va, const void *src, size_t n)
 		mlock_unlock_irqrestore(&mm->lock, k);
 		if (!pa)
 			return v ? -LX_ENOMEM : -LX_EFAULT;
-		memcpy((uint8_t *)(uintptr_t)pa + off, s, chunk);	/* the identity map */
+		memcpy((uint8_t *)(uintptr_t)P2V(pa) + off, s, chunk);	/* the direct map */
 		s += chunk;
 		va += chunk;
 		n -= chunk;

@@ -170,7 +170,7 @@ void urun_main(struct boot_info *bi)
 	char err[160];
 	long frc = fs_init();
 	if (!frc)
-		frc = fs_unpack_cpio_msg((const void *)(uintptr_t)bi->initrd_start,
+		frc = fs_unpack_cpio_msg((const void *)(uintptr_t)P2V(bi->initrd_start),
 					 bi->initrd_end - bi->initrd_start, err, sizeof err);
 	else
 		ksnprintf(err, sizeof err, "fs_init: errno %ld", -frc);

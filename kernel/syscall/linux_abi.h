@@ -88,6 +88,7 @@
 #define LX_SYS_arch_prctl 158
 #define LX_SYS_gettid 186
 #define LX_SYS_tkill 200
+#define LX_SYS_time 201
 #define LX_SYS_futex 202
 #define LX_SYS_getdents64 217
 #define LX_SYS_set_tid_address 218
@@ -390,6 +391,9 @@ struct lx_sigaction {	/* the kernel's struct sigaction of rt_sigaction */
 #define LX_ARCH_SET_FS 0x1002
 #define LX_ARCH_GET_FS 0x1003
 #define LX_ARCH_GET_GS 0x1004
+/* prctl options (sys/prctl.h) */
+#define LX_PR_SET_NAME 15
+#define LX_PR_GET_NAME 16
 
 #define LX_CLOCK_REALTIME 0
 #define LX_CLOCK_MONOTONIC 1

@@ -936,6 +936,45 @@ static long sys_uname(struct trapframe *tf, const uint64_t a[6])
 	return copy_to_user((void *)a[0], &u, sizeof u);
 }
 
+/* prctl: the process's name (PR_SET_NAME/PR_GET_NAME: 16 bytes with the NUL, a longer
+ * name cut silently, as Linux's TASK_COMM_LEN); every other option -EINVAL. comm is
+ * the process's own thread's (exec and this call). glibc's busybox asks for its name
+ * and sets the applet's at every start. */
+static long sys_prctl(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct process *p = proc_current();
+	char name[sizeof p->comm];
+	switch ((int)a[0]) {
+	case LX_PR_SET_NAME: {
+		long n = strncpy_from_user(name, (const char *)a[1], sizeof name);
+		if (n == -LX_EFAULT)
+			return n;
+		name[sizeof name - 1] = 0;	/* -ENAMETOOLONG: the first 15 bytes */
+		memcpy(p->comm, name, sizeof name);
+		return 0;
+	}
+	case LX_PR_GET_NAME:
+		memcpy(name, p->comm, sizeof name);
+		name[sizeof name - 1] = 0;
+		return copy_to_user((void *)a[1], name, sizeof name);
+	}
+	return -LX_EINVAL;
+}
+
+static long clock_read(uint64_t clk, struct lx_timespec *ts);
+
+/* time(2): CLOCK_REALTIME's seconds, also stored at tloc when it is not NULL */
+static long sys_time(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct lx_timespec ts;
+	clock_read(LX_CLOCK_REALTIME, &ts);
+	if (a[0] && copy_to_user((void *)a[0], &ts.tv_sec, sizeof ts.tv_sec))
+		return -LX_EFAULT;
+	return ts.tv_sec;
+}
+
 static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
@@ -1213,6 +1252,8 @@ static const sys_fn table[LX_NR_SYSCALLS] = {
 	[LX_SYS_getegid] = sys_zero,
 	[LX_SYS_getppid] = sys_getppid,
 	[LX_SYS_arch_prctl] = sys_arch_prctl,
+	[LX_SYS_prctl] = sys_prctl,
+	[LX_SYS_time] = sys_time,
 	[LX_SYS_gettid] = sys_getpid,
 	[LX_SYS_set_tid_address] = sys_set_tid_address,
 	[LX_SYS_clock_gettime] = sys_clock_gettime,

@@ -72,6 +72,7 @@
 	[LX_SYS_arch_prctl] = "arch_prctl",
 	[LX_SYS_gettid] = "gettid",
 	[LX_SYS_tkill] = "tkill",
+	[LX_SYS_time] = "time",
 	[LX_SYS_futex] = "futex",
 	[LX_SYS_getdents64] = "getdents64",
 	[LX_SYS_set_tid_address] = "set_tid_address",

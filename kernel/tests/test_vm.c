@@ -24,14 +24,16 @@ KTEST(vm_map_translate_unmap)
 	if (!vm_supported())
 		KT_SKIP(VM_UNSUPPORTED);
 	uint64_t va = KVA_BASE + (5ull << 30) + 7 * PAGE_SIZE;
-	uint64_t pa = pmm_alloc(), pa2 = pmm_alloc();
-	KT_ASSERT(pa && pa2);
-	*(volatile uint64_t *)pa = 0x1234abcd5678ef00ull;
+	/* pmm hands out direct-map addresses (arch_if.h "physical memory"); map by V2P */
+	uint64_t kp = pmm_alloc(), kp2 = pmm_alloc();
+	KT_ASSERT(kp && kp2);
+	uint64_t pa = V2P(kp), pa2 = V2P(kp2);
+	*(volatile uint64_t *)kp = 0x1234abcd5678ef00ull;
 	KT_ASSERT_EQ(arch_vm_map(va, pa, true), KSYNC_OK);
 	KT_EXPECT_EQ(arch_vm_translate(va + 8), pa + 8);
 	KT_EXPECT_EQ(*(volatile uint64_t *)va, 0x1234abcd5678ef00ull);	/* read through it */
 	*(volatile uint64_t *)(va + 16) = 42;
-	KT_EXPECT_EQ(*(volatile uint64_t *)(pa + 16), 42);
+	KT_EXPECT_EQ(*(volatile uint64_t *)(kp + 16), 42);
 	KT_EXPECT_EQ(arch_vm_map(va, pa, true), KSYNC_OK);		/* identical re-add */
 	KT_EXPECT_EQ(arch_vm_map(va, pa2, true), KSYNC_EBUSY);		/* conflicting mapping */
 	KT_EXPECT_EQ(arch_vm_map(va, pa, false), KSYNC_EBUSY);		/* same page, other rights */
@@ -43,11 +45,12 @@ KTEST(vm_map_translate_unmap)
 	/* bad input */
 	KT_EXPECT_EQ(arch_vm_map(va + 1, pa, true), KSYNC_EINVAL);
 	KT_EXPECT_EQ(arch_vm_map(va, pa + 1, true), KSYNC_EINVAL);
-	KT_EXPECT_EQ(arch_vm_map(0x200000, pa, true), KSYNC_EINVAL);	/* identity map: not ours */
+	KT_EXPECT_EQ(arch_vm_map(0x200000, pa, true), KSYNC_EINVAL);	/* the low half: processes' */
+	KT_EXPECT_EQ(arch_vm_map(P2V(0x200000), pa, true), KSYNC_EINVAL);	/* the direct map */
 	KT_EXPECT_EQ(arch_vm_map(KVA_BASE + KVA_SIZE, pa, true), KSYNC_EINVAL);
 	KT_EXPECT_EQ(arch_vm_unmap(KVA_BASE - PAGE_SIZE, NULL), KSYNC_EINVAL);
-	pmm_free(pa);
-	pmm_free(pa2);
+	pmm_free(kp);
+	pmm_free(kp2);
 }
 
 /* The unmapped-access path: a fault at the unmapped address would panic, so we only
@@ -66,7 +69,7 @@ static void racer(void *arg)
 	while (!__atomic_load_n(&race_go, __ATOMIC_ACQUIRE))
 		arch_cpu_relax();
 	for (int i = 0; i < NPAGES; i++)
-		race_rc[me][i] = arch_vm_map(race_base + (uint64_t)i * PAGE_SIZE, race_pa[me][i], true);
+		race_rc[me][i] = arch_vm_map(race_base + (uint64_t)i * PAGE_SIZE, V2P(race_pa[me][i]), true);
 	__atomic_fetch_add(&race_done, 1, __ATOMIC_RELEASE);
 }
 
@@ -105,7 +108,7 @@ static void race_round(struct ktest_ctx *kt, unsigned n, unsigned round)
 		}
 		KT_EXPECT_EQ(winners, 1);
 		uint64_t va = race_base + (uint64_t)i * PAGE_SIZE;
-		KT_EXPECT_EQ(arch_vm_translate(va), race_pa[w][i]);
+		KT_EXPECT_EQ(arch_vm_translate(va), V2P(race_pa[w][i]));
 		KT_EXPECT_EQ(*(volatile uint64_t *)va, ((uint64_t)w << 32) | (uint64_t)i);
 	}
 	/* the slot needed one PD and one PT: installed exactly once each, losers freed theirs */

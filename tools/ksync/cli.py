@@ -1,4 +1,4 @@
-"""ksync command line: ``ksync test|boot|run|env|report|mkdisk`` (also ``python -m ksync``).
+"""ksync command line: ``ksync test|boot|run|sh|env|report|mkdisk`` (also ``python -m ksync``).
 
 Issue 4 (Small & Manley 1997 interrupt-masking schemes) adds ``--scheme`` to test/boot,
 ``--no-disk`` to every boot (the IDE disk build/disk.img is attached by default),
@@ -313,6 +313,19 @@ def build_parser() -> Parser:
     b.add_argument("--gdb", type=port_type, metavar="PORT",
                    help="start QEMU's gdb stub on localhost:PORT and wait for gdb (-S)")
 
+    shp = sub.add_parser("sh", parents=[repo, vm, sch],
+                         help="run a busybox shell command line on ksync",
+                         description="Boot the kernel in mode=user with Debian's busybox-static "
+                                     "in the initramfs (/bin and its applet links), run "
+                                     "`busybox sh` on CMD (working directory /), print its "
+                                     "output and exit with its exit status (128+N for a "
+                                     "signal N).")
+    shp.add_argument("-c", metavar="CMD", help="the command line (required: no interactive "
+                     "shell yet)")
+    shp.add_argument("--add", action="append", default=[], metavar="LOCAL[:PATH]",
+                     help="put the local file LOCAL at PATH in the initramfs (default "
+                          "/<its name>; repeatable)")
+
     r = sub.add_parser("run", parents=[repo, vm], help="measure (primitive costs, interrupt "
                        "schemes) and write the report",
                        description="prims: boot mode=bench filter=prims, run the hosted "
@@ -434,7 +447,7 @@ def build_parser() -> Parser:
 # commands
 
 
-COMMANDS = {"test": run.cmd_test, "boot": run.cmd_boot, "run": run.cmd_run,
+COMMANDS = {"test": run.cmd_test, "boot": run.cmd_boot, "run": run.cmd_run, "sh": run.cmd_sh,
             "env": run.cmd_env, "report": run.cmd_report, "mkdisk": run.cmd_mkdisk,
             "lockstat": run.cmd_lockstat}
 

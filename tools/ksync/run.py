@@ -12,12 +12,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import stat
 import sys
 from datetime import datetime
 from pathlib import Path
 
 from . import (disk, document, envdetect, fiascorun, hkernel, hosted, hosteddata, irqdata,
                linuxguest, peers, qemu, report, schemes, spritereport, spriterun)
+from . import busybox, cpio, userprogs
 from .util import KsyncError, Progress, UsageError, display_path, make, utc_timestamp
 
 DEFAULT_TIMEOUT = 300.0
@@ -244,6 +246,60 @@ def cmd_boot(args, repo: Path) -> int:
     print(_summary("boot", res), file=sys.stderr, flush=True)
     return 0 if res.passed else 1
 
+
+
+def _sh_adds(adds: list[str]) -> list[cpio.Entry]:
+    """--add LOCAL[:PATH]: the local file at PATH in the initramfs (default /<its name>)."""
+    out = []
+    for spec in adds:
+        local, _, path = spec.partition(":")
+        src = Path(local)
+        if not src.is_file():
+            raise UsageError(f"--add {spec}: {local} is not a file")
+        path = (path or "/" + src.name).lstrip("/")
+        if not path or any(part in ("", ".", "..") for part in path.split("/")):
+            raise UsageError(f"--add {spec}: {path!r} is not a path in the initramfs")
+        mode = 0o755 if os.access(src, os.X_OK) else 0o644
+        out.append(cpio.Entry(path, stat.S_IFREG | mode, src.read_bytes()))
+    return out
+
+
+def cmd_sh(args, repo: Path) -> int:
+    """ksync sh -c CMD: Debian's busybox sh runs CMD on ksync (mode=user, one boot; the
+    initramfs of tools/ksync/busybox.py plus --add files); its output goes to stdout and
+    its exit status becomes ours (128+N for a signal N)."""
+    if args.c is None:
+        raise UsageError("ksync sh needs -c 'CMD': an interactive shell needs console input "
+                         "in mode=user, which the kernel does not have yet")
+    if len(args.smp) != 1:
+        raise UsageError("ksync sh takes one --smp value")
+    if not busybox.have_busybox():
+        raise UsageError(f"Debian's busybox-static ({busybox.BUSYBOX}) is missing: run make deps")
+    extra = _sh_adds(args.add)
+    progress = Progress()
+    if not args.no_build:
+        _build_kernel(args, repo, progress)
+    out = repo / "build" / "user"
+    out.mkdir(parents=True, exist_ok=True)
+    rd = out / "sh.cpio"
+    rd.write_bytes(busybox.initramfs(f"{busybox.BUSYBOX} sh /t/sh/cmd.sh\n",
+                                     {"cmd": args.c + "\n"}, extra))
+    cfg = _boot_config(args, repo, "user")
+    cfg = dataclasses.replace(cfg, initrd=rd, disk=None,
+                              append=cfg.append + ["user=@/t/list",
+                                                   f"epoch={int(datetime.now().timestamp())}"])
+    res = qemu.boot(cfg, echo=_echo_stdout if args.verbose else None)
+    cases = userprogs.parse_user_ktap(res.lines)
+    if len(cases) != 1 or cases[0].status is None:
+        print(qemu.failure_report(res), file=sys.stderr, flush=True)
+        return 1
+    c = cases[0]
+    sys.stdout.buffer.write(c.out)
+    sys.stdout.flush()
+    if c.truncated:
+        print("ksync sh: the output was cut (the runner's limit)", file=sys.stderr, flush=True)
+    st = c.status
+    return (st >> 8) & 0xff if (st & 0x7f) == 0 else 128 + (st & 0x7f)
 
 
 def _hosted_facts(objects) -> dict:

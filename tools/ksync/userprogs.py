@@ -3,12 +3,11 @@ the host and for ksync (the same binary runs on both), build the initramfs that 
 them, run them on the host, and decode the kernel runner's KTAP (kernel/proc/urun.c).
 
 Programs are static-pie (ET_DYN without PT_INTERP), linked by hand against musl's rcrt1.o
-(Debian's musl-gcc wrapper links non-PIE only): ksync's kernel still occupies the low
-addresses, so an ET_EXEC linked at 0x400000 cannot be loaded there (exec refuses it with
-a message): ``hello-low`` (ET_EXEC at the default address) tests the refusal. (An ET_EXEC
-linked above the kernel cannot be made from Debian's musl: its crt1.o and crtbegin.o use
-32-bit absolute and PC-relative references to weak symbols at 0.) Two corrupt ELF files
-test the loader's messages.
+(Debian's musl-gcc wrapper links non-PIE only), except ``hello-low``: tests/user/hello.c
+built by plain ``musl-gcc -static`` (ET_EXEC linked at 0x400000), which ksync loads where
+it asks since its kernel lives in the upper half. ``bad-highva`` is hello-low with its
+first PT_LOAD moved into the kernel half (exec must refuse it), and two corrupt ELF
+files (bad-machine, bad-truncated) test the loader's other messages.
 
 Public API: ``MUSL_DIR``, ``have_musl()``, ``build(src_dir, out_dir) -> dict[str, Path]``,
 ``initramfs(progs, extra) -> bytes``, ``ENV``, ``run_on_host(path, argv)``,
@@ -71,8 +70,8 @@ def _fresh(out: Path, deps: list[Path]) -> bool:
 
 
 def build(src_dir: Path, out_dir: Path) -> dict[str, Path]:
-    """Every tests/user/*.c as a static-pie binary in out_dir, plus hello-low (ET_EXEC at
-    0x400000), bad-machine and bad-truncated. Returns name -> path (rebuilds only what
+    """Every tests/user/*.c as a static-pie binary in out_dir, plus hello-low (musl-gcc
+    -static: ET_EXEC at 0x400000), bad-highva, bad-machine and bad-truncated. Returns name -> path (rebuilds only what
     changed)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     header = src_dir / "ut.h"
@@ -87,16 +86,34 @@ def build(src_dir: Path, out_dir: Path) -> dict[str, Path]:
     hello = src_dir / "hello.c"
     exe = out_dir / "hello-low"
     if not _fresh(exe, [hello, header]):
-        obj = out_dir / "hello-low.o"
-        _compile(hello, obj, pie=False)
-        _link([obj], exe, pie=False)
+        # the plain musl-gcc -static of a user: non-PIE ET_EXEC at 0x400000
+        r = subprocess.run(["musl-gcc", "-static", "-std=gnu11", "-O1", "-Wall",
+                            "-fno-stack-protector", "-o", str(exe), str(hello)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"musl-gcc -static {hello}: {r.stderr}")
     progs["hello-low"] = exe
+    low = bytearray(exe.read_bytes())
+    if low[16:18] != (2).to_bytes(2, "little"):
+        raise RuntimeError(f"{exe}: musl-gcc -static made no ET_EXEC (e_type {low[16]})")
+    phoff, phentsize, phnum = (int.from_bytes(low[32:40], "little"),
+                               int.from_bytes(low[54:56], "little"),
+                               int.from_bytes(low[56:58], "little"))
+    for i in range(phnum):
+        ph = phoff + i * phentsize
+        if int.from_bytes(low[ph:ph + 4], "little") == 1:     # the first PT_LOAD
+            va = int.from_bytes(low[ph + 16:ph + 24], "little")
+            high = (0xffff800000000000 + va).to_bytes(8, "little")
+            low[ph + 16:ph + 24] = high                         # p_vaddr
+            low[ph + 24:ph + 32] = high                         # p_paddr
+            break
+    (out_dir / "bad-highva").write_bytes(bytes(low))
     img = progs["hello"].read_bytes()
     bad = bytearray(img)
     bad[18:20] = (3).to_bytes(2, "little")        # e_machine = EM_386
     (out_dir / "bad-machine").write_bytes(bytes(bad))
     (out_dir / "bad-truncated").write_bytes(img[:200])   # the header, half its phdrs
-    for name in ("bad-machine", "bad-truncated"):
+    for name in ("bad-machine", "bad-truncated", "bad-highva"):
         (out_dir / name).chmod(0o755)
         progs[name] = out_dir / name
     return progs

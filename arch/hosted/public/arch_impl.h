@@ -254,4 +254,7 @@ struct arch_context {
 _Static_assert(__builtin_offsetof(struct arch_context, sp) == 0 &&
 	       __builtin_offsetof(struct arch_context, fpu) == 8,
 	       "arch/hosted/switch.S uses these offsets");
+/* the direct map (arch_if.h "physical memory"): one address space, so the identity */
+static inline uint64_t P2V(uint64_t pa) { return pa; }
+static inline uint64_t V2P(uint64_t va) { return va; }
 #endif

@@ -105,6 +105,7 @@ bool uvm_trap(struct trapframe *tf, unsigned v);	/* trap_dispatch, before a pani
 
 /* smp.c */
 void smp_init(void);
+void smp_drop_boot_identity(void);	/* after smp_init, IRQs on: PML4 slot 0 goes */
 void smp_call_handler(void);
 
 #endif

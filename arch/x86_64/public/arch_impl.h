@@ -250,4 +250,14 @@ static inline void arch_meas_flag_incdec(void)
 /* The serial model's per-character device read: COM1's line status register. */
 static inline uint32_t arch_dev_status_read(void) { return arch_x86_inb(0x3fd); }
 
+/* ---- the direct map (arch_if.h "physical memory"; boot.S builds it) ---------------- */
+#define DIRECT_MAP_BASE 0xffff800000000000ull	/* PML4 slot 256: physical 0..4 GiB */
+#define DIRECT_MAP_SIZE (4ull << 30)
+#define KERNEL_VMA 0xffffffff80000000ull	/* the image: KERNEL_VMA + physical (kernel.ld) */
+static inline uint64_t P2V(uint64_t pa) { return pa + DIRECT_MAP_BASE; }
+static inline uint64_t V2P(uint64_t va)
+{
+	return va >= KERNEL_VMA ? va - KERNEL_VMA : va - DIRECT_MAP_BASE;
+}
+
 #endif
