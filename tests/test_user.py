@@ -47,6 +47,20 @@ FS_CASES = {
 }
 CASES += [[f"t/{prog}", case] for prog, cases in FS_CASES.items() for case in cases]
 CASES += [["t/fs_exec"], ["t/fs_cwd"]]
+# signals (kernel/proc/signal.c): handlers, frames, sigreturn, interrupted calls, SIGCHLD,
+# fault signals, process groups, bad rt_sigreturn frames
+SIG_CASES = {
+    "sig_handler": ["basic", "mask", "nodefer", "resethand", "pending", "ignore", "norestorer",
+                    "default"],
+    "sig_regs": ["ud2", "syscall", "modify", "xmm"],
+    "sig_wait": ["eintr", "restart", "wait", "nanosleep", "pause", "sigsuspend", "timedwait"],
+    "sig_chld": ["exit", "killed", "ign", "nocldwait"],
+    "sig_fault": ["null", "accerr", "fixup", "fpe", "ill", "trap", "gp", "blocked", "badstack",
+                  "altstack"],
+    "sig_pgrp": ["setpgid", "setsid", "killpg", "kill0", "waitpg"],
+    "sig_sigreturn": ["bad", "random"],
+}
+CASES += [[f"t/{prog}", case] for prog, cases in SIG_CASES.items() for case in cases]
 # ksync-only cases and what they must print (the host's answer differs by design)
 KSYNC_ONLY = {
     "t/exec_low": (b"execve t/hello-low: errno 8\n", 0),
