@@ -171,7 +171,8 @@ __attribute__((noreturn)) void signal_die(int sig);	/* the default action: termi
 long sys_rt_sigreturn_impl(struct trapframe *tf);
 long signal_sigaltstack(uint64_t uss, uint64_t uoss, uint64_t sp);
 long signal_suspend(uint64_t newmask, bool set);	/* rt_sigsuspend (set) and pause */
-long signal_timedwait(uint64_t set, uint64_t uinfo, int64_t timeout_ns);
+/* rt_sigtimedwait's step: a pending signal of set taken (its number, info filled), or 0 */
+int signal_take_of(uint64_t set, struct lx_siginfo *info);
 long proc_getppid(void);
 void proc_vfork_release(struct process *p);	/* exec/exit: a vfork parent goes on */
 /* exec.c: replace the calling process's image (kernel strings); 0 or -LX_E* (the old

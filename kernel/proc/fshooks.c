@@ -59,11 +59,11 @@ void fs_sigpipe(void)
  * -> kernel/fs a circle of files); read once here, relaxed: written before any tty
  * input can reach a process. May run in the serial handler (proc.c takes only its
  * master lock). */
-void (*fshooks_group_signal)(int pgrp, int sig);
+void (*fshooks_group_signal)(int sig);
 
 void fs_tty_signal(int sig)
 {
-	void (*fn)(int, int) = __atomic_load_n(&fshooks_group_signal, __ATOMIC_RELAXED);
+	void (*fn)(int) = __atomic_load_n(&fshooks_group_signal, __ATOMIC_RELAXED);
 	if (fn)
-		fn(tty_fg_pgrp(), sig);
+		fn(sig);
 }

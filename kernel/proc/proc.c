@@ -30,8 +30,8 @@ static struct mlock proc_table_lock = MLOCK_INIT(uproc_table_class, MLOCK_TICKET
 static struct process procs[PROC_MAX];	/* slots: proc_table_lock */
 static int next_pid = 1;		/* proc_table_lock */
 
-extern void (*fshooks_group_signal)(int pgrp, int sig);	/* fshooks.c */
-static void tty_group_signal(int pgrp, int sig);
+extern void (*fshooks_group_signal)(int sig);	/* fshooks.c */
+static void tty_group_signal(int sig);
 void proc_init(void)
 {
 	fshooks_group_signal = tty_group_signal;	/* before any process runs */
@@ -412,11 +412,6 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 	}
 }
 
-void kernel_user_return(struct trapframe *tf)
-{
-	signal_user_return(tf, -1);	/* signal.c */
-}
-
 long proc_getppid(void)
 {
 	struct process *self = proc_current();
@@ -645,8 +640,9 @@ long proc_setsid(void)
 
 /* The console's ^C / ^\ (kernel/fs's fs_tty_signal, via fshooks.c): the foreground
  * group. May run in the serial handler: master lock only, no sleep. */
-static void tty_group_signal(int pgrp, int sig)
+static void tty_group_signal(int sig)
 {
+	int pgrp = tty_fg_pgrp();
 	if (pgrp <= 0)
 		return;
 	struct lx_siginfo si = { .si_signo = sig, .si_code = LX_SI_KERNEL };

@@ -204,6 +204,12 @@ void signal_user_return(struct trapframe *tf, long nr)
 	}
 }
 
+/* arch_if.h: before an interrupt's return to ring 3 */
+void kernel_user_return(struct trapframe *tf)
+{
+	signal_user_return(tf, -1);
+}
+
 /* A fault's signal (Linux's force_sig_fault): blocked or ignored, it is unblocked and
  * its action reset to the default, so that it is taken now. */
 void signal_force(int sig, const struct lx_siginfo *info)
@@ -348,31 +354,17 @@ long signal_suspend(uint64_t newmask, bool set)
 	return -LX_ERESTARTNOHAND;	/* EINTR once the handler ran */
 }
 
-long signal_timedwait(uint64_t set, uint64_t uinfo, int64_t timeout_ns)
+int signal_take_of(uint64_t set, struct lx_siginfo *info)
 {
 	struct process *p = proc_current();
 	set &= ~NEVER_BLOCKED;
-	uint64_t deadline = timeout_ns >= 0 ? ktime_ns() + (uint64_t)timeout_ns : 0;
 	for (;;) {
 		uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED) & set;
-		if (pend) {
-			int s = pick(pend);
-			struct lx_siginfo info;
-			if (!proc_signal_take(p, s, &info))
-				continue;
-			if (uinfo && copy_to_user((void *)uinfo, &info, sizeof info))
-				return -LX_EFAULT;
+		if (!pend)
+			return 0;
+		int s = pick(pend);
+		if (proc_signal_take(p, s, info))
 			return s;
-		}
-		if (proc_sig_any_acts(p))
-			return -LX_EINTR;	/* another signal's handler or action */
-		if (timeout_ns >= 0) {
-			if (ktime_ns() >= deadline)
-				return -LX_EAGAIN;
-			thread_yield();	/* no timed sleep in the scheduler yet */
-		} else {
-			sched_sleep(PROC_COND_SIG);
-		}
 	}
 }
 

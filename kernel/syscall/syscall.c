@@ -1259,7 +1259,26 @@ static long sys_rt_sigtimedwait(struct trapframe *tf, const uint64_t a[6])
 			return -LX_EINVAL;
 		ns = ts.tv_sec * 1000000000ll + ts.tv_nsec;
 	}
-	return signal_timedwait(set, a[1], ns);
+	struct process *p = proc_current();
+	uint64_t deadline = ns >= 0 ? ktime_ns() + (uint64_t)ns : 0;
+	for (;;) {
+		struct lx_siginfo info;
+		int s = signal_take_of(set, &info);
+		if (s) {
+			if (a[1] && copy_to_user((void *)a[1], &info, sizeof info))
+				return -LX_EFAULT;
+			return s;
+		}
+		if (proc_sig_any_acts(p))
+			return -LX_EINTR;	/* another signal's handler or action */
+		if (ns >= 0) {
+			if (ktime_ns() >= deadline)
+				return -LX_EAGAIN;
+			thread_yield();	/* no timed sleep in the scheduler yet */
+		} else {
+			sched_sleep(PROC_COND_SIG);
+		}
+	}
 }
 
 static long sys_sigaltstack(struct trapframe *tf, const uint64_t a[6])
