@@ -64,6 +64,9 @@ CASES += [[f"t/{prog}", case] for prog, cases in SIG_CASES.items() for case in c
 # ksync-only cases and what they must print (the host's answer differs by design)
 KSYNC_ONLY = {
     "t/exec_low": (b"execve t/hello-low: errno 8\n", 0),
+    "t/sig_core": (b"limit 0 sig 3: signaled=1 sig=3 core=0\n"
+                   b"limit 1048576 sig 3: signaled=1 sig=3 core=1\n"
+                   b"limit 1048576 sig 15: signaled=1 sig=15 core=0\n", 0),
 }
 EXTRA = {"data.txt": (SRC / "data.txt").read_bytes()}
 # (smp, scheduler): 1, 2 and 4 CPUs under the default (lock-free) scheduler, 2 under the
