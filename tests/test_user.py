@@ -59,6 +59,7 @@ SIG_CASES = {
                   "altstack"],
     "sig_pgrp": ["setpgid", "setsid", "killpg", "kill0", "waitpg"],
     "sig_sigreturn": ["bad", "random"],
+    "sig_stop": ["stop", "tstp", "nocldstop", "kill"],
 }
 CASES += [[f"t/{prog}", case] for prog, cases in SIG_CASES.items() for case in cases]
 # ksync-only cases and what they must print (the host's answer differs by design)

@@ -103,6 +103,10 @@ struct process {
 	struct lx_siginfo sig_info[PROC_NSIG];	/* proc_table_lock: one per pending signal
 					   (standard signals do not queue) */
 	int pgid, sid;			/* proc_table_lock: process group and session */
+	/* job control (proc_table_lock): stopped by stop_sig; the parent's wait4 with
+	 * WUNTRACED reports a stop once (stop_report), with WCONTINUED a SIGCONT once */
+	bool stopped, stop_report, cont_report;
+	int stop_sig;
 	struct proc_fault {		/* its thread: the fault being signalled, for the */
 		int sig;		/* console line if its default action ends it */
 		uint64_t addr, ip;
@@ -159,6 +163,8 @@ void proc_signal_send(struct process *p, int sig, const struct lx_siginfo *info)
  * itself when none was stored: SIGPIPE). false: it was not pending. */
 bool proc_signal_take(struct process *p, int sig, struct lx_siginfo *info);
 void proc_sigaction_set(struct process *p, int sig, const struct lx_sigaction *sa);
+/* The default action of a stop signal: p (the caller) stops until SIGCONT or SIGKILL. */
+void proc_stop(struct process *p, int sig);
 long proc_setpgid(int pid, int pgid);
 long proc_getpgid(int pid);
 long proc_setsid(void);

@@ -364,7 +364,8 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 	for (;;) {
 		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 		bool any = false;
-		struct process *z = NULL;
+		struct process *z = NULL, *rep = NULL;
+		int rst = 0;
 		for (unsigned i = 0; i < PROC_MAX; i++) {
 			struct process *c = &procs[i];
 			if (c->state == PROC_FREE || c->parent != self)
@@ -380,13 +381,31 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 				z = c;
 				break;
 			}
+			if ((options & LX_WUNTRACED) && c->stop_report) {
+				c->stop_report = false;
+				rep = c;
+				rst = c->stop_sig << 8 | 0x7f;
+				break;
+			}
+			if ((options & LX_WCONTINUED) && c->cont_report) {
+				c->cont_report = false;
+				rep = c;
+				rst = 0xffff;
+				break;
+			}
 		}
-		if (!z && any && !(options & LX_WNOHANG))
+		int rpid = rep ? rep->pid : 0;
+		if (!z && !rep && any && !(options & LX_WNOHANG))
 			self->waiter = thread_self();
 		int zpid = z ? z->pid : 0, st = z ? z->wstatus : 0;
 		if (z)
 			z->parent = NULL;	/* reaped: nobody else sees it */
 		mlock_unlock_irqrestore(&proc_table_lock, k);
+		if (rep) {	/* a stop or a continue: the child stays */
+			if (ustatus && copy_to_user((void *)ustatus, &rst, sizeof rst))
+				return -LX_EFAULT;
+			return rpid;
+		}
 		if (z) {
 			proc_free(z);
 			if (ustatus && copy_to_user((void *)ustatus, &st, sizeof st))
@@ -425,9 +444,28 @@ long proc_getppid(void)
  * A posted signal: its pending bit and, if it was not pending already, its siginfo (a
  * standard signal does not queue: Linux keeps the first). Returns the thread to wake
  * (after the unlock: wake_signalled). p LIVE. */
+static void notify_parent_locked(struct process *p, int code, int status);
+
 static struct thread *post_locked(struct process *p, int sig, const struct lx_siginfo *info)
 {
 	uint64_t b = PROC_SIGBIT(sig);
+	/* Linux's prepare_signal: SIGCONT discards pending stop signals and continues a
+	 * stopped process; a stop signal discards a pending SIGCONT */
+	uint64_t stops = PROC_SIGBIT(LX_SIGSTOP) | PROC_SIGBIT(LX_SIGTSTP) |
+			 PROC_SIGBIT(LX_SIGTTIN) | PROC_SIGBIT(LX_SIGTTOU);
+	if (sig == LX_SIGCONT) {
+		__atomic_fetch_and(&p->sig_pending, ~stops, __ATOMIC_RELAXED);
+		if (p->stopped) {
+			/* p wakes its parent itself when it leaves proc_stop (no wakeup
+			 * under this lock) */
+			p->stopped = false;
+			p->stop_report = false;
+			p->cont_report = true;
+			notify_parent_locked(p, LX_CLD_CONTINUED, LX_SIGCONT);
+		}
+	} else if (b & stops) {
+		__atomic_fetch_and(&p->sig_pending, ~PROC_SIGBIT(LX_SIGCONT), __ATOMIC_RELAXED);
+	}
 	/* relaxed: the bit's readers take the siginfo under this lock */
 	if (!(__atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED) & b)) {
 		if (info) {
@@ -449,6 +487,63 @@ static void wake_signalled(struct thread *t)
 {
 	sched_wakeup(t, PROC_COND_SIG);
 	fs_interrupt(t);
+}
+
+/* SIGCHLD with CLD_STOPPED/CLD_CONTINUED to p's parent (not when it ignores SIGCHLD or
+ * set SA_NOCLDSTOP); the caller wakes the parent after the unlock (parent_wake). */
+static void notify_parent_locked(struct process *p, int code, int status)
+{
+	struct process *par = p->parent;
+	if (!par || par->sig_handler[LX_SIGCHLD] == LX_SIG_IGN ||
+	    (par->sig_flags[LX_SIGCHLD] & LX_SA_NOCLDSTOP))
+		return;
+	struct lx_siginfo si = { .si_signo = LX_SIGCHLD, .si_code = code };
+	si.u.k.pid = p->pid;
+	si.u.k.status = status;
+	uint64_t b = PROC_SIGBIT(LX_SIGCHLD);
+	if (!(__atomic_load_n(&par->sig_pending, __ATOMIC_RELAXED) & b)) {
+		par->sig_info[LX_SIGCHLD] = si;
+		par->sig_info_valid |= b;
+	}
+	__atomic_fetch_or(&par->sig_pending, b, __ATOMIC_RELAXED);
+}
+
+/* p's parent's wait4 (PROC_COND_CHILD) and signal waits; p's own thread, no lock held */
+static void parent_wake(struct process *p)
+{
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	struct process *par = p->parent;
+	struct thread *w = par ? par->waiter : NULL, *t = par ? par->thread : NULL;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	if (w)
+		sched_wakeup(w, PROC_COND_CHILD);
+	if (t)
+		wake_signalled(t);
+}
+
+void proc_stop(struct process *p, int sig)
+{
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	p->stopped = true;
+	p->stop_sig = sig;
+	p->stop_report = true;
+	p->cont_report = false;
+	notify_parent_locked(p, LX_CLD_STOPPED, sig);
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	parent_wake(p);
+	for (;;) {
+		k = mlock_lock_irqsave(&proc_table_lock);
+		/* relaxed: SIGKILL's bit is set under this lock */
+		bool killed = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED) & PROC_SIGBIT(LX_SIGKILL);
+		bool go = !p->stopped || killed;
+		mlock_unlock_irqrestore(&proc_table_lock, k);
+		if (go) {
+			if (!killed)
+				parent_wake(p);	/* SIGCONT's report (post_locked) */
+			return;
+		}
+		sched_sleep(PROC_COND_SIG);	/* SIGCONT and SIGKILL post with this flag */
+	}
 }
 
 void proc_signal_send(struct process *p, int sig, const struct lx_siginfo *info)

@@ -41,8 +41,7 @@
 #define CORE_MASK (PROC_SIGBIT(3) | PROC_SIGBIT(4) | PROC_SIGBIT(5) | PROC_SIGBIT(6) | \
 		   PROC_SIGBIT(7) | PROC_SIGBIT(8) | PROC_SIGBIT(11) | PROC_SIGBIT(24) | \
 		   PROC_SIGBIT(25) | PROC_SIGBIT(31))
-/* the default action "stop": STOP TSTP TTIN TTOU - not implemented (docs/userspace.md):
- * they are ignored, never a termination a shell would not expect */
+/* the default action "stop": STOP TSTP TTIN TTOU (proc_stop: until SIGCONT or SIGKILL) */
 #define STOP_MASK (PROC_SIGBIT(19) | PROC_SIGBIT(20) | PROC_SIGBIT(21) | PROC_SIGBIT(22))
 
 static struct proc_fault *note_of(struct process *p) { return &p->fault; }
@@ -173,9 +172,13 @@ void signal_user_return(struct trapframe *tf, long nr)
 			signal_die(s);
 		if (h == LX_SIG_IGN)
 			continue;
-		if (h == LX_SIG_DFL) {
-			if (proc_sig_default_ignored((unsigned)s) || (PROC_SIGBIT(s) & STOP_MASK))
+		if (h == LX_SIG_DFL || s == LX_SIGSTOP) {
+			if (proc_sig_default_ignored((unsigned)s))
 				continue;
+			if (PROC_SIGBIT(s) & STOP_MASK) {
+				proc_stop(p, s);
+				continue;
+			}
 			signal_die(s);
 		}
 		/* a handler */

@@ -376,6 +376,8 @@ struct lx_winsize {
 #define LX_CLD_EXITED 1
 #define LX_CLD_KILLED 2
 #define LX_CLD_DUMPED 3
+#define LX_CLD_STOPPED 5
+#define LX_CLD_CONTINUED 6
 #define LX_SEGV_MAPERR 1
 #define LX_SEGV_ACCERR 2
 #define LX_ILL_ILLOPN 2
