@@ -92,6 +92,9 @@ static bool setup_frame(struct process *p, struct trapframe *tf, int s,
 {
 	if (!(p->sig_flags[s] & LX_SA_RESTORER))
 		return false;	/* x86-64 Linux: no restorer, no frame (-EFAULT: SIGSEGV) */
+	if (p->sig_handler[s] >= USER_VA_END)
+		return false;	/* iretq to a non-canonical rip would fault in ring 0; Linux's
+				   return to it ends in SIGSEGV */
 	uint64_t usp = arch_uregs_sp(tf), sp = usp;
 	if ((p->sig_flags[s] & LX_SA_ONSTACK) && p->ss_size && !on_altstack(p, sp))
 		sp = p->ss_sp + p->ss_size;

@@ -63,6 +63,17 @@ static void norestorer(void)
 	raise(SIGUSR1);
 	printf("not reached\n");
 }
+static void badhandler(void)
+{
+	/* a handler address that is not canonical: the return to it cannot happen */
+	extern void __restore_rt(void);
+	struct { unsigned long h; unsigned long flags; void *restorer; unsigned long mask; } k =
+		{ 0x8000000000000000ul, SA_SIGINFO | 0x04000000 /* SA_RESTORER */, (void *)__restore_rt, 0 };
+	printf("rt_sigaction = %ld\n", rawsys(SYS_rt_sigaction, SIGUSR1, (long)&k, 0, 8, 0, 0));
+	fflush(stdout);
+	raise(SIGUSR1);
+	printf("not reached\n");
+}
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "basic";
@@ -122,6 +133,9 @@ int main(int argc, char **argv)
 		printf("hits=%d\n", hits);
 	} else if (!strcmp(c, "norestorer")) {
 		int st = child_status(norestorer);
+		printf("child signaled=%d sig=%d\n", WIFSIGNALED(st), WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	} else if (!strcmp(c, "badhandler")) {
+		int st = child_status(badhandler);
 		printf("child signaled=%d sig=%d\n", WIFSIGNALED(st), WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	} else if (!strcmp(c, "default")) {
 		/* default actions: terminate, ignore (SIGCHLD, SIGURG, SIGWINCH, SIGCONT) */
