@@ -391,8 +391,6 @@ long strncpy_from_user(char *dst, const char *usrc, size_t n);
  * kernel_user_fault: a page fault at a user address (from ring 3, or from a user copy),
  *   IRQs off: 0 when the kernel made the access valid (demand-zero, copy-on-write),
  *   nonzero when the process cannot take it.
- * kernel_user_killed: the port redirects a ring-3 thread whose fault could not be
- *   resolved here, on its kernel stack with IRQs off: sig is the Linux signal number.
  * kernel_user_return: before an interrupt returns to ring 3 (and after each system
  *   call: kernel_syscall does it itself), on the thread's kernel stack, IRQs on, tf the
  *   frame that returns: the process's pending work (a signal that ends it, or whose
@@ -400,7 +398,6 @@ long strncpy_from_user(char *dst, const char *usrc, size_t n);
 long kernel_syscall(struct trapframe *tf);
 void kernel_user_return(struct trapframe *tf);
 int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user);
-__attribute__((noreturn)) void kernel_user_killed(int sig, uint64_t addr, uint64_t ip);
 /* kernel_user_trap: an exception from ring 3 the port could not resolve (sig: the Linux
  *   signal; addr: the fault address for a page fault, else the faulting rip), on the
  *   thread's kernel stack with IRQs on, tf the user frame: the kernel sends the signal

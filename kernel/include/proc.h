@@ -137,6 +137,8 @@ static inline bool proc_sig_acts(const struct process *p, unsigned s)
 /* Any pending signal that acts (the interruptible waits ask it). p's own thread. */
 static inline bool proc_sig_any_acts(const struct process *p)
 {
+	/* relaxed: orders nothing; a waiter re-checks after every wakeup, and posting sets
+	 * the bit before it wakes (PROC_COND_SIG, fs_interrupt) */
 	uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
 	for (unsigned s = 1; pend && s < PROC_NSIG; s++)
 		if ((pend & PROC_SIGBIT(s)) && proc_sig_acts(p, s))

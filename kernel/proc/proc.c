@@ -342,19 +342,6 @@ void proc_exit(int wstatus)
 	thread_exit();
 }
 
-void kernel_user_killed(int sig, uint64_t addr, uint64_t ip)
-{
-	arch_irq_enable();
-	struct process *p = proc_current();
-	if (sig == LX_SIGSEGV || sig == LX_SIGBUS)
-		kprintf("ksync: pid %d (%s): %s at 0x%lx ip 0x%lx\n", p ? p->pid : -1,
-			p ? p->comm : "?", sig == LX_SIGSEGV ? "segfault" : "bus error", addr, ip);
-	else
-		kprintf("ksync: pid %d (%s): signal %d at ip 0x%lx\n", p ? p->pid : -1,
-			p ? p->comm : "?", sig, ip);
-	proc_exit(sig & 0x7f);
-}
-
 long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 {
 	struct process *self = proc_current();

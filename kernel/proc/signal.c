@@ -70,6 +70,8 @@ void signal_die(int sig)
 /* ---- which signal, which action ------------------------------------------------------- */
 static uint64_t deliverable(const struct process *p)
 {
+	/* relaxed: a set bit is only a hint; proc_signal_take re-reads it under the lock,
+	 * which orders the siginfo */
 	uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
 	return pend & ~(p->sigmask & ~NEVER_BLOCKED);
 }
