@@ -11,9 +11,11 @@
  * goes to the foreground process group (in mode=user no serial input reaches the tty
  * yet, so only a shell mode will exercise it: docs/userspace.md).
  *
- * Shared state: a process's sig_pending (atomic or by kill/fs_sigpipe, atomic and by its
- * own thread); sigmask and sig_handler are the process's own thread's, and these hooks
- * run in that thread (a file wait of the process, its write).
+ * Shared state: a process's sig_pending (atomic or by any poster, proc.h says which
+ * lock orders its siginfo; fs_sigpipe's bit carries none: SI_USER from the process
+ * itself); sigmask and sig_handler are read here by the process's own thread, the only
+ * writer of both (a file wait of the process, its write). fshooks_group_signal: written
+ * once by proc_init before any process runs.
  *
  * Hartman & Ousterhout (Sprite) section 2: a process blocked in a monitor's condition
  * wait must be interruptible by a signal; the wait returns, the call answers EINTR.
