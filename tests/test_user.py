@@ -51,9 +51,28 @@ CASES += [["t/fs_exec"], ["t/fs_cwd"]]
 CASES += [["t/hello-low"], ["t/exec_low"]]
 # the calls busybox added to the list (prctl's name, time)
 CASES += [["t/prctl"]]
+# signals (kernel/proc/signal.c): handlers, frames, sigreturn, interrupted calls, SIGCHLD,
+# fault signals, process groups, bad rt_sigreturn frames
+SIG_CASES = {
+    "sig_handler": ["basic", "mask", "nodefer", "resethand", "pending", "ignore", "norestorer",
+                    "badhandler", "default"],
+    "sig_regs": ["ud2", "syscall", "modify", "xmm"],
+    "sig_wait": ["eintr", "restart", "wait", "nanosleep", "pause", "sigsuspend", "timedwait"],
+    "sig_chld": ["exit", "killed", "ign", "nocldwait"],
+    "sig_fault": ["null", "accerr", "fixup", "fpe", "ill", "trap", "gp", "blocked", "badstack",
+                  "altstack"],
+    "sig_pgrp": ["setpgid", "setsid", "killpg", "kill0", "waitpg"],
+    "sig_sigreturn": ["bad", "random"],
+    "sig_stop": ["stop", "tstp", "nocldstop", "kill"],
+    "sig_storm": ["200"],
+}
+CASES += [[f"t/{prog}", case] for prog, cases in SIG_CASES.items() for case in cases]
 # ksync-only cases and what they must print (the host's answer differs by design)
 KSYNC_ONLY = {
     "t/exec_high": (b"execve t/bad-highva: errno 8\n", 0),
+    "t/sig_core": (b"limit 0 sig 3: signaled=1 sig=3 core=0\n"
+                   b"limit 1048576 sig 3: signaled=1 sig=3 core=1\n"
+                   b"limit 1048576 sig 15: signaled=1 sig=15 core=0\n", 0),
 }
 EXTRA = {"data.txt": (SRC / "data.txt").read_bytes()}
 # (smp, scheduler): 1, 2 and 4 CPUs under the default (lock-free) scheduler, 2 under the
@@ -222,6 +241,34 @@ def test_cpio_newc_readable_by_cpio(tmp_path):
     r = subprocess.run(["cpio", "-i", "-d", "--quiet"], input=data, cwd=tmp_path, capture_output=True)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "x" / "y").read_bytes() == b"hi\n"
+
+
+def test_sig_storm_stress(progs, request, tmp_path):
+    """make stress: sig_storm at 20000 signals per child (60000 kills racing a restarted
+    pipe read and the handler's frames) at -smp 4 and -smp 2 under the locked scheduler;
+    the output equal to the host's, no page left mapped."""
+    if not request.config.getoption("--run-stress"):
+        pytest.skip("long size: make stress (--run-stress)")
+    argv = ["t/sig_storm", "20000"]
+    root = tmp_path / "root"
+    userprogs.host_tree(progs, EXTRA, root)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        want = userprogs.run_on_host(Path(argv[0]), argv, timeout=600)
+    finally:
+        os.chdir(cwd)
+    rd = tmp_path / "storm.cpio"
+    rd.write_bytes(userprogs.initramfs(progs, EXTRA, " ".join(argv) + "\n"))
+    for smp, sched in [(4, None), (2, "locked")]:
+        words = ["user=@/t/list"] + ([f"sched={sched}"] if sched else [])
+        res = qemu.boot(qemu.BootConfig(repo=ROOT, mode="user", smp=smp, timeout=1200,
+                                        initrd=rd, append=words))
+        assert res.passed, qemu.failure_report(res)
+        (c,) = userprogs.parse_user_ktap(res.lines)
+        assert (c.out, c.status) == want, (smp, sched, c.out, c.status, want)
+        pg = [o for o in res.objects if o.get("kind") == "user_pages"]
+        assert pg and pg[0]["user_pages_live"] == 0, pg
 
 
 def test_user_stress(progs, initrd, request, tmp_path):

@@ -37,12 +37,15 @@ HEADERS = """
 #include <elf.h>
 #include <linux/limits.h>
 #include <unistd.h>
+#include <ucontext.h>
 """
 
 # LX_ name -> the host's name, where it is not the name without LX_
 RENAME = {"LX_NR_SYSCALLS": None, "LX_NSIG": None, "LX_MAP_FAILED": None,
           "LX_SIG_DFL": None, "LX_SIG_IGN": None, "LX_ERESTARTSYS": None,
-          "LX_SA_RESTORER": None, "LX_O_LARGEFILE": None}
+          "LX_SA_RESTORER": None, "LX_O_LARGEFILE": None, "LX_ERESTARTNOINTR": None,
+          "LX_ERESTARTNOHAND": None, "LX_ERESTART_RESTARTBLOCK": None, "LX_MINSIGSTKSZ": None,
+          "LX_UC_SIGCONTEXT_SS": None, "LX_UC_STRICT_RESTORE_SS": None}
 # why those have no host twin: the table size is ksync's; glibc's NSIG is 65 (signals
 # 1..64 plus one) where the kernel's _NSIG is 64; MAP_FAILED, SIG_DFL and SIG_IGN are
 # pointers in libc; ERESTARTSYS and SA_RESTORER are kernel-internal / asm/signal.h
@@ -50,7 +53,13 @@ RENAME = {"LX_NR_SYSCALLS": None, "LX_NSIG": None, "LX_MAP_FAILED": None,
 # x86-64 (every open is large, __O_LARGEFILE 0 too); the kernel's bit is
 # asm-generic/fcntl.h's 00100000, checked by value.
 VALUE_ONLY = {"LX_SA_RESTORER": "0x04000000", "LX_ERESTARTSYS": "512", "LX_NSIG": "64",
-              "LX_O_LARGEFILE": "00100000"}
+              "LX_O_LARGEFILE": "00100000", "LX_ERESTARTNOINTR": "513",
+              "LX_ERESTARTNOHAND": "514", "LX_ERESTART_RESTARTBLOCK": "516",
+              "LX_MINSIGSTKSZ": "2048", "LX_UC_SIGCONTEXT_SS": "2",
+              "LX_UC_STRICT_RESTORE_SS": "4"}
+# (the restart codes are include/linux/errno.h's kernel-internal values; glibc's
+# MINSIGSTKSZ may be a sysconf call under _GNU_SOURCE, the kernel's is 2048; the UC_
+# flags are asm/ucontext.h's, which glibc's headers do not include)
 
 
 def _names() -> list[str]:
@@ -96,6 +105,31 @@ def _source() -> str:
         for f in fields:
             lines.append(f"_Static_assert(offsetof(struct {lx}, {f}) == offsetof(struct {host}, {f}),"
                          f' "{lx}.{f}");')
+    # signals: siginfo_t, stack_t, the signal frame's sigcontext, fxsave image and
+    # ucontext (glibc's ucontext_t agrees with the kernel's up to uc_sigmask's start)
+    for f, host in [("si_signo", "si_signo"), ("si_errno", "si_errno"), ("si_code", "si_code"),
+                    ("u.k.pid", "si_pid"), ("u.k.uid", "si_uid"),
+                    ("u.k.status", "si_status"), ("u.k.utime", "si_utime"),
+                    ("u.k.stime", "si_stime"), ("u.addr", "si_addr")]:
+        lines.append(f'_Static_assert(offsetof(struct lx_siginfo, {f}) == offsetof(siginfo_t, {host}), "siginfo {f}");')
+    lines.append('_Static_assert(sizeof(struct lx_siginfo) == sizeof(siginfo_t), "siginfo size");')
+    for f in ["ss_sp", "ss_flags", "ss_size"]:
+        lines.append(f'_Static_assert(offsetof(struct lx_stack, {f}) == offsetof(stack_t, {f}), "stack_t {f}");')
+    lines.append('_Static_assert(sizeof(struct lx_stack) == sizeof(stack_t), "stack_t size");')
+    for f in ["r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rdi", "rsi", "rbp", "rbx",
+              "rdx", "rax", "rcx", "rsp", "rip", "eflags", "cs", "gs", "fs", "err", "trapno",
+              "oldmask", "cr2", "fpstate"]:
+        lines.append(f'_Static_assert(offsetof(struct lx_sigcontext, {f}) == offsetof(struct sigcontext, {f}), "sigcontext {f}");')
+    lines.append('_Static_assert(offsetof(struct lx_sigcontext, ss) == offsetof(struct sigcontext, __pad0), "sigcontext ss");')
+    lines.append('_Static_assert(sizeof(struct lx_sigcontext) == sizeof(struct sigcontext), "sigcontext size");')
+    for f, host in [("cwd", "cwd"), ("swd", "swd"), ("twd", "ftw"), ("fop", "fop"), ("rip", "rip"),
+                    ("rdp", "rdp"), ("mxcsr", "mxcsr"), ("mxcsr_mask", "mxcr_mask"),
+                    ("st_space", "_st"), ("xmm_space", "_xmm")]:
+        lines.append(f'_Static_assert(offsetof(struct lx_fpstate, {f}) == offsetof(struct _fpstate, {host}), "fpstate {f}");')
+    lines.append('_Static_assert(sizeof(struct lx_fpstate) == sizeof(struct _fpstate), "fpstate size");')
+    for f in ["uc_flags", "uc_link", "uc_stack", "uc_mcontext", "uc_sigmask"]:
+        lines.append(f'_Static_assert(offsetof(struct lx_ucontext, {f}) == offsetof(ucontext_t, {f}), "ucontext {f}");')
+    lines.append('_Static_assert(sizeof(struct lx_rt_sigframe) == 440, "rt_sigframe");')
     # the kernel's struct termios (TCGETS) is 36 bytes; glibc's has the speeds after c_cc
     lines.append('_Static_assert(sizeof(struct lx_termios) == 36, "kernel termios");')
     lines.append('_Static_assert(offsetof(struct lx_termios, c_cc) == offsetof(struct termios, c_cc), "c_cc");')

@@ -96,6 +96,9 @@ void idt_init(void)
 		 * threads or take interrupts (it does not: exceptions never get frame calls) */
 		idt[v].ist = v == 2 ? 1 : v == 8 ? 2 : v == 18 ? 3 : v == 14 ? 4 : 0;
 		idt[v].type = 0x8e;	/* present, DPL 0, 64-bit interrupt gate (IF cleared) */
+		if (v == 3 || v == 4)
+			idt[v].type = 0xee;	/* DPL 3: int3 and into from ring 3 (SIGTRAP,
+						   SIGSEGV as on Linux), not #GP */
 		idt[v].off1 = (a >> 16) & 0xffff;
 		idt[v].off2 = a >> 32;
 		idt[v].rsvd = 0;
@@ -291,14 +294,15 @@ void trap_entry(struct trapframe *tf)
 }
 
 /* The outermost interrupt (not exception: those may be on an IST stack) returning to
- * ring 3: the kernel's pending work for the process (a signal sent to it), on the
- * thread's kernel stack with IRQs on; it may end the process and never return. */
+ * ring 3: the kernel's pending work for the process (a signal sent to it: it may end
+ * the process and never return, or redirect tf to a handler), on the thread's kernel
+ * stack with IRQs on. */
 static void user_return(struct trapframe *tf)
 {
 	if (!(tf->cs & 3) || tf->vector < 32)
 		return;
 	arch_irq_enable();
-	kernel_user_return();
+	kernel_user_return(tf);
 	arch_irq_disable();
 }
 

@@ -25,6 +25,7 @@
 #define USER_CS 0x23
 #define USER_SS 0x1b
 #define TF_SIZE (22 * 8)
+#define TF_VEC (15 * 8)
 #define TF_RIP (17 * 8)
 #define TF_CS (18 * 8)
 #define TF_RFLAGS (19 * 8)
@@ -70,7 +71,10 @@ syscall_entry:
 	call syscall_entry_c		/* uvm.c: the portable dispatch, then pending work */
 	cli
 	addq $16, %rsp
-	/* sysret-able? CS unchanged and rip canonical in the lower half */
+	/* sysret-able? still a system call's frame (rt_sigreturn's needs rcx and r11
+	 * back: UENTRY_VEC_SIGRETURN), CS unchanged and rip canonical in the lower half */
+	cmpq $UENTRY_VEC_SYSCALL, TF_VEC(%rsp)
+	jne 9f
 	cmpq $USER_CS, TF_CS(%rsp)
 	jne 9f
 	movq TF_RIP(%rsp), %rax

@@ -69,6 +69,9 @@ struct arch_uctx {
 	 * same thread's later switch-ins (ordered by the scheduler's hand-over) */
 	uint64_t kstack_top;
 	struct trapframe start;	/* the first frame: written before the thread runs */
+	/* the user frame of a ring-3 exception the kernel is signalling (uvm_trap ->
+	 * uvm_user_trap): the owner thread, IRQs off at both ends */
+	struct trapframe fault_tf;
 	void *owner;		/* the kernel's process: set at create, constant */
 };
 
@@ -461,6 +464,129 @@ void arch_uregs_exec(struct trapframe *tf, uint64_t entry, uint64_t sp)
 
 uint64_t arch_uregs_ip(const struct trapframe *tf) { return tf->rip; }
 
+/* ---- signal frames (kernel/proc/signal.c; arch_if.h) ------------------------------------
+ * Linux's arch/x86/kernel/signal_64.c: the sigcontext holds every general register, rip,
+ * eflags and the selectors; restore_sigcontext keeps cs/ss user and takes only the flags
+ * FIX_EFLAGS names. A frame restored from user memory leaves by iretq (vector
+ * UENTRY_VEC_SIGRETURN: uentry.S's sysret path takes only UENTRY_VEC_SYSCALL frames),
+ * since sysret would clobber rcx and r11. */
+#include "syscall/linux_abi.h"
+#define UENTRY_VEC_SYSCALL 0x100
+#define UENTRY_VEC_SIGRETURN 0x101
+/* AC OF DF TF SF ZF AF PF CF RF: what user space may set (Linux's FIX_EFLAGS) */
+#define FIX_EFLAGS (0x40000ull | 0x800 | 0x400 | 0x100 | 0x80 | 0x40 | 0x10 | 0x4 | 0x1 | 0x10000)
+
+void arch_uregs_to_sigcontext(const struct trapframe *tf, uint64_t fault_addr,
+			      struct lx_sigcontext *sc)
+{
+	memset(sc, 0, sizeof *sc);
+	sc->r8 = tf->r8; sc->r9 = tf->r9; sc->r10 = tf->r10; sc->r11 = tf->r11;
+	sc->r12 = tf->r12; sc->r13 = tf->r13; sc->r14 = tf->r14; sc->r15 = tf->r15;
+	sc->rdi = tf->rdi; sc->rsi = tf->rsi; sc->rbp = tf->rbp; sc->rbx = tf->rbx;
+	sc->rdx = tf->rdx; sc->rax = tf->rax; sc->rcx = tf->rcx; sc->rsp = tf->rsp;
+	sc->rip = tf->rip;
+	sc->eflags = tf->rflags;
+	sc->cs = (uint16_t)tf->cs;
+	sc->ss = (uint16_t)tf->ss;
+	if (tf->vector < 32) {
+		sc->trapno = tf->vector;
+		sc->err = tf->error;
+		if (tf->vector == 14) {
+			sc->cr2 = fault_addr;
+			/* as Linux tells user space: below user space (ksync's low kernel map)
+			 * nothing is mapped for it; above, every access is a protection
+			 * fault (Linux hides its kernel page-table layout the same way) */
+			if (fault_addr < USER_VA_MIN)
+				sc->err &= ~1ull;
+			else if (fault_addr >= USER_VA_END)
+				sc->err |= 1;
+		}
+	}
+}
+
+bool arch_uregs_from_sigcontext(struct trapframe *tf, const struct lx_sigcontext *sc)
+{
+	if (sc->rip >= USER_VA_END)
+		return false;	/* iretq to a non-canonical rip would fault in ring 0 */
+	tf->r8 = sc->r8; tf->r9 = sc->r9; tf->r10 = sc->r10; tf->r11 = sc->r11;
+	tf->r12 = sc->r12; tf->r13 = sc->r13; tf->r14 = sc->r14; tf->r15 = sc->r15;
+	tf->rdi = sc->rdi; tf->rsi = sc->rsi; tf->rbp = sc->rbp; tf->rbx = sc->rbx;
+	tf->rdx = sc->rdx; tf->rax = sc->rax; tf->rcx = sc->rcx; tf->rsp = sc->rsp;
+	tf->rip = sc->rip;
+	tf->rflags = (tf->rflags & ~FIX_EFLAGS) | (sc->eflags & FIX_EFLAGS) | RFLAGS_IF | 0x2;
+	tf->cs = USER_CS;
+	tf->ss = USER_SS;
+	tf->vector = UENTRY_VEC_SIGRETURN;
+	tf->error = 0;
+	return true;
+}
+
+uint64_t arch_uregs_sp(const struct trapframe *tf) { return tf->rsp; }
+
+int arch_uregs_trapno(const struct trapframe *tf) { return tf->vector < 32 ? (int)tf->vector : -1; }
+
+void arch_uregs_call(struct trapframe *tf, uint64_t ip, uint64_t sp, uint64_t a0,
+		     uint64_t a1, uint64_t a2)
+{
+	tf->rip = ip;
+	tf->rsp = sp;
+	tf->rdi = a0;
+	tf->rsi = a1;
+	tf->rdx = a2;
+	tf->rax = 0;	/* Linux: for handlers declared without a prototype */
+	tf->rflags &= ~(0x400ull | 0x100 | 0x10000);	/* DF, TF, RF */
+	tf->cs = USER_CS;
+	tf->ss = USER_SS;
+}
+
+uint64_t arch_sys_result(const struct trapframe *tf) { return tf->rax; }
+void arch_sys_set_result(struct trapframe *tf, long v) { tf->rax = (uint64_t)v; }
+
+void arch_sys_restart(struct trapframe *tf, uint64_t nr)
+{
+	tf->rip -= 2;	/* `syscall` is 0f 05 */
+	tf->rax = nr;
+}
+
+/* fxsave/fxrstor of the live registers: the thread's FP state is switched eagerly
+ * (switch.S), so in its own thread context they are the user's; a preemption between
+ * this and the return to ring 3 saves and restores what is loaded. The kernel itself
+ * is built without SSE/x87 code (-mgeneral-regs-only). */
+void arch_fpu_store(void *fx512)
+{
+	uint8_t buf[512 + 16];
+	uint8_t *a = (uint8_t *)ALIGN_UP((uintptr_t)buf, 16);
+	__asm__ volatile("fxsave64 (%0)" :: "r"(a) : "memory");
+	memcpy(fx512, a, 512);
+	memset((uint8_t *)fx512 + 464, 0, 48);	/* sw_reserved: a plain fxsave frame */
+}
+
+void arch_fpu_load(const void *fx512)
+{
+	uint8_t buf[512 + 16], cur[512 + 16];
+	uint8_t *a = (uint8_t *)ALIGN_UP((uintptr_t)buf, 16);
+	uint8_t *c = (uint8_t *)ALIGN_UP((uintptr_t)cur, 16);
+	__asm__ volatile("fxsave64 (%0)" :: "r"(c) : "memory");
+	uint32_t mask;
+	memcpy(&mask, c + 28, 4);	/* MXCSR_MASK; 0 means the default 0xffbf */
+	if (!mask)
+		mask = 0xffbf;
+	if (fx512) {
+		memcpy(a, fx512, 512);
+	} else {
+		memset(a, 0, 512);
+		uint16_t fcw = 0x37f;	/* fninit's control word */
+		memcpy(a, &fcw, 2);
+		uint32_t m = 0x1f80;
+		memcpy(a + 24, &m, 4);
+	}
+	uint32_t mx;
+	memcpy(&mx, a + 24, 4);
+	mx &= mask;			/* a reserved MXCSR bit would #GP in fxrstor */
+	memcpy(a + 24, &mx, 4);
+	__asm__ volatile("fxrstor64 (%0)" :: "r"(a) : "memory");
+}
+
 /* uentry.S: the C half of a system call, IRQs on, on the thread's kernel stack */
 void syscall_entry_c(struct trapframe *tf);
 void syscall_entry_c(struct trapframe *tf)
@@ -512,6 +638,8 @@ static uint64_t extable_fixup(uint64_t rip)
 	return 0;
 }
 
+static __attribute__((noreturn)) void uvm_user_trap(int sig, uint64_t addr);
+
 static int signal_of(unsigned v)
 {
 	switch (v) {
@@ -547,17 +675,36 @@ bool uvm_trap(struct trapframe *tf, unsigned v)
 	} else if (!user) {
 		return false;
 	}
-	/* ring 3 cannot go on: return into kernel_user_killed on the thread's kernel stack
-	 * (the frame may be on the #PF IST stack, which must not sleep or switch) */
+	/* ring 3 cannot go on by itself: the kernel sends it a signal. This frame may be
+	 * on the #PF IST stack, which must not sleep or switch, and the trap path's own
+	 * calls run just below it: the user frame is kept in the thread's uctx, and this
+	 * frame returns into uvm_user_trap at the top of the thread's kernel stack (as
+	 * after a call: rsp + 8 16-byte aligned), which calls the kernel with IRQs on
+	 * and leaves through the kept frame. */
 	struct cpu *c = this_cpu();
+	struct arch_uctx *u = kcpu_this_uctx();
+	u->fault_tf = *tf;
 	tf->rdi = (uint64_t)signal_of(v);
-	tf->rsi = v == 14 ? read_cr2() : 0;
-	tf->rdx = tf->rip;
-	tf->rip = (uint64_t)kernel_user_killed;
+	tf->rsi = v == 14 ? read_cr2() : tf->rip;
+	tf->rip = (uint64_t)uvm_user_trap;
 	tf->cs = 0x08;
 	tf->ss = 0x10;
-	tf->rsp = c->kstack_sys - 8;	/* as after a call: rsp + 8 16-byte aligned */
-	tf->rflags = 0x2;		/* IRQs off; kernel_user_killed enables them */
+	tf->rsp = c->kstack_sys - 8;
+	tf->rflags = 0x2;		/* IRQs off; uvm_user_trap enables them */
 	tf->rbp = 0;
 	return true;
+}
+
+/* Where uvm_trap sends a ring-3 thread whose exception it could not resolve: on the
+ * thread's kernel stack, IRQs off; the user frame is its uctx's fault_tf. */
+static __attribute__((noreturn, used)) void uvm_user_trap(int sig, uint64_t addr)
+{
+	struct arch_uctx *u = kcpu_this_uctx();	/* this thread's, wherever it runs */
+	struct trapframe ut = u->fault_tf;
+	arch_irq_enable();
+	kernel_user_trap(&ut, sig, addr);	/* may end the process */
+	arch_irq_disable();
+	u->fault_tf = ut;
+	uentry_iret(u->kstack_top, &u->fault_tf);	/* copied below the top, iretq */
+	__builtin_unreachable();
 }

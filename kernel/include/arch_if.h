@@ -363,6 +363,33 @@ uint64_t arch_sys_nr(const struct trapframe *tf);
 uint64_t arch_sys_arg(const struct trapframe *tf, unsigned i);
 void arch_uregs_exec(struct trapframe *tf, uint64_t entry, uint64_t sp);
 uint64_t arch_uregs_ip(const struct trapframe *tf);
+/* Signal frames (kernel/proc/signal.c builds them in portable C; these are the port's
+ * parts). The frame's registers as Linux's struct sigcontext (general registers, rip,
+ * eflags, cs/ss, and for an exception frame trapno, err and cr2 = fault_addr; oldmask
+ * and fpstate are the caller's); back from one, sanitized (cs/ss forced to the user
+ * selectors, only the flags user space may change, IF on): false - nothing changed -
+ * when rip is not a user address (the caller sends SIGSEGV). The frame then leaves by
+ * iretq, so that rcx and r11 come back too. */
+struct lx_sigcontext;
+void arch_uregs_to_sigcontext(const struct trapframe *tf, uint64_t fault_addr,
+			      struct lx_sigcontext *sc);
+bool arch_uregs_from_sigcontext(struct trapframe *tf, const struct lx_sigcontext *sc);
+uint64_t arch_uregs_sp(const struct trapframe *tf);
+/* Enter a handler: rip, rsp, rdi/rsi/rdx = a0..a2, rax 0, DF/TF/RF cleared. */
+void arch_uregs_call(struct trapframe *tf, uint64_t ip, uint64_t sp, uint64_t a0,
+		     uint64_t a1, uint64_t a2);
+/* The value a system call returns (rax), read and replaced after the call. */
+uint64_t arch_sys_result(const struct trapframe *tf);
+void arch_sys_set_result(struct trapframe *tf, long v);
+/* A system call to be made again: back over the 2-byte `syscall`, rax = nr. */
+void arch_sys_restart(struct trapframe *tf, uint64_t nr);
+/* The exception a frame came from (0..31) or -1 (a system call, an interrupt). */
+int arch_uregs_trapno(const struct trapframe *tf);
+/* The calling user thread's FP/SSE state as a 512-byte fxsave image (a Linux
+ * struct _fpstate), and back: arch_fpu_load sanitizes what user space may not set
+ * (MXCSR's reserved bits); NULL loads the initial state. Thread context. */
+void arch_fpu_store(void *fx512);
+void arch_fpu_load(const void *fx512);
 /* User copies: 0, or -14 (EFAULT) when any byte of the user range is outside
  * [USER_VA_MIN, USER_VA_END) or cannot be mapped; never a panic (the faulting
  * instruction has an exception-table fix-up). strncpy: the length (NUL not counted),
@@ -377,15 +404,19 @@ long strncpy_from_user(char *dst, const char *usrc, size_t n);
  * kernel_user_fault: a page fault at a user address (from ring 3, or from a user copy),
  *   IRQs off: 0 when the kernel made the access valid (demand-zero, copy-on-write),
  *   nonzero when the process cannot take it.
- * kernel_user_killed: the port redirects a ring-3 thread whose fault could not be
- *   resolved here, on its kernel stack with IRQs off: sig is the Linux signal number.
  * kernel_user_return: before an interrupt returns to ring 3 (and after each system
- *   call), on the thread's kernel stack, IRQs on: the process's pending work (a signal
- *   that ends it); may not return. */
+ *   call: kernel_syscall does it itself), on the thread's kernel stack, IRQs on, tf the
+ *   frame that returns: the process's pending work (a signal that ends it, or whose
+ *   handler the frame is redirected to); may not return. */
 long kernel_syscall(struct trapframe *tf);
-void kernel_user_return(void);
+void kernel_user_return(struct trapframe *tf);
 int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user);
-__attribute__((noreturn)) void kernel_user_killed(int sig, uint64_t addr, uint64_t ip);
+/* kernel_user_trap: an exception from ring 3 the port could not resolve (sig: the Linux
+ *   signal; addr: the fault address for a page fault, else the faulting rip), on the
+ *   thread's kernel stack with IRQs on, tf the user frame: the kernel sends the signal
+ *   (a handler may take it) and returns to let tf go back to ring 3, or ends the
+ *   process. */
+void kernel_user_trap(struct trapframe *tf, int sig, uint64_t addr);
 
 /* ---- the kernel's side of the contract (called by the port) ----------------------
  * kernel_ap_entry: each AP, once started and with IRQs enabled, calls it instead of its

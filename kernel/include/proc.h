@@ -84,27 +84,67 @@ struct process {
 	struct mm *mm;			/* its thread; NULL once it exited */
 	struct fdtable *fdt;		/* its thread (the table has its own monitor) */
 	struct fs_ctx *fs;		/* its thread: kernel/fs's root, cwd, umask */
-	/* signal state (its thread) */
+	/* signal state (signal.c). Handlers: written by its thread under proc_table_lock
+	 * (an exiting child reads the parent's SIGCHLD disposition under it), read by its
+	 * thread freely; the rest of this group is its thread's alone. */
 	uint64_t sig_handler[PROC_NSIG], sig_flags[PROC_NSIG], sig_restorer[PROC_NSIG],
 		 sig_mask_of[PROC_NSIG];
-	uint64_t sigmask;
-	uint64_t sig_pending;		/* set by kill (any thread): atomic or; read atomically */
+	uint64_t sigmask;		/* bit s-1: signal s blocked */
+	uint64_t saved_sigmask;		/* rt_sigsuspend's: back after its handler */
+	bool restore_sigmask;		/* saved_sigmask is to be put back */
+	uint64_t ss_sp, ss_size;	/* sigaltstack (ss_size 0: none) */
+	uint64_t rlim_core;		/* RLIMIT_CORE's soft limit (the core bit: signal.c) */
+	/* bit s-1: signal s pending. Set by any thread (kill, SIGCHLD at a child's exit:
+	 * under proc_table_lock; SIGPIPE by the process itself: an atomic or without it),
+	 * cleared by its thread under proc_table_lock; read atomically (relaxed: the
+	 * lock orders the siginfo, nothing else hangs on the bit). */
+	uint64_t sig_pending;
+	uint64_t sig_info_valid;	/* proc_table_lock: bit s-1: sig_info[s] holds s's */
+	struct lx_siginfo sig_info[PROC_NSIG];	/* proc_table_lock: one per pending signal
+					   (standard signals do not queue) */
+	int pgid, sid;			/* proc_table_lock: process group and session */
+	/* job control (proc_table_lock): stopped by stop_sig; the parent's wait4 with
+	 * WUNTRACED reports a stop once (stop_report), with WCONTINUED a SIGCONT once */
+	bool stopped, stop_report, cont_report;
+	int stop_sig;
+	struct proc_fault {		/* its thread: the fault being signalled, for the */
+		int sig;		/* console line if its default action ends it */
+		uint64_t addr, ip;
+	} fault;
 	uint64_t clear_child_tid;
 	char comm[16];
 };
 #define PROC_COND_CHILD SCHED_COND(16)
+#define PROC_COND_SIG SCHED_COND(17)	/* a signal was posted (pause, sigsuspend) */
+#define PROC_SIGBIT(s) (1ull << ((s) - 1))
 
 /* Signal s pending for p would act now: not blocked (SIGKILL never is) and not ignored
  * (SIG_IGN, or ignored by default: SIGCHLD, SIGURG, SIGWINCH). p's own thread. */
+static inline bool proc_sig_default_ignored(unsigned s)
+{
+	return s == LX_SIGCHLD || s == LX_SIGCONT || s == 23 /* SIGURG */ || s == 28 /* SIGWINCH */;
+}
 static inline bool proc_sig_acts(const struct process *p, unsigned s)
 {
 	if (s == LX_SIGKILL)
 		return true;
-	if (p->sigmask >> (s - 1) & 1)
+	if (p->sigmask & PROC_SIGBIT(s))
 		return false;
-	return !(p->sig_handler[s] == LX_SIG_IGN || s == LX_SIGCHLD ||
-		 s == 23 /* SIGURG */ || s == 28 /* SIGWINCH */);
-}	/* a child became a zombie / a vfork child let go */
+	if (p->sig_handler[s] == LX_SIG_IGN)
+		return false;
+	return p->sig_handler[s] != LX_SIG_DFL || !proc_sig_default_ignored(s);
+}
+/* Any pending signal that acts (the interruptible waits ask it). p's own thread. */
+static inline bool proc_sig_any_acts(const struct process *p)
+{
+	/* relaxed: orders nothing; a waiter re-checks after every wakeup, and posting sets
+	 * the bit before it wakes (PROC_COND_SIG, fs_interrupt) */
+	uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
+	for (unsigned s = 1; pend && s < PROC_NSIG; s++)
+		if ((pend & PROC_SIGBIT(s)) && proc_sig_acts(p, s))
+			return true;
+	return false;
+}
 
 void proc_init(void);
 struct process *proc_current(void);	/* NULL in a kernel thread */
@@ -117,6 +157,30 @@ __attribute__((noreturn)) void proc_exit(int wstatus);
 long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp);
 long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage);
 long proc_kill(int pid, int sig);
+long proc_tkill(int tgid, int tid, int sig);	/* tgid -1: tkill */
+/* Post sig with info (NULL: SI_KERNEL) to p: pending (a standard signal already pending
+ * keeps its first siginfo), its pause/sigsuspend/file wait woken. */
+void proc_signal_send(struct process *p, int sig, const struct lx_siginfo *info);
+/* Take signal sig off p's pending set (p's own thread): its siginfo (SI_USER from p
+ * itself when none was stored: SIGPIPE). false: it was not pending. */
+bool proc_signal_take(struct process *p, int sig, struct lx_siginfo *info);
+void proc_sigaction_set(struct process *p, int sig, const struct lx_sigaction *sa);
+/* The default action of a stop signal: p (the caller) stops until SIGCONT or SIGKILL. */
+void proc_stop(struct process *p, int sig);
+long proc_setpgid(int pid, int pgid);
+long proc_getpgid(int pid);
+long proc_setsid(void);
+long proc_getsid(int pid);
+/* signal.c: at each return to ring 3 (kernel_user_return), nr the system call whose
+ * result tf holds (-1: an interrupt or exception return) */
+void signal_user_return(struct trapframe *tf, long nr);
+void signal_force(int sig, const struct lx_siginfo *info);	/* a fault's: unblocked, not ignored */
+__attribute__((noreturn)) void signal_die(int sig);	/* the default action: terminate */
+long sys_rt_sigreturn_impl(struct trapframe *tf);
+long signal_sigaltstack(uint64_t uss, uint64_t uoss, uint64_t sp);
+long signal_suspend(uint64_t newmask, bool set);	/* rt_sigsuspend (set) and pause */
+/* rt_sigtimedwait's step: a pending signal of set taken (its number, info filled), or 0 */
+int signal_take_of(uint64_t set, struct lx_siginfo *info);
 long proc_getppid(void);
 void proc_vfork_release(struct process *p);	/* exec/exit: a vfork parent goes on */
 /* exec.c: replace the calling process's image (kernel strings); 0 or -LX_E* (the old

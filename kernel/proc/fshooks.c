@@ -6,14 +6,16 @@
  *
  * A leaf on purpose: it reaches only the scheduler (thread_self, thread_uctx) and the
  * port (arch_uctx_owner), never proc.c, so kernel/fs -> these hooks -> kernel/fs is no
- * circle of files (tests/test_layout.py). That is also why fs_tty_signal keeps its weak
- * default here: routing ^C to the foreground process group needs the tty's group
- * (tty.c) and the process table (proc.c), both of which call kernel/fs - and in
- * mode=user no serial input reaches the tty yet (docs/userspace.md).
+ * circle of files (tests/test_layout.py). That is also why fs_tty_signal reaches the
+ * process table (proc.c, which calls kernel/fs) through a pointer proc_init sets: ^C
+ * goes to the foreground process group (in mode=user no serial input reaches the tty
+ * yet, so only a shell mode will exercise it: docs/userspace.md).
  *
- * Shared state: a process's sig_pending (atomic or by kill/fs_sigpipe, atomic and by its
- * own thread); sigmask and sig_handler are the process's own thread's, and these hooks
- * run in that thread (a file wait of the process, its write).
+ * Shared state: a process's sig_pending (atomic or by any poster, proc.h says which
+ * lock orders its siginfo; fs_sigpipe's bit carries none: SI_USER from the process
+ * itself); sigmask and sig_handler are read here by the process's own thread, the only
+ * writer of both (a file wait of the process, its write). fshooks_group_signal: written
+ * once by proc_init before any process runs.
  *
  * Hartman & Ousterhout (Sprite) section 2: a process blocked in a monitor's condition
  * wait must be interruptible by a signal; the wait returns, the call answers EINTR.
@@ -40,11 +42,7 @@ bool fs_signal_pending(void)
 	if (!p)
 		return false;	/* a kernel thread (the runner draining its pipe) */
 	/* relaxed: kill's atomic or; the wait re-checks after every wakeup */
-	uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
-	for (unsigned s = 1; pend && s < PROC_NSIG; s++)
-		if ((pend >> s & 1) && proc_sig_acts(p, s))
-			return true;
-	return false;
+	return proc_sig_any_acts(p);
 }
 
 /* A write to a pipe with no reader: SIGPIPE to the writer, whose default action ends it
@@ -54,5 +52,20 @@ void fs_sigpipe(void)
 {
 	struct process *p = current();
 	if (p)	/* relaxed: read by p's own thread at its return to ring 3 */
-		__atomic_fetch_or(&p->sig_pending, 1ull << LX_SIGPIPE, __ATOMIC_RELAXED);
+		__atomic_fetch_or(&p->sig_pending, PROC_SIGBIT(LX_SIGPIPE), __ATOMIC_RELAXED);
+}
+
+/* The console's ISIG characters (^C: SIGINT, ^\: SIGQUIT) go to the foreground process
+ * group (TIOCSPGRP's, tty_fg_pgrp). The posting is proc.c's, reached through a pointer
+ * proc_init sets before any process runs (a call would make kernel/fs -> hooks -> proc
+ * -> kernel/fs a circle of files); read once here, relaxed: written before any tty
+ * input can reach a process. May run in the serial handler (proc.c takes only its
+ * master lock). */
+void (*fshooks_group_signal)(int sig);
+
+void fs_tty_signal(int sig)
+{
+	void (*fn)(int) = __atomic_load_n(&fshooks_group_signal, __ATOMIC_RELAXED);
+	if (fn)
+		fn(sig);
 }

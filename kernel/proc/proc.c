@@ -30,7 +30,12 @@ static struct mlock proc_table_lock = MLOCK_INIT(uproc_table_class, MLOCK_TICKET
 static struct process procs[PROC_MAX];	/* slots: proc_table_lock */
 static int next_pid = 1;		/* proc_table_lock */
 
-void proc_init(void) {}
+extern void (*fshooks_group_signal)(int sig);	/* fshooks.c */
+static void tty_group_signal(int sig);
+void proc_init(void)
+{
+	fshooks_group_signal = tty_group_signal;	/* before any process runs */
+}
 
 struct process *proc_current(void)
 {
@@ -77,6 +82,10 @@ static struct process *proc_alloc(struct process *parent)
 			p->pid = next_pid++;
 			p->state = PROC_LIVE;
 			p->parent = parent;
+			/* a spawned program leads its own session and group; a child is in
+			 * its parent's */
+			p->pgid = parent ? parent->pgid : p->pid;
+			p->sid = parent ? parent->sid : p->pid;
 			break;
 		}
 	}
@@ -227,6 +236,9 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp)
 		memcpy(c->sig_restorer, self->sig_restorer, sizeof c->sig_restorer);
 		memcpy(c->sig_mask_of, self->sig_mask_of, sizeof c->sig_mask_of);
 		c->sigmask = self->sigmask;
+		c->ss_sp = self->ss_sp;
+		c->ss_size = self->ss_size;
+		c->rlim_core = self->rlim_core;
 		memcpy(c->comm, self->comm, sizeof c->comm);
 		arch_uctx_set_fs(c->uctx, arch_uctx_get_fs(self->uctx));
 		arch_uctx_start_fork(c->uctx, tf);
@@ -269,6 +281,9 @@ void proc_vfork_release(struct process *p)
 		sched_wakeup(w, PROC_COND_CHILD);
 }
 
+static struct thread *post_locked(struct process *p, int sig, const struct lx_siginfo *info);
+static void wake_signalled(struct thread *t);
+
 /* ---- exit, wait ------------------------------------------------------------------------ */
 void proc_exit(int wstatus)
 {
@@ -295,59 +310,89 @@ void proc_exit(int wstatus)
 	}
 	p->wstatus = wstatus;
 	p->vfork_done = true;
-	struct thread *w = NULL;
-	if (p->parent)
-		w = p->parent->waiter;
-	else if (p->kernel_waited)
+	struct thread *w = NULL, *sigt = NULL;
+	struct process *par = p->parent;
+	bool autoreap = false;
+	if (par) {
+		w = par->waiter;
+		/* SIGCHLD (Linux's do_notify_parent): not sent when the parent ignores it;
+		 * SIG_IGN or SA_NOCLDWAIT: nobody waits for the child, it is reaped here */
+		uint64_t h = par->sig_handler[LX_SIGCHLD];
+		autoreap = h == LX_SIG_IGN || (par->sig_flags[LX_SIGCHLD] & LX_SA_NOCLDWAIT);
+		if (h != LX_SIG_IGN) {
+			struct lx_siginfo si = { .si_signo = LX_SIGCHLD };
+			bool sig = (wstatus & 0x7f) != 0;
+			si.si_code = !sig ? LX_CLD_EXITED : (wstatus & 0x80) ? LX_CLD_DUMPED : LX_CLD_KILLED;
+			si.u.k.pid = p->pid;
+			si.u.k.status = sig ? (wstatus & 0x7f) : (wstatus >> 8 & 0xff);
+			sigt = post_locked(par, LX_SIGCHLD, &si);
+		}
+	} else if (p->kernel_waited) {
 		w = p->kwaiter;
-	bool orphan = !p->parent && !p->kernel_waited;
+	}
+	bool orphan = (!par && !p->kernel_waited) || autoreap;
+	if (autoreap)
+		p->parent = NULL;
 	p->state = orphan ? PROC_FREE : PROC_ZOMBIE;	/* the slot may be reused from here */
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	if (w)
 		sched_wakeup(w, PROC_COND_CHILD);
+	if (sigt)
+		wake_signalled(sigt);
 	thread_exit();
-}
-
-void kernel_user_killed(int sig, uint64_t addr, uint64_t ip)
-{
-	arch_irq_enable();
-	struct process *p = proc_current();
-	if (sig == LX_SIGSEGV || sig == LX_SIGBUS)
-		kprintf("ksync: pid %d (%s): %s at 0x%lx ip 0x%lx\n", p ? p->pid : -1,
-			p ? p->comm : "?", sig == LX_SIGSEGV ? "segfault" : "bus error", addr, ip);
-	else
-		kprintf("ksync: pid %d (%s): signal %d at ip 0x%lx\n", p ? p->pid : -1,
-			p ? p->comm : "?", sig, ip);
-	proc_exit(sig & 0x7f);
 }
 
 long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 {
 	struct process *self = proc_current();
-	if (options & ~(LX_WNOHANG | LX_WUNTRACED | 0x40000000 /* __WALL */ | 0x80000000))
+	if (options & ~(LX_WNOHANG | LX_WUNTRACED | LX_WCONTINUED | 0x40000000 /* __WALL */ |
+			0x80000000))
 		return -LX_EINVAL;
 	for (;;) {
 		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 		bool any = false;
-		struct process *z = NULL;
+		struct process *z = NULL, *rep = NULL;
+		int rst = 0;
 		for (unsigned i = 0; i < PROC_MAX; i++) {
 			struct process *c = &procs[i];
 			if (c->state == PROC_FREE || c->parent != self)
 				continue;
 			if (pid > 0 && c->pid != pid)
 				continue;
+			if (pid == 0 && c->pgid != self->pgid)
+				continue;
+			if (pid < -1 && c->pgid != -pid)
+				continue;
 			any = true;
 			if (c->state == PROC_ZOMBIE) {
 				z = c;
 				break;
 			}
+			if ((options & LX_WUNTRACED) && c->stop_report) {
+				c->stop_report = false;
+				rep = c;
+				rst = c->stop_sig << 8 | 0x7f;
+				break;
+			}
+			if ((options & LX_WCONTINUED) && c->cont_report) {
+				c->cont_report = false;
+				rep = c;
+				rst = 0xffff;
+				break;
+			}
 		}
-		if (!z && any && !(options & LX_WNOHANG))
+		int rpid = rep ? rep->pid : 0;
+		if (!z && !rep && any && !(options & LX_WNOHANG))
 			self->waiter = thread_self();
 		int zpid = z ? z->pid : 0, st = z ? z->wstatus : 0;
 		if (z)
 			z->parent = NULL;	/* reaped: nobody else sees it */
 		mlock_unlock_irqrestore(&proc_table_lock, k);
+		if (rep) {	/* a stop or a continue: the child stays */
+			if (ustatus && copy_to_user((void *)ustatus, &rst, sizeof rst))
+				return -LX_EFAULT;
+			return rpid;
+		}
 		if (z) {
 			proc_free(z);
 			if (ustatus && copy_to_user((void *)ustatus, &st, sizeof st))
@@ -363,29 +408,13 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 			return -LX_ECHILD;
 		if (options & LX_WNOHANG)
 			return 0;
-		sched_sleep(PROC_COND_CHILD);
-	}
-}
-
-/* A signal another process sent (kill): the default action of those that terminate
- * ends this one (handlers: the signals slice). Ignored by default: SIGCHLD, SIGURG,
- * SIGWINCH, and any the process set to SIG_IGN (SIGKILL cannot be). Blocked signals
- * stay pending. */
-void kernel_user_return(void)
-{
-	struct process *p = proc_current();
-	if (!p)
-		return;
-	uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
-	for (unsigned s = 1; pend && s < PROC_NSIG; s++) {
-		if (!(pend >> s & 1))
-			continue;
-		bool blocked = s != LX_SIGKILL && (p->sigmask >> (s - 1) & 1);
-		if (blocked)
-			continue;
-		__atomic_fetch_and(&p->sig_pending, ~(1ull << s), __ATOMIC_RELAXED);
-		if (proc_sig_acts(p, s))	/* (fshooks.c's fs_signal_pending asks the same) */
-			proc_exit((int)s);
+		if (proc_sig_any_acts(self)) {
+			irqkey_t k2 = mlock_lock_irqsave(&proc_table_lock);
+			self->waiter = NULL;
+			mlock_unlock_irqrestore(&proc_table_lock, k2);
+			return -LX_ERESTARTSYS;	/* EINTR, or made again after SA_RESTART */
+		}
+		sched_sleep(PROC_COND_CHILD | PROC_COND_SIG);
 	}
 }
 
@@ -398,33 +427,319 @@ long proc_getppid(void)
 	return pp;
 }
 
-/* kill: existence check (sig 0) or a pending signal that ends the target at its next
- * return to ring 3 from a system call (default action: terminate; handlers come with the
- * signals slice). */
+/* ---- signals: posting (under proc_table_lock), process groups ---------------------------
+ * A posted signal: its pending bit and, if it was not pending already, its siginfo (a
+ * standard signal does not queue: Linux keeps the first). Returns the thread to wake
+ * (after the unlock: wake_signalled). p LIVE. */
+static void notify_parent_locked(struct process *p, int code, int status);
+
+static struct thread *post_locked(struct process *p, int sig, const struct lx_siginfo *info)
+{
+	uint64_t b = PROC_SIGBIT(sig);
+	/* Linux's prepare_signal: SIGCONT discards pending stop signals and continues a
+	 * stopped process; a stop signal discards a pending SIGCONT */
+	uint64_t stops = PROC_SIGBIT(LX_SIGSTOP) | PROC_SIGBIT(LX_SIGTSTP) |
+			 PROC_SIGBIT(LX_SIGTTIN) | PROC_SIGBIT(LX_SIGTTOU);
+	if (sig == LX_SIGCONT) {
+		__atomic_fetch_and(&p->sig_pending, ~stops, __ATOMIC_RELAXED);
+		if (p->stopped) {
+			/* p wakes its parent itself when it leaves proc_stop (no wakeup
+			 * under this lock) */
+			p->stopped = false;
+			p->stop_report = false;
+			p->cont_report = true;
+			notify_parent_locked(p, LX_CLD_CONTINUED, LX_SIGCONT);
+		}
+	} else if (b & stops) {
+		__atomic_fetch_and(&p->sig_pending, ~PROC_SIGBIT(LX_SIGCONT), __ATOMIC_RELAXED);
+	}
+	/* relaxed: the bit's readers take the siginfo under this lock */
+	if (!(__atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED) & b)) {
+		if (info) {
+			p->sig_info[sig] = *info;
+			p->sig_info_valid |= b;
+		} else {
+			p->sig_info_valid &= ~b;
+		}
+	}
+	__atomic_fetch_or(&p->sig_pending, b, __ATOMIC_RELAXED);
+	return p->thread;
+}
+
+/* pause/sigsuspend (PROC_COND_SIG), wait4 (the same flag) and a file wait (fs_interrupt)
+ * of t notice the signal. t may have exited meanwhile: sched_wakeup answers ESRCH for a
+ * dead slot, a reused slot gets a flag nobody sleeps on (every sleeper re-checks), and
+ * fs_interrupt compares t with its registered sleepers before touching it. */
+static void wake_signalled(struct thread *t)
+{
+	sched_wakeup(t, PROC_COND_SIG);
+	fs_interrupt(t);
+}
+
+/* SIGCHLD with CLD_STOPPED/CLD_CONTINUED to p's parent (not when it ignores SIGCHLD or
+ * set SA_NOCLDSTOP); the caller wakes the parent after the unlock (parent_wake). */
+static void notify_parent_locked(struct process *p, int code, int status)
+{
+	struct process *par = p->parent;
+	if (!par || par->sig_handler[LX_SIGCHLD] == LX_SIG_IGN ||
+	    (par->sig_flags[LX_SIGCHLD] & LX_SA_NOCLDSTOP))
+		return;
+	struct lx_siginfo si = { .si_signo = LX_SIGCHLD, .si_code = code };
+	si.u.k.pid = p->pid;
+	si.u.k.status = status;
+	uint64_t b = PROC_SIGBIT(LX_SIGCHLD);
+	if (!(__atomic_load_n(&par->sig_pending, __ATOMIC_RELAXED) & b)) {
+		par->sig_info[LX_SIGCHLD] = si;
+		par->sig_info_valid |= b;
+	}
+	__atomic_fetch_or(&par->sig_pending, b, __ATOMIC_RELAXED);
+}
+
+/* p's parent's wait4 (PROC_COND_CHILD) and signal waits; p's own thread, no lock held */
+static void parent_wake(struct process *p)
+{
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	struct process *par = p->parent;
+	struct thread *w = par ? par->waiter : NULL, *t = par ? par->thread : NULL;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	if (w)
+		sched_wakeup(w, PROC_COND_CHILD);
+	if (t)
+		wake_signalled(t);
+}
+
+void proc_stop(struct process *p, int sig)
+{
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	p->stopped = true;
+	p->stop_sig = sig;
+	p->stop_report = true;
+	p->cont_report = false;
+	notify_parent_locked(p, LX_CLD_STOPPED, sig);
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	parent_wake(p);
+	for (;;) {
+		k = mlock_lock_irqsave(&proc_table_lock);
+		/* relaxed: SIGKILL's bit is set under this lock */
+		bool killed = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED) & PROC_SIGBIT(LX_SIGKILL);
+		bool go = !p->stopped || killed;
+		mlock_unlock_irqrestore(&proc_table_lock, k);
+		if (go) {
+			if (!killed)
+				parent_wake(p);	/* SIGCONT's report (post_locked) */
+			return;
+		}
+		sched_sleep(PROC_COND_SIG);	/* SIGCONT and SIGKILL post with this flag */
+	}
+}
+
+void proc_signal_send(struct process *p, int sig, const struct lx_siginfo *info)
+{
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	struct thread *t = p->state == PROC_LIVE ? post_locked(p, sig, info) : NULL;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	if (t)
+		wake_signalled(t);
+}
+
+bool proc_signal_take(struct process *p, int sig, struct lx_siginfo *info)
+{
+	uint64_t b = PROC_SIGBIT(sig);
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	uint64_t old = __atomic_fetch_and(&p->sig_pending, ~b, __ATOMIC_RELAXED);
+	bool had = old & b;
+	if (had && (p->sig_info_valid & b)) {
+		*info = p->sig_info[sig];
+	} else if (had) {
+		/* set without a siginfo: SIGPIPE from the process's own write (Linux's
+		 * send_sig(SIGPIPE, current, 0): SI_USER from itself) */
+		memset(info, 0, sizeof *info);
+		info->si_signo = sig;
+		info->si_code = LX_SI_USER;
+		info->u.k.pid = p->pid;
+	}
+	p->sig_info_valid &= ~b;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	return had;
+}
+
+void proc_sigaction_set(struct process *p, int sig, const struct lx_sigaction *sa)
+{
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	p->sig_handler[sig] = sa->handler;
+	p->sig_flags[sig] = sa->flags;
+	p->sig_restorer[sig] = sa->restorer;
+	p->sig_mask_of[sig] = sa->mask;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+}
+
+/* kill (Linux's kill_something_info): pid > 0 that process; 0 the caller's group; -1
+ * every process but pid 1 and the caller; < -1 the group -pid. sig 0: existence only.
+ * A zombie exists (0) but takes no signal. */
 long proc_kill(int pid, int sig)
 {
 	if (sig < 0 || sig >= PROC_NSIG)
 		return -LX_EINVAL;
+	if (pid == INT32_MIN)
+		return -LX_ESRCH;
 	struct process *self = proc_current();
-	if (pid == 0 || pid == -1)
-		pid = self->pid;	/* process groups: not yet; the caller's own group is itself */
+	struct lx_siginfo si = { .si_signo = sig, .si_code = LX_SI_USER };
+	si.u.k.pid = self->pid;
+	struct thread *wake[PROC_MAX];
+	unsigned nw = 0, found = 0;
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	struct process *t = NULL;
-	for (unsigned i = 0; i < PROC_MAX; i++)
-		if (procs[i].state == PROC_LIVE && procs[i].pid == (pid < 0 ? -pid : pid))
-			t = &procs[i];
-	struct thread *th = NULL;
-	if (t && sig) {
-		__atomic_fetch_or(&t->sig_pending, 1ull << sig, __ATOMIC_RELAXED);	/* read
-			by its thread at the return of a system call; nothing else is ordered */
-		th = t->thread;
+	for (unsigned i = 0; i < PROC_MAX; i++) {
+		struct process *t = &procs[i];
+		if (t->state == PROC_FREE)
+			continue;
+		bool match = pid > 0 ? t->pid == pid : pid == 0 ? t->pgid == self->pgid :
+			     pid == -1 ? t->pid != 1 && t != self : t->pgid == -pid;
+		if (!match)
+			continue;
+		found++;
+		if (sig && t->state == PROC_LIVE) {
+			struct thread *th = post_locked(t, sig, &si);
+			if (th)
+				wake[nw++] = th;
+		}
 	}
 	mlock_unlock_irqrestore(&proc_table_lock, k);
-	/* a file wait of th's (pipe, poll) returns -EINTR: fs_interrupt only compares th
-	 * with its registered sleepers (which are alive) before it touches it */
+	for (unsigned i = 0; i < nw; i++)
+		wake_signalled(wake[i]);
+	return found ? 0 : -LX_ESRCH;
+}
+
+/* tkill/tgkill: one thread per process, so tid is a pid (and tgid, if given, the same) */
+long proc_tkill(int tgid, int tid, int sig)
+{
+	if (sig < 0 || sig >= PROC_NSIG || tid <= 0 || (tgid != -1 && tgid <= 0))
+		return -LX_EINVAL;
+	if (tgid != -1 && tgid != tid)
+		return -LX_ESRCH;
+	struct process *self = proc_current();
+	struct lx_siginfo si = { .si_signo = sig, .si_code = LX_SI_TKILL };
+	si.u.k.pid = self->pid;
+	struct thread *th = NULL;
+	bool found = false;
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	for (unsigned i = 0; i < PROC_MAX; i++) {
+		struct process *t = &procs[i];
+		if (t->state != PROC_LIVE || t->pid != tid)
+			continue;
+		found = true;
+		if (sig)
+			th = post_locked(t, sig, &si);
+	}
+	mlock_unlock_irqrestore(&proc_table_lock, k);
 	if (th)
-		fs_interrupt(th);
-	return t ? 0 : -LX_ESRCH;
+		wake_signalled(th);
+	return found ? 0 : -LX_ESRCH;
+}
+
+static struct process *find_locked(int pid)
+{
+	for (unsigned i = 0; i < PROC_MAX; i++)
+		if (procs[i].state != PROC_FREE && procs[i].pid == pid)
+			return &procs[i];
+	return NULL;
+}
+
+/* setpgid (Linux's rules, without the "child has exec'd" EACCES): the caller or a child
+ * of it, in the caller's session, not a session leader; into its own new group or an
+ * existing group of the same session. */
+long proc_setpgid(int pid, int pgid)
+{
+	struct process *self = proc_current();
+	if (pgid < 0)
+		return -LX_EINVAL;
+	long rc = 0;
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	struct process *t = pid ? find_locked(pid) : self;
+	if (!t || (t != self && t->parent != self)) {
+		rc = -LX_ESRCH;
+		goto out;
+	}
+	if (!pgid)
+		pgid = t->pid;
+	if (t->sid != self->sid || t->sid == t->pid) {
+		rc = -LX_EPERM;
+		goto out;
+	}
+	if (pgid != t->pid) {
+		bool ok = false;
+		for (unsigned i = 0; i < PROC_MAX; i++)
+			if (procs[i].state != PROC_FREE && procs[i].pgid == pgid &&
+			    procs[i].sid == self->sid)
+				ok = true;
+		if (!ok) {
+			rc = -LX_EPERM;
+			goto out;
+		}
+	}
+	t->pgid = pgid;
+out:
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	return rc;
+}
+
+long proc_getpgid(int pid)
+{
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	struct process *t = pid ? find_locked(pid) : proc_current();
+	long rc = t ? t->pgid : -LX_ESRCH;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	return rc;
+}
+
+long proc_getsid(int pid)
+{
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	struct process *t = pid ? find_locked(pid) : proc_current();
+	long rc = t ? t->sid : -LX_ESRCH;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	return rc;
+}
+
+/* setsid: EPERM for a group leader (some process has the caller's pid as its group) */
+long proc_setsid(void)
+{
+	struct process *self = proc_current();
+	long rc;
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	bool leader = false;
+	for (unsigned i = 0; i < PROC_MAX; i++)
+		if (procs[i].state != PROC_FREE && procs[i].pgid == self->pid)
+			leader = true;
+	if (leader) {
+		rc = -LX_EPERM;
+	} else {
+		self->sid = self->pgid = self->pid;
+		rc = self->pid;
+	}
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	return rc;
+}
+
+/* The console's ^C / ^\ (kernel/fs's fs_tty_signal, via fshooks.c): the foreground
+ * group. May run in the serial handler: master lock only, no sleep. */
+static void tty_group_signal(int sig)
+{
+	int pgrp = tty_fg_pgrp();
+	if (pgrp <= 0)
+		return;
+	struct lx_siginfo si = { .si_signo = sig, .si_code = LX_SI_KERNEL };
+	struct thread *wake[PROC_MAX];
+	unsigned nw = 0;
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	for (unsigned i = 0; i < PROC_MAX; i++)
+		if (procs[i].state == PROC_LIVE && procs[i].pgid == pgrp) {
+			struct thread *th = post_locked(&procs[i], sig, &si);
+			if (th)
+				wake[nw++] = th;
+		}
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	for (unsigned i = 0; i < nw; i++)
+		wake_signalled(wake[i]);
 }
 
 /* ---- execve ------------------------------------------------------------------------
@@ -449,10 +764,12 @@ long proc_execve(struct trapframe *tf, const char *path, char *const argv[], cha
 	mm_destroy(old);
 	arch_uctx_set_fs(p->uctx, 0);
 	fdtable_close_on_exec(p->fdt);
-	for (unsigned s = 0; s < PROC_NSIG; s++) {	/* handlers reset; ignored stays */
-		if (p->sig_handler[s] != LX_SIG_IGN)
-			p->sig_handler[s] = LX_SIG_DFL;
+	for (unsigned s = 1; s < PROC_NSIG; s++) {	/* handlers reset; ignored stays */
+		struct lx_sigaction sa = { p->sig_handler[s] == LX_SIG_IGN ? LX_SIG_IGN : LX_SIG_DFL,
+					   0, 0, 0 };
+		proc_sigaction_set(p, (int)s, &sa);
 	}
+	p->ss_sp = p->ss_size = 0;	/* no alternate stack in the new image */
 	const char *b = path;
 	for (const char *s = path; *s; s++)
 		if (*s == '/')

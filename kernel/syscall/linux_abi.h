@@ -83,6 +83,9 @@
 #define LX_SYS_setsid 112
 #define LX_SYS_getpgid 121
 #define LX_SYS_getsid 124
+#define LX_SYS_rt_sigpending 127
+#define LX_SYS_rt_sigtimedwait 128
+#define LX_SYS_rt_sigsuspend 130
 #define LX_SYS_sigaltstack 131
 #define LX_SYS_prctl 157
 #define LX_SYS_arch_prctl 158
@@ -362,6 +365,100 @@ struct lx_winsize {
 #define LX_SIG_BLOCK 0
 #define LX_SIG_UNBLOCK 1
 #define LX_SIG_SETMASK 2
+#define LX_SA_NOCLDSTOP 0x00000001
+#define LX_SA_NOCLDWAIT 0x00000002
+#define LX_SS_ONSTACK 1
+#define LX_SS_DISABLE 2
+#define LX_MINSIGSTKSZ 2048	/* the kernel's (glibc's may be a sysconf call) */
+/* si_code values (include/uapi/asm-generic/siginfo.h) */
+#define LX_SI_USER 0
+#define LX_SI_KERNEL 0x80
+#define LX_SI_TKILL (-6)
+#define LX_CLD_EXITED 1
+#define LX_CLD_KILLED 2
+#define LX_CLD_DUMPED 3
+#define LX_CLD_STOPPED 5
+#define LX_CLD_CONTINUED 6
+#define LX_SEGV_MAPERR 1
+#define LX_SEGV_ACCERR 2
+#define LX_ILL_ILLOPN 2
+#define LX_FPE_INTDIV 1
+#define LX_BUS_ADRALN 1
+#define LX_TRAP_BRKPT 1
+/* kernel-internal restart codes (include/linux/errno.h), never seen by user space */
+#define LX_ERESTARTNOINTR 513
+#define LX_ERESTARTNOHAND 514
+#define LX_ERESTART_RESTARTBLOCK 516
+
+/* siginfo_t: 128 bytes; the union at offset 16 (kill: pid, uid; SIGCHLD: pid, uid,
+ * status, utime, stime; faults: addr) */
+struct lx_siginfo {
+	int32_t si_signo;
+	int32_t si_errno;
+	int32_t si_code;
+	int32_t _pad0;
+	union {
+		struct {
+			int32_t pid;
+			uint32_t uid;
+			int32_t status;
+			int32_t _pad1;
+			int64_t utime, stime;
+		} k;			/* si_pid, si_uid, si_status, si_utime, si_stime */
+		uint64_t addr;		/* si_addr */
+		uint8_t _bytes[112];
+	} u;
+};
+
+/* stack_t (sigaltstack, uc_stack) */
+struct lx_stack {
+	uint64_t ss_sp;
+	int32_t ss_flags;
+	int32_t _pad;
+	uint64_t ss_size;
+};
+
+/* The fxsave image (asm/sigcontext.h struct _fpstate_64): 512 bytes, 64-byte aligned in
+ * a signal frame; sw_reserved (bytes 464..511) carries the xstate magic when the frame
+ * is an xsave frame - ksync writes fxsave frames, whose sw_reserved is zero (Linux reads
+ * magic1 != FP_XSTATE_MAGIC1 as "plain fxsave"). */
+struct lx_fpstate {
+	uint16_t cwd, swd, twd, fop;
+	uint64_t rip, rdp;
+	uint32_t mxcsr, mxcsr_mask;
+	uint32_t st_space[32];
+	uint32_t xmm_space[64];
+	uint32_t reserved2[12];
+	uint32_t sw_reserved[12];
+};
+
+/* asm/sigcontext.h struct sigcontext (x86-64): 256 bytes */
+struct lx_sigcontext {
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+	uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
+	uint16_t cs, gs, fs, ss;
+	uint64_t err, trapno, oldmask, cr2;
+	uint64_t fpstate;	/* user pointer to a struct lx_fpstate, 0: none */
+	uint64_t reserved1[8];
+};
+
+/* the kernel's struct ucontext (asm/ucontext.h): uc_sigmask is the kernel's 8-byte set */
+#define LX_UC_SIGCONTEXT_SS 0x2
+#define LX_UC_STRICT_RESTORE_SS 0x4
+struct lx_ucontext {
+	uint64_t uc_flags;
+	uint64_t uc_link;
+	struct lx_stack uc_stack;
+	struct lx_sigcontext uc_mcontext;
+	uint64_t uc_sigmask;
+};
+
+/* arch/x86/include/asm/sigframe.h struct rt_sigframe (64-bit): at the handler's rsp */
+struct lx_rt_sigframe {
+	uint64_t pretcode;	/* sa_restorer: the handler's return address */
+	struct lx_ucontext uc;
+	struct lx_siginfo info;
+};
 
 struct lx_sigaction {	/* the kernel's struct sigaction of rt_sigaction */
 	uint64_t handler;
@@ -373,6 +470,7 @@ struct lx_sigaction {	/* the kernel's struct sigaction of rt_sigaction */
 /* wait4 options and status encoding */
 #define LX_WNOHANG 1
 #define LX_WUNTRACED 2
+#define LX_WCONTINUED 8
 #define LX_W_EXITCODE(ret, sig) (((ret) << 8) | (sig))
 
 /* ---- memory (include/uapi/asm-generic/mman-common.h) -------------------------------- */
@@ -423,6 +521,7 @@ struct lx_sigaction {	/* the kernel's struct sigaction of rt_sigaction */
 #define LX_AT_EXECFN 31
 
 #define LX_RLIMIT_STACK 3
+#define LX_RLIMIT_CORE 4
 #define LX_RLIMIT_NPROC 6
 #define LX_RLIMIT_NOFILE 7
 #define LX_RLIM_INFINITY (~0ull)

@@ -383,15 +383,23 @@ static long do_poll(uint64_t ufds, uint64_t n, int timeout_ms)
 static long sys_poll(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return do_poll(a[0], a[1], (int)a[2]);
+	long rc = do_poll(a[0], a[1], (int)a[2]);
+	return rc == -LX_EINTR ? -LX_ERESTARTNOHAND : rc;	/* EINTR after a handler */
 }
 
-/* ppoll: the timespec as milliseconds (rounded up); the signal mask is not applied (no
- * handlers are delivered yet, so no signal can arrive that it would hold back). */
+/* ppoll: the timespec as milliseconds (rounded up); the signal mask in force while it
+ * waits, put back after the handler of a signal that interrupted it (as sigsuspend). */
 static long sys_ppoll(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	int ms = -1;
+	uint64_t mask = 0;
+	if (a[3]) {
+		if (a[4] != 8)
+			return -LX_EINVAL;
+		if (copy_from_user(&mask, (const void *)a[3], 8))
+			return -LX_EFAULT;
+	}
 	if (a[2]) {
 		struct lx_timespec ts;
 		if (copy_from_user(&ts, (const void *)a[2], sizeof ts))
@@ -401,7 +409,20 @@ static long sys_ppoll(struct trapframe *tf, const uint64_t a[6])
 		uint64_t m = (uint64_t)ts.tv_sec * 1000 + ((uint64_t)ts.tv_nsec + 999999) / 1000000;
 		ms = m > 0x7fffffff ? 0x7fffffff : (int)m;
 	}
-	return do_poll(a[0], a[1], ms);
+	struct process *p = proc_current();
+	if (a[3]) {
+		p->saved_sigmask = p->sigmask;
+		p->restore_sigmask = true;
+		p->sigmask = mask & ~(PROC_SIGBIT(LX_SIGKILL) | PROC_SIGBIT(LX_SIGSTOP));
+	}
+	long rc = do_poll(a[0], a[1], ms);
+	if (rc == -LX_EINTR)
+		return -LX_ERESTARTNOHAND;	/* signal.c puts the mask back */
+	if (a[3]) {
+		p->sigmask = p->saved_sigmask;
+		p->restore_sigmask = false;
+	}
+	return rc;
 }
 
 /* ---- names ---------------------------------------------------------------------------- */
@@ -990,6 +1011,8 @@ static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 			r.rlim_cur = r.rlim_max = FS_NOFILE;
 		else if (a[1] == LX_RLIMIT_NPROC)
 			r.rlim_cur = r.rlim_max = PROC_MAX;
+		else if (a[1] == LX_RLIMIT_CORE)
+			r.rlim_cur = proc_current()->rlim_core;
 		if (copy_to_user((void *)a[3], &r, sizeof r))
 			return -LX_EFAULT;
 	}
@@ -997,7 +1020,13 @@ static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 		struct lx_rlimit r;
 		if (copy_from_user(&r, (const void *)a[2], sizeof r))
 			return -LX_EFAULT;
-		return -LX_EPERM;	/* limits are fixed in this slice */
+		if (a[1] == LX_RLIMIT_CORE) {	/* only the permission of the core bit */
+			if (r.rlim_cur > r.rlim_max)
+				return -LX_EINVAL;
+			proc_current()->rlim_core = r.rlim_cur;
+			return 0;
+		}
+		return -LX_EPERM;	/* the other limits are fixed in this slice */
 	}
 	return 0;
 }
@@ -1091,11 +1120,29 @@ static long sys_gettimeofday(struct trapframe *tf, const uint64_t a[6])
 }
 
 /* Sleep until the monotonic deadline: yields the CPU until it passed (no timer wheel in
- * this slice; the thread stays runnable). */
-static void sleep_until(uint64_t deadline_ns)
+ * this slice; the thread stays runnable). A signal that acts ends it early: the
+ * nanoseconds left, else 0. */
+static uint64_t sleep_until(uint64_t deadline_ns)
 {
-	while (ktime_ns() < deadline_ns)
+	struct process *p = proc_current();
+	for (;;) {
+		uint64_t now = ktime_ns();
+		if (now >= deadline_ns)
+			return 0;
+		if (proc_sig_any_acts(p))
+			return deadline_ns - now;
 		thread_yield();
+	}
+}
+
+/* An interrupted relative sleep: the time left into *rem (if given), and the restart
+ * code Linux uses (EINTR after a handler; a restart otherwise). */
+static long sleep_interrupted(uint64_t left, uint64_t urem)
+{
+	struct lx_timespec r = { (int64_t)(left / 1000000000ull), (int64_t)(left % 1000000000ull) };
+	if (urem && copy_to_user((void *)urem, &r, sizeof r))
+		return -LX_EFAULT;
+	return -LX_ERESTART_RESTARTBLOCK;
 }
 
 static long sys_nanosleep(struct trapframe *tf, const uint64_t a[6])
@@ -1106,8 +1153,8 @@ static long sys_nanosleep(struct trapframe *tf, const uint64_t a[6])
 		return -LX_EFAULT;
 	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
 		return -LX_EINVAL;
-	sleep_until(ktime_ns() + (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-	return 0;
+	uint64_t left = sleep_until(ktime_ns() + (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+	return left ? sleep_interrupted(left, a[1]) : 0;
 }
 
 static long sys_clock_nanosleep(struct trapframe *tf, const uint64_t a[6])
@@ -1124,9 +1171,12 @@ static long sys_clock_nanosleep(struct trapframe *tf, const uint64_t a[6])
 	if (a[1] & LX_TIMER_ABSTIME) {
 		clock_read(a[0], &now);
 		uint64_t n = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-		sleep_until(ktime_ns() + (want > n ? want - n : 0));
+		if (sleep_until(ktime_ns() + (want > n ? want - n : 0)))
+			return -LX_ERESTARTNOHAND;	/* absolute: no time left to report */
 	} else {
-		sleep_until(ktime_ns() + want);
+		uint64_t left = sleep_until(ktime_ns() + want);
+		if (left)
+			return sleep_interrupted(left, a[3]);
 	}
 	return 0;
 }
@@ -1139,8 +1189,7 @@ static long sys_sched_yield(struct trapframe *tf, const uint64_t a[6])
 	return 0;
 }
 
-/* ---- signals (the state libc sets up; delivery of handlers comes with the signals
- * slice: a pending signal with the default action ends the process) --------------------- */
+/* ---- signals (kernel/proc/signal.c delivers them) ------------------------------------- */
 static long sys_rt_sigaction(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
@@ -1148,6 +1197,13 @@ static long sys_rt_sigaction(struct trapframe *tf, const uint64_t a[6])
 	uint64_t sig = a[0];
 	if (sig < 1 || sig >= PROC_NSIG || a[3] != 8)
 		return -LX_EINVAL;
+	struct lx_sigaction n;
+	if (a[1]) {
+		if (copy_from_user(&n, (const void *)a[1], sizeof n))
+			return -LX_EFAULT;
+		if (sig == LX_SIGKILL || sig == LX_SIGSTOP)
+			return -LX_EINVAL;
+	}
 	if (a[2]) {
 		struct lx_sigaction old = { p->sig_handler[sig], p->sig_flags[sig],
 					    p->sig_restorer[sig], p->sig_mask_of[sig] };
@@ -1155,15 +1211,13 @@ static long sys_rt_sigaction(struct trapframe *tf, const uint64_t a[6])
 			return -LX_EFAULT;
 	}
 	if (a[1]) {
-		struct lx_sigaction n;
-		if (copy_from_user(&n, (const void *)a[1], sizeof n))
-			return -LX_EFAULT;
-		if (sig == LX_SIGKILL || sig == LX_SIGSTOP)
-			return -LX_EINVAL;
-		p->sig_handler[sig] = n.handler;
-		p->sig_flags[sig] = n.flags;
-		p->sig_restorer[sig] = n.restorer;
-		p->sig_mask_of[sig] = n.mask;
+		n.mask &= ~(PROC_SIGBIT(LX_SIGKILL) | PROC_SIGBIT(LX_SIGSTOP));
+		proc_sigaction_set(p, (int)sig, &n);
+		/* POSIX: a pending signal whose action becomes "ignore" is discarded */
+		if (n.handler == LX_SIG_IGN || (n.handler == LX_SIG_DFL && proc_sig_default_ignored((unsigned)sig))) {
+			struct lx_siginfo drop;
+			(void)proc_signal_take(p, (int)sig, &drop);
+		}
 	}
 	return 0;
 }
@@ -1179,7 +1233,7 @@ static long sys_rt_sigprocmask(struct trapframe *tf, const uint64_t a[6])
 		uint64_t set;
 		if (copy_from_user(&set, (const void *)a[1], 8))
 			return -LX_EFAULT;
-		uint64_t never = (1ull << (LX_SIGKILL - 1)) | (1ull << (LX_SIGSTOP - 1));
+		uint64_t never = PROC_SIGBIT(LX_SIGKILL) | PROC_SIGBIT(LX_SIGSTOP);
 		switch (a[0]) {
 		case LX_SIG_BLOCK: p->sigmask |= set; break;
 		case LX_SIG_UNBLOCK: p->sigmask &= ~set; break;
@@ -1191,6 +1245,128 @@ static long sys_rt_sigprocmask(struct trapframe *tf, const uint64_t a[6])
 	if (a[2] && copy_to_user((void *)a[2], &old, 8))
 		return -LX_EFAULT;
 	return 0;
+}
+
+static long sys_rt_sigreturn(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)a;
+	return sys_rt_sigreturn_impl(tf);
+}
+
+static long sys_rt_sigsuspend(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if (a[1] != 8)
+		return -LX_EINVAL;
+	uint64_t m;
+	if (copy_from_user(&m, (const void *)a[0], 8))
+		return -LX_EFAULT;
+	return signal_suspend(m, true);
+}
+
+static long sys_pause(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	(void)a;
+	return signal_suspend(0, false);
+}
+
+static long sys_rt_sigpending(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if (a[1] > 8)
+		return -LX_EINVAL;
+	struct process *p = proc_current();
+	uint64_t v = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED) & p->sigmask;
+	return copy_to_user((void *)a[0], &v, a[1]);
+}
+
+static long sys_rt_sigtimedwait(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if (a[3] != 8)
+		return -LX_EINVAL;
+	uint64_t set;
+	if (copy_from_user(&set, (const void *)a[0], 8))
+		return -LX_EFAULT;
+	int64_t ns = -1;
+	if (a[2]) {
+		struct lx_timespec ts;
+		if (copy_from_user(&ts, (const void *)a[2], sizeof ts))
+			return -LX_EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -LX_EINVAL;
+		ns = ts.tv_sec * 1000000000ll + ts.tv_nsec;
+	}
+	struct process *p = proc_current();
+	uint64_t deadline = ns >= 0 ? ktime_ns() + (uint64_t)ns : 0;
+	for (;;) {
+		struct lx_siginfo info;
+		int s = signal_take_of(set, &info);
+		if (s) {
+			if (a[1] && copy_to_user((void *)a[1], &info, sizeof info))
+				return -LX_EFAULT;
+			return s;
+		}
+		if (proc_sig_any_acts(p))
+			return -LX_EINTR;	/* another signal's handler or action */
+		if (ns >= 0) {
+			if (ktime_ns() >= deadline)
+				return -LX_EAGAIN;
+			thread_yield();	/* no timed sleep in the scheduler yet */
+		} else {
+			sched_sleep(PROC_COND_SIG);
+		}
+	}
+}
+
+static long sys_sigaltstack(struct trapframe *tf, const uint64_t a[6])
+{
+	return signal_sigaltstack(a[0], a[1], arch_uregs_sp(tf));
+}
+
+static long sys_tkill(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return proc_tkill(-1, (int)a[0], (int)a[1]);
+}
+
+static long sys_tgkill(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return proc_tkill((int)a[0], (int)a[1], (int)a[2]);
+}
+
+static long sys_setpgid(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return proc_setpgid((int)a[0], (int)a[1]);
+}
+
+static long sys_getpgid(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return proc_getpgid((int)a[0]);
+}
+
+static long sys_getpgrp(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	(void)a;
+	return proc_getpgid(0);
+}
+
+static long sys_setsid(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	(void)a;
+	return proc_setsid();
+}
+
+static long sys_getsid(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return proc_getsid((int)a[0]);
 }
 
 static long sys_accept_zero(struct trapframe *tf, const uint64_t a[6])
@@ -1298,8 +1474,32 @@ static const sys_fn table[LX_NR_SYSCALLS] = {
 	[LX_SYS_fchmod] = sys_fchmod,
 	[LX_SYS_fchmodat] = sys_fchmodat,
 	[LX_SYS_umask] = sys_umask,
+	[LX_SYS_rt_sigreturn] = sys_rt_sigreturn,
+	[LX_SYS_rt_sigsuspend] = sys_rt_sigsuspend,
+	[LX_SYS_rt_sigpending] = sys_rt_sigpending,
+	[LX_SYS_rt_sigtimedwait] = sys_rt_sigtimedwait,
+	[LX_SYS_pause] = sys_pause,
+	[LX_SYS_sigaltstack] = sys_sigaltstack,
+	[LX_SYS_tkill] = sys_tkill,
+	[LX_SYS_tgkill] = sys_tgkill,
+	[LX_SYS_setpgid] = sys_setpgid,
+	[LX_SYS_getpgid] = sys_getpgid,
+	[LX_SYS_getpgrp] = sys_getpgrp,
+	[LX_SYS_setsid] = sys_setsid,
+	[LX_SYS_getsid] = sys_getsid,
 	/* rseq, clone3 and every other number: sys_enosys (filled in below) */
 };
+
+static bool restartable(uint64_t nr)
+{
+	switch (nr) {
+	case LX_SYS_read: case LX_SYS_write: case LX_SYS_readv: case LX_SYS_writev:
+	case LX_SYS_pread64: case LX_SYS_pwrite64: case LX_SYS_ioctl: case LX_SYS_sendfile:
+	case LX_SYS_open: case LX_SYS_openat:
+		return true;
+	}
+	return false;
+}
 
 long kernel_syscall(struct trapframe *tf)
 {
@@ -1309,8 +1509,20 @@ long kernel_syscall(struct trapframe *tf)
 		a[i] = arch_sys_arg(tf, i);
 	sys_fn fn = nr < LX_NR_SYSCALLS && table[nr] ? table[nr] : sys_enosys;
 	long rc = fn(tf, a);
-	kernel_user_return();	/* proc.c: a signal sent to this process */
-	return rc;
+	if (fn == sys_rt_sigreturn) {
+		/* tf is the restored frame, rax included: no restart applies */
+		arch_sys_set_result(tf, rc);
+		signal_user_return(tf, -1);
+		return (long)arch_sys_result(tf);
+	}
+	/* a blocking file call interrupted by a signal (kernel/fs answers -EINTR) is made
+	 * again after a handler with SA_RESTART, or when no handler runs (Linux's
+	 * -ERESTARTSYS); wait4 and the sleeps say so themselves */
+	if (rc == -LX_EINTR && restartable(nr))
+		rc = -LX_ERESTARTSYS;
+	arch_sys_set_result(tf, rc);
+	signal_user_return(tf, (long)nr);	/* signal.c: a signal sent to this process */
+	return (long)arch_sys_result(tf);
 }
 
 void syscall_report(void)
