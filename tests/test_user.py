@@ -243,13 +243,9 @@ def test_cpio_newc_readable_by_cpio(tmp_path):
     assert (tmp_path / "x" / "y").read_bytes() == b"hi\n"
 
 
-def test_sig_storm_stress(progs, request, tmp_path):
-    """make stress: sig_storm at 20000 signals per child (60000 kills racing a restarted
-    pipe read and the handler's frames) at -smp 4 and -smp 2 under the locked scheduler;
-    the output equal to the host's, no page left mapped."""
-    if not request.config.getoption("--run-stress"):
-        pytest.skip("long size: make stress (--run-stress)")
-    argv = ["t/sig_storm", "20000"]
+def _long_run(progs, argv: list[str], tmp_path: Path) -> tuple[tuple[bytes, int], Path]:
+    """One long command for make stress: its host twin's (output, status), run in a tree
+    like the guest's, and an initramfs whose list holds only that command."""
     root = tmp_path / "root"
     userprogs.host_tree(progs, EXTRA, root)
     cwd = os.getcwd()
@@ -258,8 +254,18 @@ def test_sig_storm_stress(progs, request, tmp_path):
         want = userprogs.run_on_host(Path(argv[0]), argv, timeout=600)
     finally:
         os.chdir(cwd)
-    rd = tmp_path / "storm.cpio"
+    rd = tmp_path / "long.cpio"
     rd.write_bytes(userprogs.initramfs(progs, EXTRA, " ".join(argv) + "\n"))
+    return want, rd
+
+
+def test_sig_storm_stress(progs, request, tmp_path):
+    """make stress: sig_storm at 20000 signals per child (60000 kills racing a restarted
+    pipe read and the handler's frames) at -smp 4 and -smp 2 under the locked scheduler;
+    the output equal to the host's, no page left mapped."""
+    if not request.config.getoption("--run-stress"):
+        pytest.skip("long size: make stress (--run-stress)")
+    want, rd = _long_run(progs, ["t/sig_storm", "20000"], tmp_path)
     for smp, sched in [(4, None), (2, "locked")]:
         words = ["user=@/t/list"] + ([f"sched={sched}"] if sched else [])
         res = qemu.boot(qemu.BootConfig(repo=ROOT, mode="user", smp=smp, timeout=1200,
@@ -277,17 +283,7 @@ def test_user_stress(progs, initrd, request, tmp_path):
     the output equal to the host's."""
     if not request.config.getoption("--run-stress"):
         pytest.skip("long size: make stress (--run-stress)")
-    argv = ["t/forkstorm", "200"]
-    root = tmp_path / "root"
-    userprogs.host_tree(progs, EXTRA, root)
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        want = userprogs.run_on_host(Path(argv[0]), argv, timeout=600)
-    finally:
-        os.chdir(cwd)
-    rd = tmp_path / "stress.cpio"
-    rd.write_bytes(userprogs.initramfs(progs, EXTRA, " ".join(argv) + "\n"))
+    want, rd = _long_run(progs, ["t/forkstorm", "200"], tmp_path)
     cfg = qemu.BootConfig(repo=ROOT, mode="user", smp=4, timeout=1200, initrd=rd,
                           append=["user=@/t/list"])
     res = qemu.boot(cfg)

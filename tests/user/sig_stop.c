@@ -26,12 +26,19 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGCHLD, &sa, NULL);
 	fflush(stdout);
+	/* the child in a process group of its own, set on both sides as a shell does: a
+	 * group whose members' parents are all outside the session or inside the group is
+	 * orphaned, and Linux discards SIGTSTP sent to it - which group this program runs in
+	 * is the caller's (setsid'd under pytest-xdist's workers: the tstp case then hung on
+	 * the host), the child's own group with its parent here is never orphaned */
 	pid_t k = fork();
 	if (k == 0) {
 		char b;
+		setpgid(0, 0);
 		read(p[0], &b, 1);	/* stopped and continued in here (restarted) */
 		_exit(9);
 	}
+	setpgid(k, k);
 	int stopsig = !strcmp(c, "tstp") ? SIGTSTP : SIGSTOP;
 	SHOW("stop", kill(k, stopsig));
 	pid_t w = waitpid(k, &st, WUNTRACED);
