@@ -130,8 +130,7 @@ COST_TABLE_SRCS := kernel/exp/lf_cost.c kernel/exp/lf_fifo_cost.c
 $(KBUILD)/%.o: %.c Makefile $(LOCKSTAT_STAMP)
 	@mkdir -p $(dir $@)
 	$(call KSYNC_SAY,CC,$<)
-	$(KSYNC_Q)$(KCC) $(KCFLAGS) $(if $(filter arch/$(ARCH)/%,$<),$(KCFLAGS_PORT)) \
-		$(if $(filter $(COST_TABLE_SRCS),$<),-g1) -c $< -o $@
+	$(KSYNC_Q)$(KCC) $(KCFLAGS) $(if $(filter arch/$(ARCH)/%,$<),$(KCFLAGS_PORT)) $(if $(filter $(COST_TABLE_SRCS),$<),-g1) -c $< -o $@
 
 $(KBUILD)/%.o: %.S Makefile
 	@mkdir -p $(dir $@)

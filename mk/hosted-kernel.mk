@@ -80,8 +80,7 @@ $(HK_OUT)/$(1)/$(2)/obj/%.o: %.c mk/hosted-kernel.mk $(LOCKSTAT_STAMP)
 	@mkdir -p $$(@D)
 	$$(call KSYNC_SAY,CC-hk-$(1)-$(2),$$<)
 	$(KSYNC_Q)$$(HK_CC_$(1)) $(HK_COMMON) $$(HK_CFLAGS_$(1)) $$(HK_DEFS_$(1)_$(2)) \
-		$$(if $$(filter arch/hosted/%,$$<),$(HK_PORTINC) -MD,$(HK_KINC) -MMD) \
-		$$(if $$(filter $(COST_TABLE_SRCS),$$<),-g1) -c $$< -o $$@
+		$$(if $$(filter arch/hosted/%,$$<),$(HK_PORTINC) -MD,$(HK_KINC) -MMD) $$(if $$(filter $(COST_TABLE_SRCS),$$<),-g1) -c $$< -o $$@
 
 $(HK_OUT)/$(1)/$(2)/obj/%.o: %.S mk/hosted-kernel.mk
 	@mkdir -p $$(@D)
