@@ -1,4 +1,4 @@
-"""Debian's busybox-static in ksync's initramfs (issue 24, "A user space"): the same
+"""Debian's busybox-static in ksync's initramfs (the user space, docs/userspace.md): the same
 /bin/busybox file runs on the host Linux and on ksync, and tests/test_busybox.py compares
 the two.
 
