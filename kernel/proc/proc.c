@@ -682,23 +682,19 @@ out:
 	return rc;
 }
 
-long proc_getpgid(int pid)
+/* getpgid / getsid: process `pid`'s (0: the caller's) group or session, read under
+ * proc_table_lock (setpgid and setsid write them there) */
+static long group_of(int pid, bool session)
 {
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	struct process *t = pid ? find_locked(pid) : proc_current();
-	long rc = t ? t->pgid : -LX_ESRCH;
+	long rc = !t ? -LX_ESRCH : session ? t->sid : t->pgid;
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	return rc;
 }
 
-long proc_getsid(int pid)
-{
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	struct process *t = pid ? find_locked(pid) : proc_current();
-	long rc = t ? t->sid : -LX_ESRCH;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
-	return rc;
-}
+long proc_getpgid(int pid) { return group_of(pid, false); }
+long proc_getsid(int pid) { return group_of(pid, true); }
 
 /* setsid: EPERM for a group leader (some process has the caller's pid as its group) */
 long proc_setsid(void)

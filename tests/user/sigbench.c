@@ -4,17 +4,7 @@
  * the host and on ksync (docs/userspace.md "Costs"). */
 #include "ut.h"
 #include <signal.h>
-static inline unsigned long long tsc(void)
-{
-	unsigned lo, hi;
-	__asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi));
-	return ((unsigned long long)hi << 32) | lo;
-}
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "tsc.h"
 static volatile unsigned long hits;
 static void h(int s) { (void)s; hits++; }
 int main(void)
