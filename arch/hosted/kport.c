@@ -595,6 +595,9 @@ int arch_crash_undefined_insn(void)
 }
 
 int arch_crash_triple(void) { return KSYNC_ENOTSUP; }	/* no machine to reset */
+/* no console UART: the hosted port has no user space, so no interactive shell */
+int arch_console_rx_enable(bool on) { (void)on; return KSYNC_ENOTSUP; }
+int arch_console_rx_byte(void) { return -1; }
 
 int arch_vm_map(uint64_t va, uint64_t pa, bool writable)
 {

@@ -1,9 +1,17 @@
 /*
- * serial.c - 16550 UART on COM1 (0x3f8), 115200 8N1, polled transmit: the console.
- * Also arch_exit (isa-debug-exit) and arch_halt_forever.
+ * serial.c - 16550 UART on COM1 (0x3f8), 115200 8N1, polled transmit: the console;
+ * interrupt-driven receive when the interactive shell asks for it (arch_console_rx_*,
+ * arch_if.h: the handler is an spl source of kernel/proc/ushell.c, IRQ 4). Also
+ * arch_exit (isa-debug-exit) and arch_halt_forever.
+ *
+ * Shared registers: THR/LSR.THRE are used under the console lock (kwrite); RBR/LSR.DR by
+ * the receive source's handler alone; IER/MCR/FCR only by arch_console_rx_enable (boot
+ * thread, before and after the shell). An LSR read clears only its error bits, which
+ * neither side uses, so the two sides need no common lock.
  */
 #include "kernel.h"
 #include "x86.h"
+#include <ksync/errors.h>
 
 #define COM1 0x3f8
 
@@ -33,6 +41,24 @@ void arch_console_write(const char *s, size_t n)
 			serial_putc('\r');
 		serial_putc(s[i]);
 	}
+}
+
+int arch_console_rx_enable(bool on)
+{
+	if (on) {
+		outb(COM1 + 2, 0x01);	/* FIFOs on, trigger level 1 byte: each key at once */
+		outb(COM1 + 4, 0x0b);	/* DTR, RTS, OUT2 (gates the IRQ line on a PC) */
+		outb(COM1 + 1, 0x01);	/* IER: received data available (no THRE: polled TX) */
+	} else {
+		outb(COM1 + 1, 0x00);
+		outb(COM1 + 4, 0x03);
+	}
+	return KSYNC_OK;
+}
+
+int arch_console_rx_byte(void)
+{
+	return (inb(COM1 + 5) & 0x01) ? inb(COM1) : -1;	/* LSR.DR, then RBR */
 }
 
 void arch_halt_forever(void)

@@ -72,6 +72,13 @@ int tty_fg_pgrp(void)
 	return p;
 }
 
+void tty_set_fg_pgrp(int pgrp)
+{
+	irqkey_t k = mlock_lock_irqsave(&tty.lock);
+	tty.pgrp = pgrp;
+	mlock_unlock_irqrestore(&tty.lock, k);
+}
+
 void tty_reset(void)
 {
 	irqkey_t k = mlock_lock_irqsave(&tty.lock);
@@ -83,13 +90,17 @@ void tty_reset(void)
 	mlock_unlock_irqrestore(&tty.lock, k);
 }
 
-/* Output with OPOST/ONLCR (no lock held). */
+/* Output with OPOST/ONLCR (no lock held). The kernel console (kwrite) already writes
+ * "\r\n" for "\n" (arch_console_write), so ONLCR is left to it there: a newline is one
+ * CR LF on the line, not CR CR LF. Without ONLCR the console still adds its CR - a known
+ * difference from Linux that only a raw-mode program printing a bare LF could see. */
 static void emit(const char *s, size_t n, uint32_t oflag)
 {
 	void (*fn)(const char *, size_t) = __atomic_load_n(&out_fn, __ATOMIC_ACQUIRE);
+	bool console = !fn;
 	if (!fn)
 		fn = kwrite;
-	bool crlf = (oflag & LX_OPOST) && (oflag & LX_ONLCR);
+	bool crlf = !console && (oflag & LX_OPOST) && (oflag & LX_ONLCR);
 	char buf[256];
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {

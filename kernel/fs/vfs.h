@@ -185,6 +185,7 @@ void tty_receive(char c);
 void tty_set_output(void (*fn)(const char *s, size_t n));
 void tty_reset(void);
 int tty_fg_pgrp(void);		/* TIOCSPGRP's value (0 until set) */
+void tty_set_fg_pgrp(int pgrp);	/* as TIOCSPGRP: the kernel's, for the shell it starts */
 
 /* ---- statistics for tests ------------------------------------------------------------ */
 /* Live ramfs inodes (directories, files, symlinks, devices, pipes) and file data pages. */

@@ -233,6 +233,17 @@ void arch_backtrace(void);		/* print "  bt: 0x..." lines for the caller's stack 
 
 /* ---- console, exit ----------------------------------------------------------------- */
 void arch_console_write(const char *s, size_t n);	/* IRQs off; caller serialises lines */
+/* Console input (the interactive shell, kernel/proc/ushell.c): the console UART's receive
+ * interrupt on ISA line ARCH_CONSOLE_IRQ (x86: COM1, IRQ 4). arch_console_rx_enable(true)
+ * turns it on (x86: FIFO trigger 1 byte, IER "received data available", MCR OUT2, the
+ * PC's gate of the UART's IRQ line), false turns it off; KSYNC_ENOTSUP on a port without
+ * one. arch_console_rx_byte: the next received byte (x86: RBR while LSR.DR), or -1 when
+ * none is waiting; called by the source's handler only (one CPU at a time: the source's
+ * scheme never nests a handler with itself). Off by default: the experiments that read
+ * COM1's line status register (the serial model) never see it on. */
+#define ARCH_CONSOLE_IRQ 4
+int arch_console_rx_enable(bool on);
+int arch_console_rx_byte(void);
 /* Leave the machine: under QEMU through isa-debug-exit (pass -> exit 33, fail -> 35);
  * on hardware: print and halt. Never returns. */
 __attribute__((noreturn)) void arch_exit(bool pass);

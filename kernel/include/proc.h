@@ -150,8 +150,11 @@ void proc_init(void);
 struct process *proc_current(void);	/* NULL in a kernel thread */
 /* A new process running path with argv/envp (kernel strings), child of nobody, with a
  * copy of the descriptor table fds (its close-on-exec descriptors closed) and cwd "/";
- * its pid or -LX_E*. The kernel's runner (urun.c) waits for it with proc_wait_kernel. */
-long proc_spawn(const char *path, char *const argv[], char *const envp[], struct fdtable *fds);
+ * its pid or -LX_E*. The kernel's runner (urun.c) waits for it with proc_wait_kernel.
+ * ctty: its group (its pid) becomes the console tty's foreground group first (the
+ * interactive shell, ushell.c). */
+long proc_spawn(const char *path, char *const argv[], char *const envp[], struct fdtable *fds,
+		bool ctty);
 int proc_wait_kernel(int pid);		/* its wait status */
 __attribute__((noreturn)) void proc_exit(int wstatus);
 long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp);

@@ -153,7 +153,8 @@ static void comm_from_path(struct process *p, const char *path)
 	p->comm[i] = 0;
 }
 
-long proc_spawn(const char *path, char *const argv[], char *const envp[], struct fdtable *fds)
+long proc_spawn(const char *path, char *const argv[], char *const envp[], struct fdtable *fds,
+		bool ctty)
 {
 	struct process *p = proc_alloc(NULL);
 	if (!p)
@@ -172,6 +173,11 @@ long proc_spawn(const char *path, char *const argv[], char *const envp[], struct
 	if (!rc) {
 		comm_from_path(p, path);
 		arch_uctx_start_exec(p->uctx, entry, sp);
+		/* the console's foreground group before the first instruction: a job-control
+		 * shell compares tcgetpgrp with its own group at once (and stops itself with
+		 * SIGTTIN while they differ) */
+		if (ctty)
+			tty_set_fg_pgrp(p->pid);
 		rc = proc_start(p);
 	}
 	if (rc) {

@@ -20,7 +20,8 @@
  * for the program's status. So fstat/isatty on fd 0..2 answer as on the host.
  *
  * Command line: user=@/t/list (a file of the initramfs: one command a line, words split
- * by spaces) or user=/t/a,/t/b (no arguments). epoch=<unix seconds> sets CLOCK_REALTIME.
+ * by spaces) or user=/t/a,/t/b (no arguments); ushell=1 instead runs the interactive
+ * shell on the console (ushell.c). epoch=<unix seconds> sets CLOCK_REALTIME.
  * At the end: the ENOSYS counts (syscall_report), the user pages still mapped and the
  * free pages before and after (every page must return).
  */
@@ -34,6 +35,7 @@
 #include <ksync/errors.h>
 
 extern uint64_t syscall_boot_epoch;
+__attribute__((noreturn)) void ushell_run(struct fs_ctx *ctx);	/* ushell.c */
 #define MAX_CMDS 256
 #define OUT_CAP (64u << 10)
 #define MAX_WORDS 16
@@ -101,7 +103,7 @@ static int run_one(unsigned n, char *cmd, char *out)
 	struct fdtable *t = fs_err ? NULL : fdtable_new();
 	long pid = fs_err ? fs_err : t ? stdio_table(t) : -LX_ENOMEM;
 	if (!pid)
-		pid = proc_spawn(argv[0], argv, envp, t);
+		pid = proc_spawn(argv[0], argv, envp, t, false);
 	if (t) {
 		/* only the read end stays ours: end of file once every writer closed */
 		for (int fd = 0; fd < 3; fd++)
@@ -153,8 +155,11 @@ void urun_main(struct boot_info *bi)
 {
 	char spec[256], ep[24];
 	syscall_boot_epoch = cmdline_uint(cmdline_get("epoch", ep, sizeof ep), 0);
-	if (!cmdline_get("user", spec, sizeof spec)) {
-		kprintf("ksync: mode=user needs user=@/list or user=/a,/b\n");
+	bool shell = cmdline_uint(cmdline_get("ushell", ep, sizeof ep), 0) != 0;
+	if (shell)
+		memcpy(spec, "-", 2);	/* no command list: the interactive shell (ushell.c) */
+	else if (!cmdline_get("user", spec, sizeof spec)) {
+		kprintf("ksync: mode=user needs user=@/list, user=/a,/b or ushell=1\n");
 		arch_exit(false);
 	}
 	if (bi->initrd_end <= bi->initrd_start) {
@@ -183,6 +188,12 @@ void urun_main(struct boot_info *bi)
 	}
 	ctx = fs_ctx_new();
 	KASSERT(ctx);
+	if (shell) {
+		if (frc)
+			arch_exit(false);
+		proc_init();
+		ushell_run(ctx);
+	}
 	/* the commands, in one writable buffer */
 	char *text;
 	size_t tlen = 0;

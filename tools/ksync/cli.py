@@ -314,14 +314,21 @@ def build_parser() -> Parser:
                    help="start QEMU's gdb stub on localhost:PORT and wait for gdb (-S)")
 
     shp = sub.add_parser("sh", parents=[repo, vm, sch],
-                         help="run a busybox shell command line on ksync",
+                         help="a busybox shell on ksync: interactive, or -c CMD",
                          description="Boot the kernel in mode=user with Debian's busybox-static "
-                                     "in the initramfs (/bin and its applet links), run "
-                                     "`busybox sh` on CMD (working directory /), print its "
-                                     "output and exit with its exit status (128+N for a "
-                                     "signal N).")
-    shp.add_argument("-c", metavar="CMD", help="the command line (required: no interactive "
-                     "shell yet)")
+                                     "in the initramfs (/bin and its applet links). Without "
+                                     "-c: an interactive `busybox sh -i` on the serial "
+                                     "console, on this terminal in raw mode (^C and ^Z go "
+                                     "to the guest's foreground job; exit N or ^D on an "
+                                     "empty line powers off and ksync sh exits N; ^] kills "
+                                     "QEMU; the boot's own lines go to the log only; "
+                                     "--timeout does not apply). With -c CMD: run `busybox "
+                                     "sh` on CMD (working directory /), print its output and "
+                                     "exit with its exit status (128+N for a signal N).")
+    shp.add_argument("-c", metavar="CMD", help="run this command line instead of the "
+                     "interactive shell")
+    shp.add_argument("-q", "--quiet", action="store_true",
+                     help="interactive: no banner line before the prompt")
     shp.add_argument("--add", action="append", default=[], metavar="LOCAL[:PATH]",
                      help="put the local file LOCAL at PATH in the initramfs (default "
                           "/<its name>; repeatable)")

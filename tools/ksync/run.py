@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import (disk, document, envdetect, fiascorun, hkernel, hosted, hosteddata, irqdata,
                linuxguest, peers, qemu, report, schemes, spritereport, spriterun)
-from . import busybox, cpio, userprogs
+from . import busybox, cpio, shell, userprogs
 from .util import KsyncError, Progress, UsageError, display_path, make, utc_timestamp
 
 DEFAULT_TIMEOUT = 300.0
@@ -267,10 +267,8 @@ def _sh_adds(adds: list[str]) -> list[cpio.Entry]:
 def cmd_sh(args, repo: Path) -> int:
     """ksync sh -c CMD: Debian's busybox sh runs CMD on ksync (mode=user, one boot; the
     initramfs of tools/ksync/busybox.py plus --add files); its output goes to stdout and
-    its exit status becomes ours (128+N for a signal N)."""
-    if args.c is None:
-        raise UsageError("ksync sh needs -c 'CMD': an interactive shell needs console input "
-                         "in mode=user, which the kernel does not have yet")
+    its exit status becomes ours (128+N for a signal N). Without -c: the interactive
+    shell on the terminal (tools/ksync/shell.py, kernel/proc/ushell.c)."""
     if len(args.smp) != 1:
         raise UsageError("ksync sh takes one --smp value")
     if not busybox.have_busybox():
@@ -281,6 +279,8 @@ def cmd_sh(args, repo: Path) -> int:
         _build_kernel(args, repo, progress)
     out = repo / "build" / "user"
     out.mkdir(parents=True, exist_ok=True)
+    if args.c is None:
+        return _interactive_sh(args, repo, out, extra)
     rd = out / "sh.cpio"
     rd.write_bytes(busybox.initramfs(f"{busybox.BUSYBOX} sh /t/sh/cmd.sh\n",
                                      {"cmd": args.c + "\n"}, extra))
@@ -300,6 +300,19 @@ def cmd_sh(args, repo: Path) -> int:
         print("ksync sh: the output was cut (the runner's limit)", file=sys.stderr, flush=True)
     st = c.status
     return (st >> 8) & 0xff if (st & 0x7f) == 0 else 128 + (st & 0x7f)
+
+
+def _interactive_sh(args, repo: Path, out: Path, extra: list[cpio.Entry]) -> int:
+    """``ksync sh``: busybox sh -i on the serial console, the terminal in raw mode."""
+    rd = out / "shell.cpio"
+    rd.write_bytes(busybox.initramfs("", {}, extra))
+    cfg = _boot_config(args, repo, "user")
+    cfg = dataclasses.replace(cfg, initrd=rd, disk=None,
+                              append=["ushell=1", f"epoch={int(datetime.now().timestamp())}"]
+                              + shell.terminal_words() + cfg.append)
+    banner = (f"ksync sh: busybox sh on ksync (-smp {cfg.smp}{_scheme_words(cfg)}); "
+              "exit or ^D on an empty line powers off, ^] kills QEMU; log: @LOG@")
+    return shell.run_shell(cfg, None if args.quiet else banner)
 
 
 def _hosted_facts(objects) -> dict:
