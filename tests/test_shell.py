@@ -106,10 +106,22 @@ def test_interactive_shell_edits_interrupts_and_exits(session):
     s.expect(b"\r\n42\r\n" + PROMPT)
     s.type(b"echo abX\x7fc\r")                       # busybox's line editor (raw mode)
     s.expect(b"\r\nabc\r\n" + PROMPT)
-    s.type(b"read v; echo \"got=$v\"\r")            # the kernel's canonical mode: ERASE
-    s.expect(b"\r\n")
+    # the kernel's canonical mode (ash restored it before running the command): ERASE
+    s.type(b"echo re\"\"ady; read v; echo \"got=$v\"\r")
+    s.expect(b"\r\nready\r\n")
     s.type(b"abX\x7fc\r")
     s.expect(b"abX\b \bc\r\ngot=abc\r\n" + PROMPT)
+    # typed ahead while a command reads: two canonical lines, the second read by the
+    # line editor in raw mode at the next prompt; then canonical again for `read`
+    s.type(b"echo re\"\"ady; read v; echo \"got=$v\"\r")
+    s.expect(b"\r\nready\r\n")
+    s.type(b"first\recho typed$((40+2))\r")
+    s.expect(b"got=first\r\n")
+    s.expect(b"\r\ntyped42\r\n" + PROMPT)
+    s.type(b"echo re\"\"ady; read v; echo \"got=$v\"\r")
+    s.expect(b"\r\nready\r\n")
+    s.type(b"zz\r")
+    s.expect(b"\r\ngot=zz\r\n" + PROMPT)
     # the job says it runs (its own echo, after the shell made its group the foreground
     # one) and then sleeps; the quotes keep the typed line's echo from matching
     s.type(b"busybox sh -c 'echo sl\"\"eeping; exec busybox sleep 1000'\r")

@@ -168,7 +168,8 @@ void tty_receive(char c)
 		c = '\n';
 	if ((t->c_lflag & LX_ISIG) && (c == (char)t->c_cc[LX_VINTR] || c == (char)t->c_cc[LX_VQUIT])) {
 		sig = c == (char)t->c_cc[LX_VINTR] ? LX_SIGINT : LX_SIGQUIT;
-		tty.llen = 0;			/* the line is flushed (no NOFLSH) */
+		if (!(t->c_lflag & LX_NOFLSH))	/* Linux's isig: the line and the queue go */
+			tty.llen = tty.ihead = tty.ilen = tty.lhead = tty.nlines = 0;
 		if (echo)
 			echo_ctl(&e, c);
 	} else if (t->c_lflag & LX_ICANON) {
@@ -306,10 +307,34 @@ static unsigned tty_poll(struct file *f)
 	return r;
 }
 
+/* ICANON changed (tty.lock held): what is queued stays readable, as Linux's
+ * n_tty_set_termios. Into raw mode: the complete lines are plain bytes and the line
+ * being edited joins them; into canonical mode: unread bytes are one complete line. A
+ * shell switches at every prompt (busybox's line editor reads raw), so lines typed ahead
+ * while a command ran must survive both switches. */
+static void mode_switched(uint32_t was_canon)
+{
+	uint32_t canon = tty.tio.c_lflag & LX_ICANON;
+	if (was_canon && !canon) {
+		unsigned n = tty.llen;
+		tty.llen = 0;
+		tty.lhead = tty.nlines = 0;
+		push_in(tty.line, n, false);
+	} else if (!was_canon && canon) {
+		tty.lhead = tty.nlines = 0;
+		if (tty.ilen) {
+			tty.lines[0] = tty.ilen;
+			tty.nlines = 1;
+		}
+	}
+}
+
 static long tty_ioctl(struct file *f, unsigned cmd, void *arg)
 {
 	(void)f;
 	long rc = 0;
+	uint32_t was_canon;
+	bool notify = false;
 	irqkey_t k = mlock_lock_irqsave(&tty.lock);
 	switch (cmd) {
 	case LX_TCGETS:
@@ -320,7 +345,10 @@ static long tty_ioctl(struct file *f, unsigned cmd, void *arg)
 		/* fall through */
 	case LX_TCSETS:
 	case LX_TCSETSW:	/* output is written synchronously: nothing to drain */
+		was_canon = tty.tio.c_lflag & LX_ICANON;
 		memcpy(&tty.tio, arg, sizeof tty.tio);
+		mode_switched(was_canon);
+		notify = readable() && fs_wait_wanted();
 		break;
 	case LX_TIOCGWINSZ:
 		memcpy(arg, &tty.ws, sizeof tty.ws);
@@ -344,6 +372,8 @@ static long tty_ioctl(struct file *f, unsigned cmd, void *arg)
 		rc = -LX_ENOTTY;
 	}
 	mlock_unlock_irqrestore(&tty.lock, k);
+	if (notify)
+		fs_wait_notify();
 	return rc;
 }
 

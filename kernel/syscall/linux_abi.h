@@ -313,6 +313,7 @@ struct lx_termios {	/* the kernel's struct termios of TCGETS (36 bytes), not lib
 #define LX_ECHOE 0000020
 #define LX_ECHOK 0000040
 #define LX_ECHONL 0000100
+#define LX_NOFLSH 0000200
 #define LX_ICRNL 0000400
 #define LX_OPOST 0000001
 #define LX_ONLCR 0000004

@@ -1490,6 +1490,36 @@ KTEST(fs_tty_line_discipline)
 	KT_EXPECT_EQ(vfs_read(T(w), fd, buf, sizeof buf), 5);
 	KT_EXPECT(memcmp(buf, "kept\n", 5) == 0);
 	KT_EXPECT(strcmp(echo_buf, "lost^Ckept\r\n") == 0);
+	/* ^C drops the complete lines not yet read too (Linux's isig); with NOFLSH the
+	 * queue and the line being edited stay */
+	feed("queued\nlost\003kept\n");
+	KT_EXPECT_EQ(vfs_read(T(w), fd, buf, sizeof buf), 5);
+	KT_EXPECT(memcmp(buf, "kept\n", 5) == 0);
+	KT_EXPECT_EQ(vfs_ioctl(T(w), fd, LX_TCGETS, &tio), 0);
+	tio.c_lflag |= LX_NOFLSH;
+	KT_EXPECT_EQ(vfs_ioctl(T(w), fd, LX_TCSETS, &tio), 0);
+	feed("queued\npart\003more\n");
+	KT_EXPECT_EQ(vfs_read(T(w), fd, buf, sizeof buf), 7);
+	KT_EXPECT(memcmp(buf, "queued\n", 7) == 0);
+	KT_EXPECT_EQ(vfs_read(T(w), fd, buf, sizeof buf), 9);
+	KT_EXPECT(memcmp(buf, "partmore\n", 9) == 0);
+	tio.c_lflag &= ~(uint32_t)LX_NOFLSH;
+	/* a mode switch keeps what is queued (a shell's line editor reads raw at each
+	 * prompt, commands read canonical): into raw mode complete lines and the line being
+	 * edited are bytes; into canonical mode the unread bytes are one line */
+	feed("one\npar");
+	tio.c_lflag &= ~(uint32_t)LX_ICANON;
+	KT_EXPECT_EQ(vfs_ioctl(T(w), fd, LX_TCSETS, &tio), 0);
+	KT_EXPECT_EQ(vfs_read(T(w), fd, buf, sizeof buf), 7);
+	KT_EXPECT(memcmp(buf, "one\npar", 7) == 0);
+	feed("xy");
+	tio.c_lflag |= LX_ICANON;
+	KT_EXPECT_EQ(vfs_ioctl(T(w), fd, LX_TCSETS, &tio), 0);
+	KT_EXPECT_EQ(vfs_read(T(w), fd, buf, sizeof buf), 2);
+	KT_EXPECT(memcmp(buf, "xy", 2) == 0);
+	feed("z\n");
+	KT_EXPECT_EQ(vfs_read(T(w), fd, buf, sizeof buf), 2);
+	KT_EXPECT(memcmp(buf, "z\n", 2) == 0);
 	/* no echo, raw mode: bytes as they come, no editing */
 	tio.c_lflag &= ~(uint32_t)(LX_ICANON | LX_ECHO | LX_ISIG);
 	KT_EXPECT_EQ(vfs_ioctl(T(w), fd, LX_TCSETS, &tio), 0);
