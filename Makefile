@@ -15,11 +15,14 @@
 #   make hosted-kernel  the kernel as a Linux process (arch/hosted):
 #                 build/hosted-kernel/<flavour>/<scheme>/ksync (mk/hosted-kernel.mk)
 #   make debug    boot under QEMU with its gdb stub; connect with gdb (see README)
+#   make shell    an interactive busybox sh on ksync in this terminal (./ksync sh; exit or
+#                 ^D powers off, ^] kills QEMU); SMP=n, SCHEME=name
 #   make stress   the long stress runs;  make bench   the longer measurement set (ksync run
 #                 --set bench: more repeats, longer runs; not part of make test)
 #
-# Options: SMP=n (CPUs, default 2 for run/debug), ACCEL=tcg|kvm|auto, TIMEOUT=seconds,
-# SCHEME=name (interrupt scheme of `make kernel` / `make debug`; make run measures all),
+# Options: SMP=n (CPUs, default 2 for run/debug/shell), ACCEL=tcg|kvm|auto,
+# TIMEOUT=seconds, SCHEME=name (interrupt scheme of `make kernel` / `make debug` /
+# `make shell`; make run measures all),
 # SCHED=lockfree|locked (the default scheduler; both are in every kernel),
 # V=1 (show compiler command lines).
 
@@ -116,7 +119,7 @@ KELF := $(KBUILD)/ksync.elf
 KELF32 := $(KBUILD)/ksync.elf32
 ISO := $(BUILD)/ksync.iso
 
-.PHONY: all kernel iso test run debug stress bench deps venv clean help print-schemes
+.PHONY: all kernel iso test run debug shell stress bench deps venv clean help print-schemes
 all: $(VENV)/.stamp kernel lib hosted-kernel
 
 kernel: $(KELF32)
@@ -211,6 +214,10 @@ debug: venv kernel
 	$(KSYNC) boot --mode $(or $(MODE),idle) --smp $(SMP) --accel $(ACCEL) --timeout 86400 --no-build \
 		--scheme $(SCHEME) --gdb $(GDBPORT)
 
+# busybox sh -i on the serial console (tools/ksync/shell.py, kernel/proc/ushell.c)
+shell: venv
+	$(KSYNC) sh --smp $(SMP) --accel $(ACCEL) --scheme $(SCHEME)
+
 # The scheme list as make reads it (tests/test_layout.py compares it with the tool's).
 print-schemes:
 	@echo "$(SCHEMES) / $(DEFAULT_SCHEME)"
@@ -219,4 +226,4 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '2,20p' Makefile
+	@sed -n '2,27p' Makefile

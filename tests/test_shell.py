@@ -98,8 +98,9 @@ def session(kernel):
 
 
 def test_interactive_shell_edits_interrupts_and_exits(session):
-    """The prompt; arithmetic; a DEL that erases a typed character; ^C that ends the
-    foreground job and not the shell; `exit 3` ends ksync sh with status 3."""
+    """The prompt; arithmetic; a DEL that erases a typed character (busybox's editor and
+    the kernel's canonical mode); lines typed ahead; ^C that ends the foreground job and
+    not the shell; ^Z and fg; `exit 3` ends ksync sh with status 3."""
     s = session
     s.expect(PROMPT)
     s.type(b"echo $((6*7))\r")
@@ -132,6 +133,20 @@ def test_interactive_shell_edits_interrupts_and_exits(session):
     s.expect(b"\r\nstatus=130\r\n" + PROMPT)        # 128 + SIGINT: the job got the signal
     s.type(b"echo still here\r")
     s.expect(b"\r\nstill here\r\n" + PROMPT)
+    # job control: ^Z stops the foreground job (SIGTSTP to its group), `fg` makes its
+    # group the foreground one again and continues it (its CONT trap says so), ^C ends it
+    s.type(b"busybox sh -c 'trap \"echo co\"\"nt\" CONT; echo re\"\"ady; "
+           b"while :; do busybox sleep 1; done'\r")
+    s.expect(b"\r\nready\r\n")
+    s.type(b"\x1a")
+    s.expect(b"Stopped")
+    s.expect(PROMPT)
+    s.type(b"fg\r")
+    s.expect(b"\r\ncont\r\n")
+    s.type(b"\x03")
+    s.expect(PROMPT)
+    s.type(b"echo status=$?\r")
+    s.expect(b"\r\nstatus=130\r\n" + PROMPT)
     s.type(b"exit 3\r")
     assert s.wait() == 3, s.seen[-600:]
     assert b"KSYNC" not in s.seen and b"ktap:" not in s.seen, s.seen[-600:]

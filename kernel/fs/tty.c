@@ -7,7 +7,7 @@
  * [that] converts editing commands, escape characters [and] newline"; Synthesis calls
  * the stages as synchronous procedure calls. So here: the serial driver's handler calls
  * tty_receive(c), which edits the line in place (canonical mode: erase, kill, EOF, newline
- * complete a line; ISIG: ^C and ^\ call fs_tty_signal), echoes, and wakes readers; a
+ * complete a line; ISIG: ^C, ^\ and ^Z call fs_tty_signal), echoes, and wakes readers; a
  * read takes one complete line (canonical) or what is there (raw). Output goes through
  * the kernel console (kwrite) with OPOST/ONLCR; the echo too.
  *
@@ -166,8 +166,13 @@ void tty_receive(char c)
 	bool echo = t->c_lflag & LX_ECHO;
 	if ((t->c_iflag & LX_ICRNL) && c == '\r')
 		c = '\n';
-	if ((t->c_lflag & LX_ISIG) && (c == (char)t->c_cc[LX_VINTR] || c == (char)t->c_cc[LX_VQUIT])) {
-		sig = c == (char)t->c_cc[LX_VINTR] ? LX_SIGINT : LX_SIGQUIT;
+	/* c != 0: a c_cc entry of 0 is disabled (_POSIX_VDISABLE) */
+	bool isig = (t->c_lflag & LX_ISIG) && c &&
+		    (c == (char)t->c_cc[LX_VINTR] || c == (char)t->c_cc[LX_VQUIT] ||
+		     c == (char)t->c_cc[LX_VSUSP]);
+	if (isig) {
+		sig = c == (char)t->c_cc[LX_VINTR] ? LX_SIGINT :
+		      c == (char)t->c_cc[LX_VQUIT] ? LX_SIGQUIT : LX_SIGTSTP;
 		if (!(t->c_lflag & LX_NOFLSH))	/* Linux's isig: the line and the queue go */
 			tty.llen = tty.ihead = tty.ilen = tty.lhead = tty.nlines = 0;
 		if (echo)

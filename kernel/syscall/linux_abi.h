@@ -323,6 +323,7 @@ struct lx_termios {	/* the kernel's struct termios of TCGETS (36 bytes), not lib
 #define LX_VKILL 3
 #define LX_VEOF 4
 #define LX_VMIN 6
+#define LX_VSUSP 10
 
 struct lx_winsize {
 	uint16_t ws_row;

@@ -1504,6 +1504,14 @@ KTEST(fs_tty_line_discipline)
 	KT_EXPECT_EQ(vfs_read(T(w), fd, buf, sizeof buf), 9);
 	KT_EXPECT(memcmp(buf, "partmore\n", 9) == 0);
 	tio.c_lflag &= ~(uint32_t)LX_NOFLSH;
+	KT_EXPECT_EQ(vfs_ioctl(T(w), fd, LX_TCSETS, &tio), 0);
+	/* ^\ and ^Z: SIGQUIT, SIGTSTP, echoed */
+	echo_reset();
+	feed("\034");
+	KT_EXPECT_EQ(__atomic_load_n(&last_sig, __ATOMIC_ACQUIRE), LX_SIGQUIT);
+	feed("\032");
+	KT_EXPECT_EQ(__atomic_load_n(&last_sig, __ATOMIC_ACQUIRE), LX_SIGTSTP);
+	KT_EXPECT(strcmp(echo_buf, "^\\^Z") == 0);
 	/* a mode switch keeps what is queued (a shell's line editor reads raw at each
 	 * prompt, commands read canonical): into raw mode complete lines and the line being
 	 * edited are bytes; into canonical mode the unread bytes are one line */
