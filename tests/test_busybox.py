@@ -192,7 +192,8 @@ def test_ls_l_pipeline_like_linux(boot_bb, scripts, tmp_path):
 
 def test_ksync_sh_runs_a_command_line(boot_bb, tmp_path):
     """`./ksync sh -c CMD --add LOCAL:PATH`: busybox sh runs CMD on ksync; its output is
-    ours and its exit status our exit status (without -c: tests/test_shell.py)."""
+    ours and its exit status our exit status; without -c, a stdin that is not a terminal
+    is the script (the interactive shell: tests/test_shell.py)."""
     boot_bb(1)                  # (the fixture built the kernel)
     data = tmp_path / "data.txt"
     data.write_bytes(b"from the host\n")
@@ -201,3 +202,8 @@ def test_ksync_sh_runs_a_command_line(boot_bb, tmp_path):
                         "echo $((6*7)); busybox cat /in/data.txt | busybox tr a-z A-Z; exit 5"],
                        cwd=ROOT, capture_output=True, timeout=300)
     assert (r.stdout, r.returncode) == (b"42\nFROM THE HOST\n", 5), r.stderr.decode()[-2000:]
+    # without -c and with stdin not a terminal: stdin is the script (as `sh < file`)
+    r = subprocess.run([str(ROOT / "ksync"), "sh", "--no-build", "--smp", "1"], cwd=ROOT,
+                       input=b"echo piped $((1+2))\nexit 4\n", capture_output=True,
+                       timeout=300)
+    assert (r.stdout, r.returncode) == (b"piped 3\n", 4), r.stderr.decode()[-2000:]

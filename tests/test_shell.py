@@ -32,11 +32,12 @@ PROMPT = b"/ # "
 class Session:
     """`./ksync sh --no-build -q` on a pseudo-terminal."""
 
-    def __init__(self) -> None:
+    def __init__(self, *args: str) -> None:
         self.master, slave = os.openpty()
         env = dict(os.environ, TERM="vt100")
         self.proc = subprocess.Popen([str(ROOT / "ksync"), "sh", "--no-build", "-q",
-                                      "--smp", "2"], stdin=slave, stdout=slave, stderr=slave,
+                                      "--smp", "2", *args], stdin=slave, stdout=slave,
+                                     stderr=slave,
                                      cwd=ROOT, env=env, start_new_session=True)
         os.close(slave)
         self.buf = b""

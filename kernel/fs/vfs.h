@@ -165,8 +165,9 @@ int fs_unpack_cpio_msg(const void *buf, size_t len, char *err, size_t errlen);
 /* ---- hooks the process layer overrides (weak defaults here) -----------------------------
  * fs_signal_pending: a signal is pending for the calling thread (a blocking wait then
  * returns -LX_EINTR). Default: false.
- * fs_tty_signal: the tty's ISIG character arrived (^C: LX_SIGINT, ^\: LX_SIGQUIT) for
- * the foreground process group (tty_fg_pgrp()). May run in the serial interrupt handler.
+ * fs_tty_signal: the tty's ISIG character arrived (^C: LX_SIGINT, ^\: LX_SIGQUIT, ^Z:
+ * LX_SIGTSTP) for the foreground process group (tty_fg_pgrp()). May run in the serial
+ * interrupt handler.
  * Default: nothing.
  * fs_sigpipe: a write found no reader (-LX_EPIPE follows); the syscall layer raises
  * SIGPIPE here. Default: nothing. */

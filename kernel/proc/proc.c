@@ -722,7 +722,7 @@ long proc_setsid(void)
 	return rc;
 }
 
-/* The console's ^C / ^\ (kernel/fs's fs_tty_signal, via fshooks.c): the foreground
+/* The console's ^C / ^\ / ^Z (kernel/fs's fs_tty_signal, via fshooks.c): the foreground
  * group. May run in the serial handler: master lock only, no sleep. */
 static void tty_group_signal(int sig)
 {

@@ -8,7 +8,7 @@
  * devices (kernel/exp/irq.c), so every interrupt-masking scheme delivers, defers and
  * replays it by its own rules; its handler reads each received byte
  * (arch_console_rx_byte: RBR while LSR.DR) and calls tty_receive (kernel/fs/tty.c), which
- * edits the line, echoes, wakes the reader and, for ^C / ^\, signals the tty's foreground
+ * edits the line, echoes, wakes the reader and, for ^C / ^\ / ^Z, signals the tty's foreground
  * process group (fshooks.c -> proc.c). The handler takes only master locks (tty's,
  * fs_wait's, the console's, proc_table_lock through the signal) and never sleeps.
  *

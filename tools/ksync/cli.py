@@ -322,9 +322,11 @@ def build_parser() -> Parser:
                                      "to the guest's foreground job; exit N or ^D on an "
                                      "empty line powers off and ksync sh exits N; ^] kills "
                                      "QEMU; the boot's own lines go to the log only; "
-                                     "--timeout does not apply). With -c CMD: run `busybox "
-                                     "sh` on CMD (working directory /), print its output and "
-                                     "exit with its exit status (128+N for a signal N).")
+                                     "--timeout does not apply). With -c CMD, or without "
+                                     "it when stdin is not a terminal (CMD = what stdin "
+                                     "holds): run `busybox sh` on CMD (working directory /), "
+                                     "print its output and exit with its exit status (128+N "
+                                     "for a signal N).")
     shp.add_argument("-c", metavar="CMD", help="run this command line instead of the "
                      "interactive shell")
     shp.add_argument("-q", "--quiet", action="store_true",

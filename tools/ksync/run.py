@@ -268,7 +268,8 @@ def cmd_sh(args, repo: Path) -> int:
     """ksync sh -c CMD: Debian's busybox sh runs CMD on ksync (mode=user, one boot; the
     initramfs of tools/ksync/busybox.py plus --add files); its output goes to stdout and
     its exit status becomes ours (128+N for a signal N). Without -c: the interactive
-    shell on the terminal (tools/ksync/shell.py, kernel/proc/ushell.c)."""
+    shell on the terminal (tools/ksync/shell.py, kernel/proc/ushell.c), or, when stdin is
+    not a terminal, what stdin holds as CMD."""
     if len(args.smp) != 1:
         raise UsageError("ksync sh takes one --smp value")
     if not busybox.have_busybox():
@@ -280,7 +281,11 @@ def cmd_sh(args, repo: Path) -> int:
     out = repo / "build" / "user"
     out.mkdir(parents=True, exist_ok=True)
     if args.c is None:
-        return _interactive_sh(args, repo, out, extra)
+        if sys.stdin.isatty():
+            return _interactive_sh(args, repo, out, extra)
+        # stdin is a file or a pipe: a non-interactive shell reads its commands from it,
+        # as `sh < file` on Linux (no prompt, no echo); they run as -c's script does
+        args.c = sys.stdin.read()
     rd = out / "sh.cpio"
     rd.write_bytes(busybox.initramfs(f"{busybox.BUSYBOX} sh /t/sh/cmd.sh\n",
                                      {"cmd": args.c + "\n"}, extra))

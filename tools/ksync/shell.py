@@ -9,9 +9,10 @@ user's terminal and QEMU's stdin/stdout:
 
 - the terminal (when stdin is one) is put in raw mode for the session and restored after
   (``tty.setraw``; the terminal's own ^C, ^Z and ^\\ are then bytes for the guest);
-- every byte the user types goes to the guest, except ``^]`` (0x1d), the way out of a
-  guest that hangs: it kills QEMU (status 130); at end of input (a pipe, not a terminal)
-  one ^D follows, which ends the shell at an empty line;
+- every byte the user types goes to the guest, from the start line on (keys typed during
+  the boot wait in the terminal), except ``^]`` (0x1d), the way out of a guest that
+  hangs: it kills QEMU (status 130). (A stdin that is not a terminal never gets here:
+  run.py runs what it holds as a script, as ``sh < file`` does on Linux.)
 - the boot's own serial lines are kept in the log (build/logs) but not shown: the screen
   shows the guest from the line after ``KSYNC {"kind":"shell_start"}`` on (a boot that
   ends before it prints the log's tail instead);
@@ -39,7 +40,6 @@ from .util import SetupError, display_path
 START = b'KSYNC {"kind":"shell_start"}'
 EXIT = b'KSYNC {"kind":"shell_exit"'
 ESCAPE = 0x1d     # ^]
-EOF_CHAR = b"\x04"
 EXIT_GRACE_S = 10.0   # QEMU's own exit after the exit line
 
 
@@ -188,7 +188,9 @@ def _pump(proc: subprocess.Popen, filt: OutFilter, stdin: int, stdout: int, log,
     user_open = True
     deadline = None
     while reading:
-        fds = list(reading) + ([stdin] if user_open else [])
+        # the user's input waits (in the terminal) until the shell is about to start: a
+        # byte the UART took before the kernel set it up would be lost at its reset
+        fds = list(reading) + ([stdin] if user_open and filt.started else [])
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
         r, _, _ = select.select(fds, [], [], timeout)
         if not r and deadline is not None:
@@ -197,8 +199,8 @@ def _pump(proc: subprocess.Popen, filt: OutFilter, stdin: int, stdout: int, log,
             if fd == stdin:
                 data = os.read(stdin, 4096)
                 if not data:
-                    user_open = False
-                    data = EOF_CHAR        # the end of piped input: ^D for the shell
+                    user_open = False      # (a terminal gives ^D as a byte, not an end)
+                    continue
                 if ESCAPE in data:
                     return True
                 try:
