@@ -13,7 +13,7 @@
  *
  * Shared state: everything in struct tty under tty.lock, a master lock (class "tty")
  * taken with the CPU's own mask, since tty_receive runs in the serial interrupt handler;
- * out_fn: atomic (set by tests). Echo is gathered under the lock and written after it is
+ * out_fn: atomic (set by tests); flow_fn: see "Flow control" below. Echo is gathered under the lock and written after it is
  * released (the console has its own lock). Readers sleep on the fs wait channel (wait.c):
  * a handler cannot signal a condition variable.
  */
@@ -38,7 +38,19 @@ struct tty {
 	unsigned lines[TTY_LINES];	/* canonical: lengths of the lines in in[], 0 = EOF */
 	unsigned lhead, nlines;
 	uint64_t dropped;		/* characters lost to a full queue */
+	/* flow(true) was called, flow(false) not yet: written under tty.lock (relaxed
+	 * atomic stores), read by the driver's handler without it (tty_throttled, relaxed:
+	 * a stale false costs one more byte queued, a stale true one interrupt later) */
+	bool throttled;
 };
+
+/* Flow control (Linux's tty_throttle/tty_unthrottle): the driver's hook, called with
+ * tty.lock held when the queue of complete input passes TTY_HIGH bytes or TTY_LINES - 16
+ * lines (true: stop taking input - the UART keeps it, and the emulator or the line
+ * behind it waits) and when a read brought it under half of both (false). Set once
+ * before input starts (tty_set_flow); read under tty.lock. */
+#define TTY_HIGH (TTY_IN - 512)
+static void (*flow_fn)(bool stop);
 
 static const struct lx_termios tio_default = {
 	.c_iflag = LX_ICRNL | 02000 /* IXON */,
@@ -58,6 +70,35 @@ static struct tty tty = {
 
 /* atomic (release store, acquire load: what the function uses is set before); NULL: kwrite */
 static void (*out_fn)(const char *s, size_t n);
+
+void tty_set_flow(void (*fn)(bool stop))
+{
+	irqkey_t k = mlock_lock_irqsave(&tty.lock);
+	flow_fn = fn;
+	__atomic_store_n(&tty.throttled, false, __ATOMIC_RELAXED);
+	mlock_unlock_irqrestore(&tty.lock, k);
+}
+
+bool tty_throttled(void)
+{
+	return __atomic_load_n(&tty.throttled, __ATOMIC_RELAXED);
+}
+
+/* tty.lock held: throttle above the high marks, unthrottle under half of both. */
+static void flow_check(void)
+{
+	if (!flow_fn)
+		return;
+	bool full = tty.ilen >= TTY_HIGH || tty.nlines >= TTY_LINES - 16;
+	bool low = tty.ilen < TTY_IN / 2 && tty.nlines < TTY_LINES / 2;
+	if (full && !tty.throttled) {
+		__atomic_store_n(&tty.throttled, true, __ATOMIC_RELAXED);
+		flow_fn(true);
+	} else if (low && tty.throttled) {
+		__atomic_store_n(&tty.throttled, false, __ATOMIC_RELAXED);
+		flow_fn(false);
+	}
+}
 
 void tty_set_output(void (*fn)(const char *s, size_t n))
 {
@@ -87,6 +128,9 @@ void tty_reset(void)
 	tty.pgrp = 0;
 	tty.llen = tty.ihead = tty.ilen = tty.lhead = tty.nlines = 0;
 	tty.dropped = 0;
+	if (tty.throttled && flow_fn)
+		flow_fn(false);
+	__atomic_store_n(&tty.throttled, false, __ATOMIC_RELAXED);
 	mlock_unlock_irqrestore(&tty.lock, k);
 }
 
@@ -221,6 +265,7 @@ void tty_receive(char c)
 		if (echo)
 			echo_c(&e, c);
 	}
+	flow_check();
 	bool notify = readable() && fs_wait_wanted();
 	uint32_t oflag = t->c_oflag;
 	mlock_unlock_irqrestore(&tty.lock, k);
@@ -278,6 +323,7 @@ static long tty_read(struct file *f, void *buf, size_t n, uint64_t *pos)
 	for (;;) {
 		irqkey_t k = mlock_lock_irqsave(&tty.lock);
 		r = take(buf, n);
+		flow_check();
 		mlock_unlock_irqrestore(&tty.lock, k);
 		if (r != -LX_EAGAIN)
 			break;
@@ -376,6 +422,7 @@ static long tty_ioctl(struct file *f, unsigned cmd, void *arg)
 	default:
 		rc = -LX_ENOTTY;
 	}
+	flow_check();
 	mlock_unlock_irqrestore(&tty.lock, k);
 	if (notify)
 		fs_wait_notify();

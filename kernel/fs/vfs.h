@@ -187,6 +187,13 @@ void tty_set_output(void (*fn)(const char *s, size_t n));
 void tty_reset(void);
 int tty_fg_pgrp(void);		/* TIOCSPGRP's value (0 until set) */
 void tty_set_fg_pgrp(int pgrp);	/* as TIOCSPGRP: the kernel's, for the shell it starts */
+/* Flow control for the driver (tty.c "Flow control"): fn(true) when the input queue is
+ * nearly full - the driver stops taking bytes (and must not call tty_receive while
+ * tty_throttled() is true) -, fn(false) when a read emptied it to half. fn runs with the
+ * tty's master lock held (from tty_receive or from a reader): it may only touch the
+ * device. NULL: no flow control (bytes past a full queue are dropped). */
+void tty_set_flow(void (*fn)(bool stop));
+bool tty_throttled(void);
 
 /* ---- statistics for tests ------------------------------------------------------------ */
 /* Live ramfs inodes (directories, files, symlinks, devices, pipes) and file data pages. */

@@ -9,7 +9,9 @@
  * replays it by its own rules; its handler reads each received byte
  * (arch_console_rx_byte: RBR while LSR.DR) and calls tty_receive (kernel/fs/tty.c), which
  * edits the line, echoes, wakes the reader and, for ^C / ^\ / ^Z, signals the tty's foreground
- * process group (fshooks.c -> proc.c). The handler takes only master locks (tty's,
+ * process group (fshooks.c -> proc.c). A full input queue turns the receive interrupt off
+ * until a read makes room (console_flow: Linux's throttle), so a paste waits in the UART
+ * and QEMU instead of being dropped. The handler takes only master locks (tty's,
  * fs_wait's, the console's, proc_table_lock through the signal) and never sleeps.
  *
  * The shell: /bin/busybox with argv "sh -i", fds 0, 1, 2 on /dev/console, a session and
@@ -44,8 +46,17 @@ static void console_rx(void *arg)
 {
 	(void)arg;
 	int c;
-	for (unsigned i = 0; i < 4096 && (c = arch_console_rx_byte()) >= 0; i++)
+	for (unsigned i = 0; i < 4096 && !tty_throttled() && (c = arch_console_rx_byte()) >= 0; i++)
 		tty_receive((char)c);
+}
+
+/* The tty's flow control (tty.lock held): a full queue turns the receive interrupt off,
+ * so the UART keeps what comes next and QEMU holds the rest (Linux's throttle); a read
+ * that made room turns it back on, and the UART's data-ready condition interrupts at
+ * once. */
+static void console_flow(bool stop)
+{
+	arch_console_rx_enable(!stop);
 }
 
 /* TERM from the command line's term= (the host's $TERM when it is a plain name), else
@@ -89,6 +100,7 @@ void ushell_run(struct fs_ctx *ctx)
 		.name = "console", .kind = INTR_ISA, .irq = ARCH_CONSOLE_IRQ, .level = IPL_TTY,
 		.fn = console_rx,
 	};
+	tty_set_flow(console_flow);
 	int e = intr_establish(&console_src);
 	if (e == KSYNC_OK && (e = arch_console_rx_enable(true)) != KSYNC_OK)
 		intr_disestablish(&console_src);
@@ -105,6 +117,7 @@ void ushell_run(struct fs_ctx *ctx)
 		kprintf("ksync: shell: /bin/busybox: errno %ld\n", -pid);
 	else
 		st = proc_wait_kernel((int)pid);
+	tty_set_flow(NULL);
 	arch_console_rx_enable(false);
 	intr_disestablish(&console_src);
 	int status = (st & 0x7f) == 0 ? (st >> 8) & 0xff : 128 + (st & 0x7f);

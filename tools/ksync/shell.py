@@ -183,18 +183,30 @@ def _pump(proc: subprocess.Popen, filt: OutFilter, stdin: int, stdout: int, log,
     """Copy until QEMU's stdout closes (or the exit line was seen and QEMU had time to
     leave). True when the user typed ^]."""
     qin, qout, qerr = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
-    os.set_blocking(qin, True)
+    # QEMU reads its stdin only as fast as the guest's UART takes bytes: what it has not
+    # taken yet waits here (a long paste), and this loop goes on copying its output
+    os.set_blocking(qin, False)
+    pending = b""
     reading = {qout, qerr}
     user_open = True
     deadline = None
     while reading:
         # the user's input waits (in the terminal) until the shell is about to start: a
-        # byte the UART took before the kernel set it up would be lost at its reset
-        fds = list(reading) + ([stdin] if user_open and filt.started else [])
+        # byte the UART took before the kernel set it up would be lost at its reset; and
+        # while QEMU has not taken the last input (at most 64 KiB are read ahead)
+        take = user_open and filt.started and len(pending) < 65536
+        fds = list(reading) + ([stdin] if take else [])
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-        r, _, _ = select.select(fds, [], [], timeout)
-        if not r and deadline is not None:
+        r, w, _ = select.select(fds, [qin] if pending else [], [], timeout)
+        if not r and not w and deadline is not None:
             break
+        if w:
+            try:
+                pending = pending[os.write(qin, pending):]
+            except BlockingIOError:
+                pass
+            except OSError:            # QEMU is gone: its output's end ends the loop
+                pending, user_open = b"", False
         for fd in r:
             if fd == stdin:
                 data = os.read(stdin, 4096)
@@ -203,10 +215,7 @@ def _pump(proc: subprocess.Popen, filt: OutFilter, stdin: int, stdout: int, log,
                     continue
                 if ESCAPE in data:
                     return True
-                try:
-                    os.write(qin, data)
-                except (BrokenPipeError, OSError):
-                    user_open = False
+                pending += data
                 continue
             data = os.read(fd, 65536)
             if not data:
