@@ -100,8 +100,8 @@ def session(kernel):
 
 def test_interactive_shell_edits_interrupts_and_exits(session):
     """The prompt; arithmetic; a DEL that erases a typed character (busybox's editor and
-    the kernel's canonical mode); lines typed ahead; ^C that ends the foreground job and
-    not the shell; ^Z and fg; `exit 3` ends ksync sh with status 3."""
+    the kernel's canonical mode); lines typed ahead; ^D ending cat; ^C that ends the
+    foreground job and not the shell; ^Z and fg; `exit 3` ends ksync sh with status 3."""
     s = session
     s.expect(PROMPT)
     s.type(b"echo $((6*7))\r")
@@ -124,6 +124,14 @@ def test_interactive_shell_edits_interrupts_and_exits(session):
     s.expect(b"\r\nready\r\n")
     s.type(b"zz\r")
     s.expect(b"\r\ngot=zz\r\n" + PROMPT)
+    # the kernel's end of file: ^D on an empty line ends `cat` (which copies the terminal
+    # with sendfile: the line is returned as read, the ^D left for the next call)
+    s.type(b"echo re\"\"ady; busybox cat; echo do$((1+1))ne\r")
+    s.expect(b"\r\nready\r\n")
+    s.type(b"abc\r")
+    s.expect(b"abc\r\nabc\r\n")
+    s.type(b"\x04")
+    s.expect(b"do2ne\r\n" + PROMPT)
     # the job says it runs (its own echo, after the shell made its group the foreground
     # one) and then sleeps; the quotes keep the typed line's echo from matching
     s.type(b"busybox sh -c 'echo sl\"\"eeping; exec busybox sleep 1000'\r")

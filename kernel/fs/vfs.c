@@ -1036,6 +1036,11 @@ long vfs_sendfile(struct fdtable *t, int out_fd, int in_fd, int64_t *offset, siz
 		total += (size_t)put;
 		if (put < got)
 			break;
+		/* a short read of a pipe or a device is what it had: return it rather than wait
+		 * for more, which could take an end of file (a tty's ^D) that the next call must
+		 * see (busybox cat copies a terminal with sendfile) */
+		if ((size_t)got < want && in->ops != &ramfs_file_ops)
+			break;
 	}
 	kfree(bounce);
 	file_put(out);
