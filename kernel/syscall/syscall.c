@@ -167,6 +167,52 @@ static bool fd_valid(int fd)
 	return f != NULL;
 }
 
+/* The access mode of an open descriptor (LX_O_RDONLY/WRONLY/RDWR), or -EBADF. */
+static long acc_mode(int fd)
+{
+	long fl = vfs_fcntl(FDT(), fd, LX_F_GETFL, 0);
+	return fl < 0 ? fl : (fl & LX_O_ACCMODE);
+}
+
+#define UIO_MAXIOV 1024
+#define MAX_RW_COUNT 0x7ffff000ull	/* INT_MAX & PAGE_MASK: Linux's cap of one transfer */
+
+/* Linux's import_iovec: the whole vector is read first (-EFAULT), at most UIO_MAXIOV
+ * entries and each length below 2^63 (-EINVAL), each range inside user space (-EFAULT),
+ * the lengths cut so that the total stays at most MAX_RW_COUNT. *out: a kmalloc'ed
+ * copy (NULL for no entries). */
+static long iov_import(uint64_t uvec, uint64_t cnt, struct lx_iovec **out)
+{
+	*out = NULL;
+	if (cnt > UIO_MAXIOV)
+		return -LX_EINVAL;
+	if (!cnt)
+		return 0;
+	struct lx_iovec *v = kmalloc(cnt * sizeof *v);
+	if (!v)
+		return -LX_ENOMEM;
+	if (copy_from_user(v, (const void *)uvec, cnt * sizeof *v)) {
+		kfree(v);
+		return -LX_EFAULT;
+	}
+	uint64_t total = 0;
+	for (uint64_t i = 0; i < cnt; i++) {
+		if ((int64_t)v[i].iov_len < 0) {
+			kfree(v);
+			return -LX_EINVAL;
+		}
+		if (v[i].iov_len > MAX_RW_COUNT - total)
+			v[i].iov_len = MAX_RW_COUNT - total;
+		if (v[i].iov_base > USER_VA_END || v[i].iov_len > USER_VA_END - v[i].iov_base) {
+			kfree(v);
+			return -LX_EFAULT;
+		}
+		total += v[i].iov_len;
+	}
+	*out = v;
+	return 0;
+}
+
 /* writev: the vectors are gathered into one kernel buffer and written by one call per
  * KBUF bytes, so that a writev of at most PIPE_BUF (4096) bytes reaches the file as one
  * write, as Linux makes it for a pipe or a terminal (two processes' lines never
@@ -176,22 +222,25 @@ static long sys_writev(struct trapframe *tf, const uint64_t a[6])
 	(void)tf;
 	int fd = (int)a[0];
 	struct fdtable *t = FDT();
-	if (!fd_valid(fd))
+	long acc = acc_mode(fd);
+	if (acc < 0)
+		return acc;
+	if (acc == LX_O_RDONLY)
 		return -LX_EBADF;
-	if (a[2] > 1024)
-		return -LX_EINVAL;
+	struct lx_iovec *v;
+	long rc = iov_import(a[1], a[2], &v);
+	if (rc)
+		return rc;
 	char *kb = kmalloc(KBUF);
-	if (!kb)
+	if (!kb) {
+		kfree(v);
 		return -LX_ENOMEM;
-	long total = 0, rc = 0;
+	}
+	long total = 0;
 	size_t fill = 0;
 	bool short_write = false;
 	for (uint64_t i = 0; i < a[2] && !rc && !short_write; i++) {
-		struct lx_iovec iov;
-		if (copy_from_user(&iov, (const void *)(a[1] + i * sizeof iov), sizeof iov)) {
-			rc = -LX_EFAULT;
-			break;
-		}
+		struct lx_iovec iov = v[i];
 		for (uint64_t off = 0; off < iov.iov_len;) {
 			size_t c = iov.iov_len - off < KBUF - fill ? iov.iov_len - off : KBUF - fill;
 			if (copy_from_user(kb + fill, (const void *)(iov.iov_base + off), c)) {
@@ -224,6 +273,7 @@ static long sys_writev(struct trapframe *tf, const uint64_t a[6])
 			total += w;
 	}
 	kfree(kb);
+	kfree(v);
 	return total ? total : rc;
 }
 
@@ -231,26 +281,56 @@ static long sys_readv(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	int fd = (int)a[0];
-	if (!fd_valid(fd))
-		return -LX_EBADF;
-	if (a[2] > 1024)
-		return -LX_EINVAL;
+	long acc = acc_mode(fd);
+	if (acc < 0)
+		return acc;
+	if (acc == LX_O_WRONLY)
+		return -LX_EBADF;	/* before the vector is looked at, as Linux's vfs_readv */
+	struct lx_iovec *v;
+	long rc = iov_import(a[1], a[2], &v);
+	if (rc)
+		return rc;
 	long total = 0;
-	for (uint64_t i = 0; i < a[2]; i++) {
-		struct lx_iovec iov;
-		if (copy_from_user(&iov, (const void *)(a[1] + i * sizeof iov), sizeof iov))
-			return total ? total : -LX_EFAULT;
-		if (!iov.iov_len)
-			continue;
-		long rc = do_read(fd, iov.iov_base, iov.iov_len, -1);
-		if (rc < 0)
-			return total ? total : rc;
-		total += rc;
-		/* a pipe or device: one read's worth (a second could block with data in hand) */
-		if ((uint64_t)rc < iov.iov_len || (rc > 0 && !is_regular(FDT(), fd)))
-			break;
+	if (a[2] && !is_regular(FDT(), fd)) {
+		/* a pipe or device: one read of the whole vector's length (as one read(2) of
+		 * it: at most KBUF bytes; a second read could block with data in hand), then
+		 * scattered over the segments */
+		uint64_t want = 0;
+		for (uint64_t i = 0; i < a[2]; i++)
+			want += v[i].iov_len;
+		char *kb = kmalloc(KBUF);
+		if (!kb) {
+			kfree(v);
+			return -LX_ENOMEM;
+		}
+		long got = vfs_read(FDT(), fd, kb, want < KBUF ? want : KBUF);
+		rc = got < 0 ? got : 0;
+		for (uint64_t i = 0; i < a[2] && total < got; i++) {
+			size_t c = v[i].iov_len < (uint64_t)(got - total) ? v[i].iov_len : (size_t)(got - total);
+			if (copy_to_user((void *)v[i].iov_base, kb + total, c)) {
+				rc = -LX_EFAULT;	/* what was copied before counts */
+				break;
+			}
+			total += (long)c;
+		}
+		kfree(kb);
+		kfree(v);
+		return total ? total : rc;
 	}
-	return total;
+	for (uint64_t i = 0; i < a[2]; i++) {
+		if (!v[i].iov_len)
+			continue;
+		long got = do_read(fd, v[i].iov_base, v[i].iov_len, -1);
+		if (got < 0) {
+			rc = got;
+			break;
+		}
+		total += got;
+		if ((uint64_t)got < v[i].iov_len)
+			break;	/* the end of the file */
+	}
+	kfree(v);
+	return total ? total : rc;
 }
 
 static long sys_sendfile(struct trapframe *tf, const uint64_t a[6])
@@ -877,8 +957,14 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 	if (!(flags & (LX_MAP_PRIVATE | LX_MAP_SHARED)))
 		return -LX_EINVAL;
 	if (!(flags & LX_MAP_ANONYMOUS)) {
-		if (!fd_valid((int)a[4]))
-			return -LX_EBADF;
+		long acc = acc_mode((int)a[4]);
+		if (acc < 0)
+			return acc;
+		/* Linux's do_mmap: a private mapping needs a readable file, a shared writable
+		 * one a writable file (EACCES), before the file is asked (ENODEV) */
+		if (acc == LX_O_WRONLY || ((flags & LX_MAP_SHARED) && (prot & LX_PROT_WRITE) &&
+					   acc == LX_O_RDONLY))
+			return -LX_EACCES;
 		return -LX_ENODEV;	/* file mappings: with kernel/fs */
 	}
 	if (len > USER_VA_END)
@@ -1011,8 +1097,10 @@ static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 			r.rlim_cur = r.rlim_max = FS_NOFILE;
 		else if (a[1] == LX_RLIMIT_NPROC)
 			r.rlim_cur = r.rlim_max = PROC_MAX;
-		else if (a[1] == LX_RLIMIT_CORE)
+		else if (a[1] == LX_RLIMIT_CORE) {
 			r.rlim_cur = proc_current()->rlim_core;
+			r.rlim_max = proc_current()->rlim_core_max;
+		}
 		if (copy_to_user((void *)a[3], &r, sizeof r))
 			return -LX_EFAULT;
 	}
@@ -1023,7 +1111,9 @@ static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 		if (a[1] == LX_RLIMIT_CORE) {	/* only the permission of the core bit */
 			if (r.rlim_cur > r.rlim_max)
 				return -LX_EINVAL;
+			/* the caller is root: raising the hard limit is allowed too */
 			proc_current()->rlim_core = r.rlim_cur;
+			proc_current()->rlim_core_max = r.rlim_max;
 			return 0;
 		}
 		return -LX_EPERM;	/* the other limits are fixed in this slice */
@@ -1042,21 +1132,29 @@ static uint64_t rnd;
 static long sys_getrandom(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	if (a[2] & ~(uint64_t)7)
+	/* GRND_NONBLOCK 1, GRND_RANDOM 2, GRND_INSECURE 4 (not with GRND_RANDOM) */
+	if ((a[2] & ~(uint64_t)7) || (a[2] & 6) == 6)
 		return -LX_EINVAL;
 	uint8_t kb[256];
-	size_t n = a[1] > 256 ? 256 : a[1];	/* Linux also returns short counts */
-	for (size_t i = 0; i < n; i += 8) {
-		uint64_t z = __atomic_add_fetch(&rnd, 0x9e3779b97f4a7c15ull + arch_cycles(),
-						__ATOMIC_RELAXED);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
-		memcpy(kb + i, &z, n - i < 8 ? n - i : 8);
+	/* every byte asked for (Linux's cap is MAX_RW_COUNT), 256 at a time; a fault after
+	 * some bytes returns those */
+	size_t n = a[1] > 0x7ffff000ull ? 0x7ffff000ull : a[1], done = 0;
+	while (done < n) {
+		size_t c = n - done < sizeof kb ? n - done : sizeof kb;
+		for (size_t i = 0; i < c; i += 8) {
+			/* relaxed: a counter, nothing else is ordered by it */
+			uint64_t z = __atomic_add_fetch(&rnd, 0x9e3779b97f4a7c15ull + arch_cycles(),
+							__ATOMIC_RELAXED);
+			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+			z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+			z ^= z >> 31;
+			memcpy(kb + i, &z, c - i < 8 ? c - i : 8);
+		}
+		if (copy_to_user((void *)(a[0] + done), kb, c))
+			return done ? (long)done : -LX_EFAULT;
+		done += c;
 	}
-	if (copy_to_user((void *)a[0], kb, n))
-		return -LX_EFAULT;
-	return (long)n;
+	return (long)done;
 }
 
 uint64_t ktime_ns(void)
@@ -1070,9 +1168,11 @@ static long clock_read(uint64_t clk, struct lx_timespec *ts)
 	uint64_t ns = ktime_ns();
 	switch (clk) {
 	case LX_CLOCK_REALTIME:
+	case LX_CLOCK_REALTIME_COARSE:
 		ns += syscall_boot_epoch * 1000000000ull;
 		break;
 	case LX_CLOCK_MONOTONIC:
+	case LX_CLOCK_MONOTONIC_COARSE:
 	case LX_CLOCK_MONOTONIC_RAW:
 	case LX_CLOCK_BOOTTIME:
 	case LX_CLOCK_PROCESS_CPUTIME_ID:	/* approximations: the whole machine's time */
@@ -1161,8 +1261,10 @@ static long sys_clock_nanosleep(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	struct lx_timespec ts, now = { 0, 0 };
-	if (a[0] != LX_CLOCK_REALTIME && a[0] != LX_CLOCK_MONOTONIC && a[0] != LX_CLOCK_BOOTTIME)
-		return -LX_EINVAL;
+	if (a[0] != LX_CLOCK_REALTIME && a[0] != LX_CLOCK_MONOTONIC && a[0] != LX_CLOCK_BOOTTIME) {
+		struct lx_timespec t;	/* a clock that exists but has no sleep: Linux's */
+		return clock_read(a[0], &t) ? -LX_EINVAL : -LX_EOPNOTSUPP;	/* kc->nsleep */
+	}
 	if (copy_from_user(&ts, (const void *)a[2], sizeof ts))
 		return -LX_EFAULT;
 	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
