@@ -96,6 +96,12 @@ static void c_pio(void)
 	mkdir("aio_pio_d", 0755);
 	int d = open("aio_pio_d", O_RDONLY | O_DIRECTORY);
 	RAW("pread64 directory", SYS_pread64, d, (long)b, 1, 0, 0, 0);
+	RAW("read into the kernel half at eof", SYS_read, fd, (long)0xffff800000000000ul, 4, 0, 0, 0);
+	RAW("read into the kernel half, 0 bytes", SYS_read, fd, (long)0xffff800000000000ul, 0, 0, 0, 0);
+	RAW("write from the kernel half on a read-only fd", SYS_write, d,
+	    (long)0xffff800000000000ul, 4, 0, 0, 0);
+	RAW("read into the kernel half, bad fd", SYS_read, 99, (long)0xffff800000000000ul, 4, 0, 0, 0);
+	RAW("write from the kernel half", SYS_write, fd, (long)0xffff800000000000ul, 4, 0, 0, 0);
 	close(d);
 	rmdir("aio_pio_d");
 	close(fd);
