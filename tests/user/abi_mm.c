@@ -155,6 +155,21 @@ static void c_mprotect_segv(void)
 	mprotect(m + 2 * PG, PG, PROT_READ);
 	touch("child writes the read-only page", m + 2 * PG, 1);
 	try_("parent writes it", m + 2 * PG, 1);
+	/* a read-only page shared by fork and made writable in the child: the child's
+	 * writes are its own (the parent reads it first: a page is there to share) */
+	printf("parent reads it: %d\n", *(volatile char *)(m + 2 * PG));
+	fflush(stdout);
+	pid_t c = fork();
+	if (c == 0) {
+		signal(SIGSEGV, SIG_DFL);
+		mprotect(m + 2 * PG, PG, PROT_READ | PROT_WRITE);
+		m[2 * PG] = 'C';
+		_exit(m[2 * PG] == 'C' ? 0 : 1);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	printf("child made it writable and wrote: exited %d; parent still sees %d\n",
+	       WIFEXITED(st) ? WEXITSTATUS(st) : -1, m[2 * PG]);
 	munmap(m + PG, PG);
 	try_("read the unmapped middle", m + PG, 0);
 	SHOW("mprotect spanning the hole", mprotect(m, 3 * PG, PROT_READ));

@@ -93,7 +93,7 @@ static void c_pollhup(void)
 }
 
 #define WRITERS 4
-#define ROUNDS 150
+#define ROUNDS 100
 static void c_pipebuf(void)
 {
 	int p[2];
@@ -155,6 +155,8 @@ static void c_eagain(void)
 	static char b[PIPE_BUF];
 	memset(b, 'q', sizeof b);
 	long total = 0, r;
+	while ((r = write(p[1], b, PIPE_BUF)) > 0)	/* whole records, then single bytes */
+		total += r;
 	while ((r = write(p[1], b, 1)) == 1)
 		total++;
 	printf("filled %d errno %d\n", total >= PIPE_BUF, errno);
@@ -203,6 +205,8 @@ static void c_eintr(void)
 	/* fill it (non-blocking), then a blocking write of one byte sleeps */
 	fcntl(p[1], F_SETFL, O_NONBLOCK);
 	static char b[PIPE_BUF];
+	while (write(p[1], b, PIPE_BUF) > 0)
+		;
 	while (write(p[1], b, 1) == 1)
 		;
 	fcntl(p[1], F_SETFL, 0);
