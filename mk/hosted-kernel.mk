@@ -22,14 +22,18 @@ HK_DEV_SRC := arch/hosted/kdev.c
 HK_OUT := $(BUILD)/hosted-kernel
 HK_SCHEMES := $(shell awk '!/^\#/ && NF && $$6 == 1 { print $$1 }' $(SCHEMES_FILE))
 HK_SAN_FLAVOURS := asan tsan hard
-# kernel/proc and kernel/syscall (the user space, issue 24) are left out: the hosted port
-# has no ring 3, no address spaces and no user copies (arch_if.h "user space" is
-# x86_64's); main.c's mode=user sees urun_main absent (weak) and says so. kernel/fs (the VFS,
-# RAM file system, pipes, tty) is portable and runs here under the sanitizers.
+# kernel/proc and most of kernel/syscall (the user space, issue 24) are left out: the
+# hosted port has no ring 3 and no address spaces; main.c's mode=user sees urun_main
+# absent (weak) and says so. kernel/fs (the VFS, RAM file system, pipes, tty) is portable
+# and runs here under the sanitizers, and so do the file calls' handlers
+# (kernel/syscall/sysfile.c) over the port's user copies (arch/hosted/ucopy.c: the
+# process's own memory), called by kernel/tests/test_sysfile.c.
 HK_KSUBSYS := core mm dev exp sched lock fs
 HK_KERNEL_SRCS := $(filter-out kernel/core/lib.c,$(sort $(wildcard $(HK_KSUBSYS:%=kernel/%/*.c)))) \
+	kernel/syscall/sysfile.c \
 	kernel/spl/intr.c kernel/spl/intr_hw.c $(sort $(wildcard kernel/tests/*.c)) $(LIBKSYNC_SRCS)
 HK_PORT_SRCS := arch/hosted/runtime.c arch/hosted/kport.c arch/hosted/boot.c $(HK_DEV_SRC) \
+	arch/hosted/ucopy.c \
 	arch/hosted/context.c arch/hosted/switch.S arch/hosted/ktest_context.c \
 	arch/hosted/ktest_storm.c
 

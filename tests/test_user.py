@@ -69,6 +69,17 @@ SIG_CASES = {
     "sig_storm": ["200"],
 }
 CASES += [[f"t/{prog}", case] for prog, cases in SIG_CASES.items() for case in cases]
+# the ABI's corners (issue 24's list: success and error paths the programs above leave out)
+ABI_CASES = {
+    "abi_io": ["readv", "pio", "lseek", "append", "trunc", "excl", "dev"],
+    "abi_fd": ["setfl", "dupfd", "cloexec", "notty", "fionread"],
+    "abi_pipe": ["pipe2", "pollhup", "pipebuf", "eagain", "eintr", "sigpipe_blocked", "eof"],
+    "abi_proc": ["echild", "clocks", "nanosleep", "yield", "prlimit", "getrandom", "sigexec"],
+    "abi_path": ["fstatat", "getdents", "eloop", "dirs_at", "rename", "umask", "cwd",
+                 "readlink", "link"],
+    "abi_mm": ["mmap_err", "munmap_part", "mprotect_segv", "brk"],
+}
+CASES += [[f"t/{prog}", case] for prog, cases in ABI_CASES.items() for case in cases]
 # ksync-only cases and what they must print (the host's answer differs by design)
 KSYNC_ONLY = {
     "t/exec_high": (b"execve t/bad-highva: errno 8\n", 0),

@@ -46,6 +46,9 @@ extern const uint64_t __ex_table_start[], __ex_table_end[];
 #define PTE_RW 0x2ull
 #define PTE_US 0x4ull
 #define PTE_COW 0x200ull	/* software bit: read-only because shared copy-on-write */
+/* software bit: a page whose area is PROT_NONE - kept (its frame, its reference) but not
+ * present, so that user and kernel accesses alike fault (Linux's _PAGE_PROTNONE) */
+#define PTE_NONE 0x400ull
 #define PTE_NX (1ull << 63)
 #define PTE_ADDR 0x000ffffffffff000ull
 #define USER_CS 0x23
@@ -175,8 +178,13 @@ static void flush(struct arch_as *as, uint64_t va)
 		__asm__ volatile("invlpg (%0)" :: "r"(va) : "memory");
 }
 
+/* a leaf entry that holds a page: present, or kept under PROT_NONE */
+static bool has_page(uint64_t e) { return e & (PTE_P | PTE_NONE); }
+
 static uint64_t leaf_bits(unsigned prot)
 {
+	if (!(prot & (ARCH_PROT_READ | ARCH_PROT_WRITE | ARCH_PROT_EXEC)))
+		return PTE_NONE;
 	uint64_t b = PTE_P | PTE_US;
 	if (prot & ARCH_PROT_WRITE)
 		b |= PTE_RW;
@@ -193,7 +201,7 @@ uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write
 	if (!pte)
 		return 0;
 	uint64_t e = *pte;
-	if (!(e & PTE_P)) {			/* demand-zero */
+	if (!has_page(e)) {			/* demand-zero */
 		uint64_t z = zpage();
 		if (!z)
 			return 0;
@@ -225,7 +233,7 @@ static void free_level(uint64_t table, int level, uint64_t *npages)
 {
 	uint64_t *t = (uint64_t *)table;
 	for (unsigned i = 0; i < 512; i++) {
-		if (!(t[i] & PTE_P))
+		if (!(level == 0 ? has_page(t[i]) : (t[i] & PTE_P)))
 			continue;
 		if (level == 0) {
 			uref_put(t[i] & PTE_ADDR);
@@ -255,7 +263,7 @@ void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len)
 {
 	for (uint64_t a = va; a < va + len; a += PAGE_SIZE) {
 		uint64_t *pte = walk(as, a, false);
-		if (!pte || !(*pte & PTE_P))
+		if (!pte || !has_page(*pte))
 			continue;	/* (empty tables stay until destroy) */
 		uint64_t pa = *pte & PTE_ADDR;
 		*pte = 0;
@@ -269,7 +277,7 @@ void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned pro
 {
 	for (uint64_t a = va; a < va + len; a += PAGE_SIZE) {
 		uint64_t *pte = walk(as, a, false);
-		if (!pte || !(*pte & PTE_P))
+		if (!pte || !has_page(*pte))
 			continue;
 		uint64_t e = *pte, pa = e & PTE_ADDR, cow = e & PTE_COW;
 		/* a shared page stays read-only; the write fault will copy it */
@@ -282,10 +290,12 @@ static int fork_level(uint64_t *pt, uint64_t *ct, int level, uint64_t *npages)
 {
 	for (unsigned i = 0; i < 512; i++) {
 		uint64_t e = pt[i];
-		if (!(e & PTE_P))
+		if (!(level == 0 ? has_page(e) : (e & PTE_P)))
 			continue;
 		if (level == 0) {
-			if (e & PTE_RW) {
+			/* every shared page copy-on-write, also a read-only or PROT_NONE one:
+			 * a later mprotect(PROT_WRITE) must not make it writable shared */
+			if ((e & (PTE_RW | PTE_COW)) != PTE_COW) {
 				e = (e & ~PTE_RW) | PTE_COW;
 				pt[i] = e;	/* the parent's TLB: flushed whole by the caller */
 			}

@@ -293,14 +293,14 @@ int vfs_openat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
 			rc = -LX_ENOTDIR;
 		else if (IS_LNK(i))
 			rc = -LX_ELOOP;
-		else if (IS_DIR(i) && (acc != LX_O_RDONLY || (flags & LX_O_CREAT)))
-			rc = -LX_EISDIR;
+		else if (IS_DIR(i) && (acc != LX_O_RDONLY || (flags & (LX_O_CREAT | LX_O_TRUNC))))
+			rc = -LX_EISDIR;	/* (O_TRUNC asks for write access, as on Linux) */
 		else if ((flags & LX_O_DIRECTORY) && !IS_DIR(i))
 			rc = -LX_ENOTDIR;
 		else if (IS_CHR(i) && !dev_ops(i->rdev))
 			rc = -LX_ENXIO;
-		else if ((flags & LX_O_TRUNC) && IS_REG(i) && acc != LX_O_RDONLY)
-			rc = ramfs_truncate(i, 0);
+		else if ((flags & LX_O_TRUNC) && IS_REG(i))
+			rc = ramfs_truncate(i, 0);	/* also O_RDONLY|O_TRUNC, as Linux does */
 	}
 	if (rc == 0)
 		inode_ref(i);
@@ -396,12 +396,24 @@ int64_t vfs_lseek(struct fdtable *t, int fd, int64_t off, int whence)
 	if (!f)
 		return -LX_EBADF;
 	int64_t rc;
-	if (!seekable(f)) {
+	if (whence < LX_SEEK_SET || whence > LX_SEEK_HOLE) {
+		rc = -LX_EINVAL;	/* before the file's kind: Linux's ksys_lseek */
+	} else if (!seekable(f)) {
 		rc = -LX_ESPIPE;
-	} else if (whence < LX_SEEK_SET || whence > LX_SEEK_END) {
-		rc = -LX_EINVAL;
 	} else if (f->ops != &ramfs_file_ops) {
 		rc = 0;		/* devices: null, zero, urandom (Linux answers 0) */
+	} else if (whence == LX_SEEK_DATA || whence == LX_SEEK_HOLE) {
+		/* a RAM file has no holes it knows of: data from off to the end, the one hole
+		 * at the end (Linux's generic_file_llseek_size); not for directories */
+		ramfs_lock();
+		int64_t size = (int64_t)f->inode->size;
+		if (IS_DIR(f->inode))
+			rc = -LX_EINVAL;
+		else if (off < 0 || off >= size)
+			rc = -LX_ENXIO;
+		else
+			f->pos = (uint64_t)(rc = whence == LX_SEEK_DATA ? off : size);
+		ramfs_unlock();
 	} else {
 		ramfs_lock();
 		int64_t base = whence == LX_SEEK_SET ? 0 : whence == LX_SEEK_CUR ? (int64_t)f->pos
@@ -502,6 +514,10 @@ long vfs_getdents64(struct fdtable *t, int fd, void *buf, size_t n)
 	struct inode *d = f->inode;
 	if (!IS_DIR(d) || f->ops != &ramfs_file_ops) {
 		rc = -LX_ENOTDIR;
+		goto out;
+	}
+	if (d->nlink == 0) {
+		rc = -LX_ENOENT;	/* removed while open: Linux's IS_DEADDIR */
 		goto out;
 	}
 	size_t used = 0;
@@ -980,6 +996,12 @@ long vfs_ioctl(struct fdtable *t, int fd, unsigned cmd, void *arg)
 			want = *(int32_t *)arg ? old | LX_O_NONBLOCK : old & ~(uint32_t)LX_O_NONBLOCK;
 		while (!__atomic_compare_exchange_n(&f->flags, &old, want, false, __ATOMIC_RELAXED,
 						    __ATOMIC_RELAXED));
+		rc = 0;
+	} else if (cmd == LX_FIONREAD && f->ops == &ramfs_file_ops && IS_REG(f->inode)) {
+		/* a regular file: the bytes after the position (Linux's do_vfs_ioctl) */
+		ramfs_lock();
+		*(int32_t *)arg = (int32_t)(f->inode->size - f->pos);
+		ramfs_unlock();
 		rc = 0;
 	} else {
 		rc = f->ops->ioctl ? f->ops->ioctl(f, cmd, arg) : -LX_ENOTTY;

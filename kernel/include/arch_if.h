@@ -409,6 +409,14 @@ void arch_fpu_load(const void *fx512);
 long copy_from_user(void *dst, const void *usrc, size_t n);
 long copy_to_user(void *udst, const void *src, size_t n);
 long strncpy_from_user(char *dst, const char *usrc, size_t n);
+/* ARCH_UCOPY_OWN_MEMORY (arch_impl.h): 1 when a kernel thread's own memory is "user"
+ * memory to the copies above (hosted: the process's memory, bounds-checked against
+ * [USER_VA_MIN, USER_VA_END), then memcpy - the kernel tests call the file calls'
+ * handlers with their own buffers); 0 where user space is a process's own half that a
+ * kernel thread does not have (x86_64). */
+#ifndef ARCH_UCOPY_OWN_MEMORY
+#define ARCH_UCOPY_OWN_MEMORY 0
+#endif
 
 /* The kernel's side (kernel/proc, kernel/syscall), called by the port:
  * kernel_syscall: a system call from ring 3 (IRQs on); returns the value for rax.

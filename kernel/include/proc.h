@@ -94,6 +94,7 @@ struct process {
 	bool restore_sigmask;		/* saved_sigmask is to be put back */
 	uint64_t ss_sp, ss_size;	/* sigaltstack (ss_size 0: none) */
 	uint64_t rlim_core;		/* RLIMIT_CORE's soft limit (the core bit: signal.c) */
+	uint64_t rlim_core_max;		/* and its hard limit (the process's own thread) */
 	/* bit s-1: signal s pending. Set by any thread (kill, SIGCHLD at a child's exit:
 	 * under proc_table_lock; SIGPIPE by the process itself: an atomic or without it),
 	 * cleared by its thread under proc_table_lock; read atomically (relaxed: the

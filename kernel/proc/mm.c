@@ -129,7 +129,9 @@ long mm_unmap(struct mm *mm, uint64_t start, uint64_t end)
 long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 {
 	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	/* Linux: ENOMEM when part of the range is not mapped */
+	/* Linux: ENOMEM when part of the range is not mapped - after the areas from start
+	 * up to the first hole were changed (do_mprotect_pkey goes area by area); nothing
+	 * changes when start itself is not mapped */
 	uint64_t a = start;
 	for (struct vma *v = mm->vmas; v && a < end; v = v->next) {
 		if (v->end <= a)
@@ -139,18 +141,20 @@ long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 		a = v->end;
 	}
 	long rc = a >= end ? 0 : -LX_ENOMEM;
-	if (!rc)
-		rc = vma_split_at(mm, start);
-	if (!rc)
-		rc = vma_split_at(mm, end);
-	if (!rc) {
+	uint64_t upto = a < end ? a : end;
+	long rc2 = 0;
+	if (upto > start)
+		rc2 = vma_split_at(mm, start);
+	if (!rc2 && upto > start)
+		rc2 = vma_split_at(mm, upto);
+	if (!rc2 && upto > start) {
 		for (struct vma *v = mm->vmas; v; v = v->next)
-			if (v->start >= start && v->end <= end)
+			if (v->start >= start && v->end <= upto)
 				v->prot = prot;
-		arch_as_protect(mm->as, start, end - start, prot);
+		arch_as_protect(mm->as, start, upto - start, prot);
 	}
 	mlock_unlock_irqrestore(&mm->lock, k);
-	return rc;
+	return rc2 ? rc2 : rc;
 }
 
 #define MMAP_TOP 0x7ffff7fff000ull	/* below the stack (exec.c) and its gap */

@@ -86,6 +86,7 @@ static struct process *proc_alloc(struct process *parent)
 			 * its parent's */
 			p->pgid = parent ? parent->pgid : p->pid;
 			p->sid = parent ? parent->sid : p->pid;
+			p->rlim_core_max = LX_RLIM_INFINITY;	/* fork copies the parent's */
 			break;
 		}
 	}
@@ -245,6 +246,7 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp)
 		c->ss_sp = self->ss_sp;
 		c->ss_size = self->ss_size;
 		c->rlim_core = self->rlim_core;
+		c->rlim_core_max = self->rlim_core_max;
 		memcpy(c->comm, self->comm, sizeof c->comm);
 		arch_uctx_set_fs(c->uctx, arch_uctx_get_fs(self->uctx));
 		arch_uctx_start_fork(c->uctx, tf);
@@ -354,6 +356,8 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 	if (options & ~(LX_WNOHANG | LX_WUNTRACED | LX_WCONTINUED | 0x40000000 /* __WALL */ |
 			0x80000000))
 		return -LX_EINVAL;
+	if (pid == INT32_MIN)
+		return -LX_ESRCH;	/* -INT_MIN is no group: Linux's kernel_wait4 */
 	for (;;) {
 		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 		bool any = false;

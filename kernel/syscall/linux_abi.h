@@ -159,6 +159,7 @@
 #define LX_ENOSYS 38
 #define LX_ENOTEMPTY 39
 #define LX_ELOOP 40
+#define LX_EOPNOTSUPP 95
 #define LX_ETIMEDOUT 110
 #define LX_ERESTARTSYS 512	/* kernel-internal: restart after the signal handler */
 
@@ -198,6 +199,8 @@
 #define LX_SEEK_SET 0
 #define LX_SEEK_CUR 1
 #define LX_SEEK_END 2
+#define LX_SEEK_DATA 3
+#define LX_SEEK_HOLE 4
 
 /* ---- file modes (include/uapi/linux/stat.h) ---------------------------------------- */
 #define LX_S_IFMT 0170000
@@ -500,6 +503,8 @@ struct lx_sigaction {	/* the kernel's struct sigaction of rt_sigaction */
 #define LX_CLOCK_PROCESS_CPUTIME_ID 2
 #define LX_CLOCK_THREAD_CPUTIME_ID 3
 #define LX_CLOCK_MONOTONIC_RAW 4
+#define LX_CLOCK_REALTIME_COARSE 5
+#define LX_CLOCK_MONOTONIC_COARSE 6
 #define LX_CLOCK_BOOTTIME 7
 #define LX_TIMER_ABSTIME 1
 

@@ -24,6 +24,7 @@
 #include "thread.h"
 #include "syscall/linux_abi.h"
 #include "fs/vfs.h"
+#include "syscall/sysfile.h"
 #include <ksync/errors.h>
 
 typedef long (*sys_fn)(struct trapframe *tf, const uint64_t a[6]);
@@ -35,356 +36,300 @@ static uint64_t enosys_count[LX_NR_SYSCALLS];	/* atomic adds */
 static uint64_t enosys_other;			/* numbers >= LX_NR_SYSCALLS */
 uint64_t syscall_boot_epoch;			/* Unix time at boot (urun.c: epoch=) */
 
-#define KBUF 4096	/* the bounce buffer of the file calls: one page, chunks of it */
 
 /* ---- helpers --------------------------------------------------------------------------- */
-static struct fdtable *FDT(void) { return proc_current()->fdt; }
-static struct fs_ctx *FSC(void) { return proc_current()->fs; }
 
-/* A user path into a kmalloc'd buffer of LX_PATH_MAX bytes; *out NULL on error:
- * -EFAULT (bad pointer), -ENAMETOOLONG (no NUL within PATH_MAX), -ENOENT ("" unless
- * empty_ok: AT_EMPTY_PATH). */
-static long get_path2(uint64_t u, char **out, bool empty_ok)
-{
-	*out = NULL;
-	char *b = kmalloc(LX_PATH_MAX);
-	if (!b)
-		return -LX_ENOMEM;
-	long n = strncpy_from_user(b, (const char *)u, LX_PATH_MAX);
-	if (n < 0 || (n == 0 && !empty_ok)) {
-		kfree(b);
-		return n < 0 ? n : -LX_ENOENT;
-	}
-	*out = b;
-	return 0;
-}
+/* The calling process's files, for the handlers of sysfile.c (a compound literal: it
+ * lives through the call it is passed to) */
+#define CUR (&(struct sysf_ctx){ proc_current()->fdt, proc_current()->fs })
 
-static long get_path(uint64_t u, char **out) { return get_path2(u, out, false); }
-
-/* A user int-sized directory descriptor argument (AT_FDCWD is -100 in an int). */
-static int dirfd_of(uint64_t v) { return (int)(int32_t)v; }
-
-/* ---- read and write: copied through a KBUF kernel buffer ----------------------------- */
-
-/* A regular file may be read in more than one chunk; a pipe or a device is read once
- * (a second read could block although data were returned). */
-static bool is_regular(struct fdtable *t, int fd)
-{
-	struct lx_stat st;
-	return vfs_fstat(t, fd, &st) == 0 && (st.st_mode & LX_S_IFMT) == LX_S_IFREG;
-}
-
-/* read (off < 0) or pread (off >= 0) into user memory. */
-static long do_read(int fd, uint64_t ubuf, size_t n, int64_t off)
-{
-	struct fdtable *t = FDT();
-	char *kb = kmalloc(KBUF);
-	if (!kb)
-		return -LX_ENOMEM;
-	size_t done = 0;
-	long rc = 0;
-	do {
-		size_t c = n - done < KBUF ? n - done : KBUF;
-		rc = off < 0 ? vfs_read(t, fd, kb, c) : vfs_pread(t, fd, kb, c, off + (int64_t)done);
-		if (rc <= 0)
-			break;
-		if (copy_to_user((void *)(ubuf + done), kb, (size_t)rc)) {
-			/* the file position goes back to where the copy failed (Linux copies
-			 * before it advances) */
-			if (off < 0)
-				(void)vfs_lseek(t, fd, -rc, LX_SEEK_CUR);
-			rc = -LX_EFAULT;
-			break;
-		}
-		done += (size_t)rc;
-		if ((size_t)rc < c || (done == c && done < n && !is_regular(t, fd)))
-			break;
-	} while (done < n);
-	kfree(kb);
-	return done ? (long)done : rc;
-}
-
-/* write (off < 0) or pwrite (off >= 0) from user memory; a write of at most KBUF bytes
- * reaches the file as one call (PIPE_BUF atomicity for pipes). */
-static long do_write(int fd, uint64_t ubuf, size_t n, int64_t off)
-{
-	struct fdtable *t = FDT();
-	char *kb = kmalloc(KBUF);
-	if (!kb)
-		return -LX_ENOMEM;
-	size_t done = 0;
-	long rc = 0;
-	do {
-		size_t c = n - done < KBUF ? n - done : KBUF;
-		if (c && copy_from_user(kb, (const void *)(ubuf + done), c)) {
-			rc = -LX_EFAULT;
-			break;
-		}
-		rc = off < 0 ? vfs_write(t, fd, kb, c) : vfs_pwrite(t, fd, kb, c, off + (int64_t)done);
-		if (rc <= 0)
-			break;
-		done += (size_t)rc;
-		if ((size_t)rc < c)
-			break;	/* a non-blocking pipe took part of it */
-	} while (done < n);
-	kfree(kb);
-	return done ? (long)done : rc;
-}
-
+/* ---- the file calls: sysfile.c ------------------------------------------------------ */
 static long sys_read(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return do_read((int)a[0], a[1], a[2], -1);
+	return sysf_read(CUR, a);
 }
 
 static long sys_write(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return do_write((int)a[0], a[1], a[2], -1);
+	return sysf_write(CUR, a);
 }
 
 static long sys_pread64(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	if ((int64_t)a[3] < 0)
-		return -LX_EINVAL;
-	return do_read((int)a[0], a[1], a[2], (int64_t)a[3]);
+	return sysf_pread64(CUR, a);
 }
 
 static long sys_pwrite64(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	if ((int64_t)a[3] < 0)
-		return -LX_EINVAL;
-	return do_write((int)a[0], a[1], a[2], (int64_t)a[3]);
+	return sysf_pwrite64(CUR, a);
 }
 
-static bool fd_valid(int fd)
-{
-	struct file *f = fdtable_file(FDT(), fd);
-	if (f)
-		file_put(f);
-	return f != NULL;
-}
-
-/* writev: the vectors are gathered into one kernel buffer and written by one call per
- * KBUF bytes, so that a writev of at most PIPE_BUF (4096) bytes reaches the file as one
- * write, as Linux makes it for a pipe or a terminal (two processes' lines never
- * interleave; musl's stdio flushes a line as two vectors). */
 static long sys_writev(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	int fd = (int)a[0];
-	struct fdtable *t = FDT();
-	if (!fd_valid(fd))
-		return -LX_EBADF;
-	if (a[2] > 1024)
-		return -LX_EINVAL;
-	char *kb = kmalloc(KBUF);
-	if (!kb)
-		return -LX_ENOMEM;
-	long total = 0, rc = 0;
-	size_t fill = 0;
-	bool short_write = false;
-	for (uint64_t i = 0; i < a[2] && !rc && !short_write; i++) {
-		struct lx_iovec iov;
-		if (copy_from_user(&iov, (const void *)(a[1] + i * sizeof iov), sizeof iov)) {
-			rc = -LX_EFAULT;
-			break;
-		}
-		for (uint64_t off = 0; off < iov.iov_len;) {
-			size_t c = iov.iov_len - off < KBUF - fill ? iov.iov_len - off : KBUF - fill;
-			if (copy_from_user(kb + fill, (const void *)(iov.iov_base + off), c)) {
-				rc = -LX_EFAULT;
-				break;
-			}
-			fill += c;
-			off += c;
-			if (fill == KBUF) {
-				long w = vfs_write(t, fd, kb, fill);
-				if (w < 0) {
-					rc = w;
-					fill = 0;
-					break;
-				}
-				total += w;
-				short_write = (size_t)w < fill;
-				fill = 0;
-				if (short_write)
-					break;
-			}
-		}
-	}
-	if (!short_write && (fill || (!total && !rc)) && (!rc || rc == -LX_EFAULT)) {
-		/* what was gathered before a fault (or nothing: a 0-byte write checks fd) */
-		long w = vfs_write(t, fd, kb, fill);
-		if (w < 0 && !rc)
-			rc = w;
-		else if (w > 0)
-			total += w;
-	}
-	kfree(kb);
-	return total ? total : rc;
+	return sysf_writev(CUR, a);
 }
 
 static long sys_readv(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	int fd = (int)a[0];
-	if (!fd_valid(fd))
-		return -LX_EBADF;
-	if (a[2] > 1024)
-		return -LX_EINVAL;
-	long total = 0;
-	for (uint64_t i = 0; i < a[2]; i++) {
-		struct lx_iovec iov;
-		if (copy_from_user(&iov, (const void *)(a[1] + i * sizeof iov), sizeof iov))
-			return total ? total : -LX_EFAULT;
-		if (!iov.iov_len)
-			continue;
-		long rc = do_read(fd, iov.iov_base, iov.iov_len, -1);
-		if (rc < 0)
-			return total ? total : rc;
-		total += rc;
-		/* a pipe or device: one read's worth (a second could block with data in hand) */
-		if ((uint64_t)rc < iov.iov_len || (rc > 0 && !is_regular(FDT(), fd)))
-			break;
-	}
-	return total;
+	return sysf_readv(CUR, a);
 }
 
 static long sys_sendfile(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	int64_t off;
-	if (a[2] && copy_from_user(&off, (const void *)a[2], sizeof off))
-		return -LX_EFAULT;
-	long rc = vfs_sendfile(FDT(), (int)a[0], (int)a[1], a[2] ? &off : NULL, a[3]);
-	if (a[2] && copy_to_user((void *)a[2], &off, sizeof off))
-		return -LX_EFAULT;
-	return rc;
+	return sysf_sendfile(CUR, a);
 }
 
-/* ---- descriptors -------------------------------------------------------------------- */
 static long sys_close(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return vfs_close(FDT(), (int)a[0]);
+	return sysf_close(CUR, a);
 }
 
 static long sys_dup(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return vfs_dup(FDT(), (int)a[0]);
+	return sysf_dup(CUR, a);
 }
 
 static long sys_dup2(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return vfs_dup2(FDT(), (int)a[0], (int)a[1]);
+	return sysf_dup2(CUR, a);
 }
 
 static long sys_dup3(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return vfs_dup3(FDT(), (int)a[0], (int)a[1], (int)a[2]);
+	return sysf_dup3(CUR, a);
 }
 
 static long sys_fcntl(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return vfs_fcntl(FDT(), (int)a[0], (int)a[1], a[2]);
-}
-
-/* ioctl: vfs_ioctl_size says how much of the argument to copy in and back out. The
- * "get" commands are copied out only (a file that does not know them - a pipe asked
- * TCGETS - answers ENOTTY before the pointer is looked at, as on Linux). */
-static bool ioctl_out_only(unsigned cmd)
-{
-	return cmd == LX_TCGETS || cmd == LX_TIOCGWINSZ || cmd == LX_TIOCGPGRP ||
-	       cmd == LX_FIONREAD;
+	return sysf_fcntl(CUR, a);
 }
 
 static long sys_ioctl(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	int fd = (int)a[0];
-	unsigned cmd = (unsigned)a[1];
-	if (!fd_valid(fd))
-		return -LX_EBADF;
-	int size = vfs_ioctl_size(cmd);
-	if (size < 0)
-		return size;	/* no file knows it: -ENOTTY */
-	if (size == 0)
-		return vfs_ioctl(FDT(), fd, cmd, (void *)(uintptr_t)a[2]);
-	uint8_t kb[256];
-	if ((size_t)size > sizeof kb)
-		return -LX_EINVAL;
-	memset(kb, 0, (size_t)size);
-	if (!ioctl_out_only(cmd) && copy_from_user(kb, (const void *)a[2], (size_t)size))
-		return -LX_EFAULT;
-	long rc = vfs_ioctl(FDT(), fd, cmd, kb);
-	if (rc >= 0 && ioctl_out_only(cmd) && copy_to_user((void *)a[2], kb, (size_t)size))
-		return -LX_EFAULT;
-	return rc;
+	return sysf_ioctl(CUR, a);
 }
 
 static long sys_lseek(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return vfs_lseek(FDT(), (int)a[0], (int64_t)a[1], (int)a[2]);
+	return sysf_lseek(CUR, a);
 }
 
 static long sys_ftruncate(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return vfs_ftruncate(FDT(), (int)a[0], (int64_t)a[1]);
+	return sysf_ftruncate(CUR, a);
 }
 
 static long sys_pipe2(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	int fds[2];
-	long rc = vfs_pipe2(FDT(), fds, (int)a[1]);
-	if (rc)
-		return rc;
-	if (copy_to_user((void *)a[0], fds, sizeof fds)) {
-		vfs_close(FDT(), fds[0]);
-		vfs_close(FDT(), fds[1]);
-		return -LX_EFAULT;
-	}
-	return 0;
+	return sysf_pipe2(CUR, a);
 }
 
 static long sys_pipe(struct trapframe *tf, const uint64_t a[6])
 {
-	uint64_t b[6] = { a[0], 0 };
-	return sys_pipe2(tf, b);
-}
-
-static long do_poll(uint64_t ufds, uint64_t n, int timeout_ms)
-{
-	if (n > FS_NOFILE)
-		return -LX_EINVAL;
-	struct lx_pollfd *k = kmalloc(n ? n * sizeof *k : 1);
-	if (!k)
-		return -LX_ENOMEM;
-	long rc = 0;
-	if (n && copy_from_user(k, (const void *)ufds, n * sizeof *k))
-		rc = -LX_EFAULT;
-	if (!rc)
-		rc = vfs_poll(FDT(), k, (unsigned)n, timeout_ms);
-	if (rc >= 0 && n && copy_to_user((void *)ufds, k, n * sizeof *k))
-		rc = -LX_EFAULT;
-	kfree(k);
-	return rc;
+	(void)tf;
+	return sysf_pipe(CUR, a);
 }
 
 static long sys_poll(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	long rc = do_poll(a[0], a[1], (int)a[2]);
-	return rc == -LX_EINTR ? -LX_ERESTARTNOHAND : rc;	/* EINTR after a handler */
+	return sysf_poll(CUR, a);
+}
+
+static long sys_openat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_openat(CUR, a);
+}
+
+static long sys_open(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_open(CUR, a);
+}
+
+static long sys_newfstatat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_newfstatat(CUR, a);
+}
+
+static long sys_stat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_stat(CUR, a);
+}
+
+static long sys_lstat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_lstat(CUR, a);
+}
+
+static long sys_fstat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_fstat(CUR, a);
+}
+
+static long sys_getdents64(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_getdents64(CUR, a);
+}
+
+static long sys_mkdirat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_mkdirat(CUR, a);
+}
+
+static long sys_mkdir(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_mkdir(CUR, a);
+}
+
+static long sys_unlinkat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_unlinkat(CUR, a);
+}
+
+static long sys_unlink(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_unlink(CUR, a);
+}
+
+static long sys_rmdir(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_rmdir(CUR, a);
+}
+
+static long sys_renameat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_renameat(CUR, a);
+}
+
+static long sys_rename(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_rename(CUR, a);
+}
+
+static long sys_linkat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_linkat(CUR, a);
+}
+
+static long sys_link(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_link(CUR, a);
+}
+
+static long sys_symlinkat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_symlinkat(CUR, a);
+}
+
+static long sys_symlink(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_symlink(CUR, a);
+}
+
+static long sys_readlinkat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_readlinkat(CUR, a);
+}
+
+static long sys_readlink(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_readlink(CUR, a);
+}
+
+static long sys_fchmodat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_fchmodat(CUR, a);
+}
+
+static long sys_chmod(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_chmod(CUR, a);
+}
+
+static long sys_fchmod(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_fchmod(CUR, a);
+}
+
+static long sys_faccessat2(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_faccessat2(CUR, a);
+}
+
+static long sys_faccessat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_faccessat(CUR, a);
+}
+
+static long sys_access(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_access(CUR, a);
+}
+
+static long sys_getcwd(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_getcwd(CUR, a);
+}
+
+static long sys_chdir(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_chdir(CUR, a);
+}
+
+static long sys_fchdir(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_fchdir(CUR, a);
+}
+
+static long sys_umask(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_umask(CUR, a);
 }
 
 /* ppoll: the timespec as milliseconds (rounded up); the signal mask in force while it
@@ -415,7 +360,7 @@ static long sys_ppoll(struct trapframe *tf, const uint64_t a[6])
 		p->restore_sigmask = true;
 		p->sigmask = mask & ~(PROC_SIGBIT(LX_SIGKILL) | PROC_SIGBIT(LX_SIGSTOP));
 	}
-	long rc = do_poll(a[0], a[1], ms);
+	long rc = sysf_do_poll(CUR, a[0], a[1], ms);
 	if (rc == -LX_EINTR)
 		return -LX_ERESTARTNOHAND;	/* signal.c puts the mask back */
 	if (a[3]) {
@@ -423,311 +368,6 @@ static long sys_ppoll(struct trapframe *tf, const uint64_t a[6])
 		p->restore_sigmask = false;
 	}
 	return rc;
-}
-
-/* ---- names ---------------------------------------------------------------------------- */
-static long sys_openat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	char *path;
-	long rc = get_path(a[1], &path);
-	if (rc)
-		return rc;
-	rc = vfs_openat(FDT(), FSC(), dirfd_of(a[0]), path, (int)a[2], (unsigned)a[3]);
-	kfree(path);
-	return rc;
-}
-
-static long sys_open(struct trapframe *tf, const uint64_t a[6])
-{
-	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1], a[2] };
-	return sys_openat(tf, b);
-}
-
-static long stat_at(int dirfd, uint64_t upath, uint64_t ust, int flags)
-{
-	char *path;
-	long rc = get_path2(upath, &path, flags & LX_AT_EMPTY_PATH);
-	if (rc)
-		return rc;
-	struct lx_stat st;
-	rc = vfs_fstatat(FDT(), FSC(), dirfd, path, &st, flags);
-	kfree(path);
-	if (!rc && copy_to_user((void *)ust, &st, sizeof st))
-		rc = -LX_EFAULT;
-	return rc;
-}
-
-static long sys_newfstatat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	return stat_at(dirfd_of(a[0]), a[1], a[2], (int)a[3]);
-}
-
-static long sys_stat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	return stat_at(LX_AT_FDCWD, a[0], a[1], 0);
-}
-
-static long sys_lstat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	return stat_at(LX_AT_FDCWD, a[0], a[1], LX_AT_SYMLINK_NOFOLLOW);
-}
-
-static long sys_fstat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	struct lx_stat st;
-	long rc = vfs_fstat(FDT(), (int)a[0], &st);
-	if (!rc && copy_to_user((void *)a[1], &st, sizeof st))
-		rc = -LX_EFAULT;
-	return rc;
-}
-
-static long sys_getdents64(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	size_t n = a[2] < KBUF ? a[2] : KBUF;
-	char *kb = kmalloc(KBUF);
-	if (!kb)
-		return -LX_ENOMEM;
-	long rc = vfs_getdents64(FDT(), (int)a[0], kb, n);
-	if (rc > 0 && copy_to_user((void *)a[1], kb, (size_t)rc))
-		rc = -LX_EFAULT;
-	kfree(kb);
-	return rc;
-}
-
-static long sys_mkdirat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	char *path;
-	long rc = get_path(a[1], &path);
-	if (rc)
-		return rc;
-	rc = vfs_mkdirat(FDT(), FSC(), dirfd_of(a[0]), path, (unsigned)a[2]);
-	kfree(path);
-	return rc;
-}
-
-static long sys_mkdir(struct trapframe *tf, const uint64_t a[6])
-{
-	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1] };
-	return sys_mkdirat(tf, b);
-}
-
-static long sys_unlinkat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	char *path;
-	long rc = get_path(a[1], &path);
-	if (rc)
-		return rc;
-	rc = vfs_unlinkat(FDT(), FSC(), dirfd_of(a[0]), path, (int)a[2]);
-	kfree(path);
-	return rc;
-}
-
-static long sys_unlink(struct trapframe *tf, const uint64_t a[6])
-{
-	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], 0 };
-	return sys_unlinkat(tf, b);
-}
-
-static long sys_rmdir(struct trapframe *tf, const uint64_t a[6])
-{
-	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], LX_AT_REMOVEDIR };
-	return sys_unlinkat(tf, b);
-}
-
-/* Two user paths (rename, link, symlink's target and name). */
-static long get_two(uint64_t u1, uint64_t u2, char **p1, char **p2)
-{
-	long rc = get_path(u1, p1);
-	if (rc)
-		return rc;
-	rc = get_path(u2, p2);
-	if (rc) {
-		kfree(*p1);
-		*p1 = NULL;
-	}
-	return rc;
-}
-
-static long sys_renameat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	char *o, *n;
-	long rc = get_two(a[1], a[3], &o, &n);
-	if (rc)
-		return rc;
-	rc = vfs_renameat(FDT(), FSC(), dirfd_of(a[0]), o, dirfd_of(a[2]), n);
-	kfree(o);
-	kfree(n);
-	return rc;
-}
-
-static long sys_rename(struct trapframe *tf, const uint64_t a[6])
-{
-	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], (uint64_t)(int64_t)LX_AT_FDCWD,
-			  a[1] };
-	return sys_renameat(tf, b);
-}
-
-static long sys_linkat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	char *o, *n;
-	long rc = get_two(a[1], a[3], &o, &n);
-	if (rc)
-		return rc;
-	rc = vfs_linkat(FDT(), FSC(), dirfd_of(a[0]), o, dirfd_of(a[2]), n, (int)a[4]);
-	kfree(o);
-	kfree(n);
-	return rc;
-}
-
-static long sys_link(struct trapframe *tf, const uint64_t a[6])
-{
-	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], (uint64_t)(int64_t)LX_AT_FDCWD,
-			  a[1], 0 };
-	return sys_linkat(tf, b);
-}
-
-static long sys_symlinkat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	char *target, *path;
-	long rc = get_two(a[0], a[2], &target, &path);
-	if (rc)
-		return rc;
-	rc = vfs_symlinkat(FDT(), FSC(), target, dirfd_of(a[1]), path);
-	kfree(target);
-	kfree(path);
-	return rc;
-}
-
-static long sys_symlink(struct trapframe *tf, const uint64_t a[6])
-{
-	uint64_t b[6] = { a[0], (uint64_t)(int64_t)LX_AT_FDCWD, a[1] };
-	return sys_symlinkat(tf, b);
-}
-
-static long sys_readlinkat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	if ((int64_t)a[3] <= 0)
-		return -LX_EINVAL;
-	char *path;
-	long rc = get_path(a[1], &path);
-	if (rc)
-		return rc;
-	size_t n = a[3] < LX_PATH_MAX ? a[3] : LX_PATH_MAX;
-	char *kb = kmalloc(LX_PATH_MAX);
-	rc = kb ? vfs_readlinkat(FDT(), FSC(), dirfd_of(a[0]), path, kb, n) : -LX_ENOMEM;
-	if (rc > 0 && copy_to_user((void *)a[2], kb, (size_t)rc))
-		rc = -LX_EFAULT;
-	kfree(kb);
-	kfree(path);
-	return rc;
-}
-
-static long sys_readlink(struct trapframe *tf, const uint64_t a[6])
-{
-	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1], a[2] };
-	return sys_readlinkat(tf, b);
-}
-
-static long sys_fchmodat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	char *path;
-	long rc = get_path(a[1], &path);
-	if (rc)
-		return rc;
-	rc = vfs_fchmodat(FDT(), FSC(), dirfd_of(a[0]), path, (unsigned)a[2]);
-	kfree(path);
-	return rc;
-}
-
-static long sys_chmod(struct trapframe *tf, const uint64_t a[6])
-{
-	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1] };
-	return sys_fchmodat(tf, b);
-}
-
-static long sys_fchmod(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	return vfs_fchmod(FDT(), (int)a[0], (unsigned)a[1]);
-}
-
-static long faccess(int dirfd, uint64_t upath, int amode, int flags)
-{
-	char *path;
-	long rc = get_path2(upath, &path, flags & LX_AT_EMPTY_PATH);
-	if (rc)
-		return rc;
-	rc = vfs_faccessat(FDT(), FSC(), dirfd, path, amode, flags);
-	kfree(path);
-	return rc;
-}
-
-static long sys_faccessat2(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	return faccess(dirfd_of(a[0]), a[1], (int)a[2], (int)a[3]);
-}
-
-static long sys_faccessat(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	return faccess(dirfd_of(a[0]), a[1], (int)a[2], 0);
-}
-
-static long sys_access(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	return faccess(LX_AT_FDCWD, a[0], (int)a[1], 0);
-}
-
-static long sys_getcwd(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	char *kb = kmalloc(LX_PATH_MAX);
-	if (!kb)
-		return -LX_ENOMEM;
-	long rc = vfs_getcwd(FSC(), kb, a[1] < LX_PATH_MAX ? a[1] : LX_PATH_MAX);
-	if (rc > 0 && copy_to_user((void *)a[0], kb, (size_t)rc))
-		rc = -LX_EFAULT;
-	kfree(kb);
-	return rc;
-}
-
-static long sys_chdir(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	char *path;
-	long rc = get_path(a[0], &path);
-	if (rc)
-		return rc;
-	rc = vfs_chdir(FDT(), FSC(), path);
-	kfree(path);
-	return rc;
-}
-
-static long sys_fchdir(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	return vfs_fchdir(FDT(), FSC(), (int)a[0]);
-}
-
-static long sys_umask(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	return fs_umask(FSC(), (unsigned)a[0] & 0777);
 }
 
 /* ---- processes ------------------------------------------------------------------------ */
@@ -822,7 +462,7 @@ static long get_strv(uint64_t u, char ***out)
 static long sys_execve(struct trapframe *tf, const uint64_t a[6])
 {
 	char *path;
-	long rc = get_path(a[0], &path);
+	long rc = sysf_get_path(a[0], &path);
 	if (rc)
 		return rc;
 	char **argv = NULL, **envp = NULL;
@@ -877,8 +517,14 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 	if (!(flags & (LX_MAP_PRIVATE | LX_MAP_SHARED)))
 		return -LX_EINVAL;
 	if (!(flags & LX_MAP_ANONYMOUS)) {
-		if (!fd_valid((int)a[4]))
-			return -LX_EBADF;
+		long acc = sysf_acc_mode(CUR, (int)a[4]);
+		if (acc < 0)
+			return acc;
+		/* Linux's do_mmap: a private mapping needs a readable file, a shared writable
+		 * one a writable file (EACCES), before the file is asked (ENODEV) */
+		if (acc == LX_O_WRONLY || ((flags & LX_MAP_SHARED) && (prot & LX_PROT_WRITE) &&
+					   acc == LX_O_RDONLY))
+			return -LX_EACCES;
 		return -LX_ENODEV;	/* file mappings: with kernel/fs */
 	}
 	if (len > USER_VA_END)
@@ -1011,8 +657,10 @@ static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 			r.rlim_cur = r.rlim_max = FS_NOFILE;
 		else if (a[1] == LX_RLIMIT_NPROC)
 			r.rlim_cur = r.rlim_max = PROC_MAX;
-		else if (a[1] == LX_RLIMIT_CORE)
+		else if (a[1] == LX_RLIMIT_CORE) {
 			r.rlim_cur = proc_current()->rlim_core;
+			r.rlim_max = proc_current()->rlim_core_max;
+		}
 		if (copy_to_user((void *)a[3], &r, sizeof r))
 			return -LX_EFAULT;
 	}
@@ -1023,7 +671,9 @@ static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 		if (a[1] == LX_RLIMIT_CORE) {	/* only the permission of the core bit */
 			if (r.rlim_cur > r.rlim_max)
 				return -LX_EINVAL;
+			/* the caller is root: raising the hard limit is allowed too */
 			proc_current()->rlim_core = r.rlim_cur;
+			proc_current()->rlim_core_max = r.rlim_max;
 			return 0;
 		}
 		return -LX_EPERM;	/* the other limits are fixed in this slice */
@@ -1042,21 +692,29 @@ static uint64_t rnd;
 static long sys_getrandom(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	if (a[2] & ~(uint64_t)7)
+	/* GRND_NONBLOCK 1, GRND_RANDOM 2, GRND_INSECURE 4 (not with GRND_RANDOM) */
+	if ((a[2] & ~(uint64_t)7) || (a[2] & 6) == 6)
 		return -LX_EINVAL;
 	uint8_t kb[256];
-	size_t n = a[1] > 256 ? 256 : a[1];	/* Linux also returns short counts */
-	for (size_t i = 0; i < n; i += 8) {
-		uint64_t z = __atomic_add_fetch(&rnd, 0x9e3779b97f4a7c15ull + arch_cycles(),
-						__ATOMIC_RELAXED);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
-		memcpy(kb + i, &z, n - i < 8 ? n - i : 8);
+	/* every byte asked for (Linux's cap is MAX_RW_COUNT), 256 at a time; a fault after
+	 * some bytes returns those */
+	size_t n = a[1] > 0x7ffff000ull ? 0x7ffff000ull : a[1], done = 0;
+	while (done < n) {
+		size_t c = n - done < sizeof kb ? n - done : sizeof kb;
+		for (size_t i = 0; i < c; i += 8) {
+			/* relaxed: a counter, nothing else is ordered by it */
+			uint64_t z = __atomic_add_fetch(&rnd, 0x9e3779b97f4a7c15ull + arch_cycles(),
+							__ATOMIC_RELAXED);
+			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+			z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+			z ^= z >> 31;
+			memcpy(kb + i, &z, c - i < 8 ? c - i : 8);
+		}
+		if (copy_to_user((void *)(a[0] + done), kb, c))
+			return done ? (long)done : -LX_EFAULT;
+		done += c;
 	}
-	if (copy_to_user((void *)a[0], kb, n))
-		return -LX_EFAULT;
-	return (long)n;
+	return (long)done;
 }
 
 uint64_t ktime_ns(void)
@@ -1070,9 +728,11 @@ static long clock_read(uint64_t clk, struct lx_timespec *ts)
 	uint64_t ns = ktime_ns();
 	switch (clk) {
 	case LX_CLOCK_REALTIME:
+	case LX_CLOCK_REALTIME_COARSE:
 		ns += syscall_boot_epoch * 1000000000ull;
 		break;
 	case LX_CLOCK_MONOTONIC:
+	case LX_CLOCK_MONOTONIC_COARSE:
 	case LX_CLOCK_MONOTONIC_RAW:
 	case LX_CLOCK_BOOTTIME:
 	case LX_CLOCK_PROCESS_CPUTIME_ID:	/* approximations: the whole machine's time */
@@ -1161,8 +821,10 @@ static long sys_clock_nanosleep(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	struct lx_timespec ts, now = { 0, 0 };
-	if (a[0] != LX_CLOCK_REALTIME && a[0] != LX_CLOCK_MONOTONIC && a[0] != LX_CLOCK_BOOTTIME)
-		return -LX_EINVAL;
+	if (a[0] != LX_CLOCK_REALTIME && a[0] != LX_CLOCK_MONOTONIC && a[0] != LX_CLOCK_BOOTTIME) {
+		struct lx_timespec t;	/* a clock that exists but has no sleep: Linux's */
+		return clock_read(a[0], &t) ? -LX_EINVAL : -LX_EOPNOTSUPP;	/* kc->nsleep */
+	}
 	if (copy_from_user(&ts, (const void *)a[2], sizeof ts))
 		return -LX_EFAULT;
 	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)

@@ -22,6 +22,8 @@
 #include <stdbool.h>
 
 #define ARCH_NAME "hosted"
+/* arch_if.h "user space": the user copies reach this process's own memory (ucopy.c) */
+#define ARCH_UCOPY_OWN_MEMORY 1
 /* The vector of the port's per-CPU clock (same number as x86's: the clock's class is
  * 0xe, above every level's class but IPL_HIGH's). */
 #define ARCH_VEC_TIMER 0xef
