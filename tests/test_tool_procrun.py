@@ -124,3 +124,25 @@ def test_stop_signal_during_spawn_is_raised_inside_the_stream(tmp_path):
                 os.killpg(child, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_a_child_dies_with_the_tool_even_by_sigkill():
+    """A tool killed by SIGKILL cannot kill the group it started (its child is in a
+    session of its own): the child's PR_SET_PDEATHSIG does. The tool here is a Python
+    process that spawns `sleep` through procrun.spawn, prints its pid and waits."""
+    tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools")
+    tool = _child("import sys, time; sys.path.insert(0, %r)\n"
+                  "from ksync import procrun\n"
+                  "p = procrun.spawn(['sleep', '600'])\n"
+                  "print(p.pid, flush=True); time.sleep(600)\n" % tools)
+    try:
+        pid = int(tool.stdout.readline())
+        os.kill(pid, 0)                      # the child runs
+        tool.kill()
+        tool.wait()
+        assert _gone(pid), "the child outlived the tool's SIGKILL"
+    finally:
+        tool.kill()
+        tool.wait()
+        tool.stdout.close()
+        tool.stderr.close()

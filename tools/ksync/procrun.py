@@ -13,6 +13,8 @@ its lines into a verdict (qemu.verdict).
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import queue
 import re
@@ -49,6 +51,21 @@ def kill_group(proc: subprocess.Popen) -> None:
     signal_group(proc, signal.SIGKILL)
 
 
+# prctl(PR_SET_PDEATHSIG, SIGKILL): the kernel kills the child when the tool dies, however
+# it dies - a SIGKILL gives the tool no chance to kill the group it started (a test that
+# killpg's the tool's own group with SIGKILL left QEMU, in a session of its own, running).
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def die_with_parent(parent: int) -> None:
+    """In a child between fork and exec: SIGKILL when the parent (pid ``parent``) dies; if
+    it is already gone (reparented before the prctl took effect), exit at once."""
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 # The signals that stop the tool (Ctrl-C; SIGTERM and SIGHUP, which the CLI turns into an
 # exception): held from before a launcher's Popen until stream() is inside its try.
 STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
@@ -56,7 +73,8 @@ STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 
 def spawn(cmd: list[str], preexec_fn: Callable[[], None] | None = None,
           **popen_kw) -> subprocess.Popen:
-    """``subprocess.Popen(cmd, start_new_session=True, ...)`` with the stop signals held
+    """``subprocess.Popen(cmd, start_new_session=True, ...)``, the child killed when the
+    tool dies (``die_with_parent``), with the stop signals held
     until ``stream(proc, ...)`` takes over. A stop signal that arrives while the child
     starts (inside Popen, which returns only after the child's exec - on a loaded host the
     child may already run and be seen running) is then raised inside stream's try, which
@@ -64,8 +82,10 @@ def spawn(cmd: list[str], preexec_fn: Callable[[], None] | None = None,
     child running. The child starts with the caller's own mask. The caller calls stream()
     next (spawn's OSError leaves the mask as it was)."""
     old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    parent = os.getpid()
 
     def child() -> None:
+        die_with_parent(parent)
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
         if preexec_fn is not None:
             preexec_fn()

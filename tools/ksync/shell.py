@@ -140,9 +140,11 @@ def run_shell(cfg: qemu.BootConfig, banner: str | None = None) -> int:
         saved = termios.tcgetattr(stdin)
         tty.setraw(stdin)
     try:
+        parent = os.getpid()
         proc = subprocess.Popen(cmd, cwd=cfg.repo, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=True,
+                                preexec_fn=lambda: procrun.die_with_parent(parent))
     except OSError as e:
         if saved is not None:
             termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
