@@ -655,16 +655,19 @@ static int signal_of(unsigned v)
  * space's and is dealt with (resolved, fixed up, or the thread redirected to its kill). */
 bool uvm_trap(struct trapframe *tf, unsigned v)
 {
-	bool user = (tf->cs & 3) != 0;
+	bool user = (tf->cs & 3) != 0, oom = false;
 	if (v == 2 || v == 8 || v == 18)
 		return false;			/* NMI, #DF, #MC: the machine's */
 	if (v == 14) {
 		uint64_t cr2 = read_cr2();
 		bool in_user = cr2 >= USER_VA_MIN && cr2 < USER_VA_END;
 		/* RSVD set means a broken table, never the process's fault to resolve */
-		if (in_user && !(tf->error & 8) && kcpu_this_uctx() &&
-		    kernel_user_fault(cr2, tf->error & 2, tf->error & 16, user) == 0)
-			return true;
+		if (in_user && !(tf->error & 8) && kcpu_this_uctx()) {
+			int fr = kernel_user_fault(cr2, tf->error & 2, tf->error & 16, user);
+			if (fr == 0)
+				return true;
+			oom = fr == KERNEL_FAULT_OOM;
+		}
 		if (!user) {
 			uint64_t fix = extable_fixup(tf->rip);
 			if (!fix)
@@ -684,7 +687,7 @@ bool uvm_trap(struct trapframe *tf, unsigned v)
 	struct cpu *c = this_cpu();
 	struct arch_uctx *u = kcpu_this_uctx();
 	u->fault_tf = *tf;
-	tf->rdi = (uint64_t)signal_of(v);
+	tf->rdi = oom ? 9 /* SIGKILL: kernel_user_trap's out-of-memory kill */ : (uint64_t)signal_of(v);
 	tf->rsi = v == 14 ? read_cr2() : tf->rip;
 	tf->rip = (uint64_t)uvm_user_trap;
 	tf->cs = 0x08;
