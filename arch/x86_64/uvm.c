@@ -251,10 +251,31 @@ void arch_as_destroy(struct arch_as *as)
 	kfree(as);
 }
 
+/* The leaf entry for va if its tables exist (NULL if not); *next = the first address
+ * past va that may have one: past the whole absent table's range when a level is
+ * missing, so that a walk over a huge sparse range (munmap or mprotect of 1 TiB: the
+ * fuzz's huge lengths) costs the tables that exist, not one step per page. */
+static uint64_t *walk_next(struct arch_as *as, uint64_t va, uint64_t *next)
+{
+	uint64_t *t = (uint64_t *)as->pml4;
+	for (int level = 3; level > 0; level--) {
+		uint64_t e = t[idx(va, level)];
+		if (!(e & PTE_P)) {
+			uint64_t span = 1ull << (12 + 9 * level);
+			*next = (va & ~(span - 1)) + span;
+			return NULL;
+		}
+		t = (uint64_t *)P2V(e & PTE_ADDR);
+	}
+	*next = va + PAGE_SIZE;
+	return &t[idx(va, 0)];
+}
+
 void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len)
 {
-	for (uint64_t a = va; a < va + len; a += PAGE_SIZE) {
-		uint64_t *pte = walk(as, a, false);
+	uint64_t end = va + len < va ? ~0ull : va + len;
+	for (uint64_t a = va, next; a < end && a >= va; a = next) {
+		uint64_t *pte = walk_next(as, a, &next);
 		if (!pte || !(*pte & PTE_P))
 			continue;	/* (empty tables stay until destroy) */
 		uint64_t pa = *pte & PTE_ADDR;
@@ -267,8 +288,9 @@ void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len)
 
 void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned prot)
 {
-	for (uint64_t a = va; a < va + len; a += PAGE_SIZE) {
-		uint64_t *pte = walk(as, a, false);
+	uint64_t end = va + len < va ? ~0ull : va + len;
+	for (uint64_t a = va, next; a < end && a >= va; a = next) {
+		uint64_t *pte = walk_next(as, a, &next);
 		if (!pte || !(*pte & PTE_P))
 			continue;
 		uint64_t e = *pte, pa = e & PTE_ADDR, cow = e & PTE_COW;
