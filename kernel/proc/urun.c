@@ -266,7 +266,8 @@ void urun_main(struct boot_info *bi)
 	syscall_report();
 	/* orphans may still be running, and a dead thread's stack is freed lazily (at the
 	 * next thread_create): give them a moment (bounded) before counting */
-	for (unsigned w = 0; w < 200 && (proc_pages_in_use() || stack_slots_live > a0.stacks); w++) {
+	uint64_t until = ktime_ns() + 5000000000ull;	/* 5 s: the host may be busy */
+	while ((proc_pages_in_use() || stack_slots_live > a0.stacks) && ktime_ns() < until) {
 		thread_reclaim();
 		thread_yield();
 	}

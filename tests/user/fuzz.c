@@ -1,7 +1,7 @@
 /* fuzz: random system calls (trinity-style) against the kernel, ksync only - never run
  * it on the host (random calls as root on the dev machine are unsafe).
  *
- * Usage: fuzz SEED CHILDREN CALLS. The parent makes /tmp/fz<k> for each child and forks
+ * Usage: fuzz SEED CHILDREN CALLS [TRACE_FROM]. The parent makes /tmp/fz<k> for each child and forks
  * CHILDREN children; child k seeds a splitmix64 with SEED + k, moves into /tmp/fz<k>,
  * opens a few descriptors and makes CALLS raw system calls: the number one of those
  * ksync implements (9 in 16), from 0..459 (6 in 16) or out of range (1 in 16: 460..599,
@@ -35,7 +35,9 @@
  * a kernel panic or hang is.
  *
  * The parent prints the seed, each child's end, removes /tmp/fz<k> (nftw) and "fuzz:
- * done". */
+ * done". With TRACE_FROM, each child also prints its calls from that index on ("k:i nr
+ * N (args) = result", on a descriptor kept at 200+): to find the call that broke
+ * something, bisect CALLS with one child, then trace the last few. */
 #define _GNU_SOURCE
 #include "ut.h"
 #include <fcntl.h>
@@ -145,7 +147,14 @@ static long path_arg(void)
 {
 	switch (rnd() % 8) {
 	case 0: return (long)unterm;
-	case 1: return arg() & ~0xffl;	/* a bad pointer mostly (or NULL) */
+	case 1: {	/* a bad pointer - never the buffer, whose random bytes could name
+			   anything ("/..."): a path must stay in the child's directory */
+		long v[] = { 0, -1, (long)hole, (long)(rnd() % 0x10000),
+			     (long)(0xffff800000000000ull + (rnd() % (1ull << 30))),
+			     (long)(0xffffffff80000000ull + (rnd() % (16u << 20))),
+			     (long)0x0000800000000000ull, (long)0x8000000000000000ull };
+		return v[rnd() % 8];
+	}
 	default: return (long)names[rnd() % (sizeof names / sizeof names[0])];
 	}
 }
@@ -277,6 +286,9 @@ static void reap(void)
 		;
 }
 
+static long trace_from = -1;	/* argv[4]: print the calls from this index on */
+static int trace_fd = -1;
+
 static int child(uint64_t seed, int k, long calls)
 {
 	st = seed;
@@ -286,6 +298,8 @@ static int child(uint64_t seed, int k, long calls)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);	/* a write to a pipe it closed: EPIPE, not the end */
 	int nul = open("/dev/null", O_RDWR);
+	if (trace_from >= 0)
+		trace_fd = fcntl(1, F_DUPFD, 200);
 	dup2(nul, 1);
 	dup2(nul, 2);
 	close(nul);
@@ -318,6 +332,8 @@ static int child(uint64_t seed, int k, long calls)
 	closed_fd = open("/dev/null", O_RDONLY);
 	close(closed_fd);
 	sys6(158, 0x1003 /* ARCH_GET_FS */, (long)&fsbase, 0, 0, 0, 0);
+	if (trace_fd >= 0)
+		dprintf(trace_fd, "%d: buf %p ro %p hole %p unterm %p\n", k, buf, ro, hole, unterm);
 	uint64_t sp;
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
 	stack_lo = (sp & ~4095ull) - (256u << 10);
@@ -341,7 +357,13 @@ static int child(uint64_t seed, int k, long calls)
 			continue;
 		if (nr >= 0 && nr < 512)
 			guard(nr, a);
-		sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		long r = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (trace_from >= 0 && i >= trace_from) {
+			char line[200];
+			int n = snprintf(line, sizeof line, "%d:%ld nr %ld (%lx, %lx, %lx, %lx, %lx, %lx) = %ld\n",
+					 k, i, nr, a[0], a[1], a[2], a[3], a[4], a[5], r);
+			sys6(1, trace_fd, (long)line, n, 0, 0, 0);
+		}
 		if (nr == 158)
 			sys6(158, 0x1002 /* ARCH_SET_FS */, (long)fsbase, 0, 0, 0, 0);
 		if (nr >= 56 && nr <= 58)
@@ -370,6 +392,8 @@ int main(int argc, char **argv)
 	uint64_t seed = strtoull(argv[1], NULL, 0);
 	int kids = atoi(argv[2]);
 	long calls = atol(argv[3]);
+	if (argc > 4)
+		trace_from = atol(argv[4]);
 	if (kids < 1 || kids > 16)
 		kids = 4;
 	printf("fuzz: seed %llu, %d children x %ld calls\n", (unsigned long long)seed, kids, calls);
