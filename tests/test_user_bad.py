@@ -25,7 +25,9 @@ thread stack left over. ``make stress`` runs a longer fuzz at -smp 4.
 """
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -34,7 +36,20 @@ from ksync import qemu, userprogs
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "tests" / "user"
-OUT = ROOT / "build" / "user"
+# its own build directory and only the programs it runs (test_user.py builds every
+# program into build/user, maybe at the same time on another xdist worker)
+OUT = ROOT / "build" / "user-bad"
+PROGS = ["fuzz.c", "nproc.c", "oom.c", "hello.c", "ut.h"]
+
+
+def _progs():
+    src = OUT / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    for name in PROGS:
+        link = src / name
+        if not link.is_symlink():
+            link.symlink_to(SRC / name)
+    return userprogs.build(src, OUT)
 
 SEED = 20261127
 LIST = [f"t/fuzz {SEED} 4 2000", "t/nproc", "t/oom", "t/oom kernel", "t/hello"]
@@ -66,11 +81,10 @@ def _boot(progs, tmp_path: Path, listing: list[str], smp: int, timeout: int, mem
 def bad_boot(tmp_path_factory):
     if not userprogs.have_musl():
         pytest.fail("musl (Debian musl-tools) is missing: run scripts/deps.sh")
-    import subprocess
-    r = subprocess.run(["make", "-s", "-j2", "kernel"], cwd=ROOT, capture_output=True,
+    r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", "kernel"], cwd=ROOT, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    progs = userprogs.build(SRC, OUT)
+    progs = _progs()
     res = _boot(progs, tmp_path_factory.mktemp("bad"), LIST, 2, 240, MEMORY)
     return res, {" ".join(c.argv): c for c in userprogs.parse_user_ktap(res.lines)}
 
@@ -161,7 +175,7 @@ def test_fuzz_stress(request, tmp_path):
     each); the same checks."""
     if not request.config.getoption("--run-stress"):
         pytest.skip("long size: make stress (--run-stress)")
-    progs = userprogs.build(SRC, OUT)
+    progs = _progs()
     for seed in (1, 2, 3):
         listing = [f"t/fuzz {seed} 8 30000", "t/hello"]
         res = _boot(progs, tmp_path, listing, 4, 1200)

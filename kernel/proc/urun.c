@@ -155,7 +155,9 @@ static char *slurp(const char *path, size_t *len)
  * the RAM file system's file data - so that free_before - free_after minus those is
  * what nobody accounts for (a leak: must be 0). Heap blocks still handed out and live
  * inodes are printed too: a kmalloc leak shows there. */
-extern volatile uint64_t stack_slots_live;	/* context.c */
+/* arch/x86_64/context.c: stacks mapped, written under its slot_lock; read here without
+ * it (a count: exact once no thread is created or reclaimed) */
+extern volatile uint64_t stack_slots_live;
 struct pmm_account {
 	size_t free, ramfs_pages, ramfs_inodes, kva_tables, stacks;
 	struct heap_stats heap;
