@@ -25,7 +25,8 @@
  *  - munmap/mprotect/mremap/madvise/MAP_FIXED mmap over its own image, stack or buffer.
  * Guards, so that nothing blocks for ever (no alarm): the descriptor arguments of the
  * calls that may block on a pipe (read, write, readv, writev, pread64, pwrite64,
- * sendfile) are set O_NONBLOCK first; poll's timeout is 0; ppoll's, rt_sigtimedwait's,
+ * sendfile) are set O_NONBLOCK first; sendfile's count is at most 1 MiB (2 GB, Linux's
+ * cap, from /dev/zero takes seconds under TCG); poll's timeout is 0; ppoll's, rt_sigtimedwait's,
  * nanosleep's and clock_nanosleep's timespec, when NULL or in the buffer, is a zero one.
  * fork, vfork and clone (random flags and stack) are made: the new process makes
  * exit_group(0) at once without touching memory (the raw wrapper does it), and the child
@@ -35,9 +36,10 @@
  * a kernel panic or hang is.
  *
  * The parent prints the seed, each child's end, removes /tmp/fz<k> (nftw) and "fuzz:
- * done". With TRACE_FROM, each child also prints its calls from that index on ("k:i nr
- * N (args) = result", on a descriptor kept at 200+): to find the call that broke
- * something, bisect CALLS with one child, then trace the last few. */
+ * done". With TRACE_FROM, each child also prints to /dev/console (seen at once, even
+ * if the run hangs) "k:i ..." every 1000 calls and its calls from that index on ("k:i
+ * nr N (args)" before it, "k:i = result" after): to find the call that broke something, bisect CALLS with one
+ * child (or read where the progress stops), then trace from there. */
 #define _GNU_SOURCE
 #include "ut.h"
 #include <fcntl.h>
@@ -261,6 +263,8 @@ static void guard(long nr, long *a)
 	case 40:
 		nonblock(a[0]);
 		nonblock(a[1]);
+		if ((uint64_t)a[3] > (1u << 20))
+			a[3] = 1 << 20;	/* 2 GB (Linux's cap) from /dev/zero: seconds under TCG */
 		break;
 	case 7:
 		a[2] = 0;
@@ -298,8 +302,11 @@ static int child(uint64_t seed, int k, long calls)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);	/* a write to a pipe it closed: EPIPE, not the end */
 	int nul = open("/dev/null", O_RDWR);
-	if (trace_from >= 0)
-		trace_fd = fcntl(1, F_DUPFD, 200);
+	if (trace_from >= 0) {	/* the console: seen at once, even if the run hangs */
+		int con = open("/dev/console", O_WRONLY);
+		trace_fd = fcntl(con >= 0 ? con : 1, F_DUPFD, 200);
+		close(con);
+	}
 	dup2(nul, 1);
 	dup2(nul, 2);
 	close(nul);
@@ -313,8 +320,7 @@ static int child(uint64_t seed, int k, long calls)
 	mprotect(buf, BUF, PROT_READ | PROT_WRITE);
 	for (int i = 0; i < BUF; i++)
 		buf[i] = (char)rnd();
-	memset(ro, 0, 4096);
-	strcpy(ro, "a");
+	memset(ro, 0, 4096);	/* zeros: a timespec read from it is 0, not a long sleep */
 	mprotect(ro, 4096, PROT_READ);
 	munmap(hole, 4096);
 	memset(unterm, 'a', 4096);
@@ -357,13 +363,17 @@ static int child(uint64_t seed, int k, long calls)
 			continue;
 		if (nr >= 0 && nr < 512)
 			guard(nr, a);
-		long r = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-		if (trace_from >= 0 && i >= trace_from) {
+		if (trace_from >= 0 && i % 1000 == 0)
+			dprintf(trace_fd, "%d:%ld ...\n", k, i);
+		if (trace_from >= 0 && i >= trace_from) {	/* before: a call may not return */
 			char line[200];
-			int n = snprintf(line, sizeof line, "%d:%ld nr %ld (%lx, %lx, %lx, %lx, %lx, %lx) = %ld\n",
-					 k, i, nr, a[0], a[1], a[2], a[3], a[4], a[5], r);
+			int n = snprintf(line, sizeof line, "%d:%ld nr %ld (%lx, %lx, %lx, %lx, %lx, %lx)\n",
+					 k, i, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 			sys6(1, trace_fd, (long)line, n, 0, 0, 0);
 		}
+		long r = sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (trace_from >= 0 && i >= trace_from)
+			dprintf(trace_fd, "%d:%ld = %ld\n", k, i, r);
 		if (nr == 158)
 			sys6(158, 0x1002 /* ARCH_SET_FS */, (long)fsbase, 0, 0, 0, 0);
 		if (nr >= 56 && nr <= 58)
