@@ -387,6 +387,13 @@ static int child(uint64_t seed, int k, long calls)
 	return 0;
 }
 
+static int show_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	printf("  left: %s type %d mode %o nlink %ld\n", path, type, sb->st_mode, (long)sb->st_nlink);
+	return 0;
+}
+
 static int rm_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
 {
 	(void)sb; (void)type; (void)ftw;
@@ -436,12 +443,15 @@ int main(int argc, char **argv)
 			bad += WEXITSTATUS(ws) != 0;
 		}
 	}
+	/* musl's nftw descends only as deep as its descriptor limit: the children chdir
+	 * into the directories they make, so a tree may be deep */
 	int left = 0;
 	for (int k = 0; k < kids; k++) {
 		char dir[32];
 		snprintf(dir, sizeof dir, "/tmp/fz%d", k);
-		if (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) || access(dir, F_OK) == 0) {
+		if (nftw(dir, rm_one, 200, FTW_DEPTH | FTW_PHYS) || access(dir, F_OK) == 0) {
 			printf("rm -r %s: errno %d\n", dir, errno);
+			nftw(dir, show_one, 200, FTW_PHYS);
 			left++;
 		}
 	}
