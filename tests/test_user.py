@@ -40,7 +40,8 @@ CASES = [
 ]
 # the file calls through kernel/fs (each program takes the case to run as argv[1])
 FS_CASES = {
-    "fs_files": ["create", "rw", "lseek", "pread", "trunc", "append", "sendfile", "stat"],
+    "fs_files": ["create", "rw", "lseek", "pread", "trunc", "append", "sendfile", "stat",
+                 "sendfile_kill"],
     "fs_dirs": ["mkdir", "getdents", "rmdir", "unlink", "rename", "link", "symlink", "at"],
     "fs_errors": ["ebadf", "enoent", "eexist", "enotdir", "eisdir", "enotempty", "efault",
                   "toolong"],

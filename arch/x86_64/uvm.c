@@ -259,10 +259,31 @@ void arch_as_destroy(struct arch_as *as)
 	kfree(as);
 }
 
+/* The leaf entry for va if its tables exist (NULL if not); *next = the first address
+ * past va that may have one: past the whole absent table's range when a level is
+ * missing, so that a walk over a huge sparse range (munmap or mprotect of 1 TiB: the
+ * fuzz's huge lengths) costs the tables that exist, not one step per page. */
+static uint64_t *walk_next(struct arch_as *as, uint64_t va, uint64_t *next)
+{
+	uint64_t *t = (uint64_t *)as->pml4;
+	for (int level = 3; level > 0; level--) {
+		uint64_t e = t[idx(va, level)];
+		if (!(e & PTE_P)) {
+			uint64_t span = 1ull << (12 + 9 * level);
+			*next = (va & ~(span - 1)) + span;
+			return NULL;
+		}
+		t = (uint64_t *)P2V(e & PTE_ADDR);
+	}
+	*next = va + PAGE_SIZE;
+	return &t[idx(va, 0)];
+}
+
 void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len)
 {
-	for (uint64_t a = va; a < va + len; a += PAGE_SIZE) {
-		uint64_t *pte = walk(as, a, false);
+	uint64_t end = va + len < va ? ~0ull : va + len;
+	for (uint64_t a = va, next; a < end && a >= va; a = next) {
+		uint64_t *pte = walk_next(as, a, &next);
 		if (!pte || !has_page(*pte))
 			continue;	/* (empty tables stay until destroy) */
 		uint64_t pa = *pte & PTE_ADDR;
@@ -275,8 +296,9 @@ void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len)
 
 void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned prot)
 {
-	for (uint64_t a = va; a < va + len; a += PAGE_SIZE) {
-		uint64_t *pte = walk(as, a, false);
+	uint64_t end = va + len < va ? ~0ull : va + len;
+	for (uint64_t a = va, next; a < end && a >= va; a = next) {
+		uint64_t *pte = walk_next(as, a, &next);
 		if (!pte || !has_page(*pte))
 			continue;
 		uint64_t e = *pte, pa = e & PTE_ADDR, cow = e & PTE_COW;
@@ -665,16 +687,19 @@ static int signal_of(unsigned v)
  * space's and is dealt with (resolved, fixed up, or the thread redirected to its kill). */
 bool uvm_trap(struct trapframe *tf, unsigned v)
 {
-	bool user = (tf->cs & 3) != 0;
+	bool user = (tf->cs & 3) != 0, oom = false;
 	if (v == 2 || v == 8 || v == 18)
 		return false;			/* NMI, #DF, #MC: the machine's */
 	if (v == 14) {
 		uint64_t cr2 = read_cr2();
 		bool in_user = cr2 >= USER_VA_MIN && cr2 < USER_VA_END;
 		/* RSVD set means a broken table, never the process's fault to resolve */
-		if (in_user && !(tf->error & 8) && kcpu_this_uctx() &&
-		    kernel_user_fault(cr2, tf->error & 2, tf->error & 16, user) == 0)
-			return true;
+		if (in_user && !(tf->error & 8) && kcpu_this_uctx()) {
+			int fr = kernel_user_fault(cr2, tf->error & 2, tf->error & 16, user);
+			if (fr == 0)
+				return true;
+			oom = fr == KERNEL_FAULT_OOM;
+		}
 		if (!user) {
 			uint64_t fix = extable_fixup(tf->rip);
 			if (!fix)
@@ -694,7 +719,7 @@ bool uvm_trap(struct trapframe *tf, unsigned v)
 	struct cpu *c = this_cpu();
 	struct arch_uctx *u = kcpu_this_uctx();
 	u->fault_tf = *tf;
-	tf->rdi = (uint64_t)signal_of(v);
+	tf->rdi = oom ? 9 /* SIGKILL: kernel_user_trap's out-of-memory kill */ : (uint64_t)signal_of(v);
 	tf->rsi = v == 14 ? read_cr2() : tf->rip;
 	tf->rip = (uint64_t)uvm_user_trap;
 	tf->cs = 0x08;

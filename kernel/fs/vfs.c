@@ -1011,6 +1011,7 @@ long vfs_ioctl(struct fdtable *t, int fd, unsigned cmd, void *arg)
 }
 
 #define SENDFILE_CHUNK 16384
+#define FS_MAX_RW_COUNT 0x7ffff000ull	/* Linux's MAX_RW_COUNT: INT_MAX & PAGE_MASK */
 
 long vfs_sendfile(struct fdtable *t, int out_fd, int in_fd, int64_t *offset, size_t count)
 {
@@ -1033,7 +1034,16 @@ long vfs_sendfile(struct fdtable *t, int out_fd, int in_fd, int64_t *offset, siz
 	else if (!(bounce = kmalloc(SENDFILE_CHUNK)))
 		rc = -LX_ENOMEM;
 	size_t total = 0;
+	if (count > FS_MAX_RW_COUNT)
+		count = FS_MAX_RW_COUNT;	/* Linux's do_sendfile caps it (MAX_RW_COUNT) */
 	while (rc == 0 && total < count) {
+		/* a pending signal ends the copy (Linux's splice loop checks it): what was
+		 * copied, or -EINTR; /dev/zero to /dev/null never ends by itself */
+		if (fs_signal_pending()) {
+			if (total == 0)
+				rc = -LX_EINTR;
+			break;
+		}
 		size_t want = count - total < SENDFILE_CHUNK ? count - total : SENDFILE_CHUNK;
 		uint64_t pos = offset ? (uint64_t)*offset : 0;
 		long got = offset ? in->ops->read(in, bounce, want, &pos) : in->ops->read(in, bounce, want, &in->pos);

@@ -422,7 +422,9 @@ long strncpy_from_user(char *dst, const char *usrc, size_t n);
  * kernel_syscall: a system call from ring 3 (IRQs on); returns the value for rax.
  * kernel_user_fault: a page fault at a user address (from ring 3, or from a user copy),
  *   IRQs off: 0 when the kernel made the access valid (demand-zero, copy-on-write),
- *   nonzero when the process cannot take it.
+ *   KERNEL_FAULT_OOM when the access was allowed but no page was left (from ring 3 the
+ *   port then passes LX_SIGKILL (9) to kernel_user_trap: the out-of-memory kill; a user
+ *   copy fails with -EFAULT), another nonzero value when the process cannot take it.
  * kernel_user_return: before an interrupt returns to ring 3 (and after each system
  *   call: kernel_syscall does it itself), on the thread's kernel stack, IRQs on, tf the
  *   frame that returns: the process's pending work (a signal that ends it, or whose
@@ -430,6 +432,7 @@ long strncpy_from_user(char *dst, const char *usrc, size_t n);
 long kernel_syscall(struct trapframe *tf);
 void kernel_user_return(struct trapframe *tf);
 int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user);
+#define KERNEL_FAULT_OOM (-2)
 /* kernel_user_trap: an exception from ring 3 the port could not resolve (sig: the Linux
  *   signal; addr: the fault address for a page fault, else the faulting rip), on the
  *   thread's kernel stack with IRQs on, tf the user frame: the kernel sends the signal

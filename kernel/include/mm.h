@@ -31,5 +31,9 @@ void *kmalloc(size_t n);
 void *kzalloc(size_t n);
 void kfree(void *p);
 size_t kmalloc_usable(const void *p);
+/* What the heap holds: pages carved into size classes (never given back), size-class
+ * blocks handed out and not freed, pages of the large blocks handed out. */
+struct heap_stats { size_t slab_pages, blocks_live, big_pages; };
+void heap_stats(struct heap_stats *st);
 
 #endif

@@ -28,6 +28,9 @@
 #include "syscall/linux_abi.h"
 
 #define PROC_MAX 64		/* process table slots */
+/* RLIMIT_NPROC's default (soft = hard): below PROC_MAX, so that a fork bomb meets the
+ * limit (EAGAIN) before the table is full and the runner can still start programs */
+#define PROC_NPROC_DEFAULT 48
 #define PROC_NSIG 65		/* Linux signals 1..64 */
 
 /* ---- files: kernel/fs (vfs.h) -------------------------------------------------------
@@ -95,6 +98,10 @@ struct process {
 	uint64_t ss_sp, ss_size;	/* sigaltstack (ss_size 0: none) */
 	uint64_t rlim_core;		/* RLIMIT_CORE's soft limit (the core bit: signal.c) */
 	uint64_t rlim_core_max;		/* and its hard limit (the process's own thread) */
+	uint64_t rlim_nproc[2];		/* proc_table_lock: RLIMIT_NPROC {soft, hard}: fork
+					   answers EAGAIN when the processes of the caller's
+					   uid (every process: all are uid 0), zombies too,
+					   number rlim_nproc[0] or more (proc_alloc) */
 	/* bit s-1: signal s pending. Set by any thread (kill, SIGCHLD at a child's exit:
 	 * under proc_table_lock; SIGPIPE by the process itself: an atomic or without it),
 	 * cleared by its thread under proc_table_lock; read atomically (relaxed: the
@@ -186,6 +193,9 @@ long signal_suspend(uint64_t newmask, bool set);	/* rt_sigsuspend (set) and paus
 /* rt_sigtimedwait's step: a pending signal of set taken (its number, info filled), or 0 */
 int signal_take_of(uint64_t set, struct lx_siginfo *info);
 long proc_getppid(void);
+/* prlimit64's RLIMIT_NPROC of process pid (0: the caller): the old limit into old (if
+ * not NULL), then the new one set (if not NULL); 0, -LX_ESRCH or -LX_EINVAL */
+long proc_rlimit_nproc(int pid, const struct lx_rlimit *nw, struct lx_rlimit *old);
 void proc_vfork_release(struct process *p);	/* exec/exit: a vfork parent goes on */
 /* exec.c: replace the calling process's image (kernel strings); 0 or -LX_E* (the old
  * image is intact on an error). tf is its syscall frame, reset to the entry. */

@@ -141,6 +141,9 @@ void thread_drop_uctx(void);
  * detached or free slot. */
 int thread_join(struct thread *t);
 void thread_yield(void);
+/* Free now the stacks of dead detached threads (otherwise freed at the next
+ * thread_create); thread context, IRQs on. urun.c's page accounting uses it. */
+void thread_reclaim(void);
 struct thread *thread_self(void);
 const char *thread_name(const struct thread *t);
 unsigned thread_id(const struct thread *t);

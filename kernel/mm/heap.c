@@ -17,6 +17,11 @@ struct hdr { uint64_t magic, info; };	/* info: class index, or 0x100 | npages */
 struct freeblk { struct hdr h; struct freeblk *next; };
 
 static struct freeblk *freelist[NCLASS];	/* heap_lock */
+/* statistics (heap_stats; urun.c's page accounting): pages carved into size classes
+ * (kept by the heap for ever) and size-class blocks handed out - heap_lock; pages of the
+ * large blocks handed out - atomic (relaxed: a count, orders nothing) */
+static size_t slab_pages, blocks_live;
+static uint64_t big_pages;
 LOCK_CLASS(heap_class, "heap", LOCK_MASTER, LOCK_DATA);
 static struct mlock heap_lock __attribute__((aligned(64))) =
 	MLOCK_INIT(heap_class, MLOCK_TICKET);
@@ -47,6 +52,7 @@ void *kmalloc(size_t n)
 		struct hdr *h = (struct hdr *)pa;
 		h->magic = MAGIC_USED;
 		h->info = 0x100 | pages << 9;
+		__atomic_fetch_add(&big_pages, pages, __ATOMIC_RELAXED);
 		return (uint8_t *)h + HDR;
 	}
 	irqkey_t k = mlock_lock_irqsave(&heap_lock);
@@ -57,6 +63,7 @@ void *kmalloc(size_t n)
 			return NULL;
 		}
 		size_t sz = class_size(c);
+		slab_pages++;
 		for (size_t off = 0; off + sz <= PAGE_SIZE; off += sz) {
 			struct freeblk *b = (struct freeblk *)(pa + off);
 			b->h.magic = MAGIC_FREE;
@@ -67,6 +74,7 @@ void *kmalloc(size_t n)
 	}
 	struct freeblk *b = freelist[c];
 	freelist[c] = b->next;
+	blocks_live++;
 	mlock_unlock_irqrestore(&heap_lock, k);
 	KASSERT(b->h.magic == MAGIC_FREE);
 	b->h.magic = MAGIC_USED;
@@ -98,6 +106,7 @@ void kfree(void *p)
 		panic("kfree(%p): %s", p, h->magic == MAGIC_FREE ? "double free" : "not a kmalloc block");
 	if (h->info & 0x100) {
 		h->magic = 0;
+		__atomic_fetch_sub(&big_pages, h->info >> 9, __ATOMIC_RELAXED);
 		pmm_free_contig((uint64_t)h, h->info >> 9);
 		return;
 	}
@@ -106,5 +115,15 @@ void kfree(void *p)
 	irqkey_t k = mlock_lock_irqsave(&heap_lock);
 	b->next = freelist[b->h.info];
 	freelist[b->h.info] = b;
+	blocks_live--;
 	mlock_unlock_irqrestore(&heap_lock, k);
+}
+
+void heap_stats(struct heap_stats *st)
+{
+	irqkey_t k = mlock_lock_irqsave(&heap_lock);
+	st->slab_pages = slab_pages;
+	st->blocks_live = blocks_live;
+	mlock_unlock_irqrestore(&heap_lock, k);
+	st->big_pages = __atomic_load_n(&big_pages, __ATOMIC_RELAXED);
 }

@@ -210,14 +210,16 @@ long mm_write(struct mm *mm, uint64_t va, const void *src, size_t n)
 	return 0;
 }
 
-/* kernel_user_fault's policy for mm: 0 when the access is now valid. IRQs off. */
+/* kernel_user_fault's policy for mm: 0 when the access is now valid, KERNEL_FAULT_OOM
+ * when it is allowed but no page (or page table) was left, -1 when it is not allowed.
+ * IRQs off. */
 int mm_fault(struct mm *mm, uint64_t addr, bool write, bool exec)
 {
 	irqkey_t k = mlock_lock_irqsave(&mm->lock);
 	struct vma *v = vma_find(mm, addr);
 	int rc = -1;
 	if (v && (v->prot & (write ? ARCH_PROT_WRITE : exec ? ARCH_PROT_EXEC : ARCH_PROT_READ)))
-		rc = arch_as_page(mm->as, addr, v->prot, write) ? 0 : -1;
+		rc = arch_as_page(mm->as, addr, v->prot, write) ? 0 : KERNEL_FAULT_OOM;
 	mlock_unlock_irqrestore(&mm->lock, k);
 	return rc;
 }

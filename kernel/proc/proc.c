@@ -31,6 +31,7 @@ static struct process procs[PROC_MAX];	/* slots: proc_table_lock */
 static int next_pid = 1;		/* proc_table_lock */
 
 extern void (*fshooks_group_signal)(int sig);	/* fshooks.c */
+static struct process *find_locked(int pid);
 static void tty_group_signal(int sig);
 void proc_init(void)
 {
@@ -66,11 +67,25 @@ uint64_t proc_pages_in_use(void)
 	return n;
 }
 
+/* A free slot for a child of parent (NULL: a program the runner spawns, which no
+ * limit stops: Linux's init is not limited either); NULL when the table is full or the
+ * parent's RLIMIT_NPROC is reached (Linux's copy_process: EAGAIN when the new process
+ * would make the user's count exceed the soft limit; every ksync process is uid 0, and
+ * a zombie counts until it is reaped, as Linux's release_task drops the count). */
 static struct process *proc_alloc(struct process *parent)
 {
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	struct process *p = NULL;
 	struct arch_uctx *stale = NULL;
+	if (parent) {
+		uint64_t n = 0;
+		for (unsigned i = 0; i < PROC_MAX; i++)
+			n += procs[i].state != PROC_FREE;
+		if (n >= parent->rlim_nproc[0]) {
+			mlock_unlock_irqrestore(&proc_table_lock, k);
+			return NULL;
+		}
+	}
 	for (unsigned i = 0; i < PROC_MAX; i++) {
 		if (procs[i].state == PROC_FREE) {
 			p = &procs[i];
@@ -87,6 +102,8 @@ static struct process *proc_alloc(struct process *parent)
 			p->pgid = parent ? parent->pgid : p->pid;
 			p->sid = parent ? parent->sid : p->pid;
 			p->rlim_core_max = LX_RLIM_INFINITY;	/* fork copies the parent's */
+			p->rlim_nproc[0] = parent ? parent->rlim_nproc[0] : PROC_NPROC_DEFAULT;
+			p->rlim_nproc[1] = parent ? parent->rlim_nproc[1] : PROC_NPROC_DEFAULT;
 			break;
 		}
 	}
@@ -426,6 +443,31 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 		}
 		sched_sleep(PROC_COND_CHILD | PROC_COND_SIG);
 	}
+}
+
+long proc_rlimit_nproc(int pid, const struct lx_rlimit *nw, struct lx_rlimit *old)
+{
+	if (nw && nw->rlim_cur > nw->rlim_max)
+		return -LX_EINVAL;
+	long rc = 0;
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	struct process *t = pid ? find_locked(pid) : proc_current();
+	if (!t || t->state != PROC_LIVE) {
+		rc = -LX_ESRCH;
+	} else {
+		if (old) {
+			old->rlim_cur = t->rlim_nproc[0];
+			old->rlim_max = t->rlim_nproc[1];
+		}
+		/* raising the hard limit needs CAP_SYS_RESOURCE on Linux: every ksync
+		 * process is root and has it */
+		if (nw) {
+			t->rlim_nproc[0] = nw->rlim_cur;
+			t->rlim_nproc[1] = nw->rlim_max;
+		}
+	}
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	return rc;
 }
 
 long proc_getppid(void)

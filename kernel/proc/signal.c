@@ -236,6 +236,15 @@ void signal_force(int sig, const struct lx_siginfo *info)
 void kernel_user_trap(struct trapframe *tf, int sig, uint64_t addr)
 {
 	struct process *p = proc_current();
+	if (sig == LX_SIGKILL) {
+		/* the out-of-memory kill (arch_if.h KERNEL_FAULT_OOM): the process whose
+		 * allowed access found no page left. Not Linux's choice (the largest by
+		 * oom_badness): the fault path holds the mm lock with IRQs off and cannot
+		 * wait for another process to give pages back; the faulting process is the
+		 * one asking. Its pages go back at its exit; its parent sees SIGKILL. */
+		kprintf("ksync: Out of memory: Killed process %d (%s)\n", p->pid, p->comm);
+		signal_die(LX_SIGKILL);
+	}
 	int trapno = arch_uregs_trapno(tf);
 	struct lx_siginfo si = { .si_signo = sig, .si_code = LX_SI_KERNEL };
 	switch (trapno) {

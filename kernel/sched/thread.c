@@ -244,6 +244,8 @@ static void zombies_free(void)
 	}
 }
 
+void thread_reclaim(void) { zombies_free(); }
+
 /* ---- signals ------------------------------------------------------------------------------ */
 
 /* Drop the pending signals of a dead thread (counted: nothing lost silently). */

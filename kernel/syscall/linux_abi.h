@@ -89,6 +89,7 @@
 #define LX_SYS_sigaltstack 131
 #define LX_SYS_prctl 157
 #define LX_SYS_arch_prctl 158
+#define LX_SYS_setrlimit 160
 #define LX_SYS_gettid 186
 #define LX_SYS_tkill 200
 #define LX_SYS_time 201

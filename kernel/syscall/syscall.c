@@ -645,18 +645,27 @@ static long sys_time(struct trapframe *tf, const uint64_t a[6])
 static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	if (a[0] && (int)a[0] != proc_current()->pid)
-		return -LX_ESRCH;
 	if (a[1] >= 16)
 		return -LX_EINVAL;
+	if (a[1] == LX_RLIMIT_NPROC) {
+		/* kept per process (proc.c: fork's EAGAIN); settable, for another process
+		 * too (every ksync process has the caller's uid, 0) */
+		struct lx_rlimit nw, old;
+		if (a[2] && copy_from_user(&nw, (const void *)a[2], sizeof nw))
+			return -LX_EFAULT;
+		long rc = proc_rlimit_nproc((int)a[0], a[2] ? &nw : NULL, &old);
+		if (!rc && a[3] && copy_to_user((void *)a[3], &old, sizeof old))
+			return -LX_EFAULT;
+		return rc;
+	}
+	if (a[0] && (int)a[0] != proc_current()->pid)
+		return -LX_ESRCH;
 	if (a[3]) {
 		struct lx_rlimit r = { LX_RLIM_INFINITY, LX_RLIM_INFINITY };
 		if (a[1] == LX_RLIMIT_STACK)
 			r.rlim_cur = MM_STACK_SIZE;
 		else if (a[1] == LX_RLIMIT_NOFILE)
 			r.rlim_cur = r.rlim_max = FS_NOFILE;
-		else if (a[1] == LX_RLIMIT_NPROC)
-			r.rlim_cur = r.rlim_max = PROC_MAX;
 		else if (a[1] == LX_RLIMIT_CORE) {
 			r.rlim_cur = proc_current()->rlim_core;
 			r.rlim_max = proc_current()->rlim_core_max;
@@ -684,6 +693,12 @@ static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 static long sys_getrlimit(struct trapframe *tf, const uint64_t a[6])
 {
 	uint64_t b[6] = { 0, a[0], 0, a[1] };
+	return sys_prlimit64(tf, b);
+}
+
+static long sys_setrlimit(struct trapframe *tf, const uint64_t a[6])
+{
+	uint64_t b[6] = { 0, a[0], a[1], 0 };
 	return sys_prlimit64(tf, b);
 }
 
@@ -1084,6 +1099,7 @@ static const sys_fn table[LX_NR_SYSCALLS] = {
 	[LX_SYS_fcntl] = sys_fcntl,
 	[LX_SYS_gettimeofday] = sys_gettimeofday,
 	[LX_SYS_getrlimit] = sys_getrlimit,
+	[LX_SYS_setrlimit] = sys_setrlimit,
 	[LX_SYS_getuid] = sys_zero,
 	[LX_SYS_getgid] = sys_zero,
 	[LX_SYS_geteuid] = sys_zero,

@@ -73,6 +73,7 @@
 	[LX_SYS_sigaltstack] = "sigaltstack",
 	[LX_SYS_prctl] = "prctl",
 	[LX_SYS_arch_prctl] = "arch_prctl",
+	[LX_SYS_setrlimit] = "setrlimit",
 	[LX_SYS_gettid] = "gettid",
 	[LX_SYS_tkill] = "tkill",
 	[LX_SYS_time] = "time",

@@ -5,6 +5,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sendfile.h>
+#include <signal.h>
+#include <time.h>
+#include <sys/wait.h>
 
 static void st_show(const char *what, const char *path)
 {
@@ -211,12 +214,36 @@ static void c_stat(void)
 	unlink(p);
 }
 
+/* sendfile from /dev/zero to /dev/null with a huge count (Linux caps it at 0x7ffff000
+ * bytes a call) in a child, killed with SIGKILL meanwhile: the copy ends at the signal
+ * (ksync once copied until the count was done: 128 TiB, a hang the fuzz found). */
+static void c_sendfile_kill(void)
+{
+	fflush(stdout);
+	pid_t p = fork();
+	if (p == 0) {
+		int z = open("/dev/zero", O_RDONLY), n = open("/dev/null", O_WRONLY);
+		for (;;)
+			sendfile(n, z, NULL, 0x7ffff7ffdff6ul);
+	}
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	kill(p, SIGKILL);
+	int st = 0;
+	waitpid(p, &st, 0);
+	printf("sendfile child: signaled %d sig %d\n", WIFSIGNALED(st), WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	int z = open("/dev/zero", O_RDONLY), n = open("/dev/null", O_WRONLY);
+	printf("sendfile 1 MiB: %ld\n", (long)sendfile(n, z, NULL, 1 << 20));
+	close(z);
+	close(n);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); } cs[] = {
 		{"create", c_create}, {"rw", c_rw}, {"lseek", c_lseek}, {"pread", c_pread},
 		{"trunc", c_trunc}, {"append", c_append}, {"sendfile", c_sendfile},
-		{"stat", c_stat},
+		{"stat", c_stat}, {"sendfile_kill", c_sendfile_kill},
 	};
 	umask(022);
 	for (unsigned i = 0; i < sizeof cs / sizeof cs[0]; i++)

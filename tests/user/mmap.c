@@ -36,5 +36,28 @@ int main(void)
 		munmap(m, 8192);
 	}
 	printf("100 map/unmap ok=%d\n", ok);
+	/* a huge sparse mapping (1 TiB, four pages touched): mprotect and munmap of the whole
+	 * range walk only the page tables that exist (uvm.c walk_next; one step per page
+	 * took 33 s under TCG) and still reach every touched page */
+	size_t big = 1ull << 40;
+	char *h = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (h == MAP_FAILED) {
+		printf("1 TiB mmap failed errno=%d\n", errno);
+		return 0;
+	}
+	size_t at[4] = { 0, (1ull << 30) + 5 * 4096, (512ull << 30) - 4096, big - 4096 };
+	for (int i = 0; i < 4; i++)
+		h[at[i]] = (char)(10 + i);
+	SHOW("mprotect 1 TiB read-only", mprotect(h, big, PROT_READ));
+	printf("read back %d %d %d %d\n", h[at[0]], h[at[1]], h[at[2]], h[at[3]]);
+	SHOW("mprotect 1 TiB read-write", mprotect(h, big, PROT_READ | PROT_WRITE));
+	SHOW("munmap all but the first and last page", munmap(h + 4096, big - 8192));
+	char *n1 = mmap(h + at[1], 4096, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	char *n2 = mmap(h + at[2], 4096, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	printf("remapped fresh: %d %d, first/last kept %d %d\n", n1 == h + at[1] && n1[0] == 0,
+	       n2 == h + at[2] && n2[0] == 0, h[at[0]], h[at[3]]);
+	SHOW("munmap 1 TiB", munmap(h, big));
 	return 0;
 }
