@@ -154,13 +154,33 @@ int vfs_pipe2(struct fdtable *t, int fds[2], int flags);
 
 /* ---- set-up ---------------------------------------------------------------------------
  * fs_init: once, from a thread (the scheduler running): creates "/", /dev with null,
- * zero, urandom, console, tty; /tmp (mode 1777); /proc is left for later. Idempotent. */
+ * zero, urandom, console, tty; /tmp (mode 1777); /proc (procfs.c). Idempotent. */
 int fs_init(void);
 /* Unpack a cpio newc archive ("070701") into "/": directories, regular files, symlinks,
  * modes, hard links (by ino), TRAILER!!!. A corrupt archive is refused (-LX_EINVAL) with
  * a message naming what is wrong and at which offset; `err`, if not NULL, receives it. */
 int fs_unpack_cpio(const void *buf, size_t len);
 int fs_unpack_cpio_msg(const void *buf, size_t len, char *err, size_t errlen);
+
+/* ---- /proc (kernel/fs/procfs.c) ---------------------------------------------------------
+ * The process layer's side, set once (fs_procfs_set) before any process runs; until then
+ * /proc holds its fixed names with empty text. Called with the ramfs monitor held (so
+ * they may take only master locks, and must not touch user memory):
+ *   self()  the calling process's pid, 0 in a kernel thread;
+ *   pids()  the pids in the table (live and zombie), ascending, at most max;
+ *   gen()   the text of file `name` of process pid ("stat", "status", "cmdline", "exe":
+ *           the link's target) or of /proc itself (pid 0: "meminfo", "cpuinfo",
+ *           "uptime") into buf (n bytes, no NUL needed): its length, or -LX_ENOENT
+ *           (the process is gone). */
+struct procfs_source {
+	int (*self)(void);
+	unsigned (*pids)(int *out, unsigned max);
+	long (*gen)(int pid, const char *name, char *buf, size_t n);
+};
+void fs_procfs_set(const struct procfs_source *s);
+/* The absolute path (from the fs_ctx's root) of the file path names, symbolic links
+ * followed: its length without the NUL, or -LX_E*. (execve records it for /proc/<pid>/exe.) */
+long vfs_realpath(struct fdtable *t, struct fs_ctx *c, const char *path, char *buf, size_t n);
 
 /* ---- hooks the process layer overrides (weak defaults here) -----------------------------
  * fs_signal_pending: a signal is pending for the calling thread (a blocking wait then

@@ -112,7 +112,13 @@ struct process {
 		uint64_t addr, ip;
 	} fault;
 	uint64_t clear_child_tid;
+	/* the image's names, for /proc (kernel/proc/procfs.c): written by its own thread
+	 * (exec, prctl's PR_SET_NAME) under proc_table_lock, or by fork before the child
+	 * runs, also under it; read by its own thread freely, by others under the lock */
 	char comm[16];
+	char exe[256];			/* the exec'd file's absolute path, links followed */
+	char cmdline[512];		/* argv, each NUL-terminated (cut at 512 bytes) */
+	uint16_t cmdline_len;
 };
 #define PROC_COND_CHILD SCHED_COND(16)
 #define PROC_COND_SIG SCHED_COND(17)	/* a signal was posted (pause, sigsuspend) */
@@ -147,6 +153,21 @@ static inline bool proc_sig_any_acts(const struct process *p)
 }
 
 void proc_init(void);
+/* A copy of what /proc shows of process pid, taken under proc_table_lock (never held
+ * while formatting or copying to user). false: no such process. */
+struct proc_snap {
+	int pid, ppid, pgid, sid;
+	char state;			/* R (the caller), S, T (stopped), Z (zombie) */
+	char comm[16], exe[256], cmdline[512];
+	uint16_t cmdline_len;
+	uint64_t rss_pages, sig_pending;
+};
+bool proc_snapshot(int pid, struct proc_snap *s);
+unsigned proc_pids(int *out, unsigned max);	/* ascending */
+/* The calling process's comm (prctl PR_SET_NAME) and, at exec, its exe path and argv,
+ * under proc_table_lock. */
+void proc_set_comm(struct process *p, const char *name);
+void procfs_init(void);		/* kernel/proc/procfs.c: /proc's generator to kernel/fs */
 struct process *proc_current(void);	/* NULL in a kernel thread */
 /* A new process running path with argv/envp (kernel strings), child of nobody, with a
  * copy of the descriptor table fds (its close-on-exec descriptors closed) and cwd "/";

@@ -213,6 +213,7 @@ void urun_main(struct boot_info *bi)
 		s = e + 1;
 	}
 	proc_init();
+	procfs_init();	/* /proc's text (kernel/proc/procfs.c) */
 	char *out = kmalloc(OUT_CAP);
 	KASSERT(out);
 	size_t free0 = pmm_free_pages();

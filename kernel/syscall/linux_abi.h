@@ -73,6 +73,7 @@
 #define LX_SYS_umask 95
 #define LX_SYS_gettimeofday 96
 #define LX_SYS_getrlimit 97
+#define LX_SYS_sysinfo 99
 #define LX_SYS_getuid 102
 #define LX_SYS_getgid 104
 #define LX_SYS_geteuid 107
@@ -93,6 +94,7 @@
 #define LX_SYS_tkill 200
 #define LX_SYS_time 201
 #define LX_SYS_futex 202
+#define LX_SYS_sched_getaffinity 204
 #define LX_SYS_getdents64 217
 #define LX_SYS_set_tid_address 218
 #define LX_SYS_clock_gettime 228

@@ -39,6 +39,8 @@
 	[LX_SYS_wait4] = "wait4",
 	[LX_SYS_kill] = "kill",
 	[LX_SYS_uname] = "uname",
+	[LX_SYS_sysinfo] = "sysinfo",
+	[LX_SYS_sched_getaffinity] = "sched_getaffinity",
 	[LX_SYS_fcntl] = "fcntl",
 	[LX_SYS_fsync] = "fsync",
 	[LX_SYS_ftruncate] = "ftruncate",
