@@ -841,6 +841,50 @@ int vfs_fchmodat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *pat
 	return rc;
 }
 
+static void set_times(struct inode *i, const struct lx_timespec ts[2])
+{
+	struct lx_timespec now = fs_now();
+	for (int k = 0; k < 2; k++) {
+		long ns = ts ? (long)ts[k].tv_nsec : FS_UTIME_NOW;
+		if (ns == FS_UTIME_OMIT)
+			continue;
+		*(k ? &i->mtime : &i->atime) = ns == FS_UTIME_NOW ? now : ts[k];
+	}
+	i->ctime = now;
+}
+
+int vfs_utimensat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
+		  const struct lx_timespec ts[2], int flags)
+{
+	if (flags & ~LX_AT_SYMLINK_NOFOLLOW)
+		return -LX_EINVAL;
+	for (int k = 0; ts && k < 2; k++)
+		if ((ts[k].tv_nsec < 0 || ts[k].tv_nsec >= 1000000000) &&
+		    ts[k].tv_nsec != FS_UTIME_NOW && ts[k].tv_nsec != FS_UTIME_OMIT)
+			return -LX_EINVAL;
+	if (!path) {
+		struct file *f = fdtable_file(t, dirfd);
+		if (!f)
+			return -LX_EBADF;
+		ramfs_lock();
+		set_times(f->inode, ts);
+		ramfs_unlock();
+		file_put(f);
+		return 0;
+	}
+	struct file *hold;
+	struct inode *start;
+	int rc = path_begin(t, c, dirfd, path, &hold, &start);
+	if (rc)
+		return rc;
+	struct walk w;
+	rc = walk(c, start, path, (flags & LX_AT_SYMLINK_NOFOLLOW) ? 0 : W_FOLLOW, &w);
+	if (rc == 0)
+		set_times(w.ino, ts);
+	path_end(hold);
+	return rc;
+}
+
 int vfs_fchmod(struct fdtable *t, int fd, unsigned mode)
 {
 	struct file *f = fdtable_file(t, fd);

@@ -128,6 +128,13 @@ long vfs_readlinkat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *
 		    char *buf, size_t n);	/* not NUL-terminated, as Linux */
 int vfs_fchmodat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path, unsigned mode);
 int vfs_fchmod(struct fdtable *t, int fd, unsigned mode);
+/* utimensat: ts NULL sets both to now; a tv_nsec of FS_UTIME_NOW / FS_UTIME_OMIT
+ * (Linux's UTIME_NOW, UTIME_OMIT) sets that one to now / leaves it. path NULL: the file
+ * dirfd itself (futimens). flags: AT_SYMLINK_NOFOLLOW. */
+#define FS_UTIME_NOW ((1l << 30) - 1)
+#define FS_UTIME_OMIT ((1l << 30) - 2)
+int vfs_utimensat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
+		  const struct lx_timespec ts[2], int flags);
 int vfs_faccessat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path, int amode,
 		  int flags);
 int vfs_dup(struct fdtable *t, int fd);

@@ -114,6 +114,7 @@
 #define LX_SYS_faccessat 269
 #define LX_SYS_ppoll 271
 #define LX_SYS_set_robust_list 273
+#define LX_SYS_utimensat 280
 #define LX_SYS_dup3 292
 #define LX_SYS_pipe2 293
 #define LX_SYS_prlimit64 302

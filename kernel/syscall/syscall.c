@@ -652,6 +652,24 @@ static long sys_fchmodat(struct trapframe *tf, const uint64_t a[6])
 	return rc;
 }
 
+/* utimensat (touch): a NULL path is futimens on the dirfd (Linux's do_utimes) */
+static long sys_utimensat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct lx_timespec ts[2];
+	if (a[2] && copy_from_user(ts, (const void *)a[2], sizeof ts))
+		return -LX_EFAULT;
+	char *path = NULL;
+	if (a[1]) {
+		long rc = get_path(a[1], &path);
+		if (rc)
+			return rc;
+	}
+	long rc = vfs_utimensat(FDT(), FSC(), dirfd_of(a[0]), path, a[2] ? ts : NULL, (int)a[3]);
+	kfree(path);
+	return rc;
+}
+
 static long sys_chmod(struct trapframe *tf, const uint64_t a[6])
 {
 	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1] };
@@ -1472,6 +1490,7 @@ static const sys_fn table[LX_NR_SYSCALLS] = {
 	[LX_SYS_wait4] = sys_wait4,
 	[LX_SYS_kill] = sys_kill,
 	[LX_SYS_uname] = sys_uname,
+	[LX_SYS_utimensat] = sys_utimensat,
 	[LX_SYS_sysinfo] = sys_sysinfo,
 	[LX_SYS_sched_getaffinity] = sys_sched_getaffinity,
 	[LX_SYS_fcntl] = sys_fcntl,
