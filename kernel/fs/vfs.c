@@ -614,12 +614,12 @@ int vfs_unlinkat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *pat
 				rc = w.lastlen == 1 ? -LX_EINVAL : w.lastlen == 2 ? -LX_ENOTEMPTY : -LX_EBUSY;
 			else if (!IS_DIR(i))
 				rc = -LX_ENOTDIR;
+			else if (w.dir->procfs)
+				rc = -LX_EPERM;		/* Linux: before the emptiness */
 			else if (i->u.dir.nent)
 				rc = -LX_ENOTEMPTY;
 			else if (i == fs_ctx_root_(c) || i == ramfs_root())
 				rc = -LX_EBUSY;
-			else if (w.dir->procfs || i->procfs)
-				rc = -LX_EPERM;
 			else
 				drop_entry(&w);
 		} else {
