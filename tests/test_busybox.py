@@ -124,6 +124,7 @@ SH_CASES: dict[str, str] = {
                 " (cd t/tree && find . -type f | sort | xargs md5sum) > w_tar/a &&"
                 " (cd w_tar/x/t/tree && find . -type f | sort | xargs md5sum) > w_tar/b &&"
                 " cmp w_tar/a w_tar/b && cat w_tar/b; rm -rf w_tar; echo $?\n",
+    "tar_gz": "tar czf - t/tree/a | tar tzf - | sort\n",
     "gzip": "gzip -c t/tree/words.txt | gunzip -c | md5sum; md5sum < t/tree/words.txt\n",
     "cp_r": "mkdir w_cp && cp -r t/tree/a w_cp/ && cp -r t/tree/a w_cp/b2 &&"
             " cp t/tree/fruit.txt w_cp/b2/ && find w_cp | sort && rm -rf w_cp && echo gone\n",

@@ -34,7 +34,9 @@ BUSYBOX = Path("/bin/busybox")
 APPLETS = ["sh", "echo", "true", "false", "cat", "wc", "head", "tail", "sort", "uniq", "tr",
            "cut", "md5sum", "sha256sum", "ls", "mkdir", "cp", "rm", "find", "xargs", "grep",
            "sed", "awk", "expr", "seq", "basename", "dirname", "printf", "test", "env",
-           "rmdir", "mv", "ln", "touch", "tee", "od", "rev", "nl", "paste", "fold"]
+           "rmdir", "mv", "ln", "touch", "tee", "od", "rev", "nl", "paste", "fold",
+           # tar z runs "gzip" by PATH (execlp in a vfork child), not as an applet
+           "gzip", "gunzip"]
 # the input tree: relative path -> contents (None: a directory)
 TREE: dict[str, bytes | None] = {
     "tree": None,
