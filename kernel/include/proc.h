@@ -16,9 +16,10 @@
  *   mm->lock         one address space: its VMA list, brk, and the arch_as page tables;
  *                    taken by the page-fault path (IRQs off, from a fault), so nothing
  *                    may touch user memory while holding it.
- * Fields owned by the process's own thread (fds, signal state, comm) need no lock while
+ * Fields owned by the process's own thread (fds, signal state) need no lock while
  * processes are single-threaded: only that thread reads or writes them (fork copies
- * them in the parent's thread before the child exists).
+ * them in the parent's thread before the child exists). comm, exe and cmdline are
+ * read by other processes (/proc), so their writers take proc_table_lock.
  */
 #ifndef KSYNC_PROC_H
 #define KSYNC_PROC_H
