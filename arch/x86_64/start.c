@@ -114,6 +114,10 @@ void arch_get_facts(struct arch_facts *f)
 		memcpy(f->hypervisor + 4, &c, 4);
 		memcpy(f->hypervisor + 8, &d, 4);
 	}
+	cpuid(0, 0, &a, &b, &c, &d);
+	memcpy(f->cpu_vendor + 0, &b, 4);
+	memcpy(f->cpu_vendor + 4, &d, 4);
+	memcpy(f->cpu_vendor + 8, &c, 4);
 	cpuid(0x80000000, 0, &a, &b, &c, &d);
 	if (a >= 0x80000004) {
 		for (uint32_t l = 0; l < 3; l++) {

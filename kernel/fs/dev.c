@@ -1,6 +1,6 @@
 /*
  * dev.c - the character devices /dev/null (1,3), /dev/zero (1,5), /dev/urandom (1,9) and
- * the console tty (5,1; tty.c), and fs_init, which makes "/" with /dev and /tmp.
+ * the console tty (5,1; tty.c), and fs_init, which makes "/" with /dev, /tmp and /proc.
  *
  * /dev/urandom is NOT cryptographic: xoshiro256** seeded from the TSC at first use and
  * mixed with the TSC at every read (for getrandom and AT_RANDOM it gives varied bytes,
@@ -156,7 +156,8 @@ int fs_init(void)
 		make_node(dev, "urandom", LX_S_IFCHR | 0666, FS_MKDEV(1, 9)) &&
 		make_node(dev, "random", LX_S_IFCHR | 0666, FS_MKDEV(1, 8)) &&
 		make_node(dev, "console", LX_S_IFCHR | 0600, FS_MKDEV(5, 1)) &&
-		make_node(dev, "tty", LX_S_IFCHR | 0666, FS_MKDEV(5, 0));
+		make_node(dev, "tty", LX_S_IFCHR | 0666, FS_MKDEV(5, 0)) &&
+		procfs_make(root) == 0;
 	ramfs_unlock();
 	return ok ? 0 : -LX_ENOMEM;
 }

@@ -35,6 +35,9 @@ struct inode {
 	uint64_t rdev;			/* character devices: Linux's encoding */
 	int64_t size;
 	struct lx_timespec atime, mtime, ctime;
+	uint8_t procfs;			/* constant: PROCFS_* (procfs.c), 0 elsewhere */
+	int32_t procfs_pid;		/* constant: the process a /proc entry is of (0:
+					   /proc's own, -1: self) */
 	union {
 		struct {
 			struct dentry_rec *head, *tail;
@@ -93,6 +96,18 @@ extern const struct file_ops ramfs_file_ops;	/* regular files and directories */
 /* The operations of character device rdev, or NULL (-> ENXIO at open). */
 const struct file_ops *dev_ops(uint64_t rdev);
 extern const struct file_ops tty_ops;
+
+/* ---- /proc (procfs.c): ramfs_mon held ------------------------------------------------------ */
+#define PROCFS_ROOT 1		/* /proc */
+#define PROCFS_PIDDIR 2		/* /proc/<pid> */
+#define PROCFS_FILE 3		/* text regenerated at each lookup */
+#define PROCFS_LINK 4		/* self, exe: target set at each lookup */
+/* Make /proc in "/" (fs_init). */
+int procfs_make(struct inode *root);
+/* The walk is about to look name up in dir (dir->procfs != 0): bring it up to date. */
+void procfs_lookup(struct inode *dir, const char *name, size_t len);
+/* /proc's pid directories in line with the process table (getdents from the start). */
+void procfs_refresh(struct inode *proc);
 
 /* ---- pipes (pipe.c) ---------------------------------------------------------------------- */
 /* Create a pipe: two files (read end, write end), each holding one reference. No lock. */

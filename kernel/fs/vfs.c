@@ -92,6 +92,8 @@ static int walk(struct fs_ctx *c, struct inode *start, const char *path, unsigne
 			rc = -LX_ENOENT;
 			break;
 		} else {
+			if (cur->procfs)	/* /proc's entries made fresh (procfs.c) */
+				procfs_lookup(cur, p, len);
 			struct dentry_rec *d = ramfs_find(cur, p, len);
 			child = d ? d->child : NULL;
 		}
@@ -226,6 +228,8 @@ static long rf_write(struct file *f, const void *buf, size_t n, uint64_t *pos)
 	ramfs_lock();
 	if (IS_DIR(f->inode)) {
 		rc = -LX_EISDIR;
+	} else if (f->inode->procfs) {	/* Linux: EIO for /proc's own, EINVAL a process's */
+		rc = f->inode->procfs_pid ? -LX_EINVAL : -LX_EIO;
 	} else {
 		if (__atomic_load_n(&f->flags, __ATOMIC_RELAXED) & LX_O_APPEND)
 			*pos = (uint64_t)f->inode->size;
@@ -276,7 +280,7 @@ int vfs_openat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
 			rc = -LX_ENOENT;
 		else if (w.slash)
 			rc = -LX_EISDIR;
-		else if (w.dir->nlink == 0)
+		else if (w.dir->nlink == 0 || w.dir->procfs)
 			rc = -LX_ENOENT;
 		else if (!(i = ramfs_new(LX_S_IFREG | (mode & ~fs_ctx_umask_(c) & 07777))))
 			rc = -LX_ENOMEM;
@@ -299,7 +303,7 @@ int vfs_openat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
 			rc = -LX_ENOTDIR;
 		else if (IS_CHR(i) && !dev_ops(i->rdev))
 			rc = -LX_ENXIO;
-		else if ((flags & LX_O_TRUNC) && IS_REG(i))
+		else if ((flags & LX_O_TRUNC) && IS_REG(i) && !i->procfs)
 			rc = ramfs_truncate(i, 0);	/* also O_RDONLY|O_TRUNC, as Linux does */
 	}
 	if (rc == 0)
@@ -523,6 +527,8 @@ long vfs_getdents64(struct fdtable *t, int fd, void *buf, size_t n)
 	size_t used = 0;
 	uint64_t pos = f->pos;
 	bool full = false;
+	if (pos == 0 && d->procfs == PROCFS_ROOT)
+		procfs_refresh(d);	/* the live processes' directories */
 	if (pos == 0) {
 		if (!(full = !put_dirent(buf, n, &used, d->ino, 0, LX_DT_DIR, ".", 1)))
 			pos = 1;
@@ -561,7 +567,7 @@ int vfs_mkdirat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path
 		struct inode *i;
 		if (w.ino)
 			rc = -LX_EEXIST;
-		else if (w.dir->nlink == 0)
+		else if (w.dir->nlink == 0 || w.dir->procfs)
 			rc = -LX_ENOENT;
 		else if (!(i = ramfs_new(LX_S_IFDIR | (mode & ~fs_ctx_umask_(c) & 07777))))
 			rc = -LX_ENOMEM;
@@ -624,6 +630,8 @@ int vfs_unlinkat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *pat
 				rc = w.lastlen == 1 ? -LX_EINVAL : w.lastlen == 2 ? -LX_ENOTEMPTY : -LX_EBUSY;
 			else if (!IS_DIR(i))
 				rc = -LX_ENOTDIR;
+			else if (w.dir->procfs)
+				rc = -LX_EPERM;		/* Linux: before the emptiness */
 			else if (i->u.dir.nent)
 				rc = -LX_ENOTEMPTY;
 			else if (i == fs_ctx_root_(c) || i == ramfs_root())
@@ -635,6 +643,8 @@ int vfs_unlinkat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *pat
 				rc = -LX_EISDIR;
 			else if (w.slash)
 				rc = -LX_ENOTDIR;
+			else if (w.dir->procfs)
+				rc = -LX_EPERM;
 			else
 				drop_entry(&w);
 		}
@@ -664,6 +674,10 @@ int vfs_renameat(struct fdtable *t, struct fs_ctx *c, int olddirfd, const char *
 		struct inode *i = o.ino, *victim = n.ino;
 		if (o.dot || n.dot)
 			rc = -LX_EBUSY;
+		else if (!o.dir->procfs != !n.dir->procfs)
+			rc = -LX_EXDEV;		/* /proc is another file system on Linux */
+		else if (o.dir->procfs)
+			rc = victim ? -LX_EPERM : -LX_ENOENT;
 		else if (victim == i)
 			rc = 0;		/* the same file: nothing to do (Linux) */
 		else if (!IS_DIR(i) && o.slash)
@@ -742,6 +756,10 @@ int vfs_linkat(struct fdtable *t, struct fs_ctx *c, int olddirfd, const char *ol
 			rc = -LX_EPERM;
 		else if (n.ino)
 			rc = -LX_EEXIST;
+		else if (n.dir->procfs)
+			rc = -LX_ENOENT;
+		else if (o.ino->procfs)
+			rc = -LX_EXDEV;
 		else if (n.slash)
 			rc = -LX_ENOENT;
 		else if (n.dir->nlink == 0 || o.ino->nlink == 0)
@@ -777,7 +795,7 @@ int vfs_symlinkat(struct fdtable *t, struct fs_ctx *c, const char *target, int d
 		char *copy = NULL;
 		if (w.ino)
 			rc = -LX_EEXIST;
-		else if (w.slash || w.dir->nlink == 0)
+		else if (w.slash || w.dir->nlink == 0 || w.dir->procfs)
 			rc = -LX_ENOENT;
 		else if (!(copy = kmalloc(tl + 1)) || !(i = ramfs_new(LX_S_IFLNK | 0777)))
 			rc = -LX_ENOMEM;
@@ -839,6 +857,50 @@ int vfs_fchmodat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *pat
 	return rc;
 }
 
+static void set_times(struct inode *i, const struct lx_timespec ts[2])
+{
+	struct lx_timespec now = fs_now();
+	for (int k = 0; k < 2; k++) {
+		long ns = ts ? (long)ts[k].tv_nsec : FS_UTIME_NOW;
+		if (ns == FS_UTIME_OMIT)
+			continue;
+		*(k ? &i->mtime : &i->atime) = ns == FS_UTIME_NOW ? now : ts[k];
+	}
+	i->ctime = now;
+}
+
+int vfs_utimensat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
+		  const struct lx_timespec ts[2], int flags)
+{
+	if (flags & ~LX_AT_SYMLINK_NOFOLLOW)
+		return -LX_EINVAL;
+	for (int k = 0; ts && k < 2; k++)
+		if ((ts[k].tv_nsec < 0 || ts[k].tv_nsec >= 1000000000) &&
+		    ts[k].tv_nsec != FS_UTIME_NOW && ts[k].tv_nsec != FS_UTIME_OMIT)
+			return -LX_EINVAL;
+	if (!path) {
+		struct file *f = fdtable_file(t, dirfd);
+		if (!f)
+			return -LX_EBADF;
+		ramfs_lock();
+		set_times(f->inode, ts);
+		ramfs_unlock();
+		file_put(f);
+		return 0;
+	}
+	struct file *hold;
+	struct inode *start;
+	int rc = path_begin(t, c, dirfd, path, &hold, &start);
+	if (rc)
+		return rc;
+	struct walk w;
+	rc = walk(c, start, path, (flags & LX_AT_SYMLINK_NOFOLLOW) ? 0 : W_FOLLOW, &w);
+	if (rc == 0)
+		set_times(w.ino, ts);
+	path_end(hold);
+	return rc;
+}
+
 int vfs_fchmod(struct fdtable *t, int fd, unsigned mode)
 {
 	struct file *f = fdtable_file(t, fd);
@@ -879,29 +941,72 @@ int vfs_faccessat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *pa
 
 /* ---- cwd ----------------------------------------------------------------------------------- */
 
+/* The path of directory i from root, built backwards into tmp[*at..] (tmp[*at] on entry
+ * is the NUL or what follows). ramfs_mon held. */
+static long dir_path(struct inode *i, struct inode *root, char *tmp, size_t *at)
+{
+	if (i->nlink == 0)
+		return -LX_ENOENT;
+	while (i != root && i->u.dir.parent != i) {
+		const struct dentry_rec *d = ramfs_name_of(i->u.dir.parent, i);
+		if (!d || *at < (size_t)d->len + 1)
+			return d ? -LX_ENAMETOOLONG : -LX_ENOENT;
+		*at -= d->len;
+		memcpy(tmp + *at, d->name, d->len);
+		tmp[--*at] = '/';
+		i = i->u.dir.parent;
+	}
+	return 0;
+}
+
+long vfs_realpath(struct fdtable *t, struct fs_ctx *c, const char *path, char *buf, size_t n)
+{
+	char *tmp = kmalloc(LX_PATH_MAX);
+	if (!tmp)
+		return -LX_ENOMEM;
+	struct file *hold;
+	struct inode *start;
+	long rc = path_begin(t, c, LX_AT_FDCWD, path, &hold, &start);
+	if (rc) {
+		kfree(tmp);
+		return rc;
+	}
+	struct walk w;
+	size_t at = LX_PATH_MAX - 1;
+	tmp[at] = 0;
+	rc = walk(c, start, path, W_FOLLOW, &w);
+	if (rc == 0 && !w.dot && at > w.lastlen) {	/* the last name, then its directory's */
+		at -= w.lastlen;
+		memcpy(tmp + at, w.last, w.lastlen);
+		tmp[--at] = '/';
+	}
+	if (rc == 0)
+		rc = dir_path(w.dot ? w.ino : w.dir, fs_ctx_root_(c), tmp, &at);
+	path_end(hold);
+	if (rc == 0) {
+		if (at == LX_PATH_MAX - 1)
+			tmp[--at] = '/';
+		size_t len = LX_PATH_MAX - 1 - at;
+		if (len + 1 > n)
+			rc = -LX_ENAMETOOLONG;
+		else {
+			memcpy(buf, tmp + at, len + 1);
+			rc = (long)len;
+		}
+	}
+	kfree(tmp);
+	return rc;
+}
+
 long vfs_getcwd(struct fs_ctx *c, char *buf, size_t n)
 {
 	char *tmp = kmalloc(LX_PATH_MAX);
 	if (!tmp)
 		return -LX_ENOMEM;
-	long rc = 0;
 	size_t at = LX_PATH_MAX - 1;	/* build backwards: tmp[at..] */
 	tmp[at] = 0;
 	ramfs_lock();
-	struct inode *i = fs_ctx_cwd_(c), *root = fs_ctx_root_(c);
-	if (i->nlink == 0)
-		rc = -LX_ENOENT;
-	while (rc == 0 && i != root && i->u.dir.parent != i) {
-		const struct dentry_rec *d = ramfs_name_of(i->u.dir.parent, i);
-		if (!d || at < (size_t)d->len + 1) {
-			rc = d ? -LX_ENAMETOOLONG : -LX_ENOENT;
-			break;
-		}
-		at -= d->len;
-		memcpy(tmp + at, d->name, d->len);
-		tmp[--at] = '/';
-		i = i->u.dir.parent;
-	}
+	long rc = dir_path(fs_ctx_cwd_(c), fs_ctx_root_(c), tmp, &at);
 	ramfs_unlock();
 	if (rc == 0) {
 		if (at == LX_PATH_MAX - 1)
@@ -961,7 +1066,9 @@ int vfs_ftruncate(struct fdtable *t, int fd, int64_t len)
 		rc = -LX_EINVAL;
 	else {
 		ramfs_lock();
-		rc = IS_REG(f->inode) ? ramfs_truncate(f->inode, (uint64_t)len) : -LX_EINVAL;
+		rc = !IS_REG(f->inode) ? -LX_EINVAL :
+		     f->inode->procfs ? 0 :	/* Linux: nothing happens */
+		     ramfs_truncate(f->inode, (uint64_t)len);
 		ramfs_unlock();
 	}
 	file_put(f);

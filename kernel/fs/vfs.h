@@ -128,6 +128,13 @@ long vfs_readlinkat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *
 		    char *buf, size_t n);	/* not NUL-terminated, as Linux */
 int vfs_fchmodat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path, unsigned mode);
 int vfs_fchmod(struct fdtable *t, int fd, unsigned mode);
+/* utimensat: ts NULL sets both to now; a tv_nsec of FS_UTIME_NOW / FS_UTIME_OMIT
+ * (Linux's UTIME_NOW, UTIME_OMIT) sets that one to now / leaves it. path NULL: the file
+ * dirfd itself (futimens). flags: AT_SYMLINK_NOFOLLOW. */
+#define FS_UTIME_NOW ((1l << 30) - 1)
+#define FS_UTIME_OMIT ((1l << 30) - 2)
+int vfs_utimensat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
+		  const struct lx_timespec ts[2], int flags);
 int vfs_faccessat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path, int amode,
 		  int flags);
 int vfs_dup(struct fdtable *t, int fd);
@@ -154,13 +161,33 @@ int vfs_pipe2(struct fdtable *t, int fds[2], int flags);
 
 /* ---- set-up ---------------------------------------------------------------------------
  * fs_init: once, from a thread (the scheduler running): creates "/", /dev with null,
- * zero, urandom, console, tty; /tmp (mode 1777); /proc is left for later. Idempotent. */
+ * zero, urandom, console, tty; /tmp (mode 1777); /proc (procfs.c). Idempotent. */
 int fs_init(void);
 /* Unpack a cpio newc archive ("070701") into "/": directories, regular files, symlinks,
  * modes, hard links (by ino), TRAILER!!!. A corrupt archive is refused (-LX_EINVAL) with
  * a message naming what is wrong and at which offset; `err`, if not NULL, receives it. */
 int fs_unpack_cpio(const void *buf, size_t len);
 int fs_unpack_cpio_msg(const void *buf, size_t len, char *err, size_t errlen);
+
+/* ---- /proc (kernel/fs/procfs.c) ---------------------------------------------------------
+ * The process layer's side, set once (fs_procfs_set) before any process runs; until then
+ * /proc holds its fixed names with empty text. Called with the ramfs monitor held (so
+ * they may take only master locks, and must not touch user memory):
+ *   self()  the calling process's pid, 0 in a kernel thread;
+ *   pids()  the pids in the table (live and zombie), ascending, at most max;
+ *   gen()   the text of file `name` of process pid ("stat", "status", "cmdline", "exe":
+ *           the link's target) or of /proc itself (pid 0: "meminfo", "cpuinfo",
+ *           "uptime") into buf (n bytes, no NUL needed): its length, or -LX_ENOENT
+ *           (the process is gone). */
+struct procfs_source {
+	int (*self)(void);
+	unsigned (*pids)(int *out, unsigned max);
+	long (*gen)(int pid, const char *name, char *buf, size_t n);
+};
+void fs_procfs_set(const struct procfs_source *s);
+/* The absolute path (from the fs_ctx's root) of the file path names, symbolic links
+ * followed: its length without the NUL, or -LX_E*. (execve records it for /proc/<pid>/exe.) */
+long vfs_realpath(struct fdtable *t, struct fs_ctx *c, const char *path, char *buf, size_t n);
 
 /* ---- hooks the process layer overrides (weak defaults here) -----------------------------
  * fs_signal_pending: a signal is pending for the calling thread (a blocking wait then

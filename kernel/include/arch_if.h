@@ -213,6 +213,7 @@ struct arch_facts {
 	const char *tsc_source;		/* "cpuid15", "cpuid16", "pit" */
 	char hypervisor[13];		/* CPUID 0x40000000 signature, "" on bare metal */
 	char cpu_model[49];		/* CPUID brand string */
+	char cpu_vendor[13];		/* CPUID 0 vendor ("GenuineIntel"), "" if unknown */
 	const char *apic_mode;		/* "xapic" or "x2apic" ("none": hosted) */
 	const char *platform_source;	/* "acpi-madt", "mp-table", "none", "hosted" */
 	uint64_t lapic_timer_hz;

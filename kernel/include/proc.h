@@ -16,9 +16,10 @@
  *   mm->lock         one address space: its VMA list, brk, and the arch_as page tables;
  *                    taken by the page-fault path (IRQs off, from a fault), so nothing
  *                    may touch user memory while holding it.
- * Fields owned by the process's own thread (fds, signal state, comm) need no lock while
+ * Fields owned by the process's own thread (fds, signal state) need no lock while
  * processes are single-threaded: only that thread reads or writes them (fork copies
- * them in the parent's thread before the child exists).
+ * them in the parent's thread before the child exists). comm, exe and cmdline are
+ * read by other processes (/proc), so their writers take proc_table_lock.
  */
 #ifndef KSYNC_PROC_H
 #define KSYNC_PROC_H
@@ -120,7 +121,13 @@ struct process {
 		uint64_t addr, ip;
 	} fault;
 	uint64_t clear_child_tid;
+	/* the image's names, for /proc (kernel/proc/procfs.c): written by its own thread
+	 * (exec, prctl's PR_SET_NAME) under proc_table_lock, or by fork before the child
+	 * runs, also under it; read by its own thread freely, by others under the lock */
 	char comm[16];
+	char exe[256];			/* the exec'd file's absolute path, links followed */
+	char cmdline[512];		/* argv, each NUL-terminated (cut at 512 bytes) */
+	uint16_t cmdline_len;
 };
 #define PROC_COND_CHILD SCHED_COND(16)
 #define PROC_COND_SIG SCHED_COND(17)	/* a signal was posted (pause, sigsuspend) */
@@ -155,6 +162,21 @@ static inline bool proc_sig_any_acts(const struct process *p)
 }
 
 void proc_init(void);
+/* A copy of what /proc shows of process pid, taken under proc_table_lock (never held
+ * while formatting or copying to user). false: no such process. */
+struct proc_snap {
+	int pid, ppid, pgid, sid;
+	char state;			/* R (the caller), S, T (stopped), Z (zombie) */
+	char comm[16], exe[256], cmdline[512];
+	uint16_t cmdline_len;
+	uint64_t rss_pages, sig_pending;
+};
+bool proc_snapshot(int pid, struct proc_snap *s);
+unsigned proc_pids(int *out, unsigned max);	/* ascending */
+/* The calling process's comm (prctl PR_SET_NAME) and, at exec, its exe path and argv,
+ * under proc_table_lock. */
+void proc_set_comm(struct process *p, const char *name);
+void procfs_init(void);		/* kernel/proc/procfs.c: /proc's generator to kernel/fs */
 struct process *proc_current(void);	/* NULL in a kernel thread */
 /* A new process running path with argv/envp (kernel strings), child of nobody, with a
  * copy of the descriptor table fds (its close-on-exec descriptors closed) and cwd "/";

@@ -159,16 +159,115 @@ static long proc_start(struct process *p)
 	return 0;
 }
 
-static void comm_from_path(struct process *p, const char *path)
+/* What /proc shows of a new image (exec, spawn): its file's absolute path and argv,
+ * worked out before the image replaces the old one (the path resolves against the old:
+ * /proc/self/exe names the running file), stored by image_commit under the table lock. */
+struct image_names {
+	char comm[16], exe[256], cmdline[512];
+	uint16_t cmdline_len;
+};
+
+static struct image_names *image_names(struct process *p, const char *path, char *const argv[])
 {
+	struct image_names *n = kzalloc(sizeof *n);
+	if (!n)
+		return NULL;
+	if (vfs_realpath(p->fdt, p->fs, path, n->exe, sizeof n->exe) < 0)
+		n->exe[0] = 0;
 	const char *b = path;
 	for (const char *s = path; *s; s++)
 		if (*s == '/')
 			b = s + 1;
 	size_t i = 0;
-	for (; b[i] && i + 1 < sizeof p->comm; i++)
-		p->comm[i] = b[i];
-	p->comm[i] = 0;
+	for (; b[i] && i + 1 < sizeof n->comm; i++)
+		n->comm[i] = b[i];
+	n->comm[i] = 0;
+	size_t at = 0;
+	for (unsigned a = 0; argv && argv[a] && at < sizeof n->cmdline; a++) {
+		size_t l = strlen(argv[a]) + 1;
+		if (l > sizeof n->cmdline - at)
+			l = sizeof n->cmdline - at;
+		memcpy(n->cmdline + at, argv[a], l);
+		at += l;
+	}
+	n->cmdline_len = (uint16_t)at;
+	return n;
+}
+
+/* Store (and free) n; NULL (no memory) keeps the comm from the path alone. */
+static void image_commit(struct process *p, struct image_names *n, const char *path)
+{
+	if (!n) {
+		const char *b = path;
+		for (const char *s = path; *s; s++)
+			if (*s == '/')
+				b = s + 1;
+		char comm[16] = { 0 };
+		for (size_t i = 0; b[i] && i + 1 < sizeof comm; i++)
+			comm[i] = b[i];
+		proc_set_comm(p, comm);
+		return;
+	}
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	memcpy(p->comm, n->comm, sizeof p->comm);
+	memcpy(p->exe, n->exe, sizeof p->exe);
+	memcpy(p->cmdline, n->cmdline, sizeof p->cmdline);
+	p->cmdline_len = n->cmdline_len;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	kfree(n);
+}
+
+void proc_set_comm(struct process *p, const char *name)
+{
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	memcpy(p->comm, name, sizeof p->comm);
+	p->comm[sizeof p->comm - 1] = 0;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+}
+
+/* ---- /proc's view (kernel/proc/procfs.c formats it) ------------------------------------- */
+unsigned proc_pids(int *out, unsigned max)
+{
+	unsigned n = 0;
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	for (unsigned i = 0; i < PROC_MAX; i++)
+		if (procs[i].state != PROC_FREE && n < max)
+			out[n++] = procs[i].pid;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	for (unsigned i = 1; i < n; i++)	/* slots are reused: sort (at most PROC_MAX) */
+		for (unsigned j = i; j > 0 && out[j - 1] > out[j]; j--) {
+			int t = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
+	return n;
+}
+
+bool proc_snapshot(int pid, struct proc_snap *s)
+{
+	struct process *self = proc_current();
+	bool found = false;
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	for (unsigned i = 0; i < PROC_MAX && !found; i++) {
+		struct process *p = &procs[i];
+		if (p->state == PROC_FREE || p->pid != pid)
+			continue;
+		found = true;
+		s->pid = p->pid;
+		s->ppid = p->parent ? p->parent->pid : 0;
+		s->pgid = p->pgid;
+		s->sid = p->sid;
+		s->state = p->state == PROC_ZOMBIE ? 'Z' : p->stopped ? 'T' : p == self ? 'R' : 'S';
+		memcpy(s->comm, p->comm, sizeof s->comm);
+		memcpy(s->exe, p->exe, sizeof s->exe);
+		memcpy(s->cmdline, p->cmdline, sizeof s->cmdline);
+		s->cmdline_len = p->cmdline_len;
+		s->rss_pages = p->state == PROC_LIVE && p->mm ? arch_as_npages(p->mm->as) : 0;
+		/* relaxed: a snapshot; the lock orders nothing else here */
+		s->sig_pending = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
+	}
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	return found;
 }
 
 long proc_spawn(const char *path, char *const argv[], char *const envp[], struct fdtable *fds,
@@ -189,7 +288,7 @@ long proc_spawn(const char *path, char *const argv[], char *const envp[], struct
 		rc = exec_load(p->mm, p->fdt, p->fs, path, argv, envp, &entry, &sp);
 	}
 	if (!rc) {
-		comm_from_path(p, path);
+		image_commit(p, image_names(p, path, argv), path);
 		arch_uctx_start_exec(p->uctx, entry, sp);
 		/* the console's foreground group before the first instruction: a job-control
 		 * shell compares tcgetpgrp with its own group at once (and stops itself with
@@ -264,7 +363,12 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp)
 		c->ss_size = self->ss_size;
 		c->rlim_core = self->rlim_core;
 		c->rlim_core_max = self->rlim_core_max;
+		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);	/* /proc reads them */
 		memcpy(c->comm, self->comm, sizeof c->comm);
+		memcpy(c->exe, self->exe, sizeof c->exe);
+		memcpy(c->cmdline, self->cmdline, sizeof c->cmdline);
+		c->cmdline_len = self->cmdline_len;
+		mlock_unlock_irqrestore(&proc_table_lock, k);
 		arch_uctx_set_fs(c->uctx, arch_uctx_get_fs(self->uctx));
 		arch_uctx_start_fork(c->uctx, tf);
 		if (newsp)
@@ -800,8 +904,10 @@ long proc_execve(struct trapframe *tf, const char *path, char *const argv[], cha
 	if (!nm)
 		return -LX_ENOMEM;
 	uint64_t entry, sp;
+	struct image_names *names = image_names(p, path, argv);	/* before: /proc/self/exe */
 	long rc = exec_load(nm, p->fdt, p->fs, path, argv, envp, &entry, &sp);
 	if (rc) {
+		kfree(names);
 		mm_destroy(nm);
 		return rc;
 	}
@@ -818,14 +924,7 @@ long proc_execve(struct trapframe *tf, const char *path, char *const argv[], cha
 		proc_sigaction_set(p, (int)s, &sa);
 	}
 	p->ss_sp = p->ss_size = 0;	/* no alternate stack in the new image */
-	const char *b = path;
-	for (const char *s = path; *s; s++)
-		if (*s == '/')
-			b = s + 1;
-	size_t i = 0;
-	for (; b[i] && i + 1 < sizeof p->comm; i++)
-		p->comm[i] = b[i];
-	p->comm[i] = 0;
+	image_commit(p, names, path);
 	arch_uregs_exec(tf, entry, sp);
 	proc_vfork_release(p);
 	return 0;

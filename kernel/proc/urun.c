@@ -268,6 +268,7 @@ void urun_main(struct boot_info *bi)
 		s = e + 1;
 	}
 	proc_init();
+	procfs_init();	/* /proc's text (kernel/proc/procfs.c) */
 	char *out = kmalloc(OUT_CAP);
 	KASSERT(out);
 	struct pmm_account a0, a1;

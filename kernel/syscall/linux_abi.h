@@ -73,6 +73,7 @@
 #define LX_SYS_umask 95
 #define LX_SYS_gettimeofday 96
 #define LX_SYS_getrlimit 97
+#define LX_SYS_sysinfo 99
 #define LX_SYS_getuid 102
 #define LX_SYS_getgid 104
 #define LX_SYS_geteuid 107
@@ -94,6 +95,7 @@
 #define LX_SYS_tkill 200
 #define LX_SYS_time 201
 #define LX_SYS_futex 202
+#define LX_SYS_sched_getaffinity 204
 #define LX_SYS_getdents64 217
 #define LX_SYS_set_tid_address 218
 #define LX_SYS_clock_gettime 228
@@ -113,6 +115,7 @@
 #define LX_SYS_faccessat 269
 #define LX_SYS_ppoll 271
 #define LX_SYS_set_robust_list 273
+#define LX_SYS_utimensat 280
 #define LX_SYS_dup3 292
 #define LX_SYS_pipe2 293
 #define LX_SYS_prlimit64 302

@@ -278,6 +278,12 @@ static long sys_fchmodat(struct trapframe *tf, const uint64_t a[6])
 	return sysf_fchmodat(CUR, a);
 }
 
+static long sys_utimensat(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return sysf_utimensat(CUR, a);
+}
+
 static long sys_chmod(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
@@ -593,6 +599,59 @@ static long sys_set_tid_address(struct trapframe *tf, const uint64_t a[6])
 	return p->pid;
 }
 
+/* sysinfo (busybox's free and uptime read it): memory from the page allocator as
+ * /proc/meminfo says it (kernel/proc/procfs.c), mem_unit 1; no swap, no load average
+ * (ksync keeps none: 0), procs the process table's entries. The layout is the x86-64
+ * struct sysinfo (asserted below). */
+struct lx_sysinfo {
+	int64_t uptime;
+	uint64_t loads[3];
+	uint64_t totalram, freeram, sharedram, bufferram, totalswap, freeswap;
+	uint16_t procs, pad;
+	uint64_t totalhigh, freehigh;
+	uint32_t mem_unit;
+	char f[4];
+};
+_Static_assert(offsetof(struct lx_sysinfo, procs) == 80 && offsetof(struct lx_sysinfo, totalhigh) == 88 &&
+	       offsetof(struct lx_sysinfo, mem_unit) == 104 && sizeof(struct lx_sysinfo) == 112,
+	       "struct sysinfo (x86-64)");
+
+static long sys_sysinfo(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct lx_sysinfo si;
+	memset(&si, 0, sizeof si);
+	si.uptime = (int64_t)(ktime_ns() / 1000000000u);
+	si.totalram = (uint64_t)pmm_total_pages() * PAGE_SIZE;
+	si.freeram = (uint64_t)pmm_free_pages() * PAGE_SIZE;
+	si.sharedram = fs_data_pages() * PAGE_SIZE;	/* the RAM file system's (tmpfs's on Linux) */
+	int pids[PROC_MAX];
+	si.procs = (uint16_t)proc_pids(pids, PROC_MAX);
+	si.mem_unit = 1;
+	return copy_to_user((void *)a[0], &si, sizeof si);
+}
+
+/* sched_getaffinity (busybox's nproc, glibc's get_nprocs fallback): every online CPU -
+ * ksync does not pin processes. Linux answers the size of its cpumask (8 bytes here: at
+ * most 64 CPUs), EINVAL for a shorter buffer; pid 0 or a live pid. */
+static long sys_sched_getaffinity(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if (a[1] < sizeof(uint64_t))
+		return -LX_EINVAL;
+	struct proc_snap *s = kmalloc(sizeof *s);
+	if (!s)
+		return -LX_ENOMEM;
+	bool found = (int)a[0] == 0 || proc_snapshot((int)a[0], s);
+	kfree(s);
+	if (!found)
+		return -LX_ESRCH;
+	unsigned n = arch_ncpus();
+	uint64_t mask = n >= 64 ? ~0ull : (1ull << n) - 1;
+	long rc = copy_to_user((void *)a[2], &mask, sizeof mask);
+	return rc ? rc : (long)sizeof mask;
+}
+
 static long sys_uname(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
@@ -605,8 +664,8 @@ static long sys_uname(struct trapframe *tf, const uint64_t a[6])
 
 /* prctl: the process's name (PR_SET_NAME/PR_GET_NAME: 16 bytes with the NUL, a longer
  * name cut silently, as Linux's TASK_COMM_LEN); every other option -EINVAL. comm is
- * the process's own thread's (exec and this call). glibc's busybox asks for its name
- * and sets the applet's at every start. */
+ * written by the process's own thread (exec and this call) under the table lock (/proc
+ * reads it). glibc's busybox asks for its name and sets the applet's at every start. */
 static long sys_prctl(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
@@ -618,7 +677,7 @@ static long sys_prctl(struct trapframe *tf, const uint64_t a[6])
 		if (n == -LX_EFAULT)
 			return n;
 		name[sizeof name - 1] = 0;	/* -ENAMETOOLONG: the first 15 bytes */
-		memcpy(p->comm, name, sizeof name);
+		proc_set_comm(p, name);		/* under the table lock: /proc reads it */
 		return 0;
 	}
 	case LX_PR_GET_NAME:
@@ -1096,6 +1155,9 @@ static const sys_fn table[LX_NR_SYSCALLS] = {
 	[LX_SYS_wait4] = sys_wait4,
 	[LX_SYS_kill] = sys_kill,
 	[LX_SYS_uname] = sys_uname,
+	[LX_SYS_utimensat] = sys_utimensat,
+	[LX_SYS_sysinfo] = sys_sysinfo,
+	[LX_SYS_sched_getaffinity] = sys_sched_getaffinity,
 	[LX_SYS_fcntl] = sys_fcntl,
 	[LX_SYS_gettimeofday] = sys_gettimeofday,
 	[LX_SYS_getrlimit] = sys_getrlimit,

@@ -675,6 +675,23 @@ long sysf_fchmodat(const struct sysf_ctx *x, const uint64_t a[6])
 	return rc;
 }
 
+/* utimensat (touch): a NULL path is futimens on the dirfd (Linux's do_utimes) */
+long sysf_utimensat(const struct sysf_ctx *x, const uint64_t a[6])
+{
+	struct lx_timespec ts[2];
+	if (a[2] && copy_from_user(ts, (const void *)a[2], sizeof ts))
+		return -LX_EFAULT;
+	char *path = NULL;
+	if (a[1]) {
+		long rc = get_path(a[1], &path);
+		if (rc)
+			return rc;
+	}
+	long rc = vfs_utimensat(FDT(), FSC(), dirfd_of(a[0]), path, a[2] ? ts : NULL, (int)a[3]);
+	kfree(path);
+	return rc;
+}
+
 long sysf_chmod(const struct sysf_ctx *x, const uint64_t a[6])
 {
 	uint64_t b[6] = { (uint64_t)(int64_t)LX_AT_FDCWD, a[0], a[1] };

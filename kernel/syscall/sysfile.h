@@ -55,6 +55,7 @@ long sysf_symlink(const struct sysf_ctx *x, const uint64_t a[6]);
 long sysf_readlinkat(const struct sysf_ctx *x, const uint64_t a[6]);
 long sysf_readlink(const struct sysf_ctx *x, const uint64_t a[6]);
 long sysf_fchmodat(const struct sysf_ctx *x, const uint64_t a[6]);
+long sysf_utimensat(const struct sysf_ctx *x, const uint64_t a[6]);
 long sysf_chmod(const struct sysf_ctx *x, const uint64_t a[6]);
 long sysf_fchmod(const struct sysf_ctx *x, const uint64_t a[6]);
 long sysf_faccessat2(const struct sysf_ctx *x, const uint64_t a[6]);

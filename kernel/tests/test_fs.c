@@ -841,6 +841,115 @@ KTEST(fs_fdtable_shared_by_threads_dup2_close_race)
 	}
 }
 
+/* /proc (procfs.c) with a stand-in for the process layer: the pid directories follow
+ * the source's list, texts and links are regenerated at each lookup, and the name space
+ * is read-only as Linux's /proc answers root. */
+static int procfs_test_pids[4] = { 7, 9 };	/* the stand-in table: this test's only */
+static unsigned procfs_test_n = 2;
+static int procfs_test_gen_calls;
+
+static int procfs_test_self(void) { return 9; }
+
+static unsigned procfs_test_pidlist(int *out, unsigned max)
+{
+	unsigned n = procfs_test_n < max ? procfs_test_n : max;
+	memcpy(out, procfs_test_pids, n * sizeof *out);
+	return n;
+}
+
+static long procfs_test_gen(int pid, const char *name, char *buf, size_t n)
+{
+	procfs_test_gen_calls++;
+	if (!strcmp(name, "exe"))
+		return ksnprintf(buf, n, "/bin/p%d", pid);
+	return ksnprintf(buf, n, "%s of %d #%d\n", name, pid, procfs_test_gen_calls);
+}
+
+static const struct procfs_source procfs_test_source = {
+	.self = procfs_test_self, .pids = procfs_test_pidlist, .gen = procfs_test_gen,
+};
+
+/* The names getdents gives for path, joined by ' ' (without . and ..). */
+static void dir_names(struct world *w, const char *path, char *out, size_t n)
+{
+	out[0] = 0;
+	int fd = vfs_openat(w->t, w->c, LX_AT_FDCWD, path, LX_O_RDONLY | LX_O_DIRECTORY, 0);
+	if (fd < 0)
+		return;
+	char buf[512];
+	long got;
+	size_t at = 0;
+	while ((got = vfs_getdents64(w->t, fd, buf, sizeof buf)) > 0) {
+		for (long off = 0; off < got;) {
+			struct lx_dirent64 *d = (struct lx_dirent64 *)(void *)(buf + off);
+			if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+				at += (size_t)ksnprintf(out + at, n - at, "%s%s", at ? " " : "", d->d_name);
+			off += d->d_reclen;
+		}
+	}
+	vfs_close(w->t, fd);
+}
+
+KTEST(fs_proc_follows_the_source_and_is_read_only)
+{
+	KT_ASSERT_EQ(sched_start("lockfree"), KSYNC_OK);
+	struct world w;
+	if (!world_open(kt, &w, "/t_proc"))
+		goto out;
+	procfs_test_n = 2;
+	fs_procfs_set(&procfs_test_source);
+	char names[256], buf[128];
+	dir_names(&w, "/proc", names, sizeof names);
+	KT_EXPECT(strcmp(names, "self cpuinfo meminfo uptime 7 9") == 0);
+	dir_names(&w, "/proc/7", names, sizeof names);
+	KT_EXPECT(strcmp(names, "cmdline stat status exe") == 0);
+	KT_EXPECT_EQ(vfs_readlinkat(T(w), C(w), AT, "/proc/self", buf, sizeof buf), 1);
+	KT_EXPECT_EQ(vfs_readlinkat(T(w), C(w), AT, "/proc/self/exe", buf, sizeof buf), 7);
+	KT_EXPECT(memcmp(buf, "/bin/p9", 7) == 0);
+	KT_EXPECT_EQ(vfs_realpath(T(w), C(w), "/proc/self/exe", buf, sizeof buf), -LX_ENOENT);
+	/* a text made at the lookup: each open sees a new one */
+	int fd = vfs_openat(T(w), C(w), AT, "/proc/7/stat", LX_O_RDONLY, 0);
+	KT_ASSERT(fd >= 0);
+	long n = vfs_read(T(w), fd, buf, sizeof buf - 1);
+	KT_EXPECT(n > 0 && memcmp(buf, "stat of 7 #", 11) == 0);
+	int calls = procfs_test_gen_calls;
+	struct lx_stat st;
+	KT_EXPECT_EQ(vfs_fstatat(T(w), C(w), AT, "/proc/7/stat", &st, 0), 0);
+	KT_EXPECT_EQ(procfs_test_gen_calls, calls + 1);
+	/* read-only, with Linux's answers to root */
+	int wfd = vfs_openat(T(w), C(w), AT, "/proc/meminfo", LX_O_WRONLY | LX_O_TRUNC, 0);
+	KT_EXPECT(wfd >= 0);
+	KT_EXPECT_EQ(vfs_write(T(w), wfd, "x", 1), -LX_EIO);
+	KT_EXPECT_EQ(vfs_ftruncate(T(w), wfd, 0), 0);
+	vfs_close(T(w), wfd);
+	wfd = vfs_openat(T(w), C(w), AT, "/proc/7/status", LX_O_RDWR, 0);
+	KT_EXPECT_EQ(vfs_write(T(w), wfd, "x", 1), -LX_EINVAL);
+	vfs_close(T(w), wfd);
+	KT_EXPECT_EQ(vfs_openat(T(w), C(w), AT, "/proc/new", LX_O_WRONLY | LX_O_CREAT, 0644), -LX_ENOENT);
+	KT_EXPECT_EQ(vfs_mkdirat(T(w), C(w), AT, "/proc/7/d", 0755), -LX_ENOENT);
+	KT_EXPECT_EQ(vfs_symlinkat(T(w), C(w), "x", AT, "/proc/l"), -LX_ENOENT);
+	KT_EXPECT_EQ(vfs_unlinkat(T(w), C(w), AT, "/proc/meminfo", 0), -LX_EPERM);
+	KT_EXPECT_EQ(vfs_unlinkat(T(w), C(w), AT, "/proc/7", LX_AT_REMOVEDIR), -LX_EPERM);
+	KT_EXPECT_EQ(vfs_renameat(T(w), C(w), AT, "/proc/uptime", AT, "/proc/up2"), -LX_ENOENT);
+	KT_EXPECT_EQ(vfs_renameat(T(w), C(w), AT, "/proc/uptime", AT, "moved"), -LX_EXDEV);
+	KT_EXPECT_EQ(vfs_linkat(T(w), C(w), AT, "/proc/uptime", AT, "hard", 0), -LX_EXDEV);
+	/* a process gone: its directory goes at the next lookup; an open file stays readable */
+	procfs_test_n = 1;
+	KT_EXPECT_EQ(vfs_fstatat(T(w), C(w), AT, "/proc/9", &st, 0), -LX_ENOENT);
+	dir_names(&w, "/proc", names, sizeof names);
+	KT_EXPECT(strcmp(names, "self cpuinfo meminfo uptime 7") == 0);
+	procfs_test_n = 0;
+	dir_names(&w, "/proc", names, sizeof names);
+	KT_EXPECT(strcmp(names, "self cpuinfo meminfo uptime") == 0);
+	KT_EXPECT_EQ(vfs_lseek(T(w), fd, 0, 0), 0);
+	KT_EXPECT_EQ(vfs_read(T(w), fd, buf, sizeof buf), n);
+	vfs_close(T(w), fd);
+	fs_procfs_set(NULL);
+	world_close(kt, &w, "/t_proc");
+out:
+	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+}
+
 KTEST(fs_cwd_chdir_getcwd_umask)
 {
 	KT_ASSERT_EQ(sched_start("lockfree"), KSYNC_OK);

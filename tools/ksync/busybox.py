@@ -7,10 +7,9 @@ The initramfs (``initramfs``) holds:
 - ``/bin/busybox``: the file /bin/busybox of Debian's ``busybox-static`` package
   (scripts/deps.sh installs it), with a symlink ``/bin/<applet> -> busybox`` for every
   applet in ``APPLETS`` (the ones the suite runs);
-- ``/proc/self/exe -> /bin/busybox``: a stand-in until ksync has a /proc. Debian builds
-  busybox with the standalone shell (FEATURE_SH_STANDALONE): sh runs an applet that is
-  neither NOFORK nor NOEXEC by exec'ing ``/proc/self/exe``; in this initramfs the only
-  program that runs is busybox, so the link names the right file;
+- no /proc: the kernel's own (kernel/fs/procfs.c) is there. Debian builds busybox with
+  the standalone shell (FEATURE_SH_STANDALONE): sh runs an applet that is neither NOFORK
+  nor NOEXEC by exec'ing ``/proc/self/exe``, which names /bin/busybox there;
 - ``/t/tree/...``: the input tree of ``TREE`` (the host gets the same files under a
   temporary directory by ``host_tree``); ``/t/sh/<name>.sh``: the shell scripts of the
   cases (urun.c splits a command line at spaces, so a shell command line travels as a
@@ -35,7 +34,9 @@ BUSYBOX = Path("/bin/busybox")
 APPLETS = ["sh", "echo", "true", "false", "cat", "wc", "head", "tail", "sort", "uniq", "tr",
            "cut", "md5sum", "sha256sum", "ls", "mkdir", "cp", "rm", "find", "xargs", "grep",
            "sed", "awk", "expr", "seq", "basename", "dirname", "printf", "test", "env",
-           "rmdir", "mv", "ln", "touch", "tee", "od", "rev", "nl", "paste", "fold"]
+           "rmdir", "mv", "ln", "touch", "tee", "od", "rev", "nl", "paste", "fold",
+           # tar z runs "gzip" by PATH (execlp in a vfork child), not as an applet
+           "gzip", "gunzip"]
 # the input tree: relative path -> contents (None: a directory)
 TREE: dict[str, bytes | None] = {
     "tree": None,
@@ -70,15 +71,13 @@ def have_busybox() -> bool:
 
 def initramfs(listing: str, scripts: dict[str, str],
               extra: list[Entry] | None = None) -> bytes:
-    """/bin/busybox + applet links, /proc/self/exe, /t/tree, /t/sh/*.sh, /t/list, and
+    """/bin/busybox + applet links, /t/tree, /t/sh/*.sh, /t/list, and
     the user's extra entries (``ksync sh --add``) last."""
     entries = [Entry("bin", stat.S_IFDIR | 0o755),
                Entry("bin/busybox", stat.S_IFREG | 0o755, BUSYBOX.read_bytes())]
     for a in APPLETS:
         entries.append(Entry(f"bin/{a}", stat.S_IFLNK | 0o777, b"busybox"))
-    entries += [Entry("proc", stat.S_IFDIR | 0o555), Entry("proc/self", stat.S_IFDIR | 0o555),
-                Entry("proc/self/exe", stat.S_IFLNK | 0o777, b"/bin/busybox"),
-                Entry("t", stat.S_IFDIR | 0o755)]
+    entries += [Entry("t", stat.S_IFDIR | 0o755)]
     for rel, data in TREE.items():
         if data is None:
             entries.append(Entry(f"t/{rel}", stat.S_IFDIR | 0o755))
@@ -94,8 +93,9 @@ def initramfs(listing: str, scripts: dict[str, str],
 def host_tree(root: Path, scripts: dict[str, str], with_bin: bool = False) -> None:
     """The same /t under root (the host's twin runs with root as its working directory,
     as ksync's runs with "/"); with_bin: also /bin (a copy of busybox and the applet
-    links) and /proc/self/exe, every entry with the cpio's mtime 0, for a twin that runs
-    in a chroot of root."""
+    links) and /proc/self/exe (the chroot has no /proc; busybox's standalone shell execs
+    that name), every entry with the cpio's mtime 0, for a twin that runs in a chroot of
+    root."""
     if with_bin:
         (root / "bin").mkdir(parents=True, exist_ok=True)
         (root / "proc" / "self").mkdir(parents=True, exist_ok=True)

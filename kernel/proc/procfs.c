@@ -1,0 +1,171 @@
+/*
+ * procfs.c - the text of /proc (docs/userspace.md "/proc"): what kernel/fs/procfs.c
+ * writes into /proc's entries at each lookup, in Linux's formats as busybox's ps, free,
+ * top and friends read them:
+ *   /proc/<pid>/stat     Linux's 52 fields (fs/proc/array.c do_task_stat): pid (comm)
+ *                        state ppid pgrp session, rss in pages, rsslim, priority 20,
+ *                        num_threads 1, exit_signal 17, the pending signals; every
+ *                        field ksync does not track (tty, faults, times, addresses) 0;
+ *   /proc/<pid>/status   Name, State, Tgid, Pid, PPid, Uid/Gid (root), FDSize, VmRSS,
+ *                        Threads, SigPnd;
+ *   /proc/<pid>/cmdline  argv as exec received it, each NUL-terminated (cut at 512 bytes);
+ *   /proc/<pid>/exe      the exec'd file's absolute path (a link);
+ *   /proc/meminfo        from the page allocator: MemTotal (the pages it manages),
+ *                        MemFree = MemAvailable (its free pages), Cached = Shmem (the RAM
+ *                        file system's data pages, as tmpfs counts on Linux), the rest 0;
+ *   /proc/cpuinfo        one block per online CPU: processor, vendor_id, model name,
+ *                        cpu MHz (the TSC's), flags as the port knows them;
+ *   /proc/uptime         seconds since boot; the idle time is not tracked (0.00).
+ *
+ * Locks: proc_snapshot takes the process table's lock (uproc-table, a master lock) to
+ * copy one process's fields and releases it before anything is formatted; the caller
+ * (kernel/fs) holds the ramfs monitor, so the order is ramfs -> uproc-table, and no lock
+ * is held when the text reaches user memory (the read's copy-out, later).
+ *
+ * Hartman & Ousterhout (Sprite) section 2: a reader of the process table takes its one
+ * lock only for the copy, as every other reader does - the statistics then show what
+ * /proc costs the table.
+ */
+#include "kernel.h"
+#include "mm.h"
+#include "proc.h"
+#include "fs/vfs.h"
+#include <ksync/errors.h>
+
+static int self_pid(void)
+{
+	struct process *p = proc_current();
+	return p ? p->pid : 0;
+}
+
+static unsigned pids(int *out, unsigned max) { return proc_pids(out, max); }
+
+/* Append to buf[*at..n): like ksnprintf, never past the end. */
+__attribute__((format(printf, 4, 5)))
+static void put(char *buf, size_t n, size_t *at, const char *fmt, ...)
+{
+	if (*at + 1 >= n)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int k = kvsnprintf(buf + *at, n - *at, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		*at += (size_t)k < n - *at ? (size_t)k : n - *at - 1;
+}
+
+static const char *state_name(char s)
+{
+	switch (s) {
+	case 'R': return "running";
+	case 'T': return "stopped";
+	case 'Z': return "zombie";
+	}
+	return "sleeping";
+}
+
+static long gen_pid(int pid, const char *name, char *buf, size_t n)
+{
+	struct proc_snap *s = kmalloc(sizeof *s);
+	if (!s)
+		return -LX_ENOMEM;
+	long rc = -LX_ENOENT;
+	size_t at = 0;
+	if (!proc_snapshot(pid, s))
+		goto out;
+	if (!strcmp(name, "exe")) {
+		if (s->state != 'Z')
+			put(buf, n, &at, "%s", s->exe);
+	} else if (!strcmp(name, "cmdline")) {
+		at = s->state == 'Z' ? 0 : s->cmdline_len < n ? s->cmdline_len : n;
+		memcpy(buf, s->cmdline, at);
+	} else if (!strcmp(name, "stat")) {
+		/* fields 4..52 */
+		uint64_t f[53] = { 0 };
+		f[4] = (uint64_t)s->ppid;
+		f[5] = (uint64_t)s->pgid;
+		f[6] = (uint64_t)s->sid;
+		f[18] = 20;				/* priority */
+		f[20] = 1;				/* num_threads */
+		f[24] = s->rss_pages;
+		f[25] = ~0ull;				/* rsslim: RLIM_INFINITY */
+		f[31] = s->sig_pending;
+		f[38] = 17;				/* exit_signal: SIGCHLD */
+		put(buf, n, &at, "%d (%s) %c", s->pid, s->comm, s->state);
+		for (int k = 4; k <= 52; k++)
+			put(buf, n, &at, " %lu", (unsigned long)f[k]);
+		put(buf, n, &at, "\n");
+	} else if (!strcmp(name, "status")) {
+		put(buf, n, &at, "Name:\t%s\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\n"
+		    "PPid:\t%d\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%d\n"
+		    "Groups:\t\nVmRSS:\t%8lu kB\nThreads:\t1\nSigPnd:\t%016lx\n",
+		    s->comm, s->state, state_name(s->state), s->pid, s->pid, s->ppid, FS_NOFILE,
+		    (unsigned long)s->rss_pages * (PAGE_SIZE / 1024), (unsigned long)s->sig_pending);
+	} else {
+		goto out;
+	}
+	rc = (long)at;
+out:
+	kfree(s);
+	return rc;
+}
+
+static void kb(char *buf, size_t n, size_t *at, const char *name, uint64_t pages)
+{
+	put(buf, n, at, "%-16s%8lu kB\n", name, (unsigned long)(pages * (PAGE_SIZE / 1024)));
+}
+
+static long gen_root(const char *name, char *buf, size_t n)
+{
+	size_t at = 0;
+	if (!strcmp(name, "meminfo")) {
+		uint64_t total = pmm_total_pages(), free = pmm_free_pages(), cached = fs_data_pages();
+		kb(buf, n, &at, "MemTotal:", total);
+		kb(buf, n, &at, "MemFree:", free);
+		kb(buf, n, &at, "MemAvailable:", free);
+		kb(buf, n, &at, "Buffers:", 0);
+		kb(buf, n, &at, "Cached:", cached);
+		kb(buf, n, &at, "SwapCached:", 0);
+		kb(buf, n, &at, "Active:", 0);
+		kb(buf, n, &at, "Inactive:", 0);
+		kb(buf, n, &at, "SwapTotal:", 0);
+		kb(buf, n, &at, "SwapFree:", 0);
+		kb(buf, n, &at, "Dirty:", 0);
+		kb(buf, n, &at, "Shmem:", cached);
+		kb(buf, n, &at, "Slab:", 0);
+		kb(buf, n, &at, "SReclaimable:", 0);
+		kb(buf, n, &at, "SUnreclaim:", 0);
+	} else if (!strcmp(name, "cpuinfo")) {
+		struct arch_facts f;
+		arch_get_facts(&f);
+		for (unsigned c = 0; c < f.cpus_online; c++) {
+			put(buf, n, &at, "processor\t: %u\n", c);
+			if (f.cpu_vendor[0])
+				put(buf, n, &at, "vendor_id\t: %s\n", f.cpu_vendor);
+			put(buf, n, &at, "model name\t: %s\n", f.cpu_model[0] ? f.cpu_model : "unknown");
+			put(buf, n, &at, "cpu MHz\t\t: %lu.%03lu\n", (unsigned long)(f.tsc_hz / 1000000),
+			    (unsigned long)(f.tsc_hz / 1000 % 1000));
+			put(buf, n, &at, "flags\t\t:%s%s%s\n\n", f.rdtscp ? " rdtscp" : "",
+			    f.apic_mode && !strcmp(f.apic_mode, "x2apic") ? " x2apic" : "",
+			    f.hypervisor[0] ? " hypervisor" : "");
+		}
+	} else if (!strcmp(name, "uptime")) {
+		uint64_t cs = ktime_ns() / 10000000;	/* hundredths */
+		put(buf, n, &at, "%lu.%02lu 0.00\n", (unsigned long)(cs / 100), (unsigned long)(cs % 100));
+	} else {
+		return -LX_ENOENT;
+	}
+	return (long)at;
+}
+
+static long gen(int pid, const char *name, char *buf, size_t n)
+{
+	return pid > 0 ? gen_pid(pid, name, buf, n) : gen_root(name, buf, n);
+}
+
+static const struct procfs_source source = { .self = self_pid, .pids = pids, .gen = gen };
+
+void procfs_init(void)
+{
+	fs_procfs_set(&source);		/* before any process runs (urun.c) */
+}
