@@ -440,7 +440,7 @@ def verdict(mode: str, exit_code: int | None, kt: KtapResult, *, timed_out: bool
 KTAP_RESULT = re.compile(r"^ktap: (not )?ok \d+ ")
 
 
-def _open_log(log_dir: Path, mode: str, smp: int, env: str, scheme: str | None = None):
+def open_log(log_dir: Path, mode: str, smp: int, env: str, scheme: str | None = None):
     log_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     base = f"{stamp}-{mode}-" + (f"{scheme}-" if scheme else "") + f"smp{smp}-{env}"
@@ -518,7 +518,7 @@ def boot(cfg: BootConfig, echo: Callable[[str], None] | None = None) -> BootResu
     repo = cfg.repo
     elf = repo / KERNEL_ELF if cfg.iso else schemes.scheme_elf(repo, cfg.scheme, cfg.windows)
     symbolizer = Symbolizer(elf, repo=repo)
-    log_path, log = _open_log(cfg.log_dir or repo / LOG_DIR, cfg.mode, cfg.smp, env,
+    log_path, log = open_log(cfg.log_dir or repo / LOG_DIR, cfg.mode, cfg.smp, env,
                               cfg.scheme)
     cmdline = None if cfg.iso else qemu_kernel_cmdline(cfg)
 

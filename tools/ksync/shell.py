@@ -121,7 +121,7 @@ def run_shell(cfg: qemu.BootConfig, banner: str | None = None) -> int:
     ^] ended it)."""
     _q, _accel, env, cmd = qemu.prepare(cfg)
     cmd = shell_qemu_command(cmd)
-    log_path, log = qemu._open_log(cfg.log_dir or cfg.repo / qemu.LOG_DIR, "shell", cfg.smp,
+    log_path, log = qemu.open_log(cfg.log_dir or cfg.repo / qemu.LOG_DIR, "shell", cfg.smp,
                                    env, cfg.scheme)
     log.write(f"# ksync shell log: smp={cfg.smp} accel={env}"
               + (f" scheme={cfg.scheme}" if cfg.scheme else "")
