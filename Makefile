@@ -199,7 +199,8 @@ run: venv
 	$(KSYNC) run --smp $(SMP) --accel $(ACCEL) --timeout $(TIMEOUT)
 
 stress: venv
-	$(PY) -m pytest -q -ra tests/test_stress.py tests/test_user.py::test_user_stress tests/test_user_bad.py::test_fuzz_stress --run-stress
+	$(PY) -m pytest -q -ra tests/test_stress.py tests/test_user.py::test_user_stress tests/test_user.py::test_sig_storm_stress \
+		tests/test_user_bad.py::test_fuzz_stress "tests/test_busybox.py::test_busybox_matches_linux[smp2-locked-full]" --run-stress
 
 # the longer set: ksync run --set bench (--repeat 7, --irq-seconds 5, --loss-repeats 7,
 # the kernel's `all` experiments, 1800 s per boot unless TIMEOUT is given)

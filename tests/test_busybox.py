@@ -231,11 +231,15 @@ SHORT_NAMES = ([n for n, _ in CASES[:10]] + ["pipeline", "xargs", "tree_ops", "s
                "bg_wait", "bg_many", "trap_int", "child_sig", "tar_tree", "heredoc"])
 SHORT = [c for c in CASES if c[0] in SHORT_NAMES]
 SHORT_PROC = [c for c in PROC_RUN if c[0] in ("proc_ps", "proc_self")]
-# (smp, scheduler): 1, 2 and 4 CPUs under the default scheduler, 2 under the locked one
-# (every case); -smp 2 under every other interrupt-masking scheme (the short set)
+# (smp, scheduler): 1, 2 and 4 CPUs under the default scheduler (every case); the short
+# set (a 3-tuple: smp, scheduler, scheme) at -smp 2 under the locked scheduler and under
+# every other interrupt-masking scheme. (The full list under the locked scheduler costs
+# a boot of ~30 s of make test's budget; tests/test_user.py runs its whole suite there,
+# and `make stress` this one's, test_busybox_locked_full.)
 from ksync import schemes as _schemes
-CONFIGS = [(1, None), (2, None), (4, None), (2, "locked")]
-SCHEME_CONFIGS = [(2, None, s) for s in _schemes.SCHEMES if s != _schemes.DEFAULT_SCHEME]
+CONFIGS = [(1, None), (2, None), (4, None)]
+SCHEME_CONFIGS = [(2, "locked", None)] + [(2, None, s) for s in _schemes.SCHEMES
+                                          if s != _schemes.DEFAULT_SCHEME]
 
 
 @pytest.fixture(scope="module")
@@ -274,14 +278,17 @@ def boot_bb(scripts):
         cpio.Entry("t/short", stat.S_IFREG | 0o644, short.encode())]))
     boots = {}
 
-    def boot(smp: int, sched: str | None = None, scheme: str | None = None):
-        key = (smp, sched, scheme)
+    def boot(smp: int, sched: str | None = None, *short_scheme: str | None):
+        """A 3-tuple config (smp, sched, scheme) runs the short set (t/short)."""
+        short = bool(short_scheme)
+        scheme = short_scheme[0] if short else None
+        key = (smp, sched, short, scheme)
         if key not in boots:
             if scheme:
                 r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", f"SCHEME={scheme}",
                                     "kernel"], cwd=ROOT, capture_output=True, text=True, timeout=900)
                 assert r.returncode == 0, r.stdout + r.stderr
-            words = ["user=@/t/short" if scheme else "user=@/t/list",
+            words = ["user=@/t/short" if short else "user=@/t/list",
                      "epoch=1700000000"] + ([f"sched={sched}"] if sched else [])
             # 135 commands: about 25 s on an idle host, 300 s seen on one shared by 15 jobs
             cfg = qemu.BootConfig(repo=ROOT, mode="user", smp=smp, timeout=900, scheme=scheme,
@@ -296,11 +303,18 @@ def _show(b: bytes) -> str:
 
 
 def _cfg_id(c):
-    return f"smp{c[0]}" + (f"-{c[1]}" if c[1] else "") + (f"-{c[2]}" if len(c) > 2 else "")
+    return f"smp{c[0]}" + (f"-{c[1]}" if c[1] else "") + (f"-{c[2]}" if len(c) > 2 and c[2] else "")
 
 
-@pytest.mark.parametrize("cfg", CONFIGS + SCHEME_CONFIGS, ids=_cfg_id)
-def test_busybox_matches_linux(boot_bb, host_results, cfg):
+# every case under the locked scheduler: make stress (the `stress` parameter below)
+STRESS_CONFIGS = [pytest.param((2, "locked"), id="smp2-locked-full", marks=pytest.mark.stress)]
+
+
+@pytest.mark.parametrize("cfg", CONFIGS + SCHEME_CONFIGS + STRESS_CONFIGS,
+                         ids=[_cfg_id(c) for c in CONFIGS + SCHEME_CONFIGS] + [None])
+def test_busybox_matches_linux(boot_bb, host_results, cfg, request):
+    if request.node.get_closest_marker("stress") and not request.config.getoption("--run-stress"):
+        pytest.skip("long size: make stress (--run-stress)")
     res = boot_bb(*cfg)
     if cfg[1]:
         assert f"sched={cfg[1]}" in (res.cmdline or ""), res.cmdline
