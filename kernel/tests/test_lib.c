@@ -1,5 +1,6 @@
 /*
- * test_lib.c - kernel printf formatting and the command-line parser.
+ * test_lib.c - kernel printf formatting, the command-line parser, and the string
+ * primitives (the port's memcpy/memset: byte steps below 64 bytes, quadwords above).
  */
 #include "kernel.h"
 #include <ksync/ktest.h>
@@ -37,4 +38,44 @@ KTEST(cmdline_key_value)
 	KT_EXPECT(cmdline_get("mod", buf, sizeof buf) == NULL);
 	KT_EXPECT(cmdline_get("x", buf, sizeof buf) && buf[0] == 0);	/* present, empty */
 	cmdline_set(saved);
+}
+
+/* memcpy and memset at every length around the byte/quadword switch (0..80 and longer
+ * ones with odd tails), every source and destination offset within a quadword: each byte
+ * of the range right, none outside it touched (guards of 0xa5 on both sides). Called
+ * through volatile pointers so that the compiler cannot expand them inline. */
+KTEST(string_memcpy_memset_every_length_and_offset)
+{
+	static const size_t lens[] = { 129, 135, 200, 255 };
+	static uint8_t src[320], dst[320];
+	void *(*volatile cp)(void *, const void *, size_t) = memcpy;
+	void *(*volatile set)(void *, int, size_t) = memset;
+	unsigned bad = 0;
+	for (size_t li = 0; li < 81 + sizeof lens / sizeof lens[0]; li++) {
+		size_t n = li < 81 ? li : lens[li - 81];
+		for (size_t so = 0; so < 8; so++)
+			for (size_t d = 0; d < 8; d++) {
+				for (size_t i = 0; i < sizeof src; i++) {
+					src[i] = (uint8_t)(i * 7 + 3 + n);
+					dst[i] = 0xa5;
+				}
+				if (cp(dst + 16 + d, src + so, n) != dst + 16 + d)
+					bad++;
+				for (size_t i = 0; i < sizeof dst; i++) {
+					bool in = i >= 16 + d && i < 16 + d + n;
+					if (dst[i] != (in ? src[so + i - 16 - d] : 0xa5))
+						bad++;
+				}
+				if (so)
+					continue;	/* memset: the destination offsets only */
+				if (set(dst + 16 + d, 0x15a, n) != dst + 16 + d)	/* (uint8_t)0x15a */
+					bad++;
+				for (size_t i = 0; i < sizeof dst; i++) {
+					bool in = i >= 16 + d && i < 16 + d + n;
+					if (dst[i] != (in ? 0x5a : 0xa5))
+						bad++;
+				}
+			}
+	}
+	KT_EXPECT(bad == 0);
 }
