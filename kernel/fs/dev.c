@@ -127,18 +127,7 @@ static struct inode *make_node(struct inode *dir, const char *name, uint32_t mod
 	if (!i)
 		return NULL;
 	i->rdev = rdev;
-	if (ramfs_add(dir, name, len, i)) {
-		ramfs_maybe_free(i);
-		return NULL;
-	}
-	if (S_TYPE(mode) == LX_S_IFDIR) {
-		i->nlink = 2;
-		i->u.dir.parent = dir;
-		dir->nlink++;
-	} else {
-		i->nlink = 1;
-	}
-	return i;
+	return ramfs_add_new(dir, name, len, i) ? NULL : i;
 }
 
 int fs_init(void)

@@ -80,6 +80,9 @@ void inode_put(struct inode *i);
 struct dentry_rec *ramfs_find(struct inode *dir, const char *name, size_t len);
 /* Add an entry (the caller adjusts link counts). -LX_ENOMEM. */
 int ramfs_add(struct inode *dir, const char *name, size_t len, struct inode *child);
+/* Name a new inode (ramfs_new's, nothing names it yet) in dir and set the link counts
+ * (a directory: 2 and its parent's +1; else 1); out of memory: i freed, -LX_ENOMEM. */
+int ramfs_add_new(struct inode *dir, const char *name, size_t len, struct inode *i);
 void ramfs_del(struct inode *dir, struct dentry_rec *d);
 long ramfs_read_data(struct inode *i, void *buf, size_t n, uint64_t off);
 long ramfs_write_data(struct inode *i, const void *buf, size_t n, uint64_t off);

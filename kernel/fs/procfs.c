@@ -67,18 +67,7 @@ static struct inode *add(struct inode *dir, const char *name, uint32_t mode, uin
 		return NULL;
 	i->procfs = kind;
 	i->procfs_pid = pid;
-	if (ramfs_add(dir, name, strlen(name), i)) {
-		ramfs_maybe_free(i);
-		return NULL;
-	}
-	if (IS_DIR(i)) {
-		i->nlink = 2;
-		i->u.dir.parent = dir;
-		dir->nlink++;
-	} else {
-		i->nlink = 1;
-	}
-	return i;
+	return ramfs_add_new(dir, name, strlen(name), i) ? NULL : i;
 }
 
 int procfs_make(struct inode *root)

@@ -194,6 +194,22 @@ int ramfs_add(struct inode *dir, const char *name, size_t len, struct inode *chi
 	return 0;
 }
 
+int ramfs_add_new(struct inode *dir, const char *name, size_t len, struct inode *i)
+{
+	if (ramfs_add(dir, name, len, i)) {
+		ramfs_maybe_free(i);
+		return -LX_ENOMEM;
+	}
+	if (IS_DIR(i)) {
+		i->nlink = 2;
+		i->u.dir.parent = dir;
+		dir->nlink++;
+	} else {
+		i->nlink = 1;
+	}
+	return 0;
+}
+
 void ramfs_del(struct inode *dir, struct dentry_rec *d)
 {
 	struct dentry_rec **pp = &dir->u.dir.head, *prev = NULL;

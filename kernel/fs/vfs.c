@@ -571,13 +571,8 @@ int vfs_mkdirat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path
 			rc = -LX_ENOENT;
 		else if (!(i = ramfs_new(LX_S_IFDIR | (mode & ~fs_ctx_umask_(c) & 07777))))
 			rc = -LX_ENOMEM;
-		else if ((rc = ramfs_add(w.dir, w.last, w.lastlen, i)) != 0)
-			ramfs_maybe_free(i);
-		else {
-			i->nlink = 2;
-			i->u.dir.parent = w.dir;
-			w.dir->nlink++;
-		}
+		else
+			rc = ramfs_add_new(w.dir, w.last, w.lastlen, i);
 	}
 	path_end(hold);
 	return rc;
