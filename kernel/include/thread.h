@@ -148,6 +148,9 @@ struct thread *thread_self(void);
 const char *thread_name(const struct thread *t);
 unsigned thread_id(const struct thread *t);
 uint64_t thread_state(const struct thread *t);	/* the state word, for tests */
+/* Tests only: called by thread_create with the new thread between its slot's reset and
+ * its publication (a stale handle's operations must find it DEAD there); NULL otherwise. */
+extern void (*sched_test_create_window)(struct thread *t);
 uint64_t thread_dispatches(const struct thread *t);	/* times it was switched in */
 uint64_t thread_run_ticks(const struct thread *t);	/* TSC ticks it ran (at switches) */
 

@@ -186,10 +186,25 @@ static bool slot_live(const struct thread *t)
 
 /* A slot's fields for a new thread. Not memset: a dispatcher walking a stale bit may
  * still load this slot's state word and affinity (it then fails its CAS), so those two
- * are written with atomics; the rest nobody reads before the thread is published. */
+ * are written with atomics; the rest nobody reads before the thread is published.
+ *
+ * The state stays DEAD until insert_new publishes the thread (its store of READY): a
+ * holder of a stale pointer to the slot's previous thread may still call an operation
+ * on it - wait4's waker reads the parent's `waiter` under the process-table lock and
+ * wakes it after the unlock, when the parent may have exited and its slot been taken by
+ * a fork's new thread. With state 0 here, such a wakeup found a live, sleeping-looking
+ * thread and queued it before arch_context_init had built its context: an idle CPU then
+ * switched to a saved rsp of 0 (seen: a #PF at CR2 0 in arch_context_switch_fp, thread
+ * 'pid441' being created, test_user smp2-locked; likely also the hosted ASan build's
+ * rare SIGSEGV at 0 in hosted_switch_int). DEAD makes every operation answer ESRCH until
+ * the thread is whole; after the publication a stale wakeup is a spurious one, which
+ * every sleep loop tolerates (it checks its condition again). Test:
+ * sched_slot_dead_until_published. */
 static void slot_reset(struct thread *t, unsigned id)
 {
-	atomic_store_explicit(&t->state, 0, memory_order_relaxed);
+	/* relaxed: nothing is published by this store; DEAD was the slot's state already
+	 * when it was last freed (or 0 for a never-used slot, unknown to every pointer) */
+	atomic_store_explicit(&t->state, SCHED_DEAD, memory_order_relaxed);
 	__atomic_store_n(&t->affinity, 0, __ATOMIC_RELAXED);
 	t->id = id;
 	t->head.id1 = id + 1;
@@ -934,6 +949,12 @@ static void thread_start(void *arg)
 	thread_exit();
 }
 
+/* Tests only (kernel/tests/test_sched.c): called by thread_create_ with the new thread
+ * after its slot is set up and before insert_new publishes it - the window in which a
+ * stale handle's operations must find it DEAD. NULL otherwise; written by the test's
+ * thread (release) before it creates threads, read (acquire) here. */
+void (*sched_test_create_window)(struct thread *t);
+
 static int thread_create_(struct thread **out, thread_fn fn, void *arg, unsigned level,
 			  uint64_t affinity, const char *name, unsigned flags, struct arch_uctx *uctx);
 
@@ -1008,6 +1029,9 @@ static int thread_create_(struct thread **out, thread_fn fn, void *arg, unsigned
 		}
 	}
 	arch_context_init(&t->ctx, stack, SCHED_STACK_BYTES, thread_start, t, flags & THREAD_FP);
+	void (*hook)(struct thread *) = __atomic_load_n(&sched_test_create_window, __ATOMIC_ACQUIRE);
+	if (hook)
+		hook(t);
 	*out = t;
 	ops->insert_new(t);	/* publishes the thread (CAS / lock): everything above first */
 	return KSYNC_OK;
