@@ -80,10 +80,10 @@ HK_DEFS_$(1)_$(2) := -DKSYNC_SPL_HEADER='"spl/$(2).h"' \
 	$(SCHED_DEFS)
 $(HK_OUT)/$(1)/$(2)/obj/kernel/sched/thread.o: $(SCHED_STAMP)
 
-$(HK_OUT)/$(1)/$(2)/obj/%.o: %.c mk/hosted-kernel.mk $(LOCKSTAT_STAMP)
+$(HK_OUT)/$(1)/$(2)/obj/%.o: %.c mk/hosted-kernel.mk $(LOCKSTAT_STAMP) $(DEBUG_STAMP)
 	@mkdir -p $$(@D)
 	$$(call KSYNC_SAY,CC-hk-$(1)-$(2),$$<)
-	$(KSYNC_Q)$$(HK_CC_$(1)) $(HK_COMMON) $$(HK_CFLAGS_$(1)) $$(HK_DEFS_$(1)_$(2)) \
+	$(KSYNC_Q)$$(HK_CC_$(1)) $(HK_COMMON) $$(HK_CFLAGS_$(1)) $(DEBUG_INFO) $$(HK_DEFS_$(1)_$(2)) \
 		$$(if $$(filter arch/hosted/%,$$<),$(HK_PORTINC) -MD,$(HK_KINC) -MMD) $$(if $$(filter $(COST_TABLE_SRCS),$$<),-g1) -c $$< -o $$@
 
 $(HK_OUT)/$(1)/$(2)/obj/%.o: %.S mk/hosted-kernel.mk

