@@ -50,8 +50,14 @@ def _env() -> dict:
     return env
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-@pytest.mark.parametrize("name", TESTS)
+# The explorer's tests run their threads as coroutines on one OS thread with TSan's
+# synchronizing fiber switch: TSan can report nothing there, and mk/lib.mk builds them
+# plain and with ASan+UBSan only.
+PAIRS = [(name, flavour) for name in TESTS for flavour in FLAVOURS
+         if not (flavour == "tsan" and name.startswith("test_explore_"))]
+
+
+@pytest.mark.parametrize("name,flavour", PAIRS, ids=[f"{n}-{f}" for n, f in PAIRS])
 def test_hosted(hosted_bins: Path, flavour: str, name: str):
     exe = hosted_bins / flavour / name
     assert exe.is_file(), f"{exe} was not built by `make hosted-tests`"

@@ -150,7 +150,9 @@ void kx_name(struct kx *x, const void *addr, const char *name);
  */
 int kx_explore(const struct kx_config *cfg, struct kx_result *res, struct ktest_ctx *kt);
 
-/* True in a ThreadSanitizer build (tests may skip: TSan adds nothing on one thread). */
+/* True in a ThreadSanitizer build. make test builds no explorer test with TSan (mk/lib.mk:
+ * on one OS thread with synchronizing fiber switches it can report nothing); a test built
+ * so by hand runs with the smaller budgets below. */
 #if defined(__SANITIZE_THREAD__)
 #define KX_TSAN 1
 #elif defined(__has_feature)
