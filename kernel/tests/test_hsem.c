@@ -292,12 +292,18 @@ static void run_race_owner(struct ktest_ctx *kt, const char *s, unsigned variant
 	KT_ASSERT_EQ(hsem_init(&rs, 0, "test_race"), KSYNC_OK);
 	race_variant = variant;
 	race_done = z_done = x_second = 0;
+	rx = rz = ru = rv = rw = NULL;
 	hsem_set_test_hook(race_hook);
-	/* every thread on CPU 0: one CPU's strict priorities decide the interleaving */
-	KT_ASSERT_EQ(thread_create(&rx, race_x, NULL, 3, 1, "X", 0), KSYNC_OK);
+	/* every thread on CPU 0: one CPU's strict priorities decide the interleaving. X, who
+	 * starts the scenario, last: this thread may run on another CPU, and an X created
+	 * first could reach its hook's wakeup of Z before Z existed - the wakeup went to the
+	 * previous run's Z (a dead, perhaps reused slot), this Z slept for ever and the test
+	 * hung (seen once in 20 full-suite boots at -smp 2, hsem_race_stale_wakeup). Z, U and
+	 * V first sleep for their COND_USER wakeup (one sent before the sleep stays set). */
 	KT_ASSERT_EQ(thread_create(&rz, race_z, NULL, 2, 1, "Z", 0), KSYNC_OK);
 	KT_ASSERT_EQ(thread_create(&ru, race_up, NULL, 1, 1, "U", 0), KSYNC_OK);
 	KT_ASSERT_EQ(thread_create(&rv, race_up, NULL, 0, 1, "V", 0), KSYNC_OK);
+	KT_ASSERT_EQ(thread_create(&rx, race_x, NULL, 3, 1, "X", 0), KSYNC_OK);
 	/* X, U and V finish whatever the semaphore does with Z (join sleeps: the strict
 	 * scenario runs meanwhile) */
 	KT_EXPECT_EQ(thread_join(rv), KSYNC_OK);
@@ -384,11 +390,14 @@ KTEST(hsem_race_stale_wakeup)
 		KT_ASSERT_EQ(hsem_init(&rs, 0, "test_stale"), KSYNC_OK);
 		race_variant = 2;
 		race_done = z_done = x_second = x_second_done = x_stale_flag = released = x_early = 0;
+		rx = rz = ru = rv = rw = NULL;
 		hsem_set_test_hook(race_hook);
-		KT_ASSERT_EQ(thread_create(&rx, stale_x, NULL, 3, 1, "X", 0), KSYNC_OK);
-		KT_ASSERT_EQ(thread_create(&rw, stale_w, NULL, 3, 1, "W", 0), KSYNC_OK);
+		/* X last, as in run_race_owner: its hook wakes Z, which must exist by then; W
+		 * only yields until X has begun its second down */
 		KT_ASSERT_EQ(thread_create(&rz, race_z, NULL, 2, 1, "Z", 0), KSYNC_OK);
 		KT_ASSERT_EQ(thread_create(&ru, race_up, NULL, 1, 1, "U", 0), KSYNC_OK);
+		KT_ASSERT_EQ(thread_create(&rw, stale_w, NULL, 3, 1, "W", 0), KSYNC_OK);
+		KT_ASSERT_EQ(thread_create(&rx, stale_x, NULL, 3, 1, "X", 0), KSYNC_OK);
 		KT_EXPECT_EQ(thread_join(ru), KSYNC_OK);
 		KT_EXPECT_EQ(thread_join(rw), KSYNC_OK);
 		KT_EXPECT_EQ(thread_join(rx), KSYNC_OK);
