@@ -687,7 +687,7 @@ static int signal_of(unsigned v)
  * space's and is dealt with (resolved, fixed up, or the thread redirected to its kill). */
 bool uvm_trap(struct trapframe *tf, unsigned v)
 {
-	bool user = (tf->cs & 3) != 0, oom = false;
+	bool user = (tf->cs & 3) != 0, oom = false, bus = false;
 	if (v == 2 || v == 8 || v == 18)
 		return false;			/* NMI, #DF, #MC: the machine's */
 	if (v == 14) {
@@ -699,6 +699,7 @@ bool uvm_trap(struct trapframe *tf, unsigned v)
 			if (fr == 0)
 				return true;
 			oom = fr == KERNEL_FAULT_OOM;
+			bus = fr == KERNEL_FAULT_BUS;
 		}
 		if (!user) {
 			uint64_t fix = extable_fixup(tf->rip);
@@ -719,7 +720,8 @@ bool uvm_trap(struct trapframe *tf, unsigned v)
 	struct cpu *c = this_cpu();
 	struct arch_uctx *u = kcpu_this_uctx();
 	u->fault_tf = *tf;
-	tf->rdi = oom ? 9 /* SIGKILL: kernel_user_trap's out-of-memory kill */ : (uint64_t)signal_of(v);
+	tf->rdi = oom ? 9 /* SIGKILL: kernel_user_trap's out-of-memory kill */
+		  : bus ? 7 /* SIGBUS: past a mapped file's end */ : (uint64_t)signal_of(v);
 	tf->rsi = v == 14 ? read_cr2() : tf->rip;
 	tf->rip = (uint64_t)uvm_user_trap;
 	tf->cs = 0x08;

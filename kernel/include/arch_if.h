@@ -425,7 +425,8 @@ long strncpy_from_user(char *dst, const char *usrc, size_t n);
  *   IRQs off: 0 when the kernel made the access valid (demand-zero, copy-on-write),
  *   KERNEL_FAULT_OOM when the access was allowed but no page was left (from ring 3 the
  *   port then passes LX_SIGKILL (9) to kernel_user_trap: the out-of-memory kill; a user
- *   copy fails with -EFAULT), another nonzero value when the process cannot take it.
+ *   copy fails with -EFAULT), KERNEL_FAULT_BUS past a mapped file's end (SIGBUS),
+ *   another nonzero value when the process cannot take it.
  * kernel_user_return: before an interrupt returns to ring 3 (and after each system
  *   call: kernel_syscall does it itself), on the thread's kernel stack, IRQs on, tf the
  *   frame that returns: the process's pending work (a signal that ends it, or whose
@@ -434,6 +435,9 @@ long kernel_syscall(struct trapframe *tf);
 void kernel_user_return(struct trapframe *tf);
 int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user);
 #define KERNEL_FAULT_OOM (-2)
+/* the access was allowed but lies past the end of a mapped file: the port sends
+ * SIGBUS (7) from ring 3 (Linux's VM_FAULT_SIGBUS); a user copy fails with -EFAULT */
+#define KERNEL_FAULT_BUS (-3)
 /* kernel_user_trap: an exception from ring 3 the port could not resolve (sig: the Linux
  *   signal; addr: the fault address for a page fault, else the faulting rip), on the
  *   thread's kernel stack with IRQs on, tf the user frame: the kernel sends the signal

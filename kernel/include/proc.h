@@ -45,6 +45,8 @@ struct fs_ctx;
 struct vma {
 	uint64_t start, end;	/* page-aligned, [start, end) */
 	unsigned prot;		/* ARCH_PROT_* */
+	uint64_t bus;		/* 0, or the first address past a mapped file's end:
+				   an access at or above it is SIGBUS (mmfile.c) */
 	struct vma *next;	/* sorted by start, disjoint */
 };
 struct mm {
@@ -57,6 +59,12 @@ struct mm *mm_create(void);
 void mm_destroy(struct mm *mm);
 /* Add [start, end) with prot (replacing what was there); 0 or -LX_ENOMEM. */
 long mm_map(struct mm *mm, uint64_t start, uint64_t end, unsigned prot);
+/* The same, an area whose addresses from bus on (if nonzero) lie past a file's end. */
+long mm_map_bus(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus);
+/* mmap of a regular file, MAP_PRIVATE (mmfile.c): its pages copied at the call. */
+struct fdtable;
+long mm_mmap_file(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, uint64_t len,
+		  unsigned prot, uint64_t off);
 long mm_unmap(struct mm *mm, uint64_t start, uint64_t end);
 long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot);
 bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end);	/* any VMA in [start, end) */

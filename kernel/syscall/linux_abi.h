@@ -163,7 +163,12 @@
 #define LX_ENOSYS 38
 #define LX_ENOTEMPTY 39
 #define LX_ELOOP 40
+#define LX_EOVERFLOW 75
+#define LX_ELIBBAD 80
+#define LX_ENOTSOCK 88
+#define LX_EPROTONOSUPPORT 93
 #define LX_EOPNOTSUPP 95
+#define LX_EAFNOSUPPORT 97
 #define LX_ETIMEDOUT 110
 #define LX_ERESTARTSYS 512	/* kernel-internal: restart after the signal handler */
 
@@ -393,6 +398,7 @@ struct lx_winsize {
 #define LX_ILL_ILLOPN 2
 #define LX_FPE_INTDIV 1
 #define LX_BUS_ADRALN 1
+#define LX_BUS_ADRERR 2
 #define LX_TRAP_BRKPT 1
 /* kernel-internal restart codes (include/linux/errno.h), never seen by user space */
 #define LX_ERESTARTNOINTR 513

@@ -531,10 +531,25 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 		if (acc == LX_O_WRONLY || ((flags & LX_MAP_SHARED) && (prot & LX_PROT_WRITE) &&
 					   acc == LX_O_RDONLY))
 			return -LX_EACCES;
-		return -LX_ENODEV;	/* file mappings: with kernel/fs */
 	}
 	if (len > USER_VA_END)
 		return -LX_ENOMEM;
+	/* a file's pages: MAP_PRIVATE of a regular file (kernel/proc/mmfile.c); MAP_SHARED
+	 * of a file is not built (-ENODEV, docs/userspace.md "File-backed mmap") */
+	bool file = !(flags & LX_MAP_ANONYMOUS);
+	if (file) {
+		struct lx_stat st;
+		long rc = vfs_fstat(proc_current()->fdt, (int)a[4], &st);
+		if (rc)
+			return rc;
+		bool zero = (st.st_mode & LX_S_IFMT) == LX_S_IFCHR && st.st_rdev == 0x105;
+		if (zero)
+			file = false;	/* /dev/zero: anonymous memory, as Linux's */
+		else if ((st.st_mode & LX_S_IFMT) != LX_S_IFREG || (flags & LX_MAP_SHARED))
+			return -LX_ENODEV;
+		if (a[5] + ALIGN_UP(len, PAGE_SIZE) < a[5])
+			return -LX_EOVERFLOW;
+	}
 	len = ALIGN_UP(len, PAGE_SIZE);
 	if (flags & (LX_MAP_FIXED | LX_MAP_FIXED_NOREPLACE)) {
 		if (addr < USER_VA_MIN || addr >= USER_VA_END || len > USER_VA_END - addr)
@@ -546,7 +561,9 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 		if (!addr)
 			return -LX_ENOMEM;
 	}
-	long rc = mm_map(mm, addr, addr + len, prot_from(prot));
+	long rc = file ? mm_mmap_file(mm, proc_current()->fdt, (int)a[4], addr, len,
+				      prot_from(prot), a[5])
+		       : mm_map(mm, addr, addr + len, prot_from(prot));
 	return rc ? rc : (long)addr;
 }
 
