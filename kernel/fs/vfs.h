@@ -158,6 +158,8 @@ long vfs_sendfile(struct fdtable *t, int out_fd, int in_fd, int64_t *offset, siz
 int vfs_poll(struct fdtable *t, struct lx_pollfd *fds, unsigned n, int timeout_ms);
 /* pipe2: fds[0] the read end, fds[1] the write end; flags O_NONBLOCK | O_CLOEXEC */
 int vfs_pipe2(struct fdtable *t, int fds[2], int flags);
+/* socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0): socket.c */
+int vfs_socketpair(struct fdtable *t, int domain, int type, int protocol, int fds[2]);
 
 /* ---- set-up ---------------------------------------------------------------------------
  * fs_init: once, from a thread (the scheduler running): creates "/", /dev with null,

@@ -28,10 +28,10 @@
 #include "mlock.h"
 #include "syscall/linux_abi.h"
 
-#define PROC_MAX 64		/* process table slots */
+#define PROC_MAX 256		/* process table slots (hackbench -g 4: 161 processes) */
 /* RLIMIT_NPROC's default (soft = hard): below PROC_MAX, so that a fork bomb meets the
  * limit (EAGAIN) before the table is full and the runner can still start programs */
-#define PROC_NPROC_DEFAULT 48
+#define PROC_NPROC_DEFAULT 224
 #define PROC_NSIG 65		/* Linux signals 1..64 */
 
 /* ---- files: kernel/fs (vfs.h) -------------------------------------------------------
@@ -129,6 +129,9 @@ struct process {
 		uint64_t addr, ip;
 	} fault;
 	uint64_t clear_child_tid;
+	/* sched_setscheduler's policy and priority (kernel/syscall/syssched.c):
+	 * proc_table_lock; fork copies them (Linux's child inherits them) */
+	int sched_policy, sched_prio;
 	/* the image's names, for /proc (kernel/proc/procfs.c): written by its own thread
 	 * (exec, prctl's PR_SET_NAME) under proc_table_lock, or by fork before the child
 	 * runs, also under it; read by its own thread freely, by others under the lock */
@@ -212,6 +215,10 @@ long proc_setpgid(int pid, int pgid);
 long proc_getpgid(int pid);
 long proc_setsid(void);
 long proc_getsid(int pid);
+/* sched_*'s state of process pid (0: the caller) under proc_table_lock: *policy and
+ * *prio out, then, if set, set to set_policy / set_prio (set_policy -1: keep the
+ * policy). 0, or -LX_ESRCH. */
+long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio);
 /* signal.c: at each return to ring 3 (kernel_user_return), nr the system call whose
  * result tf holds (-1: an interrupt or exception return) */
 void signal_user_return(struct trapframe *tf, long nr);

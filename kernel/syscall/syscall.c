@@ -25,6 +25,7 @@
 #include "syscall/linux_abi.h"
 #include "fs/vfs.h"
 #include "syscall/sysfile.h"
+#include "syscall/syssched.h"
 #include <ksync/errors.h>
 
 typedef long (*sys_fn)(struct trapframe *tf, const uint64_t a[6]);
@@ -1244,6 +1245,23 @@ static const sys_fn table[LX_NR_SYSCALLS] = {
 	[LX_SYS_getpgrp] = sys_getpgrp,
 	[LX_SYS_setsid] = sys_setsid,
 	[LX_SYS_getsid] = sys_getsid,
+	/* syssched.c: scheduling policies, affinity, memory locking, socketpair */
+	[LX_SYS_sched_setscheduler] = sys_sched_setscheduler,
+	[LX_SYS_sched_setparam] = sys_sched_setparam,
+	[LX_SYS_sched_getscheduler] = sys_sched_getscheduler,
+	[LX_SYS_sched_getparam] = sys_sched_getparam,
+	[LX_SYS_sched_get_priority_max] = sys_sched_get_priority_max,
+	[LX_SYS_sched_get_priority_min] = sys_sched_get_priority_min,
+	[LX_SYS_sched_rr_get_interval] = sys_sched_rr_get_interval,
+	[LX_SYS_sched_setattr] = sys_sched_setattr,
+	[LX_SYS_sched_getattr] = sys_sched_getattr,
+	[LX_SYS_sched_setaffinity] = sys_sched_setaffinity,
+	[LX_SYS_mlock] = sys_mlock,
+	[LX_SYS_munlock] = sys_mlock,
+	[LX_SYS_mlock2] = sys_mlock2,
+	[LX_SYS_mlockall] = sys_mlockall,
+	[LX_SYS_munlockall] = sys_munlockall,
+	[LX_SYS_socketpair] = sys_socketpair,
 	/* rseq, clone3 and every other number: sys_enosys (filled in below) */
 };
 
