@@ -189,3 +189,16 @@ def test_initramfs_holds_the_loader_and_libraries(progs):
     assert stat.S_ISREG(es["lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"].mode)
     assert "lib/x86_64-linux-gnu/libc.so.6" in es and "etc/ld.so.cache" in es
     assert dynlibs.interp_of(progs["dyn_hello"]) == "/lib64/ld-linux-x86-64.so.2"
+
+
+def test_ksync_sh_runs_hackbench(boot):
+    """The issue's command line: ``./ksync sh -c 'hackbench -p -g 2 -l 20'`` (busybox sh
+    finds /bin/hackbench, a link to Debian's /usr/bin/hackbench, in the initramfs
+    tools/ksync/dynlibs.py adds) prints hackbench's normal output and exits 0."""
+    boot(2)             # (the fixture built the kernel)
+    r = subprocess.run([str(ROOT / "ksync"), "sh", "--no-build", "--smp", "2", "-c",
+                        "hackbench -p -g 2 -l 20"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=600)
+    want = (r"Running in process mode with 2 groups using 40 file descriptors each "
+            r"\(== 80 tasks\)\nEach sender will pass 20 messages of 100 bytes\nTime: \d+\.\d+\n")
+    assert r.returncode == 0 and re.fullmatch(want, r.stdout), (r.returncode, r.stdout, r.stderr[-2000:])

@@ -92,3 +92,16 @@ def entries(paths: list[Path]) -> list[Entry]:
     if CACHE.is_file():
         es.append(Entry("etc/ld.so.cache", stat.S_IFREG | 0o644, CACHE.read_bytes()))
     return es
+
+
+def rt_tests_entries() -> list[Entry]:
+    """Debian's /usr/bin/hackbench and /usr/bin/cyclictest (rt-tests), a /bin/<name> link
+    to each (busybox sh's PATH is /bin:/t), their libraries, the loader and the cache:
+    what ``ksync sh`` adds to busybox's initramfs. Empty when rt-tests is not installed."""
+    if not have_rt_tests():
+        return []
+    es = entries(list(RT_TESTS.values()))
+    for name, path in RT_TESTS.items():
+        es.append(Entry(f"usr/bin/{name}", stat.S_IFREG | 0o755, path.read_bytes()))
+        es.append(Entry(f"bin/{name}", stat.S_IFLNK | 0o777, f"/usr/bin/{name}".encode()))
+    return es
