@@ -46,7 +46,8 @@ struct vma {
 	uint64_t start, end;	/* page-aligned, [start, end) */
 	unsigned prot;		/* ARCH_PROT_* */
 	uint64_t bus;		/* 0, or the first address past a mapped file's end:
-				   an access at or above it is SIGBUS (mmfile.c) */
+				   an access at or above it is SIGBUS (mmfile.c);
+				   mm->lock, as the rest of the list */
 	struct vma *next;	/* sorted by start, disjoint */
 };
 struct mm {
