@@ -153,6 +153,8 @@ int main(int argc, char **argv)
 		SHOW("mlock", mlock(buf, sizeof buf));
 		SHOW("munlock", munlock(buf, sizeof buf));
 		SHOW("munlockall", munlockall());
+	} else if (!strcmp(c, "dma")) {
+		/* cyclictest's: open, write a 32-bit 0, keep it open while it runs */
 		int fd = open("/dev/cpu_dma_latency", O_RDWR);
 		printf("cpu_dma_latency open %d\n", fd >= 0);
 		int32_t v = 0;
