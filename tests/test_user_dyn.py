@@ -10,7 +10,8 @@ prints on the host, with the same wait status (test by difference; nothing norma
 - dyn_hello: the loader, libc, argv and environment;
 - dyn_mmap: file-backed mmap (MAP_PRIVATE: data, offsets, MAP_FIXED over mappings,
   mprotect of a mapped range, writes that never reach the file, fork's copy, SIGBUS past
-  the file's end, /dev/zero, refusals);
+  the file's end, /dev/zero, refusals; MAP_SHARED: writes both ways, a second mapping,
+  a fork child's writes, a read-only descriptor's EACCES);
 - dyn_sched: sched_setscheduler and its family's results and error paths, affinity,
   mlockall, /dev/cpu_dma_latency (compared with root's host output when the host's needs
   a privilege this run lacks);
@@ -43,7 +44,7 @@ OUT = ROOT / "build" / "user-dyn"
 
 CASES = [["t/dyn_hello"], ["t/dyn_hello", "one", "two-words"]]
 CASES += [["t/dyn_mmap", c] for c in ["private", "offset", "fixed", "mprotect", "cow",
-                                       "sigbus", "devzero"]]
+                                       "sigbus", "shared", "devzero"]]
 CASES += [["t/dyn_sched", c] for c in ["policy", "errors", "attr", "affinity", "mlock", "dma"]]
 # /dev/cpu_dma_latency needs root on the host: without it, ksync's output is compared with
 # what root's host prints

@@ -340,6 +340,15 @@ void arch_as_destroy(struct arch_as *as);
  * it through the direct map: P2V) or 0 when out of memory. The fault path and exec use it. */
 uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write);
 void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len);	/* page-aligned */
+/* MAP_SHARED of a file: map the kernel page `page` (a direct-map address, pmm's) at va
+ * with prot, replacing what was there; the mapping holds a reference on the page (fork
+ * shares it writable, never copy-on-write). Its physical address, 0 if out of memory. */
+uint64_t arch_as_map_page(struct arch_as *as, uint64_t va, void *page, unsigned prot);
+/* A page's reference count outside the page tables (the RAM file system's data pages,
+ * which a MAP_SHARED mapping may outlive): hold takes one, release drops one and frees
+ * the page to pmm when none is left (any context). */
+void arch_page_hold(void *page);
+void arch_page_release(void *page);
 void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned prot);
 /* child (new, empty) gets every mapping of parent; writable pages become read-only
  * copy-on-write in both. KSYNC_OK or KSYNC_ENOMEM (child then partly filled: destroy it). */

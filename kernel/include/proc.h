@@ -62,10 +62,18 @@ void mm_destroy(struct mm *mm);
 long mm_map(struct mm *mm, uint64_t start, uint64_t end, unsigned prot);
 /* The same, an area whose addresses from bus on (if nonzero) lie past a file's end. */
 long mm_map_bus(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus);
-/* mmap of a regular file, MAP_PRIVATE (mmfile.c): its pages copied at the call. */
+/* VMA_SHARED_RO in a VMA's prot: a MAP_SHARED file mapping of a descriptor not open for
+ * writing (mprotect cannot add PROT_WRITE: EACCES, as Linux's VM_MAYWRITE) */
+#define VMA_SHARED_RO 0x100u
+/* MAP_SHARED: the area [start, end) (SIGBUS from bus), its first n pages the kernel
+ * pages given (a file's: arch_as_map_page). 0 or -LX_ENOMEM. */
+long mm_map_shared(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus,
+		   void *const *pages, size_t n);
+/* mmap of a regular file (mmfile.c): MAP_PRIVATE its pages copied at the call, MAP_SHARED
+ * (shared) the file's own pages mapped; ro: the descriptor is not open for writing. */
 struct fdtable;
 long mm_mmap_file(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, uint64_t len,
-		  unsigned prot, uint64_t off);
+		  unsigned prot, uint64_t off, bool shared, bool ro);
 long mm_unmap(struct mm *mm, uint64_t start, uint64_t end);
 long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot);
 bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end);	/* any VMA in [start, end) */

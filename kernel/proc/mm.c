@@ -125,6 +125,20 @@ long mm_map_bus(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint
 	return rc;
 }
 
+long mm_map_shared(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus,
+		   void *const *pages, size_t n)
+{
+	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	long rc = vma_remove(mm, start, end);
+	if (!rc)
+		rc = vma_insert(mm, start, end, prot, bus);
+	for (size_t i = 0; i < n && !rc; i++)
+		if (!arch_as_map_page(mm->as, start + i * PAGE_SIZE, pages[i], prot))
+			rc = -LX_ENOMEM;
+	mlock_unlock_irqrestore(&mm->lock, k);
+	return rc;
+}
+
 long mm_map(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 {
 	return mm_map_bus(mm, start, end, prot, 0);
@@ -154,6 +168,13 @@ long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 	}
 	long rc = a >= end ? 0 : -LX_ENOMEM;
 	uint64_t upto = a < end ? a : end;
+	/* a shared mapping of a file not open for writing stays unwritable (Linux checks
+	 * every area before it changes one) */
+	for (struct vma *v = mm->vmas; v && (prot & ARCH_PROT_WRITE); v = v->next)
+		if (v->start < upto && start < v->end && (v->prot & VMA_SHARED_RO)) {
+			mlock_unlock_irqrestore(&mm->lock, k);
+			return -LX_EACCES;
+		}
 	long rc2 = 0;
 	if (upto > start)
 		rc2 = vma_split_at(mm, start);
@@ -162,7 +183,7 @@ long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 	if (!rc2 && upto > start) {
 		for (struct vma *v = mm->vmas; v; v = v->next)
 			if (v->start >= start && v->end <= upto)
-				v->prot = prot;
+				v->prot = prot | (v->prot & VMA_SHARED_RO);
 		arch_as_protect(mm->as, start, upto - start, prot);
 	}
 	mlock_unlock_irqrestore(&mm->lock, k);

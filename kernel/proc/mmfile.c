@@ -1,6 +1,6 @@
 /*
- * mmfile.c - mmap of a regular file, MAP_PRIVATE (glibc's dynamic loader maps every
- * shared library this way: docs/userspace.md "File-backed mmap").
+ * mmfile.c - mmap of a regular file: MAP_PRIVATE (glibc's dynamic loader maps every
+ * shared library this way) and MAP_SHARED (docs/userspace.md "Dynamic programs").
  *
  * A private mapping is a copy: the area is made (replacing what was there, as MAP_FIXED
  * does), then every page that holds file data is filled from the file through kernel/fs
@@ -14,15 +14,24 @@
  * Not Linux's: Linux maps the page cache's pages and copies one at the first write, so
  * a page not yet written still shows later writes to the file (by write() or another
  * MAP_SHARED mapping); ksync's copy is taken at mmap time. The difference shows only to
- * a program that maps a file privately and writes the file afterwards. MAP_SHARED of a
- * file is refused (-ENODEV: the RAM file system's pages are not mappable; sys_mmap).
+ * a program that maps a file privately and writes the file afterwards.
+ *
+ * MAP_SHARED maps the file's own pages (kernel/fs/fmap.c hands them out, holes filled,
+ * each with a reference; arch_as_map_page maps them never copy-on-write, also across
+ * fork): writes through the mapping are the file's, write() is seen by the mapping. A
+ * page is counted by the file and by every mapping (pagehooks.c), so a truncate or
+ * unlink leaves a mapped page alive and mapped - where Linux gives SIGBUS past the new
+ * end; and whole pages past the end at mmap time stay SIGBUS when the file grows later
+ * (Linux maps them then). A descriptor not open for writing gives an area that
+ * mprotect cannot make writable (EACCES, VMA_SHARED_RO).
  *
  * Cost: the loader maps each library twice over (a reservation of its whole span from
  * offset 0, then each segment MAP_FIXED over it), so a library is copied about twice at
  * each exec. Pages are copied as they are filled; no page cache.
  *
- * Locks: mm->lock (proc.h) around each page's copy (mm_write); kernel/fs's own (ramfs)
- * inside vfs_pread, never both at once.
+ * Locks: mm->lock (proc.h) around each page's copy (mm_write) and the shared pages'
+ * mapping (mm_map_shared); kernel/fs's own (ramfs) inside vfs_pread and vfs_mmap_pages,
+ * never both at once.
  */
 #include "kernel.h"
 #include "mm.h"
@@ -32,8 +41,29 @@
 
 #define CHUNK (64u << 10)
 
+/* MAP_SHARED: the file's own pages mapped (writes reach the file, its writes the mapping;
+ * every sharer, fork children too, sees one copy). */
+static long map_shared(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, uint64_t len,
+		       unsigned prot, uint64_t off, uint64_t have, bool ro)
+{
+	size_t n = (size_t)(ALIGN_UP(have, PAGE_SIZE) / PAGE_SIZE);
+	void **pages = n ? kmalloc(n * sizeof *pages) : NULL;
+	if (n && !pages)
+		return -LX_ENOMEM;
+	long rc = n ? vfs_mmap_pages(t, fd, off / PAGE_SIZE, n, pages) : 0;
+	if (!rc) {
+		uint64_t bus = addr + n * PAGE_SIZE;
+		rc = mm_map_shared(mm, addr, addr + len, prot | (ro ? VMA_SHARED_RO : 0),
+				   bus < addr + len ? bus : 0, pages, n);
+		for (size_t i = 0; i < n; i++)
+			fs_page_release(pages[i]);	/* the mapping holds its own */
+	}
+	kfree(pages);
+	return rc;
+}
+
 long mm_mmap_file(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, uint64_t len,
-		  unsigned prot, uint64_t off)
+		  unsigned prot, uint64_t off, bool shared, bool ro)
 {
 	struct lx_stat st;
 	long rc = vfs_fstat(t, fd, &st);
@@ -46,6 +76,8 @@ long mm_mmap_file(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, uint6
 	uint64_t have = size > off ? size - off : 0;
 	if (have > len)
 		have = len;
+	if (shared)
+		return map_shared(mm, t, fd, addr, len, prot, off, have, ro);
 	uint64_t bus = addr + ALIGN_UP(have, PAGE_SIZE);
 	rc = mm_map_bus(mm, addr, addr + len, prot, bus < addr + len ? bus : 0);
 	if (rc)

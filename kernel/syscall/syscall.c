@@ -535,10 +535,11 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 	}
 	if (len > USER_VA_END)
 		return -LX_ENOMEM;
-	/* a file's pages: MAP_PRIVATE of a regular file (kernel/proc/mmfile.c); MAP_SHARED
-	 * of a file is not built (-ENODEV, docs/userspace.md "File-backed mmap") */
-	bool file = !(flags & LX_MAP_ANONYMOUS);
+	/* a file's pages: MAP_PRIVATE (a copy) or MAP_SHARED (the file's pages) of a regular
+	 * file (kernel/proc/mmfile.c, docs/userspace.md "Dynamic programs") */
+	bool file = !(flags & LX_MAP_ANONYMOUS), ro = false;
 	if (file) {
+		ro = sysf_acc_mode(CUR, (int)a[4]) == LX_O_RDONLY;
 		struct lx_stat st;
 		long rc = vfs_fstat(proc_current()->fdt, (int)a[4], &st);
 		if (rc)
@@ -546,7 +547,7 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 		bool zero = (st.st_mode & LX_S_IFMT) == LX_S_IFCHR && st.st_rdev == 0x105;
 		if (zero)
 			file = false;	/* /dev/zero: anonymous memory, as Linux's */
-		else if ((st.st_mode & LX_S_IFMT) != LX_S_IFREG || (flags & LX_MAP_SHARED))
+		else if ((st.st_mode & LX_S_IFMT) != LX_S_IFREG)
 			return -LX_ENODEV;
 		if (a[5] + ALIGN_UP(len, PAGE_SIZE) < a[5])
 			return -LX_EOVERFLOW;
@@ -563,7 +564,7 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 			return -LX_ENOMEM;
 	}
 	long rc = file ? mm_mmap_file(mm, proc_current()->fdt, (int)a[4], addr, len,
-				      prot_from(prot), a[5])
+				      prot_from(prot), a[5], flags & LX_MAP_SHARED, ro)
 		       : mm_map(mm, addr, addr + len, prot_from(prot));
 	return rc ? rc : (long)addr;
 }

@@ -174,6 +174,53 @@ int main(int argc, char **argv)
 		printf("offset past the end maps %d\n", q != MAP_FAILED);
 		touch("access there", q, 0);
 		close(fd);
+	} else if (!strcmp(c, "shared")) {
+		/* MAP_SHARED: one copy - the mapping's writes reach the file, the file's the
+		 * mapping, a fork child's the parent; a second mapping sees the first */
+		int fd = make_file(name, 2 * PG + 50);
+		unsigned char *p = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		printf("mapped %d, data equal %d\n", p != MAP_FAILED, check(p, 0, 2 * PG + 50));
+		p[5] = 0xa5;
+		unsigned char b[8];
+		pread(fd, b, 8, 0);
+		printf("pread sees the mapping's write %d\n", b[5] == 0xa5);
+		pwrite(fd, "\x11\x22", 2, PG + 1);
+		printf("the mapping sees pwrite %d %d\n", p[PG + 1] == 0x11, p[PG + 2] == 0x22);
+		unsigned char *q = mmap(NULL, PG, PROT_READ, MAP_SHARED, fd, PG);
+		p[PG + 3] = 0x33;
+		printf("a second mapping at an offset sees it %d\n", q[3] == 0x33);
+		fflush(stdout);
+		pid_t k = fork();
+		if (k == 0) {
+			p[7] = 0x77;
+			_exit(0);
+		}
+		waitpid(k, NULL, 0);
+		printf("the parent sees the child's write %d\n", p[7] == 0x77);
+		touch("past the end of the file", p + 2 * PG + 100, 0);
+		touch("a whole page past the end", p + 3 * PG + 8, 0);
+		printf("munmap %d\n", munmap(p, 4 * PG));
+		pread(fd, b, 8, 0);
+		printf("the file keeps the writes %d %d\n", b[5] == 0xa5, b[7] == 0x77);
+		/* a read-only descriptor: no PROT_WRITE, now or by mprotect */
+		int ro = open(name, O_RDONLY);
+		errno = 0;
+		void *w = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED, ro, 0);
+		printf("rw map of a read-only fd: %s errno %d\n", w == MAP_FAILED ? "failed" : "mapped", errno);
+		unsigned char *r = mmap(NULL, PG, PROT_READ, MAP_SHARED, ro, 0);
+		printf("read-only map %d\n", r != MAP_FAILED && r[5] == 0xa5);
+		errno = 0;
+		int m = mprotect(r, PG, PROT_READ | PROT_WRITE);
+		printf("mprotect to write: %d errno %d\n", m, errno);
+		printf("a private map of it may write %d\n", mprotect(mmap(NULL, PG, PROT_READ, MAP_PRIVATE, ro, 0), PG, PROT_READ | PROT_WRITE));
+		/* truncate while mapped, then unlink: the kernel goes on (what the old pages
+		 * show differs: Linux SIGBUS past the new end) */
+		ftruncate(fd, 10);
+		close(fd);
+		close(ro);
+		unlink(name);
+		printf("still running\n");
+		return 0;
 	} else if (!strcmp(c, "devzero")) {
 		int z = open("/dev/zero", O_RDWR);
 		unsigned char *p = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE, z, 0);
