@@ -19,6 +19,8 @@ declare -A pkg_of=(
 	[gdb]=gdb
 	[chromium]=chromium
 	[cyclictest]=rt-tests
+	[hackbench]=rt-tests	# Debian's dynamic hackbench/cyclictest run unmodified on ksync (issue 25)
+	[ldd]=libc-bin	# dynlibs.py resolves their libraries with it
 	[cpio]=cpio
 	[musl-gcc]=musl-tools	# the user programs of tests/user (issue 24): musl's static libc
 )

@@ -38,6 +38,8 @@ HEADERS = """
 #include <linux/limits.h>
 #include <unistd.h>
 #include <ucontext.h>
+#include <sched.h>
+#include <sys/socket.h>
 """
 
 # LX_ name -> the host's name, where it is not the name without LX_

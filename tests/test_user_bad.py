@@ -57,7 +57,7 @@ LIST = [f"t/fuzz {SEED} 4 2000", "t/nproc", "t/oom", "t/oom kernel", "t/hello"]
 # kernel-side fill copies every page twice, and TCG's rep movsb is slow)
 MEMORY = "128M"
 NPROC_OUT = (
-    "default limit 48/48, below the table (64): 1\n"
+    "default limit 224/224, below the table (256): 1\n"
     "bomb: stopped with errno 11 (EAGAIN 11), children > 0: 1, children < limit: 1\n"
     "vfork at the limit: -1 errno 11\n"
     "clone at the limit: -11\n"

@@ -49,6 +49,9 @@ extern const uint64_t __ex_table_start[], __ex_table_end[];
 /* software bit: a page whose area is PROT_NONE - kept (its frame, its reference) but not
  * present, so that user and kernel accesses alike fault (Linux's _PAGE_PROTNONE) */
 #define PTE_NONE 0x400ull
+/* software bit: a file's page mapped MAP_SHARED (arch_as_map_page): never copy-on-write,
+ * fork shares it writable as it is */
+#define PTE_SHARED 0x800ull
 #define PTE_NX (1ull << 63)
 #define PTE_ADDR 0x000ffffffffff000ull
 #define USER_CS 0x23
@@ -279,6 +282,27 @@ static uint64_t *walk_next(struct arch_as *as, uint64_t va, uint64_t *next)
 	return &t[idx(va, 0)];
 }
 
+uint64_t arch_as_map_page(struct arch_as *as, uint64_t va, void *page, unsigned prot)
+{
+	va &= ~(PAGE_SIZE - 1);
+	KASSERT(va >= USER_VA_MIN && va < USER_VA_END);
+	uint64_t *pte = walk(as, va, true);
+	if (!pte)
+		return 0;
+	uint64_t pa = V2P((uint64_t)(uintptr_t)page);
+	uref_get(pa);
+	if (has_page(*pte))
+		uref_put(*pte & PTE_ADDR);
+	else
+		as->npages++;
+	*pte = pa | PTE_SHARED | leaf_bits(prot);
+	flush(as, va);
+	return pa;
+}
+
+void arch_page_hold(void *page) { uref_get(V2P((uint64_t)(uintptr_t)page)); }
+void arch_page_release(void *page) { uref_put(V2P((uint64_t)(uintptr_t)page)); }
+
 void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len)
 {
 	uint64_t end = va + len < va ? ~0ull : va + len;
@@ -301,9 +325,9 @@ void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned pro
 		uint64_t *pte = walk_next(as, a, &next);
 		if (!pte || !has_page(*pte))
 			continue;
-		uint64_t e = *pte, pa = e & PTE_ADDR, cow = e & PTE_COW;
+		uint64_t e = *pte, pa = e & PTE_ADDR, cow = e & PTE_COW, sh = e & PTE_SHARED;
 		/* a shared page stays read-only; the write fault will copy it */
-		*pte = pa | cow | leaf_bits(cow ? prot & ~ARCH_PROT_WRITE : prot);
+		*pte = pa | cow | sh | leaf_bits(cow ? prot & ~ARCH_PROT_WRITE : prot);
 		flush(as, a);
 	}
 }
@@ -317,7 +341,7 @@ static int fork_level(uint64_t *pt, uint64_t *ct, int level, uint64_t *npages)
 		if (level == 0) {
 			/* every shared page copy-on-write, also a read-only or PROT_NONE one:
 			 * a later mprotect(PROT_WRITE) must not make it writable shared */
-			if ((e & (PTE_RW | PTE_COW)) != PTE_COW) {
+			if (!(e & PTE_SHARED) && (e & (PTE_RW | PTE_COW)) != PTE_COW) {
 				e = (e & ~PTE_RW) | PTE_COW;
 				pt[i] = e;	/* the parent's TLB: flushed whole by the caller */
 			}
@@ -687,7 +711,7 @@ static int signal_of(unsigned v)
  * space's and is dealt with (resolved, fixed up, or the thread redirected to its kill). */
 bool uvm_trap(struct trapframe *tf, unsigned v)
 {
-	bool user = (tf->cs & 3) != 0, oom = false;
+	bool user = (tf->cs & 3) != 0, oom = false, bus = false;
 	if (v == 2 || v == 8 || v == 18)
 		return false;			/* NMI, #DF, #MC: the machine's */
 	if (v == 14) {
@@ -699,6 +723,7 @@ bool uvm_trap(struct trapframe *tf, unsigned v)
 			if (fr == 0)
 				return true;
 			oom = fr == KERNEL_FAULT_OOM;
+			bus = fr == KERNEL_FAULT_BUS;
 		}
 		if (!user) {
 			uint64_t fix = extable_fixup(tf->rip);
@@ -719,7 +744,8 @@ bool uvm_trap(struct trapframe *tf, unsigned v)
 	struct cpu *c = this_cpu();
 	struct arch_uctx *u = kcpu_this_uctx();
 	u->fault_tf = *tf;
-	tf->rdi = oom ? 9 /* SIGKILL: kernel_user_trap's out-of-memory kill */ : (uint64_t)signal_of(v);
+	tf->rdi = oom ? 9 /* SIGKILL: kernel_user_trap's out-of-memory kill */
+		  : bus ? 7 /* SIGBUS: past a mapped file's end */ : (uint64_t)signal_of(v);
 	tf->rsi = v == 14 ? read_cr2() : tf->rip;
 	tf->rip = (uint64_t)uvm_user_trap;
 	tf->cs = 0x08;

@@ -1,6 +1,7 @@
 /*
- * dev.c - the character devices /dev/null (1,3), /dev/zero (1,5), /dev/urandom (1,9) and
- * the console tty (5,1; tty.c), and fs_init, which makes "/" with /dev, /tmp and /proc.
+ * dev.c - the character devices /dev/null (1,3), /dev/zero (1,5), /dev/urandom (1,9),
+ * /dev/cpu_dma_latency (10,259) and the console tty (5,1; tty.c), and fs_init, which makes
+ * "/" with /dev (and /dev/shm), /tmp and /proc.
  *
  * /dev/urandom is NOT cryptographic: xoshiro256** seeded from the TSC at first use and
  * mixed with the TSC at every read (for getrandom and AT_RANDOM it gives varied bytes,
@@ -101,6 +102,26 @@ static const struct file_ops urandom_ops = {
 	.read = urandom_read, .write = sink_write, .poll = always_ready, .release = dev_release,
 };
 
+/* /dev/cpu_dma_latency (10,259): cyclictest writes the latency it tolerates (a 32-bit
+ * value, 0: none) and keeps the file open. ksync puts no CPU into a deep idle state it
+ * would have to forbid: a write is accepted and ignored, a read gives Linux's default
+ * (PM_QOS_CPU_LATENCY_DEFAULT_VALUE, 2000 s in microseconds) as 4 bytes. */
+static long qos_read(struct file *f, void *buf, size_t n, uint64_t *pos)
+{
+	(void)f;
+	int32_t v = 2000000000;
+	if (*pos >= sizeof v)
+		return 0;
+	size_t k = sizeof v - *pos < n ? sizeof v - (size_t)*pos : n;
+	memcpy(buf, (const uint8_t *)&v + *pos, k);
+	*pos += k;
+	return (long)k;
+}
+
+static const struct file_ops qos_ops = {
+	.read = qos_read, .write = sink_write, .poll = always_ready, .release = dev_release,
+};
+
 const struct file_ops *dev_ops(uint64_t rdev)
 {
 	if (rdev == FS_MKDEV(1, 3))
@@ -111,6 +132,8 @@ const struct file_ops *dev_ops(uint64_t rdev)
 		return &urandom_ops;
 	if (rdev == FS_MKDEV(5, 1) || rdev == FS_MKDEV(5, 0))
 		return &tty_ops;
+	if (rdev == FS_MKDEV(10, 259))
+		return &qos_ops;
 	return NULL;
 }
 
@@ -146,6 +169,8 @@ int fs_init(void)
 		make_node(dev, "random", LX_S_IFCHR | 0666, FS_MKDEV(1, 8)) &&
 		make_node(dev, "console", LX_S_IFCHR | 0600, FS_MKDEV(5, 1)) &&
 		make_node(dev, "tty", LX_S_IFCHR | 0666, FS_MKDEV(5, 0)) &&
+		make_node(dev, "cpu_dma_latency", LX_S_IFCHR | 0600, FS_MKDEV(10, 259)) &&
+		make_node(dev, "shm", LX_S_IFDIR | 01777, 0) &&
 		procfs_make(root) == 0;
 	ramfs_unlock();
 	return ok ? 0 : -LX_ENOMEM;

@@ -87,6 +87,9 @@ void ramfs_del(struct inode *dir, struct dentry_rec *d);
 long ramfs_read_data(struct inode *i, void *buf, size_t n, uint64_t off);
 long ramfs_write_data(struct inode *i, const void *buf, size_t n, uint64_t off);
 int ramfs_truncate(struct inode *i, uint64_t len);
+/* n data pages from index first (holes filled with zeroed pages), a reference taken on
+ * each for the caller (fs_page_release): MAP_SHARED (fmap.c). -LX_ENOSPC. */
+int ramfs_pages_hold(struct inode *i, size_t first, size_t n, void **out);
 void ramfs_stat(const struct inode *i, struct lx_stat *st);
 struct lx_timespec fs_now(void);
 /* The name of child in dir, or NULL. */

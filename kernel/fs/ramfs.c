@@ -70,7 +70,7 @@ static void free_pages_from(struct inode *i, size_t first)
 {
 	for (size_t p = first; p < i->u.reg.cap; p++) {
 		if (i->u.reg.pages[p]) {
-			pmm_free((uint64_t)(uintptr_t)i->u.reg.pages[p]);
+			fs_page_release(i->u.reg.pages[p]);	/* a MAP_SHARED mapping may hold it */
 			i->u.reg.pages[p] = NULL;
 			__atomic_fetch_sub(&data_pages, 1, __ATOMIC_RELAXED);
 		}
@@ -293,6 +293,7 @@ long ramfs_write_data(struct inode *i, const void *buf, size_t n, uint64_t off)
 			if (!pa)
 				break;
 			memset((void *)(uintptr_t)pa, 0, PAGE_SIZE);
+			fs_page_hold((void *)(uintptr_t)pa);	/* the file's reference */
 			i->u.reg.pages[pg] = (uint8_t *)(uintptr_t)pa;
 			__atomic_fetch_add(&data_pages, 1, __ATOMIC_RELAXED);
 		}
@@ -305,6 +306,30 @@ long ramfs_write_data(struct inode *i, const void *buf, size_t n, uint64_t off)
 		i->size = (int64_t)(off + done);
 	i->mtime = i->ctime = fs_now();
 	return (long)done;
+}
+
+int ramfs_pages_hold(struct inode *i, size_t first, size_t n, void **out)
+{
+	if (grow_slots(i, first + n))
+		return -LX_ENOSPC;
+	for (size_t k = 0; k < n; k++) {
+		uint8_t **slot = &i->u.reg.pages[first + k];
+		if (!*slot) {
+			uint64_t pa = pmm_alloc();
+			if (!pa) {
+				while (k--)
+					fs_page_release(out[k]);
+				return -LX_ENOSPC;
+			}
+			memset((void *)(uintptr_t)pa, 0, PAGE_SIZE);
+			fs_page_hold((void *)(uintptr_t)pa);	/* the file's reference */
+			*slot = (uint8_t *)(uintptr_t)pa;
+			__atomic_fetch_add(&data_pages, 1, __ATOMIC_RELAXED);
+		}
+		fs_page_hold(*slot);			/* the caller's */
+		out[k] = *slot;
+	}
+	return 0;
 }
 
 int ramfs_truncate(struct inode *i, uint64_t len)

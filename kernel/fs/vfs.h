@@ -158,6 +158,8 @@ long vfs_sendfile(struct fdtable *t, int out_fd, int in_fd, int64_t *offset, siz
 int vfs_poll(struct fdtable *t, struct lx_pollfd *fds, unsigned n, int timeout_ms);
 /* pipe2: fds[0] the read end, fds[1] the write end; flags O_NONBLOCK | O_CLOEXEC */
 int vfs_pipe2(struct fdtable *t, int fds[2], int flags);
+/* socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0): socket.c */
+int vfs_socketpair(struct fdtable *t, int domain, int type, int protocol, int fds[2]);
 
 /* ---- set-up ---------------------------------------------------------------------------
  * fs_init: once, from a thread (the scheduler running): creates "/", /dev with null,
@@ -201,6 +203,18 @@ long vfs_realpath(struct fdtable *t, struct fs_ctx *c, const char *path, char *b
 bool fs_signal_pending(void);
 void fs_tty_signal(int sig);
 void fs_sigpipe(void);
+/* fs_page_hold / fs_page_release: a reference on a regular file's data page (a pmm page)
+ * taken and dropped; the last drop frees it. The file holds one per page; a MAP_SHARED
+ * mapping (kernel/proc/mmfile.c, through the port's page counts) holds its own, so the
+ * page outlives a truncate or unlink while mapped. Default (no mappings: the hosted
+ * port): hold nothing, release frees. Any context. */
+void fs_page_hold(void *page);
+void fs_page_release(void *page);
+/* MAP_SHARED of the regular file open at fd: n data pages from page index first (bytes
+ * [first*4096, (first+n)*4096)), holes filled with zeroed pages (as a write would), each
+ * with a reference taken for the caller (fs_page_release each when mapped). 0, -LX_EBADF,
+ * -LX_ENODEV (not a regular file), -LX_ENOSPC (no memory). */
+int vfs_mmap_pages(struct fdtable *t, int fd, uint64_t first, size_t n, void **pages);
 /* The process layer posted a signal to t: wake it if it sleeps in a file wait, so that
  * the wait returns -LX_EINTR. Thread context. */
 void fs_interrupt(struct thread *t);

@@ -41,6 +41,8 @@ static unsigned npollers;		/* atomic */
 __attribute__((weak)) bool fs_signal_pending(void) { return false; }
 __attribute__((weak)) void fs_tty_signal(int sig) { (void)sig; }
 __attribute__((weak)) void fs_sigpipe(void) {}
+__attribute__((weak)) void fs_page_hold(void *page) { (void)page; }
+__attribute__((weak)) void fs_page_release(void *page) { pmm_free((uint64_t)(uintptr_t)page); }
 
 /* Test hooks (fs_internal.h): consulted instead of / besides the process layer's.
  * Stored with release, loaded with acquire: the test's data the hook reads are set before. */

@@ -340,6 +340,15 @@ void arch_as_destroy(struct arch_as *as);
  * it through the direct map: P2V) or 0 when out of memory. The fault path and exec use it. */
 uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write);
 void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len);	/* page-aligned */
+/* MAP_SHARED of a file: map the kernel page `page` (a direct-map address, pmm's) at va
+ * with prot, replacing what was there; the mapping holds a reference on the page (fork
+ * shares it writable, never copy-on-write). Its physical address, 0 if out of memory. */
+uint64_t arch_as_map_page(struct arch_as *as, uint64_t va, void *page, unsigned prot);
+/* A page's reference count outside the page tables (the RAM file system's data pages,
+ * which a MAP_SHARED mapping may outlive): hold takes one, release drops one and frees
+ * the page to pmm when none is left (any context). */
+void arch_page_hold(void *page);
+void arch_page_release(void *page);
 void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned prot);
 /* child (new, empty) gets every mapping of parent; writable pages become read-only
  * copy-on-write in both. KSYNC_OK or KSYNC_ENOMEM (child then partly filled: destroy it). */
@@ -425,7 +434,8 @@ long strncpy_from_user(char *dst, const char *usrc, size_t n);
  *   IRQs off: 0 when the kernel made the access valid (demand-zero, copy-on-write),
  *   KERNEL_FAULT_OOM when the access was allowed but no page was left (from ring 3 the
  *   port then passes LX_SIGKILL (9) to kernel_user_trap: the out-of-memory kill; a user
- *   copy fails with -EFAULT), another nonzero value when the process cannot take it.
+ *   copy fails with -EFAULT), KERNEL_FAULT_BUS past a mapped file's end (SIGBUS),
+ *   another nonzero value when the process cannot take it.
  * kernel_user_return: before an interrupt returns to ring 3 (and after each system
  *   call: kernel_syscall does it itself), on the thread's kernel stack, IRQs on, tf the
  *   frame that returns: the process's pending work (a signal that ends it, or whose
@@ -434,6 +444,9 @@ long kernel_syscall(struct trapframe *tf);
 void kernel_user_return(struct trapframe *tf);
 int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user);
 #define KERNEL_FAULT_OOM (-2)
+/* the access was allowed but lies past the end of a mapped file: the port sends
+ * SIGBUS (7) from ring 3 (Linux's VM_FAULT_SIGBUS); a user copy fails with -EFAULT */
+#define KERNEL_FAULT_BUS (-3)
 /* kernel_user_trap: an exception from ring 3 the port could not resolve (sig: the Linux
  *   signal; addr: the fault address for a page fault, else the faulting rip), on the
  *   thread's kernel stack with IRQs on, tf the user frame: the kernel sends the signal

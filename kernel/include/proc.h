@@ -28,10 +28,10 @@
 #include "mlock.h"
 #include "syscall/linux_abi.h"
 
-#define PROC_MAX 64		/* process table slots */
+#define PROC_MAX 256		/* process table slots (hackbench -g 4: 161 processes) */
 /* RLIMIT_NPROC's default (soft = hard): below PROC_MAX, so that a fork bomb meets the
  * limit (EAGAIN) before the table is full and the runner can still start programs */
-#define PROC_NPROC_DEFAULT 48
+#define PROC_NPROC_DEFAULT 224
 #define PROC_NSIG 65		/* Linux signals 1..64 */
 
 /* ---- files: kernel/fs (vfs.h) -------------------------------------------------------
@@ -45,6 +45,9 @@ struct fs_ctx;
 struct vma {
 	uint64_t start, end;	/* page-aligned, [start, end) */
 	unsigned prot;		/* ARCH_PROT_* */
+	uint64_t bus;		/* 0, or the first address past a mapped file's end:
+				   an access at or above it is SIGBUS (mmfile.c);
+				   mm->lock, as the rest of the list */
 	struct vma *next;	/* sorted by start, disjoint */
 };
 struct mm {
@@ -57,6 +60,20 @@ struct mm *mm_create(void);
 void mm_destroy(struct mm *mm);
 /* Add [start, end) with prot (replacing what was there); 0 or -LX_ENOMEM. */
 long mm_map(struct mm *mm, uint64_t start, uint64_t end, unsigned prot);
+/* The same, an area whose addresses from bus on (if nonzero) lie past a file's end. */
+long mm_map_bus(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus);
+/* VMA_SHARED_RO in a VMA's prot: a MAP_SHARED file mapping of a descriptor not open for
+ * writing (mprotect cannot add PROT_WRITE: EACCES, as Linux's VM_MAYWRITE) */
+#define VMA_SHARED_RO 0x100u
+/* MAP_SHARED: the area [start, end) (SIGBUS from bus), its first n pages the kernel
+ * pages given (a file's: arch_as_map_page). 0 or -LX_ENOMEM. */
+long mm_map_shared(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus,
+		   void *const *pages, size_t n);
+/* mmap of a regular file (mmfile.c): MAP_PRIVATE its pages copied at the call, MAP_SHARED
+ * (shared) the file's own pages mapped; ro: the descriptor is not open for writing. */
+struct fdtable;
+long mm_mmap_file(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, uint64_t len,
+		  unsigned prot, uint64_t off, bool shared, bool ro);
 long mm_unmap(struct mm *mm, uint64_t start, uint64_t end);
 long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot);
 bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end);	/* any VMA in [start, end) */
@@ -121,6 +138,9 @@ struct process {
 		uint64_t addr, ip;
 	} fault;
 	uint64_t clear_child_tid;
+	/* sched_setscheduler's policy and priority (kernel/syscall/syssched.c):
+	 * proc_table_lock; fork copies them (Linux's child inherits them) */
+	int sched_policy, sched_prio;
 	/* the image's names, for /proc (kernel/proc/procfs.c): written by its own thread
 	 * (exec, prctl's PR_SET_NAME) under proc_table_lock, or by fork before the child
 	 * runs, also under it; read by its own thread freely, by others under the lock */
@@ -204,6 +224,10 @@ long proc_setpgid(int pid, int pgid);
 long proc_getpgid(int pid);
 long proc_setsid(void);
 long proc_getsid(int pid);
+/* sched_*'s state of process pid (0: the caller) under proc_table_lock: *policy and
+ * *prio out, then, if set, set to set_policy / set_prio (set_policy -1: keep the
+ * policy). 0, or -LX_ESRCH. */
+long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio);
 /* signal.c: at each return to ring 3 (kernel_user_return), nr the system call whose
  * result tf holds (-1: an interrupt or exception return) */
 void signal_user_return(struct trapframe *tf, long nr);

@@ -1,7 +1,9 @@
 /*
- * exec.c - execve of static ELF executables (ET_EXEC, and static-pie: ET_DYN without
- * PT_INTERP) with the System V x86-64 initial stack: argc, argv, envp, the auxiliary
- * vector glibc and musl need (AT_PHDR, AT_PHENT, AT_PHNUM, AT_PAGESZ, AT_ENTRY,
+ * exec.c - execve of ELF executables: static (ET_EXEC, static-pie: ET_DYN without
+ * PT_INTERP) and dynamic ones (PT_INTERP: the interpreter, glibc's ld-linux-x86-64.so.2,
+ * loaded below the mmap top and entered first, AT_BASE its base, AT_ENTRY the program's
+ * entry), with the System V x86-64 initial stack: argc, argv, envp, the auxiliary
+ * vector glibc and musl need (AT_PHDR, AT_PHENT, AT_PHNUM, AT_PAGESZ, AT_BASE, AT_ENTRY,
  * AT_RANDOM, AT_UID/EUID/GID/EGID, AT_EXECFN, AT_HWCAP, AT_CLKTCK, AT_SECURE), the
  * stack pointer 16-byte aligned at argc (SysV ABI AMD64 supplement, 3.4.1).
  *
@@ -11,7 +13,8 @@
  *
  * A bad file is refused with a console line naming what is wrong (truncated header,
  * wrong class/byte order/machine, a segment outside the file or outside user space, a
- * dynamic binary) and -ENOEXEC, as Linux's binfmt_elf answers.
+ * bad PT_INTERP path) and -ENOEXEC, as Linux's binfmt_elf answers; a missing
+ * interpreter is the open's error (-ENOENT), one that is not an x86-64 ELF -ELIBBAD.
  *
  * The file is read through kernel/fs (vfs_openat, vfs_fstat, vfs_pread) into a kernel
  * buffer (whole pages from kmalloc), so a program another program wrote at run time can
@@ -50,6 +53,9 @@ struct elf64_phdr {
 #define MAX_ARGS 256
 #define MAX_ARG_BYTES (64u << 10)
 
+static long read_file(struct fdtable *t, struct fs_ctx *c, const char *path, uint8_t **img,
+		      uint64_t *size);
+
 static long refuse(const char *path, const char *why, uint64_t v)
 {
 	kprintf("ksync: exec %s: refused: %s (0x%lx)\n", path, why, v);
@@ -62,10 +68,19 @@ static unsigned prot_of(uint32_t f)
 	       (f & PF_X ? ARCH_PROT_EXEC : 0);
 }
 
-/* Validate and map every PT_LOAD; *entry, *phdr_va, *brk_start out. */
+#define INTERP_TOP 0x7ffff7fff000ull	/* the interpreter ends here (mm.c's mmap top) */
+#define INTERP_MAX 4096		/* PT_INTERP's path, its NUL included (PATH_MAX) */
+
+/* Validate and map every PT_LOAD; *entry, *phdr_va, *brk_start out. interp: NULL for
+ * the interpreter itself (an ET_DYN goes just below INTERP_TOP; a PT_INTERP of its own
+ * is refused), else INTERP_MAX bytes that receive the PT_INTERP path ("" if none); *base
+ * out: where an ET_DYN went (0 for ET_EXEC). */
 static long load_elf(struct mm *mm, const char *path, const uint8_t *img, uint64_t size,
-		     uint64_t *entry, uint64_t *phdr_va, uint16_t *phnum, uint64_t *brk_start)
+		     char *interp, uint64_t *entry, uint64_t *phdr_va, uint16_t *phnum,
+		     uint64_t *brk_start, uint64_t *base_out)
 {
+	if (interp)
+		interp[0] = 0;
 	if (size < 4 || img[0] != 0x7f || img[1] != 'E' || img[2] != 'L' || img[3] != 'F')
 		return refuse(path, "not an ELF file (no \\x7fELF magic)", size);
 	if (size < sizeof(struct elf64_ehdr))
@@ -86,13 +101,38 @@ static long load_elf(struct mm *mm, const char *path, const uint8_t *img, uint64
 		return refuse(path, "truncated: program headers beyond the end of the file (e_phoff)",
 			      eh.phoff);
 	uint64_t base = eh.type == ET_DYN ? PIE_BASE : 0;
-	uint64_t lo = ~0ull, hi = 0, phva = 0;
 	const uint8_t *ph0 = img + eh.phoff;
+	if (!interp && eh.type == ET_DYN) {
+		/* the interpreter: its span ends at INTERP_TOP (Linux puts it at the top of
+		 * the mmap area; the loader's own mmaps go below it) */
+		uint64_t l = ~0ull, h = 0;
+		for (unsigned i = 0; i < eh.phnum; i++) {
+			struct elf64_phdr ph;
+			memcpy(&ph, ph0 + i * sizeof ph, sizeof ph);
+			if (ph.type != PT_LOAD || !ph.memsz)
+				continue;
+			if (ph.vaddr < l)
+				l = ph.vaddr;
+			if (ph.vaddr + ph.memsz > h)
+				h = ph.vaddr + ph.memsz;
+		}
+		l = ALIGN_DOWN(l, PAGE_SIZE);
+		if (h > l && h - l < (1ull << 32))
+			base = ALIGN_DOWN(INTERP_TOP - ALIGN_UP(h - l, PAGE_SIZE), PAGE_SIZE) - l;
+	}
+	uint64_t lo = ~0ull, hi = 0, phva = 0;
 	for (unsigned i = 0; i < eh.phnum; i++) {
 		struct elf64_phdr ph;
 		memcpy(&ph, ph0 + i * sizeof ph, sizeof ph);
-		if (ph.type == PT_INTERP)
-			return refuse(path, "dynamically linked (PT_INTERP): only static binaries run", i);
+		if (ph.type == PT_INTERP) {
+			if (!interp)
+				return refuse(path, "the interpreter has an interpreter (PT_INTERP)", i);
+			if (ph.offset > size || ph.filesz > size - ph.offset || ph.filesz < 2 ||
+			    ph.filesz > INTERP_MAX || img[ph.offset + ph.filesz - 1] != 0)
+				return refuse(path, "bad interpreter path (PT_INTERP)", ph.filesz);
+			memcpy(interp, img + ph.offset, ph.filesz);
+			continue;
+		}
 		if (ph.type == PT_PHDR)
 			phva = base + ph.vaddr;
 		if (ph.type != PT_LOAD)
@@ -152,6 +192,7 @@ static long load_elf(struct mm *mm, const char *path, const uint8_t *img, uint64
 	*phdr_va = phva;
 	*phnum = eh.phnum;
 	*brk_start = ALIGN_UP(hi, PAGE_SIZE);
+	*base_out = base;
 	return 0;
 }
 
@@ -232,10 +273,45 @@ long exec_load(struct mm *mm, struct fdtable *t, struct fs_ctx *c, const char *p
 	long rc = read_file(t, c, path, &img, &size);
 	if (rc)
 		return rc;
-	uint64_t entry, phdr, brk;
+	uint64_t entry, phdr, brk, base;
 	uint16_t phnum;
-	rc = load_elf(mm, path, img, size, &entry, &phdr, &phnum, &brk);
+	char *interp = kmalloc(INTERP_MAX);
+	if (!interp) {
+		kfree(img);
+		return -LX_ENOMEM;
+	}
+	rc = load_elf(mm, path, img, size, interp, &entry, &phdr, &phnum, &brk, &base);
 	kfree(img);
+	/* a dynamic program (PT_INTERP): the interpreter (glibc's ld-linux-x86-64.so.2) is
+	 * loaded too and entered first; it finds the program by AT_PHDR/AT_ENTRY and itself
+	 * by AT_BASE. As Linux's binfmt_elf: a missing interpreter is the open's error
+	 * (ENOENT, EACCES), a file that is not an ELF of this machine -ELIBBAD. */
+	uint64_t ld_base = 0, ld_entry = 0;
+	if (!rc && interp[0]) {
+		uint8_t *limg;
+		uint64_t lsize;
+		rc = read_file(t, c, interp, &limg, &lsize);
+		if (!rc) {
+			struct elf64_ehdr le;
+			if (lsize < sizeof le)
+				rc = -LX_ELIBBAD;
+			else
+				memcpy(&le, limg, sizeof le);
+			if (!rc && (memcmp(le.ident, "\x7f" "ELF", 4) || le.ident[4] != 2 ||
+				    le.machine != EM_X86_64)) {
+				kprintf("ksync: exec %s: refused: interpreter %s is not an x86-64 ELF\n",
+					path, interp);
+				rc = -LX_ELIBBAD;
+			}
+			uint64_t lphdr, lbrk;
+			uint16_t lphnum;
+			if (!rc)
+				rc = load_elf(mm, interp, limg, lsize, NULL, &ld_entry, &lphdr, &lphnum,
+					      &lbrk, &ld_base);
+			kfree(limg);
+		}
+	}
+	kfree(interp);
 	if (rc)
 		return rc;
 	mm->brk_start = mm->brk = brk;
@@ -291,7 +367,7 @@ long exec_load(struct mm *mm, struct fdtable *t, struct fs_ctx *c, const char *p
 	AUX(LX_AT_PHENT, sizeof(struct elf64_phdr));
 	AUX(LX_AT_PHNUM, phnum);
 	AUX(LX_AT_PAGESZ, PAGE_SIZE);
-	AUX(LX_AT_BASE, 0);
+	AUX(LX_AT_BASE, ld_base);
 	AUX(LX_AT_FLAGS, 0);
 	AUX(LX_AT_ENTRY, entry);
 	AUX(LX_AT_UID, 0);
@@ -311,7 +387,7 @@ long exec_load(struct mm *mm, struct fdtable *t, struct fs_ctx *c, const char *p
 	sp -= k * sizeof(uint64_t);
 	rc = mm_write(mm, sp, vec, k * sizeof(uint64_t));
 	KASSERT((sp & 15) == 0);
-	*entry_out = entry;
+	*entry_out = ld_entry ? ld_entry : entry;
 	*sp_out = sp;
 out:
 	kfree(vec);

@@ -56,6 +56,11 @@ static long vma_split_at(struct mm *mm, uint64_t addr)
 			n->start = addr;
 			v->end = addr;
 			v->next = n;
+			/* the SIGBUS boundary stays where it was: in one part, or none */
+			if (v->bus >= addr)
+				v->bus = 0;
+			if (n->bus && n->bus < addr)
+				n->bus = addr;
 			return 0;
 		}
 	}
@@ -84,7 +89,8 @@ static long vma_remove(struct mm *mm, uint64_t start, uint64_t end)
 	return 0;
 }
 
-static long vma_insert(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
+static long vma_insert(struct mm *mm, uint64_t start, uint64_t end, unsigned prot,
+		       uint64_t bus)
 {
 	struct vma *n = kmalloc(sizeof *n);
 	if (!n)
@@ -92,6 +98,7 @@ static long vma_insert(struct mm *mm, uint64_t start, uint64_t end, unsigned pro
 	n->start = start;
 	n->end = end;
 	n->prot = prot;
+	n->bus = bus > start && bus < end ? bus : bus && bus <= start ? start : 0;
 	struct vma **pp = &mm->vmas;
 	while (*pp && (*pp)->start < start)
 		pp = &(*pp)->next;
@@ -108,14 +115,33 @@ static struct vma *vma_find(struct mm *mm, uint64_t addr)
 	return NULL;
 }
 
-long mm_map(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
+long mm_map_bus(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus)
 {
 	irqkey_t k = mlock_lock_irqsave(&mm->lock);
 	long rc = vma_remove(mm, start, end);
 	if (!rc)
-		rc = vma_insert(mm, start, end, prot);
+		rc = vma_insert(mm, start, end, prot, bus);
 	mlock_unlock_irqrestore(&mm->lock, k);
 	return rc;
+}
+
+long mm_map_shared(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus,
+		   void *const *pages, size_t n)
+{
+	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	long rc = vma_remove(mm, start, end);
+	if (!rc)
+		rc = vma_insert(mm, start, end, prot, bus);
+	for (size_t i = 0; i < n && !rc; i++)
+		if (!arch_as_map_page(mm->as, start + i * PAGE_SIZE, pages[i], prot))
+			rc = -LX_ENOMEM;
+	mlock_unlock_irqrestore(&mm->lock, k);
+	return rc;
+}
+
+long mm_map(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
+{
+	return mm_map_bus(mm, start, end, prot, 0);
 }
 
 long mm_unmap(struct mm *mm, uint64_t start, uint64_t end)
@@ -142,6 +168,13 @@ long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 	}
 	long rc = a >= end ? 0 : -LX_ENOMEM;
 	uint64_t upto = a < end ? a : end;
+	/* a shared mapping of a file not open for writing stays unwritable (Linux checks
+	 * every area before it changes one) */
+	for (struct vma *v = mm->vmas; v && (prot & ARCH_PROT_WRITE); v = v->next)
+		if (v->start < upto && start < v->end && (v->prot & VMA_SHARED_RO)) {
+			mlock_unlock_irqrestore(&mm->lock, k);
+			return -LX_EACCES;
+		}
 	long rc2 = 0;
 	if (upto > start)
 		rc2 = vma_split_at(mm, start);
@@ -150,7 +183,7 @@ long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 	if (!rc2 && upto > start) {
 		for (struct vma *v = mm->vmas; v; v = v->next)
 			if (v->start >= start && v->end <= upto)
-				v->prot = prot;
+				v->prot = prot | (v->prot & VMA_SHARED_RO);
 		arch_as_protect(mm->as, start, upto - start, prot);
 	}
 	mlock_unlock_irqrestore(&mm->lock, k);
@@ -199,10 +232,13 @@ long mm_write(struct mm *mm, uint64_t va, const void *src, size_t n)
 		irqkey_t k = mlock_lock_irqsave(&mm->lock);
 		struct vma *v = vma_find(mm, va);
 		uint64_t pa = v ? arch_as_page(mm->as, va, v->prot, true) : 0;
+		/* copied under the lock: nothing can unmap the page meanwhile (a page, IRQs
+		 * off for its copy) */
+		if (pa)
+			memcpy((uint8_t *)(uintptr_t)P2V(pa) + off, s, chunk);	/* the direct map */
 		mlock_unlock_irqrestore(&mm->lock, k);
 		if (!pa)
 			return v ? -LX_ENOMEM : -LX_EFAULT;
-		memcpy((uint8_t *)(uintptr_t)P2V(pa) + off, s, chunk);	/* the direct map */
 		s += chunk;
 		va += chunk;
 		n -= chunk;
@@ -219,7 +255,8 @@ int mm_fault(struct mm *mm, uint64_t addr, bool write, bool exec)
 	struct vma *v = vma_find(mm, addr);
 	int rc = -1;
 	if (v && (v->prot & (write ? ARCH_PROT_WRITE : exec ? ARCH_PROT_EXEC : ARCH_PROT_READ)))
-		rc = arch_as_page(mm->as, addr, v->prot, write) ? 0 : KERNEL_FAULT_OOM;
+		rc = v->bus && addr >= v->bus ? KERNEL_FAULT_BUS	/* past the file's end */
+		     : arch_as_page(mm->as, addr, v->prot, write) ? 0 : KERNEL_FAULT_OOM;
 	mlock_unlock_irqrestore(&mm->lock, k);
 	return rc;
 }
@@ -231,7 +268,7 @@ long mm_fork(struct mm *parent, struct mm *child)
 	long rc = 0;
 	irqkey_t k = mlock_lock_irqsave(&parent->lock);
 	for (struct vma *v = parent->vmas; v && !rc; v = v->next)
-		rc = vma_insert(child, v->start, v->end, v->prot);
+		rc = vma_insert(child, v->start, v->end, v->prot, v->bus);
 	child->brk_start = parent->brk_start;
 	child->brk = parent->brk;
 	if (!rc && arch_as_fork(parent->as, child->as) != KSYNC_OK)

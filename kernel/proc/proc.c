@@ -364,6 +364,8 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp)
 		c->rlim_core = self->rlim_core;
 		c->rlim_core_max = self->rlim_core_max;
 		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);	/* /proc reads them */
+		c->sched_policy = self->sched_policy;
+		c->sched_prio = self->sched_prio;
 		memcpy(c->comm, self->comm, sizeof c->comm);
 		memcpy(c->exe, self->exe, sizeof c->exe);
 		memcpy(c->cmdline, self->cmdline, sizeof c->cmdline);
@@ -851,6 +853,23 @@ static long group_of(int pid, bool session)
 
 long proc_getpgid(int pid) { return group_of(pid, false); }
 long proc_getsid(int pid) { return group_of(pid, true); }
+
+long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio)
+{
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	struct process *t = pid ? find_locked(pid) : proc_current();
+	if (t) {
+		*policy = t->sched_policy;
+		*prio = t->sched_prio;
+		if (set) {
+			if (set_policy >= 0)
+				t->sched_policy = set_policy;
+			t->sched_prio = set_prio;
+		}
+	}
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	return t ? 0 : -LX_ESRCH;
+}
 
 /* setsid: EPERM for a group leader (some process has the caller's pid as its group) */
 long proc_setsid(void)

@@ -248,8 +248,9 @@ void kernel_user_trap(struct trapframe *tf, int sig, uint64_t addr)
 	int trapno = arch_uregs_trapno(tf);
 	struct lx_siginfo si = { .si_signo = sig, .si_code = LX_SI_KERNEL };
 	switch (trapno) {
-	case 14:	/* #PF: inside an area is a protection fault, outside a missing map */
-		si.si_code = p->mm && mm_overlaps(p->mm, addr & ~4095ull, (addr & ~4095ull) + 4096)
+	case 14:	/* #PF: inside an area is a protection fault, outside a missing map;
+			   SIGBUS: past a mapped file's end (Linux's BUS_ADRERR) */
+		si.si_code = sig == LX_SIGBUS ? LX_BUS_ADRERR : p->mm && mm_overlaps(p->mm, addr & ~4095ull, (addr & ~4095ull) + 4096)
 			     ? LX_SEGV_ACCERR : LX_SEGV_MAPERR;
 		si.u.addr = addr;
 		break;

@@ -47,6 +47,7 @@
 #define LX_SYS_alarm 37
 #define LX_SYS_getpid 39
 #define LX_SYS_sendfile 40
+#define LX_SYS_socketpair 53
 #define LX_SYS_clone 56
 #define LX_SYS_fork 57
 #define LX_SYS_vfork 58
@@ -88,6 +89,17 @@
 #define LX_SYS_rt_sigtimedwait 128
 #define LX_SYS_rt_sigsuspend 130
 #define LX_SYS_sigaltstack 131
+#define LX_SYS_sched_setparam 142
+#define LX_SYS_sched_getparam 143
+#define LX_SYS_sched_setscheduler 144
+#define LX_SYS_sched_getscheduler 145
+#define LX_SYS_sched_get_priority_max 146
+#define LX_SYS_sched_get_priority_min 147
+#define LX_SYS_sched_rr_get_interval 148
+#define LX_SYS_mlock 149
+#define LX_SYS_munlock 150
+#define LX_SYS_mlockall 151
+#define LX_SYS_munlockall 152
 #define LX_SYS_prctl 157
 #define LX_SYS_arch_prctl 158
 #define LX_SYS_setrlimit 160
@@ -95,6 +107,7 @@
 #define LX_SYS_tkill 200
 #define LX_SYS_time 201
 #define LX_SYS_futex 202
+#define LX_SYS_sched_setaffinity 203
 #define LX_SYS_sched_getaffinity 204
 #define LX_SYS_getdents64 217
 #define LX_SYS_set_tid_address 218
@@ -119,7 +132,10 @@
 #define LX_SYS_dup3 292
 #define LX_SYS_pipe2 293
 #define LX_SYS_prlimit64 302
+#define LX_SYS_sched_setattr 314
+#define LX_SYS_sched_getattr 315
 #define LX_SYS_getrandom 318
+#define LX_SYS_mlock2 325
 #define LX_SYS_rseq 334
 #define LX_SYS_clone3 435
 #define LX_SYS_faccessat2 439
@@ -163,9 +179,30 @@
 #define LX_ENOSYS 38
 #define LX_ENOTEMPTY 39
 #define LX_ELOOP 40
+#define LX_EOVERFLOW 75
+#define LX_ELIBBAD 80
+#define LX_ENOTSOCK 88
+#define LX_EPROTONOSUPPORT 93
 #define LX_EOPNOTSUPP 95
+#define LX_EAFNOSUPPORT 97
 #define LX_ETIMEDOUT 110
 #define LX_ERESTARTSYS 512	/* kernel-internal: restart after the signal handler */
+
+/* ---- scheduling policies (include/uapi/linux/sched.h), mlockall, sockets ------------ */
+#define LX_SCHED_OTHER 0
+#define LX_SCHED_FIFO 1
+#define LX_SCHED_RR 2
+#define LX_SCHED_BATCH 3
+#define LX_SCHED_IDLE 5
+#define LX_SCHED_DEADLINE 6
+#define LX_SCHED_RESET_ON_FORK 0x40000000
+#define LX_MCL_CURRENT 1
+#define LX_MCL_FUTURE 2
+#define LX_MCL_ONFAULT 4
+#define LX_AF_UNIX 1
+#define LX_SOCK_STREAM 1
+#define LX_SOCK_NONBLOCK 00004000
+#define LX_SOCK_CLOEXEC 02000000
 
 /* ---- open/fcntl (include/uapi/asm-generic/fcntl.h) --------------------------------- */
 #define LX_O_ACCMODE 00000003
@@ -393,6 +430,7 @@ struct lx_winsize {
 #define LX_ILL_ILLOPN 2
 #define LX_FPE_INTDIV 1
 #define LX_BUS_ADRALN 1
+#define LX_BUS_ADRERR 2
 #define LX_TRAP_BRKPT 1
 /* kernel-internal restart codes (include/linux/errno.h), never seen by user space */
 #define LX_ERESTARTNOINTR 513

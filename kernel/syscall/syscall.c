@@ -25,6 +25,7 @@
 #include "syscall/linux_abi.h"
 #include "fs/vfs.h"
 #include "syscall/sysfile.h"
+#include "syscall/syssched.h"
 #include <ksync/errors.h>
 
 typedef long (*sys_fn)(struct trapframe *tf, const uint64_t a[6]);
@@ -531,10 +532,26 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 		if (acc == LX_O_WRONLY || ((flags & LX_MAP_SHARED) && (prot & LX_PROT_WRITE) &&
 					   acc == LX_O_RDONLY))
 			return -LX_EACCES;
-		return -LX_ENODEV;	/* file mappings: with kernel/fs */
 	}
 	if (len > USER_VA_END)
 		return -LX_ENOMEM;
+	/* a file's pages: MAP_PRIVATE (a copy) or MAP_SHARED (the file's pages) of a regular
+	 * file (kernel/proc/mmfile.c, docs/userspace.md "Dynamic programs") */
+	bool file = !(flags & LX_MAP_ANONYMOUS), ro = false;
+	if (file) {
+		ro = sysf_acc_mode(CUR, (int)a[4]) == LX_O_RDONLY;
+		struct lx_stat st;
+		long rc = vfs_fstat(proc_current()->fdt, (int)a[4], &st);
+		if (rc)
+			return rc;
+		bool zero = (st.st_mode & LX_S_IFMT) == LX_S_IFCHR && st.st_rdev == 0x105;
+		if (zero)
+			file = false;	/* /dev/zero: anonymous memory, as Linux's */
+		else if ((st.st_mode & LX_S_IFMT) != LX_S_IFREG)
+			return -LX_ENODEV;
+		if (a[5] + ALIGN_UP(len, PAGE_SIZE) < a[5])
+			return -LX_EOVERFLOW;
+	}
 	len = ALIGN_UP(len, PAGE_SIZE);
 	if (flags & (LX_MAP_FIXED | LX_MAP_FIXED_NOREPLACE)) {
 		if (addr < USER_VA_MIN || addr >= USER_VA_END || len > USER_VA_END - addr)
@@ -546,7 +563,9 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 		if (!addr)
 			return -LX_ENOMEM;
 	}
-	long rc = mm_map(mm, addr, addr + len, prot_from(prot));
+	long rc = file ? mm_mmap_file(mm, proc_current()->fdt, (int)a[4], addr, len,
+				      prot_from(prot), a[5], flags & LX_MAP_SHARED, ro)
+		       : mm_map(mm, addr, addr + len, prot_from(prot));
 	return rc ? rc : (long)addr;
 }
 
@@ -1227,6 +1246,23 @@ static const sys_fn table[LX_NR_SYSCALLS] = {
 	[LX_SYS_getpgrp] = sys_getpgrp,
 	[LX_SYS_setsid] = sys_setsid,
 	[LX_SYS_getsid] = sys_getsid,
+	/* syssched.c: scheduling policies, affinity, memory locking, socketpair */
+	[LX_SYS_sched_setscheduler] = sys_sched_setscheduler,
+	[LX_SYS_sched_setparam] = sys_sched_setparam,
+	[LX_SYS_sched_getscheduler] = sys_sched_getscheduler,
+	[LX_SYS_sched_getparam] = sys_sched_getparam,
+	[LX_SYS_sched_get_priority_max] = sys_sched_get_priority_max,
+	[LX_SYS_sched_get_priority_min] = sys_sched_get_priority_min,
+	[LX_SYS_sched_rr_get_interval] = sys_sched_rr_get_interval,
+	[LX_SYS_sched_setattr] = sys_sched_setattr,
+	[LX_SYS_sched_getattr] = sys_sched_getattr,
+	[LX_SYS_sched_setaffinity] = sys_sched_setaffinity,
+	[LX_SYS_mlock] = sys_mlock,
+	[LX_SYS_munlock] = sys_mlock,
+	[LX_SYS_mlock2] = sys_mlock2,
+	[LX_SYS_mlockall] = sys_mlockall,
+	[LX_SYS_munlockall] = sys_munlockall,
+	[LX_SYS_socketpair] = sys_socketpair,
 	/* rseq, clone3 and every other number: sys_enosys (filled in below) */
 };
 

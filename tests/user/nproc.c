@@ -3,7 +3,7 @@
  * every ksync process is uid 0 (no setuid), so the host cannot be the twin: this
  * program prints what ksync must do and test_user_bad.py compares it with the text.
  *
- * 1. fork until fork fails: it must fail with EAGAIN before the table (PROC_MAX 64) is
+ * 1. fork until fork fails: it must fail with EAGAIN before the table (PROC_MAX 256) is
  *    full, i.e. after fewer than RLIMIT_NPROC children (the count itself depends on what
  *    else runs, so only the relations are printed); vfork and clone answer EAGAIN too;
  *    the children (sleeping in pause) are killed with SIGKILL and every one is reaped.
@@ -17,7 +17,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-static pid_t kids[64];
+#define TABLE 256	/* PROC_MAX */
+static pid_t kids[TABLE];
 
 static int bomb(int *err)
 {
@@ -32,7 +33,7 @@ static int bomb(int *err)
 			*err = errno;
 			return n;
 		}
-		if (n < 64)
+		if (n < TABLE)
 			kids[n] = p;
 		n++;
 	}
@@ -41,9 +42,9 @@ static int bomb(int *err)
 static int killall(int n)
 {
 	int reaped = 0;
-	for (int i = 0; i < n && i < 64; i++)
+	for (int i = 0; i < n && i < TABLE; i++)
 		kill(kids[i], SIGKILL);
-	for (int i = 0; i < n && i < 64; i++) {
+	for (int i = 0; i < n && i < TABLE; i++) {
 		int ws;
 		if (waitpid(kids[i], &ws, 0) == kids[i] && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL)
 			reaped++;
@@ -55,8 +56,8 @@ int main(void)
 {
 	struct rlimit rl;
 	getrlimit(RLIMIT_NPROC, &rl);
-	printf("default limit %llu/%llu, below the table (64): %d\n", (unsigned long long)rl.rlim_cur,
-	       (unsigned long long)rl.rlim_max, rl.rlim_cur < 64);
+	printf("default limit %llu/%llu, below the table (256): %d\n", (unsigned long long)rl.rlim_cur,
+	       (unsigned long long)rl.rlim_max, rl.rlim_cur < TABLE);
 	fflush(stdout);
 	int err = 0;
 	int n = bomb(&err);

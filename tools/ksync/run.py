@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import (disk, document, envdetect, fiascorun, hkernel, hosted, hosteddata, irqdata,
                linuxguest, peers, qemu, report, schemes, spritereport, spriterun)
-from . import busybox, cpio, shell, userprogs
+from . import busybox, cpio, dynlibs, shell, userprogs
 from .util import KsyncError, Progress, UsageError, display_path, make, utc_timestamp
 
 DEFAULT_TIMEOUT = 300.0
@@ -274,7 +274,9 @@ def cmd_sh(args, repo: Path) -> int:
         raise UsageError("ksync sh takes one --smp value")
     if not busybox.have_busybox():
         raise UsageError(f"Debian's busybox-static ({busybox.BUSYBOX}) is missing: run make deps")
-    extra = _sh_adds(args.add)
+    # Debian's hackbench and cyclictest with their libraries (dynamic glibc), then the
+    # user's --add files (last: they win)
+    extra = dynlibs.rt_tests_entries() + _sh_adds(args.add)
     progress = Progress()
     if not args.no_build:
         _build_kernel(args, repo, progress)
