@@ -18,9 +18,14 @@
  * Concurrency. A user address space (struct arch_as and the tables below its user
  * slots) is changed only by its owner under the process's mm lock (kernel/proc) - the
  * fault path (IRQs off, on the #PF IST stack), fork, exec, mmap/munmap/mprotect/brk and
- * destroy. One thread per process in this slice: the space is loaded on at most one CPU,
- * the one running that thread, so a changed entry is flushed with invlpg there only (the
- * next issue, threads, adds the shootdown). The hardware walker reads the tables
+ * destroy. A changed entry is flushed with invlpg on the changing CPU; the threads of one
+ * process (issue 25) may run the space on other CPUs at once: after munmap, mprotect and
+ * a MAP_FIXED mmap, arch_as_shootdown makes every other CPU that has the space loaded
+ * reload its root (kernel/proc calls it with no lock held: an IPI's wait with the mm
+ * lock held would deadlock against a CPU spinning on it with IRQs off). Not shot down: a
+ * copy-on-write break in the fault path (IRQs off, the lock held) - another CPU may read
+ * the old copy of that page through its stale entry until its next switch; only a
+ * process that forks while it has several threads meets it (docs/userspace.md). The hardware walker reads the tables
  * concurrently with the owner's plain stores; x86 page-table stores are single 8-byte
  * writes, and a new table is zeroed before the store that links it (the same CPU: TSO).
  * Page reference counts (uref, one per frame) are shared between the spaces a fork made:
@@ -360,6 +365,30 @@ int arch_as_fork(struct arch_as *parent, struct arch_as *child)
 
 uint64_t arch_as_npages(const struct arch_as *as) { return as->npages; }
 
+/* an IPI handler: reload the root if the space is still the one loaded here */
+static void shoot_here(void *arg)
+{
+	struct arch_as *as = arg;
+	if ((read_cr3() & PTE_ADDR) == V2P(as->pml4))
+		__asm__ volatile("mov %0, %%cr3" :: "r"(V2P(as->pml4)) : "memory");
+}
+
+void arch_as_shootdown(struct arch_as *as)
+{
+	/* seq_cst: the caller's entry stores before the reads of the other CPUs' current
+	 * spaces - a CPU that loads the space after this read reads the new entries (its
+	 * CR3 write flushed the TLB), one that had it loaded is called */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* every CPU, this one too: the caller may have moved since its own flushes, onto a
+	 * CPU that ran another thread of the space without reloading the same root */
+	for (unsigned c = 0; c < arch_ncpus(); c++) {
+		/* relaxed: a hint; the handler checks its own CR3 */
+		struct arch_uctx *u = __atomic_load_n(&cpus[c].cur_uctx, __ATOMIC_RELAXED);
+		if (u && u->as == as)
+			arch_call_on(c, shoot_here, as);
+	}
+}
+
 bool arch_as_mapped(struct arch_as *as, uint64_t va, unsigned prot)
 {
 	uint64_t *pte = walk(as, va & ~(PAGE_SIZE - 1), false);
@@ -422,7 +451,8 @@ void arch_uctx_start_fork(struct arch_uctx *u, const struct trapframe *parent)
 void arch_uctx_switch(struct arch_uctx *prev, struct arch_uctx *next)
 {
 	(void)prev;	/* nothing to save: FS base changes only through arch_prctl */
-	this_cpu()->cur_uctx = next;
+	/* relaxed: arch_as_shootdown reads it as a hint */
+	__atomic_store_n(&this_cpu()->cur_uctx, next, __ATOMIC_RELAXED);
 	if (!next) {
 		/* a kernel thread runs on the kernel's root, so a dying space is loaded nowhere */
 		load_cr3((uint64_t)boot_pml4);
