@@ -125,6 +125,8 @@ struct process {
 	 * WUNTRACED reports a stop once (stop_report), with WCONTINUED a SIGCONT once */
 	bool stopped, stop_report, cont_report;
 	int stop_sig;
+	struct thread *stop_sleeper;	/* proc_table_lock: the thread asleep in proc_stop
+					   (SIGCONT wakes it whatever it blocks) */
 	struct proc_fault {		/* its thread: the fault being signalled, for the */
 		int sig;		/* console line if its default action ends it */
 		uint64_t addr, ip;
@@ -138,6 +140,8 @@ struct process {
 	bool thread_done;		/* proc_table_lock: this task's thread ended (a leader
 					   whose thread exited before the rest of its group) */
 	unsigned nthreads;		/* leader, proc_table_lock: threads not yet ended */
+	unsigned live;			/* leader, proc_table_lock: threads that have not
+					   begun to exit (Linux's signal->live) */
 	bool group_exit;		/* leader, proc_table_lock: exit_group or a fatal
 					   signal: every thread ends, the status is group_status */
 	int group_status;		/* leader, proc_table_lock */

@@ -120,12 +120,13 @@ static struct process *proc_alloc(struct process *parent, struct process *group)
 			p->rlim_nproc[0] = parent ? parent->rlim_nproc[0] : PROC_NPROC_DEFAULT;
 			p->rlim_nproc[1] = parent ? parent->rlim_nproc[1] : PROC_NPROC_DEFAULT;
 			p->leader = p;
-			p->nthreads = 1;
+			p->nthreads = p->live = 1;
 			if (group) {	/* a thread: no parent of its own, the group's fields */
 				p->parent = NULL;
 				p->leader = group;
-				p->nthreads = 0;
+				p->nthreads = p->live = 0;
 				group->nthreads++;
+				group->live++;
 			}
 			break;
 		}
@@ -412,6 +413,7 @@ static long clone_thread(struct trapframe *tf, uint64_t flags, uint64_t newsp, u
 	if (rc) {
 		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 		g->nthreads--;
+		g->live--;
 		c->mm = NULL;
 		c->fdt = NULL;
 		c->fs = NULL;
@@ -571,6 +573,13 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 		g->group_status = wstatus;
 		nw = kill_others_locked(g, p, wake);
 	}
+	/* without a group exit the process's status is its last thread's (what the host's
+	 * Linux reports: tests/user/thr_exit.c "group"); written with the decrement of the
+	 * threads that have not begun to exit, before this one's clear_child_tid wakes
+	 * anyone (as Linux's signal->live), so the last writer is the last thread */
+	if (!group)
+		g->wstatus = wstatus;
+	g->live--;
 	bool others = g->nthreads > 1;
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	for (unsigned i = 0; i < nw; i++)
@@ -582,11 +591,6 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 	thread_drop_uctx();
 	k = mlock_lock_irqsave(&proc_table_lock);
 	p->thread_done = true;
-	/* without a group exit the process's status is its last thread's (what the host's
-	 * Linux reports: tests/user/thr_exit.c "group"); written with the decrement, so the
-	 * last writer is the last thread */
-	if (!group)
-		g->wstatus = wstatus;
 	bool last = --g->nthreads == 0;
 	if (!last) {
 		struct thread *ex = g->execer && g->nthreads == 1 ? g->execer->thread : NULL;
@@ -791,9 +795,12 @@ long proc_getppid(void)
 static void notify_parent_locked(struct process *p, int code, int status);
 
 /* Linux's prepare_signal for the group g: SIGCONT discards pending stop signals and
- * continues a stopped process; a stop signal discards a pending SIGCONT */
-static void prepare_locked(struct process *g, int sig)
+ * continues a stopped process - its stopped thread is returned, to be woken whatever it
+ * blocks (the mask of a thread stopped inside musl's fork blocks everything); a stop
+ * signal discards a pending SIGCONT */
+static struct thread *prepare_locked(struct process *g, int sig)
 {
+	struct thread *cont = NULL;
 	uint64_t b = PROC_SIGBIT(sig);
 	uint64_t stops = PROC_SIGBIT(LX_SIGSTOP) | PROC_SIGBIT(LX_SIGTSTP) |
 			 PROC_SIGBIT(LX_SIGTTIN) | PROC_SIGBIT(LX_SIGTTOU);
@@ -806,10 +813,12 @@ static void prepare_locked(struct process *g, int sig)
 			g->stop_report = false;
 			g->cont_report = true;
 			notify_parent_locked(g, LX_CLD_CONTINUED, LX_SIGCONT);
+			cont = g->stop_sleeper;
 		}
 	} else if (b & stops) {
 		__atomic_fetch_and(&g->sig_pending, ~PROC_SIGBIT(LX_SIGCONT), __ATOMIC_RELAXED);
 	}
+	return cont;
 }
 
 /* sig into a pending set and its siginfo slot (the first one stays) */
@@ -854,17 +863,17 @@ static struct thread *target_locked(struct process *g, int sig)
 static struct thread *post_locked(struct process *p, int sig, const struct lx_siginfo *info)
 {
 	struct process *g = p->leader;
-	prepare_locked(g, sig);
+	struct thread *cont = prepare_locked(g, sig);
 	pend_locked(&g->sig_pending, &g->sig_info_valid, g->sig_info, sig, info);
-	return target_locked(g, sig);
+	return cont ? cont : target_locked(g, sig);	/* the stopped thread first */
 }
 
 /* A thread-directed signal to task t (LIVE, its thread not ended) */
 static struct thread *tpost_locked(struct process *t, int sig, const struct lx_siginfo *info)
 {
-	prepare_locked(t->leader, sig);
+	struct thread *cont = prepare_locked(t->leader, sig);
 	pend_locked(&t->tsig_pending, &t->tsig_info_valid, t->tsig_info, sig, info);
-	return t->thread;
+	return cont ? cont : t->thread;	/* t takes it at its return to ring 3 anyway */
 }
 
 /* pause/sigsuspend (PROC_COND_SIG), wait4 (the same flag) and a file wait (fs_interrupt)
@@ -915,6 +924,7 @@ void proc_stop(struct process *p, int sig)
 	struct process *g = p->leader;
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	g->stopped = true;
+	g->stop_sleeper = thread_self();
 	g->stop_sig = sig;
 	g->stop_report = true;
 	g->cont_report = false;
@@ -926,6 +936,8 @@ void proc_stop(struct process *p, int sig)
 		/* relaxed: SIGKILL's bit is set under this lock */
 		bool killed = proc_sig_pending(p) & PROC_SIGBIT(LX_SIGKILL);
 		bool go = !g->stopped || killed;
+		if (go && g->stop_sleeper == thread_self())
+			g->stop_sleeper = NULL;
 		mlock_unlock_irqrestore(&proc_table_lock, k);
 		if (go) {
 			if (!killed)
@@ -1203,7 +1215,7 @@ static void become_leader(struct process *p)
 	tmp->fs = p->fs;
 	tmp->leader = p;
 	tmp->thread_done = false;
-	tmp->nthreads = 1;
+	tmp->nthreads = tmp->live = 1;
 	tmp->execer = NULL;
 	struct arch_uctx *old = g->uctx;
 	*p = *tmp;

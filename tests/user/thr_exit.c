@@ -47,10 +47,16 @@ static void *group_exiter(void *a)
 	_exit(9);			/* exit_group at once */
 }
 static volatile pid_t late_tid;
+/* 1 until the main thread has left: its clear_child_tid (set_tid_address), which the
+ * kernel clears and wakes at its exit */
+static volatile int main_word = 1;
 static void *late_exit(void *a)
 {
 	int code = (int)(uintptr_t)a;
 	late_tid = (pid_t)syscall(SYS_gettid);
+	if (code == 5)
+		while (main_word)
+			syscall(SYS_futex, &main_word, 0 /* FUTEX_WAIT */, 1, NULL, NULL, 0);
 	for (int i = 0; i < 20; i++)
 		sched_yield();
 	printf("the last thread runs after the main thread's exit\n");
@@ -79,6 +85,7 @@ static void c_group(void)
 	pid_t c = fork();
 	if (c == 0) {
 		pthread_t t;
+		syscall(SYS_set_tid_address, &main_word);
 		pthread_create(&t, NULL, late_exit, (void *)5);
 		raw_exit(3);
 	}
