@@ -593,9 +593,11 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 		if ((flags & LX_MAP_FIXED_NOREPLACE) && mm_overlaps(mm, addr, addr + len))
 			return -LX_EEXIST;
 	} else {
-		addr = mm_find_free(mm, len);
-		if (!addr)
-			return -LX_ENOMEM;
+		/* found and mapped under one hold of the mm lock: another thread's mmap
+		 * must not be given the same gap */
+		long rc = 0;
+		addr = mm_map_free(mm, len, prot_from(prot), &rc);
+		return addr ? (long)addr : rc ? rc : -LX_ENOMEM;
 	}
 	long rc = mm_map(mm, addr, addr + len, prot_from(prot));
 	if (flags & LX_MAP_FIXED)

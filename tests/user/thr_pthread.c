@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
+#include <sys/mman.h>
 
 #define N 6
 static void *ret_arg(void *a) { return (void *)((uintptr_t)a * 3); }
@@ -374,6 +375,42 @@ static void c_many(void)
 	printf("created and joined %d\n", ok);
 }
 
+/* threads mapping, writing, checking and unmapping at once: each gets its own pages
+ * (mmap's gap found and mapped under one lock) and sees only its own data (the other
+ * CPUs' translations of an unmapped page shot down) */
+static void *mapper(void *a)
+{
+	int id = (int)(uintptr_t)a, bad = 0;
+	for (int i = 0; i < 300; i++) {
+		size_t len = 4096 * (1 + (i + id) % 3);
+		unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			bad++;
+			continue;
+		}
+		memset(p, id + 1, len);
+		if ((i & 7) == 0)
+			sched_yield();
+		for (size_t k = 0; k < len; k += 512)
+			bad += p[k] != id + 1;
+		munmap(p, len);
+	}
+	return (void *)(uintptr_t)bad;
+}
+static void c_mmap(void)
+{
+	pthread_t t[4];
+	for (uintptr_t i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, mapper, (void *)i);
+	uintptr_t bad = 0;
+	for (int i = 0; i < 4; i++) {
+		void *r;
+		pthread_join(t[i], &r);
+		bad += (uintptr_t)r;
+	}
+	printf("4 threads x 300 mmap/write/check/munmap: bad %lu\n", (unsigned long)bad);
+}
+
 static volatile int main_printed;
 static void *late(void *a)
 {
@@ -408,6 +445,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(c, "tls")) c_tls();
 	else if (!strcmp(c, "sem")) c_sem();
 	else if (!strcmp(c, "many")) c_many();
+	else if (!strcmp(c, "mmap")) c_mmap();
 	else if (!strcmp(c, "mainexit")) c_mainexit();
 	else { printf("unknown case %s\n", c); return 2; }
 	return 0;
