@@ -459,6 +459,9 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp, uint64_t pt
 		/* vfork and CLONE_VM children get a copy-on-write copy too: a correct vfork
 		 * child only execs or exits, and cannot tell the difference */
 		rc = mm_fork(self->mm, c->mm);
+		/* the parent's writable pages are read-only now: its other threads' CPUs
+		 * must stop writing through their old translations */
+		mm_shootdown(self->mm);
 	}
 	if (!rc) {
 		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);	/* the group's fields */
