@@ -251,8 +251,10 @@ __attribute__((noreturn)) void proc_thread_exit(int wstatus);
 /* The action of signal sig of p's group, read under proc_table_lock */
 void proc_sigaction_get(struct process *p, int sig, struct lx_sigaction *sa);
 /* futex.c (issue 25) */
-long futex_syscall(uint64_t uaddr, int op, uint32_t val, uint64_t utime, uint64_t uaddr2,
-		   uint32_t val3);
+/* futex(2) for thread p (the caller); realtime_base_ns: CLOCK_REALTIME at ktime_ns 0 */
+long futex_syscall(struct process *p, uint64_t uaddr, int op, uint32_t val, uint64_t utime,
+		   uint64_t uaddr2, uint32_t val3, uint64_t realtime_base_ns);
+void futex_init(void);	/* proc_init, before any process runs */
 /* A thread's end (proc.c calls it with the thread's address space still loaded): its
  * robust list walked (FUTEX_OWNER_DIED, one waiter woken) and, when others share the
  * space, 0 written at clear_child_tid and one waiter woken there. */

@@ -91,6 +91,14 @@ void futex_init(void)
 	futex_ready = true;
 }
 
+/* ktime_ns's clock (syscall.c: the TSC since boot in ns), computed here the same way so
+ * that this file takes nothing from kernel/syscall (tests/test_layout.py: no circle) */
+static uint64_t now_ns(void)
+{
+	uint64_t c = arch_cycles(), hz = arch_tsc_hz();
+	return c / hz * 1000000000ull + c % hz * 1000000000ull / hz;
+}
+
 static unsigned hash_of(struct mm *mm, uint64_t uaddr)
 {
 	uint64_t h = ((uint64_t)(uintptr_t)mm >> 6) ^ (uaddr >> 2);
@@ -205,7 +213,7 @@ struct fkey {
 
 /* Linux's get_futex_key: a misaligned address is EINVAL; an address outside user space
  * EFAULT; a shared futex must be mapped (a private one is not looked up). */
-static long key_of(uint64_t uaddr, bool private, struct fkey *key)
+static long key_of(struct process *p, uint64_t uaddr, bool private, struct fkey *key)
 {
 	if (uaddr & 3)
 		return -LX_EINVAL;
@@ -216,20 +224,19 @@ static long key_of(uint64_t uaddr, bool private, struct fkey *key)
 		if (copy_from_user(&v, (const void *)uaddr, 4))
 			return -LX_EFAULT;
 	}
-	key->mm = proc_current()->mm;
+	key->mm = p->mm;
 	key->uaddr = uaddr;
 	return 0;
 }
 
 /* FUTEX_WAIT(_BITSET): deadline_ns is on ktime_ns's clock (0: none) */
-static long futex_wait(uint64_t uaddr, bool private, uint32_t val, uint64_t deadline_ns,
-		       uint32_t bitset)
+static long futex_wait(struct process *p, uint64_t uaddr, bool private, uint32_t val,
+		       uint64_t deadline_ns, uint32_t bitset)
 {
 	struct fkey key;
-	long rc = key_of(uaddr, private, &key);
+	long rc = key_of(p, uaddr, private, &key);
 	if (rc)
 		return rc;
-	struct process *p = proc_current();
 	struct futex_waiter w = { .mm = key.mm, .uaddr = uaddr, .bitset = bitset,
 				  .t = thread_self(), .woken = 0 };
 	w.bucket = hash_of(key.mm, uaddr);
@@ -255,7 +262,7 @@ static long futex_wait(uint64_t uaddr, bool private, uint32_t val, uint64_t dead
 		/* acquire: pairs with take_locked's release */
 		if (__atomic_load_n(&w.woken, __ATOMIC_ACQUIRE))
 			return 0;
-		if (deadline_ns && ktime_ns() >= deadline_ns) {
+		if (deadline_ns && now_ns() >= deadline_ns) {
 			if (!unqueue(&w))
 				return 0;
 			return -LX_ETIMEDOUT;
@@ -280,15 +287,15 @@ static long futex_wait(uint64_t uaddr, bool private, uint32_t val, uint64_t dead
 /* FUTEX_REQUEUE / FUTEX_CMP_REQUEUE: wake nwake waiters of uaddr, move up to nreq of
  * the rest to uaddr2; woken + moved. (Every waiter is a thread of the table: at most
  * PROC_MAX of them, so one pass takes them all.) */
-static long futex_requeue(uint64_t uaddr, uint64_t uaddr2, bool private, int nwake, int nreq,
-			  bool cmp, uint32_t val3)
+static long futex_requeue(struct process *p, uint64_t uaddr, uint64_t uaddr2, bool private,
+			  int nwake, int nreq, bool cmp, uint32_t val3)
 {
 	if (nwake < 0 || nreq < 0)
 		return -LX_EINVAL;
 	struct fkey k1, k2;
-	long rc = key_of(uaddr, private, &k1);
+	long rc = key_of(p, uaddr, private, &k1);
 	if (!rc)
-		rc = key_of(uaddr2, private, &k2);
+		rc = key_of(p, uaddr2, private, &k2);
 	if (rc)
 		return rc;
 	uint32_t cur = 0;
@@ -345,13 +352,13 @@ static long futex_requeue(uint64_t uaddr, uint64_t uaddr2, bool private, int nwa
 
 /* FUTEX_WAKE_OP: *uaddr2 = *uaddr2 OP oparg atomically (its old value kept), wake n
  * waiters of uaddr and, if (old CMP cmparg), n2 of uaddr2. */
-static long futex_wake_op(uint64_t uaddr, uint64_t uaddr2, bool private, int n, int n2,
-			  uint32_t enc)
+static long futex_wake_op(struct process *p, uint64_t uaddr, uint64_t uaddr2, bool private,
+			  int n, int n2, uint32_t enc)
 {
 	struct fkey k1, k2;
-	long rc = key_of(uaddr, private, &k1);
+	long rc = key_of(p, uaddr, private, &k1);
 	if (!rc)
-		rc = key_of(uaddr2, private, &k2);
+		rc = key_of(p, uaddr2, private, &k2);
 	if (rc)
 		return rc;
 	unsigned op = (enc >> 28) & 7, cmpop = (enc >> 24) & 15;
@@ -400,8 +407,10 @@ static long futex_wake_op(uint64_t uaddr, uint64_t uaddr2, bool private, int n, 
 }
 
 /* A timeout argument into a deadline on ktime_ns's clock (0: none). Relative for
- * FUTEX_WAIT; absolute on CLOCK_MONOTONIC (or CLOCK_REALTIME) for FUTEX_WAIT_BITSET. */
-static long deadline_of(uint64_t utime, bool absolute, bool realtime, uint64_t *out)
+ * FUTEX_WAIT; absolute on CLOCK_MONOTONIC (or CLOCK_REALTIME: realtime_base_ns, the boot
+ * epoch, plus it) for FUTEX_WAIT_BITSET. */
+static long deadline_of(uint64_t utime, bool absolute, bool realtime, uint64_t realtime_base_ns,
+			uint64_t *out)
 {
 	*out = 0;
 	if (!utime)
@@ -412,7 +421,7 @@ static long deadline_of(uint64_t utime, bool absolute, bool realtime, uint64_t *
 	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
 		return -LX_EINVAL;
 	uint64_t want = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	uint64_t now = ktime_ns();
+	uint64_t now = now_ns();
 	if (!absolute) {
 		*out = now + want;
 		return 0;
@@ -420,16 +429,15 @@ static long deadline_of(uint64_t utime, bool absolute, bool realtime, uint64_t *
 	/* the clock's "now": CLOCK_MONOTONIC is ktime_ns; CLOCK_REALTIME the boot epoch
 	 * plus it (syscall.c's clock_read). A deadline passed already: now (the word is
 	 * compared first, then ETIMEDOUT, as Linux's expired timer) */
-	extern uint64_t syscall_boot_epoch;
-	uint64_t cnow = realtime ? syscall_boot_epoch * 1000000000ull + now : now;
+	uint64_t cnow = realtime ? realtime_base_ns + now : now;
 	*out = now + (want > cnow ? want - cnow : 0);
 	if (!*out)
 		*out = 1;
 	return 0;
 }
 
-long futex_syscall(uint64_t uaddr, int op, uint32_t val, uint64_t utime, uint64_t uaddr2,
-		   uint32_t val3)
+long futex_syscall(struct process *p, uint64_t uaddr, int op, uint32_t val, uint64_t utime,
+		   uint64_t uaddr2, uint32_t val3, uint64_t realtime_base_ns)
 {
 	bool private = op & FUTEX_PRIVATE_FLAG;
 	bool realtime = op & FUTEX_CLOCK_REALTIME;
@@ -443,20 +451,20 @@ long futex_syscall(uint64_t uaddr, int op, uint32_t val, uint64_t utime, uint64_
 	long rc;
 	switch (cmd) {
 	case FUTEX_WAIT:
-		rc = deadline_of(utime, false, false, &deadline);
-		return rc ? rc : futex_wait(uaddr, private, val, deadline, FUTEX_BITSET_MATCH_ANY);
+		rc = deadline_of(utime, false, false, 0, &deadline);
+		return rc ? rc : futex_wait(p, uaddr, private, val, deadline, FUTEX_BITSET_MATCH_ANY);
 	case FUTEX_WAIT_BITSET:
 		if (!val3)
 			return -LX_EINVAL;
-		rc = deadline_of(utime, true, realtime, &deadline);
-		return rc ? rc : futex_wait(uaddr, private, val, deadline, val3);
+		rc = deadline_of(utime, true, realtime, realtime_base_ns, &deadline);
+		return rc ? rc : futex_wait(p, uaddr, private, val, deadline, val3);
 	case FUTEX_WAKE:
 	case FUTEX_WAKE_BITSET: {
 		uint32_t bits = cmd == FUTEX_WAKE ? FUTEX_BITSET_MATCH_ANY : val3;
 		if (!bits)
 			return -LX_EINVAL;
 		struct fkey key;
-		rc = key_of(uaddr, private, &key);
+		rc = key_of(p, uaddr, private, &key);
 		if (rc)
 			return rc;
 		/* Linux's loop counts a wake before it compares: 0 (or less) wakes one */
@@ -465,10 +473,10 @@ long futex_syscall(uint64_t uaddr, int op, uint32_t val, uint64_t utime, uint64_
 	case FUTEX_REQUEUE:
 	case FUTEX_CMP_REQUEUE:
 		/* the fourth argument is nr_requeue (an int), not a timeout */
-		return futex_requeue(uaddr, uaddr2, private, (int)val, (int)(uint32_t)utime,
+		return futex_requeue(p, uaddr, uaddr2, private, (int)val, (int)(uint32_t)utime,
 				     cmd == FUTEX_CMP_REQUEUE, val3);
 	case FUTEX_WAKE_OP:
-		return futex_wake_op(uaddr, uaddr2, private, (int)val, (int)(uint32_t)utime, val3);
+		return futex_wake_op(p, uaddr, uaddr2, private, (int)val, (int)(uint32_t)utime, val3);
 	default:
 		/* FUTEX_LOCK_PI, UNLOCK_PI, TRYLOCK_PI, WAIT_REQUEUE_PI, CMP_REQUEUE_PI,
 		 * LOCK_PI2 (priority inheritance: not built, docs/userspace.md), FUTEX_FD

@@ -33,7 +33,6 @@ static int next_pid = 1;		/* proc_table_lock */
 extern void (*fshooks_group_signal)(int sig);	/* fshooks.c */
 static struct process *find_locked(int pid);
 static void tty_group_signal(int sig);
-void futex_init(void);
 void proc_init(void)
 {
 	fshooks_group_signal = tty_group_signal;	/* before any process runs */

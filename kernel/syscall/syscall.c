@@ -408,7 +408,8 @@ static long sys_gettid(struct trapframe *tf, const uint64_t a[6])
 static long sys_futex(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
-	return futex_syscall(a[0], (int)a[1], (uint32_t)a[2], a[3], a[4], (uint32_t)a[5]);
+	return futex_syscall(proc_current(), a[0], (int)a[1], (uint32_t)a[2], a[3], a[4],
+			     (uint32_t)a[5], syscall_boot_epoch * 1000000000ull);
 }
 
 /* set_robust_list(head, len): the thread's list, walked at its end (futex.c); len must
