@@ -84,7 +84,7 @@ CASES += [[f"t/{prog}", case] for prog, cases in ABI_CASES.items() for case in c
 # user threads and futexes (issue 25: clone with CLONE_THREAD, kernel/proc/futex.c)
 THR_CASES = {
     "thr_pthread": ["create", "detach", "mutex", "condvar", "barrier", "rwlock", "tls", "sem",
-                    "many", "mmap", "mainexit"],
+                    "many", "mmap", "forkcow", "mainexit"],
     "thr_futex": ["errors", "wake", "bitset", "requeue", "wakeop", "eintr", "cleartid"],
     "thr_signal": ["tgkill", "procsig", "mask", "sigwait", "fatal"],
     "thr_exit": ["group", "kill", "exec", "robust", "proc"],

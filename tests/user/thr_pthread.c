@@ -7,6 +7,7 @@
 #include <semaphore.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #define N 6
 static void *ret_arg(void *a) { return (void *)((uintptr_t)a * 3); }
@@ -411,6 +412,46 @@ static void c_mmap(void)
 	printf("4 threads x 300 mmap/write/check/munmap: bad %lu\n", (unsigned long)bad);
 }
 
+/* fork while another thread reads a word, then the parent writes it: the write breaks the
+ * copy-on-write page, and the reader (on another CPU) must see the new copy, not the old
+ * one through a stale translation (the kernel shoots the space down before the writer
+ * goes on) */
+static volatile int cow_page[1024] __attribute__((aligned(4096)));
+static volatile int reader_up, reader_saw;
+static void *cow_reader(void *a)
+{
+	(void)a;
+	reader_up = 1;
+	while (!cow_page[0])
+		sched_yield();
+	reader_saw = cow_page[0];
+	return NULL;
+}
+static void c_forkcow(void)
+{
+	for (int round = 0; round < 20; round++) {
+		cow_page[0] = 0;
+		reader_up = 0;
+		pthread_t t;
+		pthread_create(&t, NULL, cow_reader, NULL);
+		while (!reader_up)
+			sched_yield();
+		for (int i = 0; i < 5; i++)
+			sched_yield();	/* the reader has read the word (cached it) */
+		fflush(stdout);
+		pid_t c = fork();
+		if (c == 0)
+			_exit(cow_page[0]);
+		cow_page[0] = round + 1;	/* the copy-on-write break */
+		pthread_join(t, NULL);
+		int st;
+		waitpid(c, &st, 0);
+		if (reader_saw != round + 1 || WEXITSTATUS(st) != 0)
+			printf("round %d: reader saw %d, child %d\n", round, reader_saw, WEXITSTATUS(st));
+	}
+	printf("20 forks with a reading thread: the reader saw each write, the children none\n");
+}
+
 static volatile int main_printed;
 static void *late(void *a)
 {
@@ -446,6 +487,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(c, "sem")) c_sem();
 	else if (!strcmp(c, "many")) c_many();
 	else if (!strcmp(c, "mmap")) c_mmap();
+	else if (!strcmp(c, "forkcow")) c_forkcow();
 	else if (!strcmp(c, "mainexit")) c_mainexit();
 	else { printf("unknown case %s\n", c); return 2; }
 	return 0;
