@@ -589,21 +589,28 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 	/* the robust list and clear_child_tid, while the space is still loaded */
 	futex_thread_exit(p, others);
 	/* from here a kernel thread: the switches no longer read p->uctx, which the reaper
-	 * (or the slot's reuse) frees, even before this thread's last switch */
+	 * frees (a leader's) or this thread itself (another's), even before its last switch */
 	thread_drop_uctx();
+	struct arch_uctx *mine = NULL;
 	k = mlock_lock_irqsave(&proc_table_lock);
 	p->thread_done = true;
 	bool last = --g->nthreads == 0;
+	if (p != g) {
+		/* a thread's slot is free at once (Linux reaps threads itself) */
+		mine = p->uctx;
+		p->uctx = NULL;
+	}
 	if (!last) {
 		struct thread *ex = g->execer && g->nthreads == 1 ? g->execer->thread : NULL;
 		if (p != g) {
-			/* a thread's slot is free at once (Linux reaps threads itself) */
 			p->mm = NULL;
 			p->fdt = NULL;
 			p->fs = NULL;
-			p->state = PROC_FREE;	/* its uctx: freed when the slot is reused */
+			p->state = PROC_FREE;
 		}
 		mlock_unlock_irqrestore(&proc_table_lock, k);
+		if (mine)
+			arch_uctx_destroy(mine);
 		if (ex)
 			sched_wakeup(ex, PROC_COND_CHILD);	/* de_thread waits for this */
 		thread_exit();
@@ -616,11 +623,17 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 	p->fdt = g->fdt = NULL;
 	p->fs = g->fs = NULL;
 	mlock_unlock_irqrestore(&proc_table_lock, k);
+	if (mine)
+		arch_uctx_destroy(mine);
 	if (fdt)
 		fdtable_put(fdt);	/* may wake a pipe's other end */
 	if (fs)
 		fs_ctx_put(fs);
 	mm_destroy(mm);
+	/* the user contexts of slots freed here, whose threads ended: destroyed after the
+	 * unlock (not left to the slot's reuse: a run's heap account must balance) */
+	struct arch_uctx *gone[PROC_MAX + 1];
+	unsigned ngone = 0;
 	k = mlock_lock_irqsave(&proc_table_lock);
 	wstatus = g->group_exit ? g->group_status : g->wstatus;
 	/* children: zombies nobody will wait for are freed, the living are orphaned */
@@ -629,8 +642,12 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 		if (c->state == PROC_FREE || c->parent != g)
 			continue;
 		c->parent = NULL;
-		if (c->state == PROC_ZOMBIE && !c->kernel_waited)
-			c->state = PROC_FREE;	/* its uctx: freed when the slot is reused */
+		if (c->state == PROC_ZOMBIE && !c->kernel_waited) {
+			c->state = PROC_FREE;
+			if (c->uctx)
+				gone[ngone++] = c->uctx;
+			c->uctx = NULL;
+		}
 	}
 	if (p != g)
 		p->state = PROC_FREE;
@@ -662,7 +679,13 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 	if (autoreap)
 		g->parent = NULL;
 	g->state = orphan ? PROC_FREE : PROC_ZOMBIE;	/* the slot may be reused from here */
+	if (orphan && g->uctx) {	/* nobody reaps it: its (ended) leader's context */
+		gone[ngone++] = g->uctx;
+		g->uctx = NULL;
+	}
 	mlock_unlock_irqrestore(&proc_table_lock, k);
+	for (unsigned i = 0; i < ngone; i++)
+		arch_uctx_destroy(gone[i]);
 	if (w)
 		sched_wakeup(w, PROC_COND_CHILD);
 	for (unsigned i = 0; i < nwait; i++)
@@ -1224,7 +1247,7 @@ static void become_leader(struct process *p)
 	for (unsigned i = 0; i < PROC_MAX; i++)
 		if (procs[i].state != PROC_FREE && procs[i].parent == g)
 			procs[i].parent = p;
-	g->uctx = old;		/* the old leader's: freed when the slot is reused */
+	g->uctx = NULL;		/* the old leader's: its thread ended, freed below */
 	g->mm = NULL;
 	g->fdt = NULL;
 	g->fs = NULL;
@@ -1232,6 +1255,8 @@ static void become_leader(struct process *p)
 	g->state = PROC_FREE;
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	kfree(tmp);
+	if (old)
+		arch_uctx_destroy(old);
 }
 
 static long de_thread(struct process *p)
