@@ -488,14 +488,14 @@ long futex_syscall(struct process *p, uint64_t uaddr, int op, uint32_t val, uint
 /* ---- a thread's end --------------------------------------------------------------------- */
 /* Linux's handle_futex_death: the word names the dead thread as owner - mark it
  * FUTEX_OWNER_DIED (keeping FUTEX_WAITERS) and wake one waiter if there are any. */
-static void futex_death(struct process *p, uint64_t uaddr, uint32_t tid, bool pending)
+static bool futex_death(struct process *p, uint64_t uaddr, uint32_t tid, bool pending)
 {
 	if ((uaddr & 3) || !uaddr_ok(uaddr))
-		return;
+		return false;
 	irqkey_t k;
 	uint32_t *w = word_lock(p->mm, uaddr, &k);
 	if (!w)
-		return;
+		return false;
 	/* seq_cst: as the user's lock cmpxchg on the same word */
 	uint32_t uval = __atomic_load_n(w, __ATOMIC_SEQ_CST);
 	bool wake = false;
@@ -518,6 +518,7 @@ static void futex_death(struct process *p, uint64_t uaddr, uint32_t tid, bool pe
 	mlock_unlock_irqrestore(&p->mm->lock, k);
 	if (wake)
 		futex_wake(p->mm, uaddr, 1, FUTEX_BITSET_MATCH_ANY);
+	return true;	/* the page was made writable (a copy-on-write break, maybe) */
 }
 
 void futex_thread_exit(struct process *p, bool others)
@@ -525,6 +526,7 @@ void futex_thread_exit(struct process *p, bool others)
 	if (!p->mm)
 		return;
 	uint32_t tid = (uint32_t)p->pid;
+	bool touched = false;	/* a page of the space written: maybe a copy-on-write break */
 	if (p->robust_list) {
 		/* struct robust_list_head { list.next; long futex_offset; list_op_pending } */
 		uint64_t head[3];
@@ -538,11 +540,11 @@ void futex_thread_exit(struct process *p, bool others)
 					break;
 				/* bit 0 of an entry: a PI futex (Linux); ksync has no PI: skip */
 				if (entry != pending && !(entry & 1))
-					futex_death(p, (entry & ~1ull) + (uint64_t)off, tid, false);
+					touched |= futex_death(p, (entry & ~1ull) + (uint64_t)off, tid, false);
 				entry = next;
 			}
 			if (pending && !(pending & 1))
-				futex_death(p, pending + (uint64_t)off, tid, true);
+				touched |= futex_death(p, pending + (uint64_t)off, tid, true);
 		}
 		p->robust_list = 0;
 	}
@@ -550,9 +552,16 @@ void futex_thread_exit(struct process *p, bool others)
 		/* Linux's mm_release: only while others share the space */
 		if (others) {
 			uint32_t zero = 0;
-			if (!copy_to_user((void *)p->clear_child_tid, &zero, 4))
+			if (!copy_to_user((void *)p->clear_child_tid, &zero, 4)) {
+				touched = true;
 				futex_wake(p->mm, p->clear_child_tid, 1, FUTEX_BITSET_MATCH_ANY);
+			}
 		}
 		p->clear_child_tid = 0;
 	}
+	/* a copy-on-write break by these writes: the other threads' CPUs forget the old
+	 * copy now (the port's own check at a system call's end never comes for a thread
+	 * that is ending) */
+	if (touched && others)
+		arch_as_shootdown(p->mm->as);
 }
