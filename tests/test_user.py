@@ -92,6 +92,9 @@ THR_CASES = {
     # 100000, test_thread_stress)
     "thr_stress": ["2000"],
 }
+# the same thread programs through glibc's pthreads (tools/ksync/userprogs.py GLIBC_PROGS:
+# gcc -static -pthread; clone3 answers ENOSYS and glibc falls back to clone)
+THR_CASES.update({f"{p}-glibc": THR_CASES[p] for p in userprogs.GLIBC_PROGS})
 CASES += [[f"t/{prog}", case] for prog, cases in THR_CASES.items() for case in cases]
 # ksync-only cases and what they must print (the host's answer differs by design)
 KSYNC_ONLY = {
