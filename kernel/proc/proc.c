@@ -829,6 +829,7 @@ static struct thread *prepare_locked(struct process *g, int sig)
 	uint64_t b = PROC_SIGBIT(sig);
 	uint64_t stops = PROC_SIGBIT(LX_SIGSTOP) | PROC_SIGBIT(LX_SIGTSTP) |
 			 PROC_SIGBIT(LX_SIGTTIN) | PROC_SIGBIT(LX_SIGTTOU);
+	/* relaxed, both: a pending bit orders nothing (its siginfo is under this lock) */
 	if (sig == LX_SIGCONT) {
 		__atomic_fetch_and(&g->sig_pending, ~stops, __ATOMIC_RELAXED);
 		if (g->stopped) {
@@ -987,6 +988,7 @@ static bool take_locked(struct process *p, uint64_t *pending, uint64_t *valid,
 			const struct lx_siginfo *infos, int sig, struct lx_siginfo *info)
 {
 	uint64_t b = PROC_SIGBIT(sig);
+	/* relaxed: the siginfo it guards is read under this lock */
 	uint64_t old = __atomic_fetch_and(pending, ~b, __ATOMIC_RELAXED);
 	bool had = old & b;
 	if (had && (*valid & b)) {
