@@ -86,7 +86,7 @@ THR_CASES = {
     "thr_pthread": ["create", "detach", "mutex", "condvar", "barrier", "rwlock", "tls", "sem",
                     "many", "mmap", "forkcow", "mainexit"],
     "thr_futex": ["errors", "wake", "bitset", "requeue", "wakeop", "eintr", "cleartid"],
-    "thr_signal": ["tgkill", "procsig", "mask", "sigwait", "fatal"],
+    "thr_signal": ["tgkill", "procsig", "mask", "sigwait", "fatal", "stop"],
     "thr_exit": ["group", "kill", "exec", "robust", "proc"],
     # 8 threads x 2000 mutex increments and 4 pairs x 2000 condvar hand-offs (make stress:
     # 100000, test_thread_stress)

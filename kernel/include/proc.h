@@ -128,8 +128,14 @@ struct process {
 	 * WUNTRACED reports a stop once (stop_report), with WCONTINUED a SIGCONT once */
 	bool stopped, stop_report, cont_report;
 	int stop_sig;
-	struct thread *stop_sleeper;	/* proc_table_lock: the thread asleep in proc_stop
-					   (SIGCONT wakes it whatever it blocks) */
+	struct thread *stop_sleeper;	/* proc_table_lock: a thread asleep in the stop
+					   (SIGCONT wakes it whatever it blocks; it wakes
+					   the others) */
+	/* the group stop (leader, proc_table_lock): the threads asleep in it; the parent
+	 * is told (CLD_STOPPED, WUNTRACED) once all have joined (stop_notified) */
+	unsigned nstopped;
+	bool stop_notified;
+	bool stop_joined;		/* proc_table_lock, this thread: counted in nstopped */
 	struct proc_fault {		/* its thread: the fault being signalled, for the */
 		int sig;		/* console line if its default action ends it */
 		uint64_t addr, ip;
@@ -207,6 +213,11 @@ static inline uint64_t proc_sig_pending(const struct process *p)
 /* Any pending signal that acts (the interruptible waits ask it). p's own thread. */
 static inline bool proc_sig_any_acts(const struct process *p)
 {
+	/* a group stop this thread has not joined: its waits end, so that it stops at its
+	 * return to ring 3 (signal_user_return -> proc_stop_join). relaxed: `stopped` is
+	 * written under proc_table_lock, which proc_stop_join takes to re-check it */
+	if (__atomic_load_n(&p->leader->stopped, __ATOMIC_RELAXED) && !p->stop_joined)
+		return true;
 	/* relaxed: orders nothing; a waiter re-checks after every wakeup, and posting sets
 	 * the bit before it wakes (PROC_COND_SIG, fs_interrupt) */
 	uint64_t pend = proc_sig_pending(p);
@@ -279,8 +290,11 @@ void proc_signal_send(struct process *p, int sig, const struct lx_siginfo *info)
  * was not pending. */
 bool proc_signal_take(struct process *p, int sig, struct lx_siginfo *info);
 void proc_sigaction_set(struct process *p, int sig, const struct lx_sigaction *sa);
-/* The default action of a stop signal: p (the caller) stops until SIGCONT or SIGKILL. */
+/* The default action of a stop signal: p's group stops (every thread, each at its next
+ * return to ring 3) until SIGCONT or SIGKILL; p (the caller) sleeps at once. */
 void proc_stop(struct process *p, int sig);
+/* p's group is stopping and p has not joined: p sleeps with it (signal_user_return) */
+void proc_stop_join(struct process *p);
 long proc_setpgid(int pid, int pgid);
 long proc_getpgid(int pid);
 long proc_setsid(void);

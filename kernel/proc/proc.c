@@ -527,6 +527,9 @@ void proc_vfork_release(struct process *p)
 }
 
 /* ---- exit, wait ------------------------------------------------------------------------ */
+static bool stop_complete_locked(struct process *g);
+static void parent_wake(struct process *p);
+
 /* The threads of g's group that have not ended (but the caller), into out[PROC_MAX] */
 static unsigned group_threads_locked(struct process *g, struct process *except, struct thread **out)
 {
@@ -600,6 +603,8 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 		mine = p->uctx;
 		p->uctx = NULL;
 	}
+	/* a group stop waiting for this thread is complete without it */
+	bool tell = !last && stop_complete_locked(g);
 	if (!last) {
 		struct thread *ex = g->execer && g->nthreads == 1 ? g->execer->thread : NULL;
 		if (p != g) {
@@ -613,6 +618,8 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 			arch_uctx_destroy(mine);
 		if (ex)
 			sched_wakeup(ex, PROC_COND_CHILD);	/* de_thread waits for this */
+		if (tell)
+			parent_wake(g);
 		thread_exit();
 	}
 	/* the group's last thread: the space and files go (loaded nowhere now) */
@@ -835,7 +842,7 @@ static struct thread *prepare_locked(struct process *g, int sig)
 		if (g->stopped) {
 			/* the stopped thread wakes its parent itself when it leaves proc_stop
 			 * (no wakeup under this lock) */
-			g->stopped = false;
+			__atomic_store_n(&g->stopped, false, __ATOMIC_RELAXED);	/* as proc_stop */
 			g->stop_report = false;
 			g->cont_report = true;
 			notify_parent_locked(g, LX_CLD_CONTINUED, LX_SIGCONT);
@@ -942,36 +949,92 @@ static void parent_wake(struct process *p)
 		wake_signalled(t);
 }
 
-/* The default action of a stop signal, taken by thread p: the group is marked stopped
- * and p sleeps until SIGCONT or SIGKILL (its other threads run on: a known difference,
- * docs/userspace.md). */
-void proc_stop(struct process *p, int sig)
+/* The group stop is complete (every thread not ended has joined): the parent is told
+ * once (wait4's WUNTRACED report, SIGCHLD CLD_STOPPED); the caller wakes it after the
+ * unlock (parent_wake) when this says true. */
+static bool stop_complete_locked(struct process *g)
+{
+	if (!g->stopped || g->stop_notified || g->nstopped < g->nthreads)
+		return false;
+	g->stop_notified = true;
+	g->stop_report = true;
+	notify_parent_locked(g, LX_CLD_STOPPED, g->stop_sig);
+	return true;
+}
+
+/* Thread p joins its group's stop and sleeps until SIGCONT or SIGKILL. The first thread
+ * to leave after SIGCONT (which wakes one: prepare_locked) wakes the others. */
+static void stop_wait(struct process *p)
 {
 	struct process *g = p->leader;
+	struct thread *wake[PROC_MAX];
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	g->stopped = true;
-	g->stop_sleeper = thread_self();
-	g->stop_sig = sig;
-	g->stop_report = true;
-	g->cont_report = false;
-	notify_parent_locked(g, LX_CLD_STOPPED, sig);
+	bool tell = false;
+	if (g->stopped && !p->stop_joined) {
+		p->stop_joined = true;
+		g->nstopped++;
+		g->stop_sleeper = thread_self();
+		tell = stop_complete_locked(g);
+	}
 	mlock_unlock_irqrestore(&proc_table_lock, k);
-	parent_wake(g);
+	if (tell)
+		parent_wake(g);
 	for (;;) {
+		unsigned nw = 0;
 		k = mlock_lock_irqsave(&proc_table_lock);
 		/* relaxed: SIGKILL's bit is set under this lock */
 		bool killed = proc_sig_pending(p) & PROC_SIGBIT(LX_SIGKILL);
 		bool go = !g->stopped || killed;
-		if (go && g->stop_sleeper == thread_self())
-			g->stop_sleeper = NULL;
+		if (go) {
+			if (p->stop_joined) {
+				p->stop_joined = false;
+				g->nstopped--;
+			}
+			if (g->stop_sleeper == thread_self())
+				g->stop_sleeper = NULL;
+			if (!killed)
+				nw = group_threads_locked(g, p, wake);
+		}
 		mlock_unlock_irqrestore(&proc_table_lock, k);
 		if (go) {
+			for (unsigned i = 0; i < nw; i++)
+				sched_wakeup(wake[i], PROC_COND_SIG);	/* the other sleepers */
 			if (!killed)
 				parent_wake(g);	/* SIGCONT's report (prepare_locked) */
 			return;
 		}
 		sched_sleep(PROC_COND_SIG);	/* SIGCONT and SIGKILL post with this flag */
 	}
+}
+
+/* The default action of a stop signal, taken by thread p: the group is marked stopped,
+ * its other threads are woken so that their waits end (proc_sig_any_acts) and each
+ * joins at its return to ring 3 (a thread running in ring 3: at its next interrupt);
+ * the parent hears of the stop once all have joined, as Linux's group stop. */
+void proc_stop(struct process *p, int sig)
+{
+	struct process *g = p->leader;
+	struct thread *wake[PROC_MAX];
+	unsigned nw = 0;
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	if (!g->stopped) {
+		/* relaxed: proc_sig_any_acts's hint; everything else reads it under here */
+		__atomic_store_n(&g->stopped, true, __ATOMIC_RELAXED);
+		g->stop_sig = sig;
+		g->stop_report = false;
+		g->cont_report = false;
+		g->stop_notified = false;
+		nw = group_threads_locked(g, p, wake);
+	}
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	for (unsigned i = 0; i < nw; i++)
+		wake_signalled(wake[i]);
+	stop_wait(p);
+}
+
+void proc_stop_join(struct process *p)
+{
+	stop_wait(p);
 }
 
 void proc_signal_send(struct process *p, int sig, const struct lx_siginfo *info)

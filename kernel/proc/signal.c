@@ -166,6 +166,9 @@ void signal_user_return(struct trapframe *tf, long nr)
 	if (!p)
 		return;
 	for (;;) {
+		/* relaxed: a hint, proc_stop_join re-checks under proc_table_lock */
+		if (__atomic_load_n(&proc_group(p)->stopped, __ATOMIC_RELAXED) && !p->stop_joined)
+			proc_stop_join(p);	/* the group is stopping: this thread too */
 		uint64_t set = deliverable(p);
 		if (!set)
 			break;

@@ -2,13 +2,16 @@
  * signal goes to a thread that does not block it (all but one block it); masks and
  * pending sets are per thread, the process's pending set shared (sigpending of any
  * thread shows it); sigwait in one thread takes a signal every thread blocks; a fatal
- * signal taken by one thread ends the process. Prints relations only. Case as argv[1]. */
+ * signal taken by one thread ends the process; SIGSTOP stops every thread. Prints
+ * relations only. Case as argv[1]. */
 #include "ut.h"
 #include <pthread.h>
 #include <signal.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <time.h>
 
 static volatile pid_t handler_tid;
 static volatile int hits;
@@ -229,6 +232,55 @@ static void c_fatal(void)
 	}
 }
 
+/* SIGSTOP stops every thread of a process (Linux's group stop): the parent's WUNTRACED
+ * wait returns once all have stopped - one writing to a pipe, one in pthread_join - and
+ * no byte comes while it is stopped; SIGCONT lets the writer go on. */
+static int stop_pipe[2];
+static void *stop_writer(void *a)
+{
+	(void)a;
+	for (;;) {
+		write(stop_pipe[1], "a", 1);
+		sched_yield();
+	}
+	return NULL;
+}
+static void c_stop(void)
+{
+	pipe(stop_pipe);
+	fflush(stdout);
+	pid_t c = fork();
+	if (c == 0) {
+		pthread_t t;
+		pthread_create(&t, NULL, stop_writer, NULL);
+		pthread_join(t, NULL);
+		_exit(0);
+	}
+	char b[4096];
+	read(stop_pipe[0], b, 1);	/* the writer runs */
+	kill(c, SIGSTOP);
+	int st;
+	pid_t w = waitpid(c, &st, WUNTRACED);
+	printf("stopped: %d sig %d\n", w == c && WIFSTOPPED(st), WIFSTOPPED(st) ? WSTOPSIG(st) : 0);
+	fcntl(stop_pipe[0], F_SETFL, O_NONBLOCK);
+	while (read(stop_pipe[0], b, sizeof b) > 0)
+		;
+	struct timespec ts = { 0, 100000000 };
+	nanosleep(&ts, NULL);
+	long n = read(stop_pipe[0], b, sizeof b);
+	printf("bytes while stopped: %ld (errno %s)\n", n > 0 ? n : 0L,
+	       n < 0 && errno == EAGAIN ? "EAGAIN" : "-");
+	kill(c, SIGCONT);
+	w = waitpid(c, &st, WCONTINUED);
+	printf("continued: %d\n", w == c && WIFCONTINUED(st));
+	fcntl(stop_pipe[0], F_SETFL, 0);
+	n = read(stop_pipe[0], b, 1);
+	printf("the writer goes on: %d\n", n == 1);
+	kill(c, SIGKILL);
+	w = waitpid(c, &st, 0);
+	printf("killed: %d sig %d\n", w == c && WIFSIGNALED(st), WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "tgkill";
@@ -238,6 +290,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(c, "mask")) c_mask();
 	else if (!strcmp(c, "sigwait")) c_sigwait();
 	else if (!strcmp(c, "fatal")) c_fatal();
+	else if (!strcmp(c, "stop")) c_stop();
 	else { printf("unknown case %s\n", c); return 2; }
 	return 0;
 }
