@@ -81,6 +81,21 @@ ABI_CASES = {
     "abi_mm": ["mmap_err", "munmap_part", "mprotect_segv", "brk"],
 }
 CASES += [[f"t/{prog}", case] for prog, cases in ABI_CASES.items() for case in cases]
+# user threads and futexes (issue 25: clone with CLONE_THREAD, kernel/proc/futex.c)
+THR_CASES = {
+    "thr_pthread": ["create", "detach", "mutex", "condvar", "barrier", "rwlock", "tls", "sem",
+                    "many", "mmap", "forkcow", "mainexit"],
+    "thr_futex": ["errors", "wake", "bitset", "requeue", "wakeop", "eintr", "cleartid"],
+    "thr_signal": ["tgkill", "procsig", "mask", "sigwait", "fatal", "stop"],
+    "thr_exit": ["group", "kill", "exec", "robust", "proc"],
+    # 8 threads x 2000 mutex increments and 4 pairs x 2000 condvar hand-offs (make stress:
+    # 100000, test_thread_stress)
+    "thr_stress": ["2000"],
+}
+# the same thread programs through glibc's pthreads (tools/ksync/userprogs.py GLIBC_PROGS:
+# gcc -static -pthread; clone3 answers ENOSYS and glibc falls back to clone)
+THR_CASES.update({f"{p}-glibc": THR_CASES[p] for p in userprogs.GLIBC_PROGS})
+CASES += [[f"t/{prog}", case] for prog, cases in THR_CASES.items() for case in cases]
 # ksync-only cases and what they must print (the host's answer differs by design)
 KSYNC_ONLY = {
     "t/exec_high": (b"execve t/bad-highva: errno 8\n", 0),
@@ -289,6 +304,24 @@ def test_sig_storm_stress(progs, request, tmp_path):
     for smp, sched in [(4, None), (2, "locked")]:
         words = ["user=@/t/list"] + ([f"sched={sched}"] if sched else [])
         res = qemu.boot(qemu.BootConfig(repo=ROOT, mode="user", smp=smp, timeout=1200,
+                                        initrd=rd, append=words))
+        assert res.passed, qemu.failure_report(res)
+        (c,) = userprogs.parse_user_ktap(res.lines)
+        assert (c.out, c.status) == want, (smp, sched, c.out, c.status, want)
+        pg = [o for o in res.objects if o.get("kind") == "user_pages"]
+        assert pg and pg[0]["user_pages_live"] == 0, pg
+
+
+def test_thread_stress(progs, request, tmp_path):
+    """make stress: thr_stress at 100000 (8 threads x 10^5 mutex lock/unlock around one
+    counter, 4 pairs x 10^5 condition-variable hand-offs each way, counted exactly) at
+    -smp 4 and -smp 2 under the locked scheduler; the output equal to the host's."""
+    if not request.config.getoption("--run-stress"):
+        pytest.skip("long size: make stress (--run-stress)")
+    want, rd = _long_run(progs, ["t/thr_stress", "100000"], tmp_path)
+    for smp, sched in [(4, None), (2, "locked")]:
+        words = ["user=@/t/list"] + ([f"sched={sched}"] if sched else [])
+        res = qemu.boot(qemu.BootConfig(repo=ROOT, mode="user", smp=smp, timeout=1800,
                                         initrd=rd, append=words))
         assert res.passed, qemu.failure_report(res)
         (c,) = userprogs.parse_user_ktap(res.lines)

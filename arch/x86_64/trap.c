@@ -303,6 +303,7 @@ static void user_return(struct trapframe *tf)
 		return;
 	arch_irq_enable();
 	kernel_user_return(tf);
+	uvm_shoot_pending();	/* uvm.c: a signal frame's copy-on-write break */
 	arch_irq_disable();
 }
 

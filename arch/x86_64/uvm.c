@@ -18,9 +18,17 @@
  * Concurrency. A user address space (struct arch_as and the tables below its user
  * slots) is changed only by its owner under the process's mm lock (kernel/proc) - the
  * fault path (IRQs off, on the #PF IST stack), fork, exec, mmap/munmap/mprotect/brk and
- * destroy. One thread per process in this slice: the space is loaded on at most one CPU,
- * the one running that thread, so a changed entry is flushed with invlpg there only (the
- * next issue, threads, adds the shootdown). The hardware walker reads the tables
+ * destroy. A changed entry is flushed with invlpg on the changing CPU; the threads of one
+ * process (issue 25) may run the space on other CPUs at once: after munmap, mprotect and
+ * a MAP_FIXED mmap, arch_as_shootdown makes every other CPU that has the space loaded
+ * reload its root (kernel/proc calls it with no lock held: an IPI's wait with the mm
+ * lock held would deadlock against a CPU spinning on it with IRQs off). A copy-on-write
+ * break in the fault path (IRQs off, the lock held) marks the thread's uctx (`shoot`):
+ * a fault from ring 3 is diverted to uvm_user_shoot, which shoots the space down with
+ * IRQs on before the faulting instruction runs again (so no other thread reads the old
+ * copy after the new one was written); a kernel copy's fault (copy_to_user into a
+ * shared page) is shot down at the end of its system call - until then another thread
+ * may read the page's old copy. The hardware walker reads the tables
  * concurrently with the owner's plain stores; x86 page-table stores are single 8-byte
  * writes, and a new table is zeroed before the store that links it (the same CPU: TSO).
  * Page reference counts (uref, one per frame) are shared between the spaces a fork made:
@@ -78,6 +86,12 @@ struct arch_uctx {
 	/* the user frame of a ring-3 exception the kernel is signalling (uvm_trap ->
 	 * uvm_user_trap): the owner thread, IRQs off at both ends */
 	struct trapframe fault_tf;
+	/* the owner thread: a copy-on-write break of its fault replaced a present
+	 * translation of its space, which other CPUs running the space (its process's other
+	 * threads) may still cache; shot down before the thread goes on (uvm_trap diverts a
+	 * ring-3 fault to uvm_user_shoot; a kernel copy's fault waits for the end of the
+	 * system call, syscall_entry_c) */
+	bool shoot;
 	void *owner;		/* the kernel's process: set at create, constant */
 };
 
@@ -229,6 +243,9 @@ uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write
 	}
 	*pte = pa | leaf_bits(prot | ARCH_PROT_WRITE);
 	flush(as, va);
+	struct arch_uctx *me = kcpu_this_uctx();
+	if (me && me->as == as)
+		me->shoot = true;	/* other CPUs: before this thread goes on */
 	return pa;
 }
 
@@ -384,6 +401,30 @@ int arch_as_fork(struct arch_as *parent, struct arch_as *child)
 
 uint64_t arch_as_npages(const struct arch_as *as) { return as->npages; }
 
+/* an IPI handler: reload the root if the space is still the one loaded here */
+static void shoot_here(void *arg)
+{
+	struct arch_as *as = arg;
+	if ((read_cr3() & PTE_ADDR) == V2P(as->pml4))
+		__asm__ volatile("mov %0, %%cr3" :: "r"(V2P(as->pml4)) : "memory");
+}
+
+void arch_as_shootdown(struct arch_as *as)
+{
+	/* seq_cst: the caller's entry stores before the reads of the other CPUs' current
+	 * spaces - a CPU that loads the space after this read reads the new entries (its
+	 * CR3 write flushed the TLB), one that had it loaded is called */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* every CPU, this one too: the caller may have moved since its own flushes, onto a
+	 * CPU that ran another thread of the space without reloading the same root */
+	for (unsigned c = 0; c < arch_ncpus(); c++) {
+		/* relaxed: a hint; the handler checks its own CR3 */
+		struct arch_uctx *u = __atomic_load_n(&cpus[c].cur_uctx, __ATOMIC_RELAXED);
+		if (u && u->as == as)
+			arch_call_on(c, shoot_here, as);
+	}
+}
+
 bool arch_as_mapped(struct arch_as *as, uint64_t va, unsigned prot)
 {
 	uint64_t *pte = walk(as, va & ~(PAGE_SIZE - 1), false);
@@ -446,7 +487,8 @@ void arch_uctx_start_fork(struct arch_uctx *u, const struct trapframe *parent)
 void arch_uctx_switch(struct arch_uctx *prev, struct arch_uctx *next)
 {
 	(void)prev;	/* nothing to save: FS base changes only through arch_prctl */
-	this_cpu()->cur_uctx = next;
+	/* relaxed: arch_as_shootdown reads it as a hint */
+	__atomic_store_n(&this_cpu()->cur_uctx, next, __ATOMIC_RELAXED);
 	if (!next) {
 		/* a kernel thread runs on the kernel's root, so a dying space is loaded nowhere */
 		load_cr3((uint64_t)boot_pml4);
@@ -645,9 +687,21 @@ void arch_fpu_load(const void *fx512)
 
 /* uentry.S: the C half of a system call, IRQs on, on the thread's kernel stack */
 void syscall_entry_c(struct trapframe *tf);
+/* A copy-on-write break by a user copy of the kernel's (a system call, a signal frame)
+ * shot down before the thread returns to ring 3; thread context, IRQs on. */
+void uvm_shoot_pending(void)
+{
+	struct arch_uctx *u = kcpu_this_uctx();
+	if (u && u->shoot) {
+		u->shoot = false;
+		arch_as_shootdown(u->as);
+	}
+}
+
 void syscall_entry_c(struct trapframe *tf)
 {
 	tf->rax = (uint64_t)kernel_syscall(tf);
+	uvm_shoot_pending();
 }
 
 /* ---- user copies --------------------------------------------------------------------------- */
@@ -709,6 +763,49 @@ static int signal_of(unsigned v)
 
 /* trap.c, for every exception before it panics: true when the exception was the user
  * space's and is dealt with (resolved, fixed up, or the thread redirected to its kill). */
+/* Where uvm_trap sends a ring-3 thread whose fault broke a copy-on-write page that
+ * other CPUs may cache: on the thread's kernel stack, IRQs off; the user frame is its
+ * uctx's fault_tf (the faulting instruction, run again after the shootdown). */
+static __attribute__((noreturn, used)) void uvm_user_shoot(void)
+{
+	struct arch_uctx *u = kcpu_this_uctx();	/* this thread's, wherever it runs */
+	arch_irq_enable();
+	if (u->shoot) {
+		u->shoot = false;
+		arch_as_shootdown(u->as);
+	}
+	arch_irq_disable();
+	uentry_iret(u->kstack_top, &u->fault_tf);	/* copied below the top, iretq */
+	__builtin_unreachable();
+}
+
+/* The resolved fault's frame returns into uvm_user_shoot (as uvm_trap does for
+ * uvm_user_trap below) when another CPU runs the space; else the flag just clears. */
+static bool divert_shoot(struct trapframe *tf)
+{
+	struct arch_uctx *u = kcpu_this_uctx();
+	bool elsewhere = false;
+	unsigned me = arch_cpu_id();
+	for (unsigned c = 0; c < arch_ncpus() && !elsewhere; c++) {
+		/* relaxed: a hint; a CPU that loads the space later reads the new entry */
+		struct arch_uctx *o = __atomic_load_n(&cpus[c].cur_uctx, __ATOMIC_RELAXED);
+		elsewhere = c != me && o && o->as == u->as;
+	}
+	if (!elsewhere) {
+		u->shoot = false;
+		return true;
+	}
+	struct cpu *c = this_cpu();
+	u->fault_tf = *tf;
+	tf->rip = (uint64_t)uvm_user_shoot;
+	tf->cs = 0x08;
+	tf->ss = 0x10;
+	tf->rsp = c->kstack_sys - 8;
+	tf->rflags = 0x2;		/* IRQs off; uvm_user_shoot enables them */
+	tf->rbp = 0;
+	return true;
+}
+
 bool uvm_trap(struct trapframe *tf, unsigned v)
 {
 	bool user = (tf->cs & 3) != 0, oom = false, bus = false;
@@ -720,6 +817,8 @@ bool uvm_trap(struct trapframe *tf, unsigned v)
 		/* RSVD set means a broken table, never the process's fault to resolve */
 		if (in_user && !(tf->error & 8) && kcpu_this_uctx()) {
 			int fr = kernel_user_fault(cr2, tf->error & 2, tf->error & 16, user);
+			if (fr == 0 && user && kcpu_this_uctx()->shoot)
+				return divert_shoot(tf);
 			if (fr == 0)
 				return true;
 			oom = fr == KERNEL_FAULT_OOM;
@@ -764,6 +863,7 @@ static __attribute__((noreturn, used)) void uvm_user_trap(int sig, uint64_t addr
 	struct trapframe ut = u->fault_tf;
 	arch_irq_enable();
 	kernel_user_trap(&ut, sig, addr);	/* may end the process */
+	uvm_shoot_pending();	/* the signal frame's copy may have broken a shared page */
 	arch_irq_disable();
 	u->fault_tf = ut;
 	uentry_iret(u->kstack_top, &u->fault_tf);	/* copied below the top, iretq */

@@ -322,8 +322,8 @@ bool arch_frame_call(struct trapframe *tf, void (*fn)(void));
  * upper half (slots 256.., copied into every process's root), so an ET_EXEC linked at
  * 0x400000 maps where it asks.
  * Every arch_as_* call on an address space is serialised by its owner (kernel/proc: the
- * process's mm lock); only the owning process's thread runs on it (one thread per
- * process in this slice), so TLB entries are flushed on the calling CPU only. */
+ * process's mm lock); TLB entries are flushed on the calling CPU as they change, and on
+ * the other CPUs that run the space (its other threads) by arch_as_shootdown. */
 #define USER_VA_MIN 0x10000ull
 #define USER_VA_END 0x800000000000ull
 #define ARCH_PROT_READ 1u
@@ -354,6 +354,11 @@ void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned pro
  * copy-on-write in both. KSYNC_OK or KSYNC_ENOMEM (child then partly filled: destroy it). */
 int arch_as_fork(struct arch_as *parent, struct arch_as *child);
 uint64_t arch_as_npages(const struct arch_as *as);	/* user pages mapped */
+/* The space's entries changed (unmap, protect) while other CPUs may run it (threads of
+ * one process, issue 25): each other CPU that has it loaded reloads its root, so that
+ * it forgets the old translations. Thread context, IRQs on, no lock held (it waits for
+ * the other CPUs' IPI handlers). The caller's own CPU flushed as it changed them. */
+void arch_as_shootdown(struct arch_as *as);
 /* Whether va is mapped with at least prot in as (read/write/exec bits), for tests. */
 bool arch_as_mapped(struct arch_as *as, uint64_t va, unsigned prot);
 

@@ -1,7 +1,14 @@
 /*
- * proc.h - processes (kernel/proc; issue 24, docs/userspace.md): a process is an address
- * space + a descriptor table + one ksync thread that returns to ring 3 (threads of one
- * process come with the next issue).
+ * proc.h - processes (kernel/proc; issues 24 and 25, docs/userspace.md): a process is an
+ * address space + a descriptor table + one or more ksync threads that return to ring 3.
+ * As in Linux, a slot of the table is a *task* (one user thread, its tid = the slot's
+ * pid) and a process is a thread group: the tasks whose `leader` is the same slot (the
+ * group leader, whose pid is the process id, tgid). What the group shares lives in the
+ * leader's slot (handlers, shared pending signals, parent, group, limits, names, exit
+ * status); what a thread owns lives in its own (tid, mask, own pending signals,
+ * alternate stack, clear_child_tid, robust list). The address space, descriptor table
+ * and fs context pointers are copied into every thread's slot (CLONE_VM|CLONE_FILES|
+ * CLONE_FS): they are put once, by the group's last thread.
  *
  * Papers: Massalin & Pu 1991 (Synthesis) "Address spaces" and "Memory management" (an
  * address space per process whose kernel part is shared, demand-zero pages, a page
@@ -16,10 +23,12 @@
  *   mm->lock         one address space: its VMA list, brk, and the arch_as page tables;
  *                    taken by the page-fault path (IRQs off, from a fault), so nothing
  *                    may touch user memory while holding it.
- * Fields owned by the process's own thread (fds, signal state) need no lock while
- * processes are single-threaded: only that thread reads or writes them (fork copies
- * them in the parent's thread before the child exists). comm, exe and cmdline are
- * read by other processes (/proc), so their writers take proc_table_lock.
+ * Fields owned by a thread (its mask, alternate stack, robust list) need no lock: only
+ * that thread writes them (fork and clone copy them before the new thread runs); the
+ * mask is also read by posters choosing a thread (relaxed atomics: a hint, see
+ * post_locked). Group fields are written under proc_table_lock by any thread of the
+ * group. comm, exe and cmdline are read by other processes (/proc), so their writers
+ * take proc_table_lock.
  */
 #ifndef KSYNC_PROC_H
 #define KSYNC_PROC_H
@@ -79,6 +88,9 @@ long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot);
 bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end);	/* any VMA in [start, end) */
 /* A free range of len bytes below the mmap top (top-down first fit); 0 if none. */
 uint64_t mm_find_free(struct mm *mm, uint64_t len);
+/* The same gap found and mapped with prot in one hold of the lock (threads mmap at
+ * once); 0 when none (or *rc, the map's error). */
+uint64_t mm_map_free(struct mm *mm, uint64_t len, unsigned prot, long *rc);
 #define MM_STACK_TOP 0x7ffffffff000ull
 #define MM_STACK_SIZE (8ull << 20)
 long mm_fork(struct mm *parent, struct mm *child);	/* areas + copy-on-write pages */
@@ -133,13 +145,44 @@ struct process {
 	 * WUNTRACED reports a stop once (stop_report), with WCONTINUED a SIGCONT once */
 	bool stopped, stop_report, cont_report;
 	int stop_sig;
+	struct thread *stop_sleeper;	/* proc_table_lock: a thread asleep in the stop
+					   (SIGCONT wakes it whatever it blocks; it wakes
+					   the others) */
+	/* the group stop (leader, proc_table_lock): the threads asleep in it; the parent
+	 * is told (CLD_STOPPED, WUNTRACED) once all have joined (stop_notified) */
+	unsigned nstopped;
+	bool stop_notified;
+	bool stop_joined;		/* proc_table_lock, this thread: counted in nstopped */
 	struct proc_fault {		/* its thread: the fault being signalled, for the */
 		int sig;		/* console line if its default action ends it */
 		uint64_t addr, ip;
 	} fault;
-	uint64_t clear_child_tid;
-	/* sched_setscheduler's policy and priority (kernel/syscall/syssched.c):
-	 * proc_table_lock; fork copies them (Linux's child inherits them) */
+	uint64_t clear_child_tid;	/* its thread: CLONE_CHILD_CLEARTID / set_tid_address
+					   (0 written and FUTEX_WAKE'd at its exit: futex.c) */
+	/* ---- threads (issue 25). Group fields are the leader's. ---- */
+	struct process *leader;		/* proc_table_lock: the group leader (itself when
+					   single-threaded); changes only in execve's
+					   de_thread, when this is the group's only thread */
+	bool thread_done;		/* proc_table_lock: this task's thread ended (a leader
+					   whose thread exited before the rest of its group) */
+	unsigned nthreads;		/* leader, proc_table_lock: threads not yet ended */
+	unsigned live;			/* leader, proc_table_lock: threads that have not
+					   begun to exit (Linux's signal->live) */
+	bool group_exit;		/* leader, proc_table_lock: exit_group or a fatal
+					   signal: every thread ends, the status is group_status */
+	int group_status;		/* leader, proc_table_lock */
+	struct process *execer;		/* leader, proc_table_lock: the thread in execve that
+					   is ending the others (de_thread), or NULL */
+	/* this thread's own pending signals (tkill/tgkill, its faults, SIGPIPE, SIGKILL of
+	 * an exit_group): the same rules as sig_pending (which is the group's: the
+	 * leader's); tsig_info under proc_table_lock */
+	uint64_t tsig_pending;
+	uint64_t tsig_info_valid;
+	struct lx_siginfo tsig_info[PROC_NSIG];
+	uint64_t robust_list, robust_len;	/* its thread: set_robust_list's head */
+	/* sched_setscheduler's policy and priority (kernel/syscall/syssched.c), this
+	 * thread's (a task's, as Linux keeps them): proc_table_lock; fork and clone copy
+	 * them (Linux's child inherits them) */
 	int sched_policy, sched_prio;
 	/* the image's names, for /proc (kernel/proc/procfs.c): written by its own thread
 	 * (exec, prctl's PR_SET_NAME) under proc_table_lock, or by fork before the child
@@ -151,6 +194,15 @@ struct process {
 };
 #define PROC_COND_CHILD SCHED_COND(16)
 #define PROC_COND_SIG SCHED_COND(17)	/* a signal was posted (pause, sigsuspend) */
+#define PROC_COND_FUTEX SCHED_COND(18)	/* a FUTEX_WAKE took this thread's waiter (futex.c) */
+/* The group leader of task p (proc_table_lock; constant while other threads of the group
+ * live, so a thread reads its own leader freely). */
+static inline struct process *proc_group(const struct process *p) { return p->leader; }
+/* The calling thread's mask (its own; read by posters: relaxed) */
+static inline void proc_set_sigmask(struct process *p, uint64_t m)
+{
+	__atomic_store_n(&p->sigmask, m, __ATOMIC_RELAXED);
+}
 #define PROC_SIGBIT(s) (1ull << ((s) - 1))
 
 /* Signal s pending for p would act now: not blocked (SIGKILL never is) and not ignored
@@ -165,16 +217,31 @@ static inline bool proc_sig_acts(const struct process *p, unsigned s)
 		return true;
 	if (p->sigmask & PROC_SIGBIT(s))
 		return false;
-	if (p->sig_handler[s] == LX_SIG_IGN)
+	/* relaxed: a handler word the group's threads write under proc_table_lock; a
+	 * waiter only asks whether to stop waiting, the delivery re-reads it under the lock */
+	uint64_t h = __atomic_load_n(&p->leader->sig_handler[s], __ATOMIC_RELAXED);
+	if (h == LX_SIG_IGN)
 		return false;
-	return p->sig_handler[s] != LX_SIG_DFL || !proc_sig_default_ignored(s);
+	return h != LX_SIG_DFL || !proc_sig_default_ignored(s);
+}
+/* The signals pending for thread p: its own and its group's */
+static inline uint64_t proc_sig_pending(const struct process *p)
+{
+	/* relaxed: orders nothing (the siginfo is taken under proc_table_lock) */
+	return __atomic_load_n(&p->tsig_pending, __ATOMIC_RELAXED) |
+	       __atomic_load_n(&p->leader->sig_pending, __ATOMIC_RELAXED);
 }
 /* Any pending signal that acts (the interruptible waits ask it). p's own thread. */
 static inline bool proc_sig_any_acts(const struct process *p)
 {
+	/* a group stop this thread has not joined: its waits end, so that it stops at its
+	 * return to ring 3 (signal_user_return -> proc_stop_join). relaxed: `stopped` is
+	 * written under proc_table_lock, which proc_stop_join takes to re-check it */
+	if (__atomic_load_n(&p->leader->stopped, __ATOMIC_RELAXED) && !p->stop_joined)
+		return true;
 	/* relaxed: orders nothing; a waiter re-checks after every wakeup, and posting sets
 	 * the bit before it wakes (PROC_COND_SIG, fs_interrupt) */
-	uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
+	uint64_t pend = proc_sig_pending(p);
 	for (unsigned s = 1; pend && s < PROC_NSIG; s++)
 		if ((pend & PROC_SIGBIT(s)) && proc_sig_acts(p, s))
 			return true;
@@ -190,6 +257,7 @@ struct proc_snap {
 	char comm[16], exe[256], cmdline[512];
 	uint16_t cmdline_len;
 	uint64_t rss_pages, sig_pending;
+	unsigned nthreads;		/* threads not yet ended (at least 1) */
 };
 bool proc_snapshot(int pid, struct proc_snap *s);
 unsigned proc_pids(int *out, unsigned max);	/* ascending */
@@ -206,20 +274,48 @@ struct process *proc_current(void);	/* NULL in a kernel thread */
 long proc_spawn(const char *path, char *const argv[], char *const envp[], struct fdtable *fds,
 		bool ctty);
 int proc_wait_kernel(int pid);		/* its wait status */
+/* exit_group, or a fatal signal's default action: every thread of the group ends, the
+ * group's status is wstatus (the first group exit's). */
 __attribute__((noreturn)) void proc_exit(int wstatus);
-long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp);
+/* exit (SYS_exit): the calling thread ends; the group goes on while others live (its
+ * status is then the last thread's, as the host's Linux reports it). */
+__attribute__((noreturn)) void proc_thread_exit(int wstatus);
+/* The action of signal sig of p's group, read under proc_table_lock */
+void proc_sigaction_get(struct process *p, int sig, struct lx_sigaction *sa);
+/* futex.c (issue 25) */
+/* futex(2) for thread p (the caller); realtime_base_ns: CLOCK_REALTIME at ktime_ns 0 */
+long futex_syscall(struct process *p, uint64_t uaddr, int op, uint32_t val, uint64_t utime,
+		   uint64_t uaddr2, uint32_t val3, uint64_t realtime_base_ns);
+void futex_init(void);	/* proc_init, before any process runs */
+/* A thread's end (proc.c calls it with the thread's address space still loaded): its
+ * robust list walked (FUTEX_OWNER_DIED, one waiter woken) and, when others share the
+ * space, 0 written at clear_child_tid and one waiter woken there. */
+void futex_thread_exit(struct process *p, bool others);
+/* wake at most n waiters of (mm, uaddr) whose bitset meets bits */
+long futex_wake(struct mm *mm, uint64_t uaddr, int n, uint32_t bits);
+/* The shared address space changed (munmap, mprotect): other CPUs running it forget
+ * their translations (arch_as_shootdown). Thread context, IRQs on, no lock held. */
+void mm_shootdown(struct mm *mm);
+/* fork, vfork, clone (ptid/ctid/tls: CLONE_PARENT_SETTID, CLONE_CHILD_SETTID/CLEARTID,
+ * CLONE_SETTLS); CLONE_THREAD makes a thread of the caller's group */
+long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp, uint64_t ptid, uint64_t ctid,
+	       uint64_t tls);
 long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage);
 long proc_kill(int pid, int sig);
 long proc_tkill(int tgid, int tid, int sig);	/* tgid -1: tkill */
 /* Post sig with info (NULL: SI_KERNEL) to p: pending (a standard signal already pending
  * keeps its first siginfo), its pause/sigsuspend/file wait woken. */
 void proc_signal_send(struct process *p, int sig, const struct lx_siginfo *info);
-/* Take signal sig off p's pending set (p's own thread): its siginfo (SI_USER from p
- * itself when none was stored: SIGPIPE). false: it was not pending. */
+/* Take signal sig off p's pending sets (p's own thread; its own set first, then the
+ * group's): its siginfo (SI_USER from p itself when none was stored: SIGPIPE). false: it
+ * was not pending. */
 bool proc_signal_take(struct process *p, int sig, struct lx_siginfo *info);
 void proc_sigaction_set(struct process *p, int sig, const struct lx_sigaction *sa);
-/* The default action of a stop signal: p (the caller) stops until SIGCONT or SIGKILL. */
+/* The default action of a stop signal: p's group stops (every thread, each at its next
+ * return to ring 3) until SIGCONT or SIGKILL; p (the caller) sleeps at once. */
 void proc_stop(struct process *p, int sig);
+/* p's group is stopping and p has not joined: p sleeps with it (signal_user_return) */
+void proc_stop_join(struct process *p);
 long proc_setpgid(int pid, int pgid);
 long proc_getpgid(int pid);
 long proc_setsid(void);

@@ -11,10 +11,10 @@
  * goes to the foreground process group (in mode=user no serial input reaches the tty
  * yet, so only a shell mode will exercise it: docs/userspace.md).
  *
- * Shared state: a process's sig_pending (atomic or by any poster, proc.h says which
- * lock orders its siginfo; fs_sigpipe's bit carries none: SI_USER from the process
- * itself); sigmask and sig_handler are read here by the process's own thread, the only
- * writer of both (a file wait of the process, its write). fshooks_group_signal: written
+ * Shared state: the calling thread's own pending set (tsig_pending: atomic or by any
+ * poster, proc.h says which lock orders its siginfo; fs_sigpipe's bit carries none:
+ * SI_USER from the process itself) and its group's; its sigmask, read here by the
+ * thread itself, its only writer; the group's handlers (relaxed reads: proc_sig_acts). fshooks_group_signal: written
  * once by proc_init before any process runs.
  *
  * Hartman & Ousterhout (Sprite) section 2: a process blocked in a monitor's condition
@@ -52,7 +52,8 @@ void fs_sigpipe(void)
 {
 	struct process *p = current();
 	if (p)	/* relaxed: read by p's own thread at its return to ring 3 */
-		__atomic_fetch_or(&p->sig_pending, PROC_SIGBIT(LX_SIGPIPE), __ATOMIC_RELAXED);
+		/* thread-directed, as Linux's send_sig(SIGPIPE, current): the writer's own set */
+		__atomic_fetch_or(&p->tsig_pending, PROC_SIGBIT(LX_SIGPIPE), __ATOMIC_RELAXED);
 }
 
 /* The console's ISIG characters (^C: SIGINT, ^\: SIGQUIT) go to the foreground process

@@ -36,6 +36,7 @@ static void tty_group_signal(int sig);
 void proc_init(void)
 {
 	fshooks_group_signal = tty_group_signal;	/* before any process runs */
+	futex_init();
 }
 
 struct process *proc_current(void)
@@ -55,14 +56,22 @@ int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user)
 	return mm_fault(p->mm, addr, write, exec);
 }
 
+/* The shared space changed: CPUs that run it (another thread of the group) forget what
+ * they cached of it (arch_as_shootdown). */
+void mm_shootdown(struct mm *mm)
+{
+	if (mm)
+		arch_as_shootdown(mm->as);
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 uint64_t proc_pages_in_use(void)
 {
 	uint64_t n = 0;
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	for (unsigned i = 0; i < PROC_MAX; i++)
-		if (procs[i].state == PROC_LIVE && procs[i].mm)
-			n += arch_as_npages(procs[i].mm->as);
+		if (procs[i].state == PROC_LIVE && procs[i].mm && procs[i].leader == &procs[i])
+			n += arch_as_npages(procs[i].mm->as);	/* a group's space once */
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	return n;
 }
@@ -72,11 +81,16 @@ uint64_t proc_pages_in_use(void)
  * parent's RLIMIT_NPROC is reached (Linux's copy_process: EAGAIN when the new process
  * would make the user's count exceed the soft limit; every ksync process is uid 0, and
  * a zombie counts until it is reaped, as Linux's release_task drops the count). */
-static struct process *proc_alloc(struct process *parent)
+static struct process *proc_alloc(struct process *parent, struct process *group)
 {
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	struct process *p = NULL;
 	struct arch_uctx *stale = NULL;
+	if (group && (group->group_exit || group->execer || group->state != PROC_LIVE)) {
+		/* the group is ending (exit_group, a fatal signal, an execve): no new thread */
+		mlock_unlock_irqrestore(&proc_table_lock, k);
+		return NULL;
+	}
 	if (parent) {
 		uint64_t n = 0;
 		for (unsigned i = 0; i < PROC_MAX; i++)
@@ -104,6 +118,15 @@ static struct process *proc_alloc(struct process *parent)
 			p->rlim_core_max = LX_RLIM_INFINITY;	/* fork copies the parent's */
 			p->rlim_nproc[0] = parent ? parent->rlim_nproc[0] : PROC_NPROC_DEFAULT;
 			p->rlim_nproc[1] = parent ? parent->rlim_nproc[1] : PROC_NPROC_DEFAULT;
+			p->leader = p;
+			p->nthreads = p->live = 1;
+			if (group) {	/* a thread: no parent of its own, the group's fields */
+				p->parent = NULL;
+				p->leader = group;
+				p->nthreads = p->live = 0;
+				group->nthreads++;
+				group->live++;
+			}
 			break;
 		}
 	}
@@ -219,6 +242,7 @@ static void image_commit(struct process *p, struct image_names *n, const char *p
 
 void proc_set_comm(struct process *p, const char *name)
 {
+	p = proc_group(p);	/* one name per process (Linux's is per thread: docs) */
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	memcpy(p->comm, name, sizeof p->comm);
 	p->comm[sizeof p->comm - 1] = 0;
@@ -231,8 +255,8 @@ unsigned proc_pids(int *out, unsigned max)
 	unsigned n = 0;
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	for (unsigned i = 0; i < PROC_MAX; i++)
-		if (procs[i].state != PROC_FREE && n < max)
-			out[n++] = procs[i].pid;
+		if (procs[i].state != PROC_FREE && procs[i].leader == &procs[i] && n < max)
+			out[n++] = procs[i].pid;	/* processes, not threads (as Linux's /proc) */
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	for (unsigned i = 1; i < n; i++)	/* slots are reused: sort (at most PROC_MAX) */
 		for (unsigned j = i; j > 0 && out[j - 1] > out[j]; j--) {
@@ -246,12 +270,14 @@ unsigned proc_pids(int *out, unsigned max)
 bool proc_snapshot(int pid, struct proc_snap *s)
 {
 	struct process *self = proc_current();
+	self = self ? proc_group(self) : NULL;
 	bool found = false;
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	for (unsigned i = 0; i < PROC_MAX && !found; i++) {
 		struct process *p = &procs[i];
 		if (p->state == PROC_FREE || p->pid != pid)
 			continue;
+		p = p->leader;	/* a thread's id shows its process, as Linux's /proc/<tid> */
 		found = true;
 		s->pid = p->pid;
 		s->ppid = p->parent ? p->parent->pid : 0;
@@ -265,6 +291,7 @@ bool proc_snapshot(int pid, struct proc_snap *s)
 		s->rss_pages = p->state == PROC_LIVE && p->mm ? arch_as_npages(p->mm->as) : 0;
 		/* relaxed: a snapshot; the lock orders nothing else here */
 		s->sig_pending = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
+		s->nthreads = p->nthreads ? p->nthreads : 1;
 	}
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	return found;
@@ -273,7 +300,7 @@ bool proc_snapshot(int pid, struct proc_snap *s)
 long proc_spawn(const char *path, char *const argv[], char *const envp[], struct fdtable *fds,
 		bool ctty)
 {
-	struct process *p = proc_alloc(NULL);
+	struct process *p = proc_alloc(NULL, NULL);
 	if (!p)
 		return -LX_EAGAIN;
 	p->kernel_waited = true;
@@ -330,17 +357,100 @@ int proc_wait_kernel(int pid)
 
 /* ---- fork, vfork, clone ------------------------------------------------------------------ */
 #define LX_CLONE_VM 0x100
+#define LX_CLONE_FS 0x200
+#define LX_CLONE_FILES 0x400
+#define LX_CLONE_SIGHAND 0x800
 #define LX_CLONE_VFORK 0x4000
+#define LX_CLONE_PARENT 0x8000
 #define LX_CLONE_THREAD 0x10000
+#define LX_CLONE_SYSVSEM 0x40000
+#define LX_CLONE_SETTLS 0x80000
+#define LX_CLONE_PARENT_SETTID 0x100000
+#define LX_CLONE_CHILD_CLEARTID 0x200000
+#define LX_CLONE_CHILD_SETTID 0x1000000
 #define LX_CSIGNAL 0xff
 
-long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp)
+static struct thread *post_locked(struct process *p, int sig, const struct lx_siginfo *info);
+static void wake_signalled(struct thread *t);
+
+/* A new thread of the caller's group (clone with CLONE_THREAD): its own slot and tid,
+ * the group's space, files and handlers; it starts where the caller returns, with 0 in
+ * rax, on newsp, with tls as its FS base (CLONE_SETTLS). */
+static long clone_thread(struct trapframe *tf, uint64_t flags, uint64_t newsp, uint64_t ptid,
+			 uint64_t ctid, uint64_t tls)
 {
-	struct process *self = proc_current();
-	if (flags & LX_CLONE_THREAD)
-		return -LX_ENOSYS;	/* threads: the next issue */
+	struct process *self = proc_current(), *g = proc_group(self);
+	struct process *c = proc_alloc(g, g);
+	if (!c)
+		return -LX_EAGAIN;
+	c->mm = self->mm;
+	c->fdt = self->fdt;
+	c->fs = self->fs;
+	c->uctx = arch_uctx_create(c->mm->as, c);
+	long rc = c->uctx ? 0 : -LX_ENOMEM;
+	if (!rc && !arch_uctx_set_fs(c->uctx, (flags & LX_CLONE_SETTLS) ? tls : arch_uctx_get_fs(self->uctx)))
+		rc = -LX_EPERM;	/* Linux's do_arch_prctl: a base outside user space */
+	if (!rc) {
+		/* the new thread's mask is the caller's; no alternate stack (Linux clears it
+		 * for CLONE_VM without CLONE_VFORK) */
+		c->sigmask = self->sigmask;
+		c->rlim_core = self->rlim_core;
+		c->rlim_core_max = self->rlim_core_max;
+		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+		c->sched_policy = self->sched_policy;	/* a new thread inherits them */
+		c->sched_prio = self->sched_prio;
+		mlock_unlock_irqrestore(&proc_table_lock, k);
+		if (flags & LX_CLONE_CHILD_CLEARTID)
+			c->clear_child_tid = ctid;
+		uint32_t tid = (uint32_t)c->pid;
+		/* Linux ignores a fault of either store */
+		if (flags & LX_CLONE_PARENT_SETTID)
+			(void)copy_to_user((void *)ptid, &tid, 4);
+		if (flags & LX_CLONE_CHILD_SETTID)
+			(void)copy_to_user((void *)ctid, &tid, 4);
+		arch_uctx_start_fork(c->uctx, tf);
+		if (newsp)
+			arch_uctx_set_start_sp(c->uctx, newsp);
+		rc = proc_start(c);
+	}
+	if (rc) {
+		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+		g->nthreads--;
+		g->live--;
+		c->mm = NULL;
+		c->fdt = NULL;
+		c->fs = NULL;
+		mlock_unlock_irqrestore(&proc_table_lock, k);
+		proc_free(c);
+		return rc;
+	}
+	return c->pid;
+}
+
+long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp, uint64_t ptid, uint64_t ctid,
+	       uint64_t tls)
+{
+	struct process *self = proc_current(), *g = proc_group(self);
+	/* Linux's copy_process: a thread needs the handlers shared, shared handlers need
+	 * the space shared */
+	if ((flags & LX_CLONE_THREAD) && !(flags & LX_CLONE_SIGHAND))
+		return -LX_EINVAL;
+	if ((flags & LX_CLONE_SIGHAND) && !(flags & LX_CLONE_VM))
+		return -LX_EINVAL;
+	/* CLONE_NEWNS with CLONE_FS, CLONE_NEWUSER/CLONE_NEWPID with CLONE_THREAD: EINVAL */
+	if ((flags & LX_CLONE_FS) && (flags & 0x20000))
+		return -LX_EINVAL;
+	if ((flags & LX_CLONE_THREAD) && (flags & (0x10000000 | 0x20000000)))
+		return -LX_EINVAL;
+	if (flags & LX_CLONE_THREAD) {
+		if ((flags & (LX_CLONE_FS | LX_CLONE_FILES)) != (LX_CLONE_FS | LX_CLONE_FILES))
+			return -LX_EINVAL;	/* ksync's threads share both (docs/userspace.md) */
+		return clone_thread(tf, flags, newsp, ptid, ctid, tls);
+	}
+	if (flags & LX_CLONE_SIGHAND)
+		return -LX_EINVAL;	/* shared handlers between processes: not built */
 	bool vfork = flags & LX_CLONE_VFORK;
-	struct process *c = proc_alloc(self);
+	struct process *c = proc_alloc(g, NULL);
 	if (!c)
 		return -LX_EAGAIN;
 	c->mm = mm_create();
@@ -352,26 +462,36 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp)
 		/* vfork and CLONE_VM children get a copy-on-write copy too: a correct vfork
 		 * child only execs or exits, and cannot tell the difference */
 		rc = mm_fork(self->mm, c->mm);
+		/* the parent's writable pages are read-only now: its other threads' CPUs
+		 * must stop writing through their old translations */
+		mm_shootdown(self->mm);
 	}
 	if (!rc) {
-		memcpy(c->sig_handler, self->sig_handler, sizeof c->sig_handler);
-		memcpy(c->sig_flags, self->sig_flags, sizeof c->sig_flags);
-		memcpy(c->sig_restorer, self->sig_restorer, sizeof c->sig_restorer);
-		memcpy(c->sig_mask_of, self->sig_mask_of, sizeof c->sig_mask_of);
+		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);	/* the group's fields */
+		memcpy(c->sig_handler, g->sig_handler, sizeof c->sig_handler);
+		memcpy(c->sig_flags, g->sig_flags, sizeof c->sig_flags);
+		memcpy(c->sig_restorer, g->sig_restorer, sizeof c->sig_restorer);
+		memcpy(c->sig_mask_of, g->sig_mask_of, sizeof c->sig_mask_of);
+		c->sched_policy = self->sched_policy;	/* Linux's child inherits them */
+		c->sched_prio = self->sched_prio;
+		memcpy(c->comm, g->comm, sizeof c->comm);	/* /proc reads them */
+		memcpy(c->exe, g->exe, sizeof c->exe);
+		memcpy(c->cmdline, g->cmdline, sizeof c->cmdline);
+		c->cmdline_len = g->cmdline_len;
+		mlock_unlock_irqrestore(&proc_table_lock, k);
 		c->sigmask = self->sigmask;
 		c->ss_sp = self->ss_sp;
 		c->ss_size = self->ss_size;
 		c->rlim_core = self->rlim_core;
 		c->rlim_core_max = self->rlim_core_max;
-		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);	/* /proc reads them */
-		c->sched_policy = self->sched_policy;
-		c->sched_prio = self->sched_prio;
-		memcpy(c->comm, self->comm, sizeof c->comm);
-		memcpy(c->exe, self->exe, sizeof c->exe);
-		memcpy(c->cmdline, self->cmdline, sizeof c->cmdline);
-		c->cmdline_len = self->cmdline_len;
-		mlock_unlock_irqrestore(&proc_table_lock, k);
-		arch_uctx_set_fs(c->uctx, arch_uctx_get_fs(self->uctx));
+		if (flags & LX_CLONE_CHILD_CLEARTID)
+			c->clear_child_tid = ctid;
+		uint32_t tid = (uint32_t)c->pid;
+		if (flags & LX_CLONE_PARENT_SETTID)
+			(void)copy_to_user((void *)ptid, &tid, 4);
+		if ((flags & LX_CLONE_CHILD_SETTID) && ctid >= USER_VA_MIN && ctid + 4 <= USER_VA_END)
+			(void)mm_write(c->mm, ctid, &tid, 4);	/* in the child's copy */
+		arch_uctx_set_fs(c->uctx, (flags & LX_CLONE_SETTLS) ? tls : arch_uctx_get_fs(self->uctx));
 		arch_uctx_start_fork(c->uctx, tf);
 		if (newsp)
 			arch_uctx_set_start_sp(c->uctx, newsp);
@@ -391,7 +511,7 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp)
 			irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 			bool done = c->vfork_done || c->state != PROC_LIVE || c->pid != pid;
 			if (!done)
-				self->waiter = thread_self();
+				g->waiter = thread_self();
 			mlock_unlock_irqrestore(&proc_table_lock, k);
 			if (done)
 				break;
@@ -412,40 +532,147 @@ void proc_vfork_release(struct process *p)
 		sched_wakeup(w, PROC_COND_CHILD);
 }
 
-static struct thread *post_locked(struct process *p, int sig, const struct lx_siginfo *info);
-static void wake_signalled(struct thread *t);
-
 /* ---- exit, wait ------------------------------------------------------------------------ */
-void proc_exit(int wstatus)
+static bool stop_complete_locked(struct process *g);
+static void parent_wake(struct process *p);
+
+/* The threads of g's group that have not ended (but the caller), into out[PROC_MAX] */
+static unsigned group_threads_locked(struct process *g, struct process *except, struct thread **out)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < PROC_MAX; i++) {
+		struct process *t = &procs[i];
+		if (t->state == PROC_LIVE && t->leader == g && !t->thread_done && t != except && t->thread)
+			out[n++] = t->thread;
+	}
+	return n;
+}
+
+/* SIGKILL to every other thread of g (exit_group, a fatal signal, execve's de_thread):
+ * their threads into wake[PROC_MAX], to wake after the unlock. A thread that has not
+ * recorded its struct thread yet takes it at its first return from ring 3. */
+static unsigned kill_others_locked(struct process *g, struct process *self, struct thread **wake)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < PROC_MAX; i++) {
+		struct process *t = &procs[i];
+		if (t->state != PROC_LIVE || t->leader != g || t->thread_done || t == self)
+			continue;
+		t->tsig_info_valid &= ~PROC_SIGBIT(LX_SIGKILL);
+		/* relaxed: as every pending bit (proc.h) */
+		__atomic_fetch_or(&t->tsig_pending, PROC_SIGBIT(LX_SIGKILL), __ATOMIC_RELAXED);
+		if (t->thread)
+			wake[n++] = t->thread;
+	}
+	return n;
+}
+
+/* The end of the calling thread; group: exit_group or a fatal signal (every other
+ * thread is sent SIGKILL, the group's status is the first such wstatus), else exit. The
+ * group's last thread ends the process: files, space, children, the parent's SIGCHLD. */
+static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 {
 	struct process *p = proc_current();
 	KASSERT(p);
-	/* what only this thread uses: its files and its address space (loaded here only) */
-	files_put(p);	/* may wake a pipe's other end */
-	struct mm *mm = p->mm;
-	/* from here a kernel thread: the switches no longer read p->uctx, which the reaper
-	 * frees (even before this thread's last switch) */
-	thread_drop_uctx();
-	p->mm = NULL;
-	mm_destroy(mm);
-
+	struct process *g = proc_group(p);
+	struct thread *wake[PROC_MAX];
+	unsigned nw = 0;
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	/* a thread killed by execve's de_thread ends alone */
+	if (group && !g->group_exit && !(g->execer && g->execer != p)) {
+		g->group_exit = true;
+		g->group_status = wstatus;
+		nw = kill_others_locked(g, p, wake);
+	}
+	/* without a group exit the process's status is its last thread's (what the host's
+	 * Linux reports: tests/user/thr_exit.c "group"); written with the decrement of the
+	 * threads that have not begun to exit, before this one's clear_child_tid wakes
+	 * anyone (as Linux's signal->live), so the last writer is the last thread */
+	if (!group)
+		g->wstatus = wstatus;
+	g->live--;
+	bool others = g->nthreads > 1;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	for (unsigned i = 0; i < nw; i++)
+		wake_signalled(wake[i]);
+	/* the robust list and clear_child_tid, while the space is still loaded */
+	futex_thread_exit(p, others);
+	/* from here a kernel thread: the switches no longer read p->uctx, which the reaper
+	 * frees (a leader's) or this thread itself (another's), even before its last switch */
+	thread_drop_uctx();
+	struct arch_uctx *mine = NULL;
+	k = mlock_lock_irqsave(&proc_table_lock);
+	p->thread_done = true;
+	bool last = --g->nthreads == 0;
+	if (p != g) {
+		/* a thread's slot is free at once (Linux reaps threads itself) */
+		mine = p->uctx;
+		p->uctx = NULL;
+	}
+	/* a group stop waiting for this thread is complete without it */
+	bool tell = !last && stop_complete_locked(g);
+	if (!last) {
+		struct thread *ex = g->execer && g->nthreads == 1 ? g->execer->thread : NULL;
+		if (p != g) {
+			p->mm = NULL;
+			p->fdt = NULL;
+			p->fs = NULL;
+			p->state = PROC_FREE;
+		}
+		mlock_unlock_irqrestore(&proc_table_lock, k);
+		if (mine)
+			arch_uctx_destroy(mine);
+		if (ex)
+			sched_wakeup(ex, PROC_COND_CHILD);	/* de_thread waits for this */
+		if (tell)
+			parent_wake(g);
+		thread_exit();
+	}
+	/* the group's last thread: the space and files go (loaded nowhere now) */
+	struct mm *mm = p->mm;
+	struct fdtable *fdt = p->fdt;
+	struct fs_ctx *fs = p->fs;
+	p->mm = g->mm = NULL;	/* /proc reads mm under this lock */
+	p->fdt = g->fdt = NULL;
+	p->fs = g->fs = NULL;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	if (mine)
+		arch_uctx_destroy(mine);
+	if (fdt)
+		fdtable_put(fdt);	/* may wake a pipe's other end */
+	if (fs)
+		fs_ctx_put(fs);
+	mm_destroy(mm);
+	/* the user contexts of slots freed here, whose threads ended: destroyed after the
+	 * unlock (not left to the slot's reuse: a run's heap account must balance) */
+	struct arch_uctx *gone[PROC_MAX + 1];
+	unsigned ngone = 0;
+	k = mlock_lock_irqsave(&proc_table_lock);
+	wstatus = g->group_exit ? g->group_status : g->wstatus;
 	/* children: zombies nobody will wait for are freed, the living are orphaned */
 	for (unsigned i = 0; i < PROC_MAX; i++) {
 		struct process *c = &procs[i];
-		if (c->state == PROC_FREE || c->parent != p)
+		if (c->state == PROC_FREE || c->parent != g)
 			continue;
 		c->parent = NULL;
-		if (c->state == PROC_ZOMBIE && !c->kernel_waited)
-			c->state = PROC_FREE;	/* its uctx: freed when the slot is reused */
+		if (c->state == PROC_ZOMBIE && !c->kernel_waited) {
+			c->state = PROC_FREE;
+			if (c->uctx)
+				gone[ngone++] = c->uctx;
+			c->uctx = NULL;
+		}
 	}
-	p->wstatus = wstatus;
-	p->vfork_done = true;
+	if (p != g)
+		p->state = PROC_FREE;
+	g->wstatus = wstatus;
+	g->vfork_done = true;
+	unsigned nwait = 0;
 	struct thread *w = NULL, *sigt = NULL;
-	struct process *par = p->parent;
+	struct process *par = g->parent;
 	bool autoreap = false;
 	if (par) {
-		w = par->waiter;
+		/* every thread of the parent that waits for a child (wait4, vfork) */
+		nwait = group_threads_locked(par, NULL, wake);
 		/* SIGCHLD (Linux's do_notify_parent): not sent when the parent ignores it;
 		 * SIG_IGN or SA_NOCLDWAIT: nobody waits for the child, it is reaped here */
 		uint64_t h = par->sig_handler[LX_SIGCHLD];
@@ -454,28 +681,39 @@ void proc_exit(int wstatus)
 			struct lx_siginfo si = { .si_signo = LX_SIGCHLD };
 			bool sig = (wstatus & 0x7f) != 0;
 			si.si_code = !sig ? LX_CLD_EXITED : (wstatus & 0x80) ? LX_CLD_DUMPED : LX_CLD_KILLED;
-			si.u.k.pid = p->pid;
+			si.u.k.pid = g->pid;
 			si.u.k.status = sig ? (wstatus & 0x7f) : (wstatus >> 8 & 0xff);
 			sigt = post_locked(par, LX_SIGCHLD, &si);
 		}
-	} else if (p->kernel_waited) {
-		w = p->kwaiter;
+	} else if (g->kernel_waited) {
+		w = g->kwaiter;
 	}
-	bool orphan = (!par && !p->kernel_waited) || autoreap;
+	bool orphan = (!par && !g->kernel_waited) || autoreap;
 	if (autoreap)
-		p->parent = NULL;
-	p->state = orphan ? PROC_FREE : PROC_ZOMBIE;	/* the slot may be reused from here */
+		g->parent = NULL;
+	g->state = orphan ? PROC_FREE : PROC_ZOMBIE;	/* the slot may be reused from here */
+	if (orphan && g->uctx) {	/* nobody reaps it: its (ended) leader's context */
+		gone[ngone++] = g->uctx;
+		g->uctx = NULL;
+	}
 	mlock_unlock_irqrestore(&proc_table_lock, k);
+	for (unsigned i = 0; i < ngone; i++)
+		arch_uctx_destroy(gone[i]);
 	if (w)
 		sched_wakeup(w, PROC_COND_CHILD);
+	for (unsigned i = 0; i < nwait; i++)
+		sched_wakeup(wake[i], PROC_COND_CHILD);
 	if (sigt)
 		wake_signalled(sigt);
 	thread_exit();
 }
 
+void proc_exit(int wstatus) { thread_end(true, wstatus); }
+void proc_thread_exit(int wstatus) { thread_end(false, wstatus); }
+
 long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 {
-	struct process *self = proc_current();
+	struct process *self = proc_current(), *g = proc_group(self);
 	if (options & ~(LX_WNOHANG | LX_WUNTRACED | LX_WCONTINUED | 0x40000000 /* __WALL */ |
 			0x80000000))
 		return -LX_EINVAL;
@@ -488,11 +726,11 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 		int rst = 0;
 		for (unsigned i = 0; i < PROC_MAX; i++) {
 			struct process *c = &procs[i];
-			if (c->state == PROC_FREE || c->parent != self)
+			if (c->state == PROC_FREE || c->parent != g)
 				continue;
 			if (pid > 0 && c->pid != pid)
 				continue;
-			if (pid == 0 && c->pgid != self->pgid)
+			if (pid == 0 && c->pgid != g->pgid)
 				continue;
 			if (pid < -1 && c->pgid != -pid)
 				continue;
@@ -516,7 +754,7 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 		}
 		int rpid = rep ? rep->pid : 0;
 		if (!z && !rep && any && !(options & LX_WNOHANG))
-			self->waiter = thread_self();
+			g->waiter = thread_self();
 		int zpid = z ? z->pid : 0, st = z ? z->wstatus : 0;
 		if (z)
 			z->parent = NULL;	/* reaped: nobody else sees it */
@@ -543,7 +781,8 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 			return 0;
 		if (proc_sig_any_acts(self)) {
 			irqkey_t k2 = mlock_lock_irqsave(&proc_table_lock);
-			self->waiter = NULL;
+			if (g->waiter == thread_self())
+				g->waiter = NULL;
 			mlock_unlock_irqrestore(&proc_table_lock, k2);
 			return -LX_ERESTARTSYS;	/* EINTR, or made again after SA_RESTART */
 		}
@@ -557,7 +796,7 @@ long proc_rlimit_nproc(int pid, const struct lx_rlimit *nw, struct lx_rlimit *ol
 		return -LX_EINVAL;
 	long rc = 0;
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	struct process *t = pid ? find_locked(pid) : proc_current();
+	struct process *t = pid ? find_locked(pid) : proc_group(proc_current());
 	if (!t || t->state != PROC_LIVE) {
 		rc = -LX_ESRCH;
 	} else {
@@ -578,7 +817,7 @@ long proc_rlimit_nproc(int pid, const struct lx_rlimit *nw, struct lx_rlimit *ol
 
 long proc_getppid(void)
 {
-	struct process *self = proc_current();
+	struct process *self = proc_group(proc_current());
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	long pp = self->parent ? self->parent->pid : 0;
 	mlock_unlock_irqrestore(&proc_table_lock, k);
@@ -586,42 +825,94 @@ long proc_getppid(void)
 }
 
 /* ---- signals: posting (under proc_table_lock), process groups ---------------------------
- * A posted signal: its pending bit and, if it was not pending already, its siginfo (a
- * standard signal does not queue: Linux keeps the first). Returns the thread to wake
- * (after the unlock: wake_signalled). p LIVE. */
+ * A process-directed signal (kill, SIGCHLD, the tty's) is pending in the group's set (the
+ * leader's sig_pending) and wakes one thread that does not block it (Linux's
+ * complete_signal); a thread-directed one (tkill/tgkill, a fault, SIGPIPE, exit_group's
+ * SIGKILL) in that thread's own set. A pending standard signal keeps its first siginfo
+ * (no queueing: Linux keeps the first). */
 static void notify_parent_locked(struct process *p, int code, int status);
 
-static struct thread *post_locked(struct process *p, int sig, const struct lx_siginfo *info)
+/* Linux's prepare_signal for the group g: SIGCONT discards pending stop signals and
+ * continues a stopped process - its stopped thread is returned, to be woken whatever it
+ * blocks (the mask of a thread stopped inside musl's fork blocks everything); a stop
+ * signal discards a pending SIGCONT */
+static struct thread *prepare_locked(struct process *g, int sig)
 {
+	struct thread *cont = NULL;
 	uint64_t b = PROC_SIGBIT(sig);
-	/* Linux's prepare_signal: SIGCONT discards pending stop signals and continues a
-	 * stopped process; a stop signal discards a pending SIGCONT */
 	uint64_t stops = PROC_SIGBIT(LX_SIGSTOP) | PROC_SIGBIT(LX_SIGTSTP) |
 			 PROC_SIGBIT(LX_SIGTTIN) | PROC_SIGBIT(LX_SIGTTOU);
+	/* relaxed, both: a pending bit orders nothing (its siginfo is under this lock) */
 	if (sig == LX_SIGCONT) {
-		__atomic_fetch_and(&p->sig_pending, ~stops, __ATOMIC_RELAXED);
-		if (p->stopped) {
-			/* p wakes its parent itself when it leaves proc_stop (no wakeup
-			 * under this lock) */
-			p->stopped = false;
-			p->stop_report = false;
-			p->cont_report = true;
-			notify_parent_locked(p, LX_CLD_CONTINUED, LX_SIGCONT);
+		__atomic_fetch_and(&g->sig_pending, ~stops, __ATOMIC_RELAXED);
+		if (g->stopped) {
+			/* the stopped thread wakes its parent itself when it leaves proc_stop
+			 * (no wakeup under this lock) */
+			__atomic_store_n(&g->stopped, false, __ATOMIC_RELAXED);	/* as proc_stop */
+			g->stop_report = false;
+			g->cont_report = true;
+			notify_parent_locked(g, LX_CLD_CONTINUED, LX_SIGCONT);
+			cont = g->stop_sleeper;
 		}
 	} else if (b & stops) {
-		__atomic_fetch_and(&p->sig_pending, ~PROC_SIGBIT(LX_SIGCONT), __ATOMIC_RELAXED);
+		__atomic_fetch_and(&g->sig_pending, ~PROC_SIGBIT(LX_SIGCONT), __ATOMIC_RELAXED);
 	}
+	return cont;
+}
+
+/* sig into a pending set and its siginfo slot (the first one stays) */
+static void pend_locked(uint64_t *pending, uint64_t *valid, struct lx_siginfo *infos, int sig,
+			const struct lx_siginfo *info)
+{
+	uint64_t b = PROC_SIGBIT(sig);
 	/* relaxed: the bit's readers take the siginfo under this lock */
-	if (!(__atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED) & b)) {
+	if (!(__atomic_load_n(pending, __ATOMIC_RELAXED) & b)) {
 		if (info) {
-			p->sig_info[sig] = *info;
-			p->sig_info_valid |= b;
+			infos[sig] = *info;
+			*valid |= b;
 		} else {
-			p->sig_info_valid &= ~b;
+			*valid &= ~b;
 		}
 	}
-	__atomic_fetch_or(&p->sig_pending, b, __ATOMIC_RELAXED);
-	return p->thread;
+	__atomic_fetch_or(pending, b, __ATOMIC_RELAXED);
+}
+
+/* The thread of group g to wake for sig: the leader's if it does not block sig, else the
+ * first other thread that does not; NULL when all block it (it stays pending for the
+ * first to unblock it, which finds it at its return to ring 3). */
+static struct thread *target_locked(struct process *g, int sig)
+{
+	uint64_t b = sig == LX_SIGKILL ? 0 : PROC_SIGBIT(sig);
+	/* relaxed: each thread writes its own mask without this lock; a thread that
+	 * unblocks sig after this read finds it pending at its return to ring 3 */
+	if (!g->thread_done && g->thread && !(__atomic_load_n(&g->sigmask, __ATOMIC_RELAXED) & b))
+		return g->thread;
+	for (unsigned i = 0; i < PROC_MAX; i++) {
+		struct process *t = &procs[i];
+		if (t->state != PROC_LIVE || t->leader != g || t->thread_done || !t->thread)
+			continue;
+		if (!(__atomic_load_n(&t->sigmask, __ATOMIC_RELAXED) & b))
+			return t->thread;
+	}
+	return NULL;
+}
+
+/* A process-directed signal to the group of p (a task of it). Returns the thread to
+ * wake (after the unlock: wake_signalled). p LIVE. */
+static struct thread *post_locked(struct process *p, int sig, const struct lx_siginfo *info)
+{
+	struct process *g = p->leader;
+	struct thread *cont = prepare_locked(g, sig);
+	pend_locked(&g->sig_pending, &g->sig_info_valid, g->sig_info, sig, info);
+	return cont ? cont : target_locked(g, sig);	/* the stopped thread first */
+}
+
+/* A thread-directed signal to task t (LIVE, its thread not ended) */
+static struct thread *tpost_locked(struct process *t, int sig, const struct lx_siginfo *info)
+{
+	struct thread *cont = prepare_locked(t->leader, sig);
+	pend_locked(&t->tsig_pending, &t->tsig_info_valid, t->tsig_info, sig, info);
+	return cont ? cont : t->thread;	/* t takes it at its return to ring 3 anyway */
 }
 
 /* pause/sigsuspend (PROC_COND_SIG), wait4 (the same flag) and a file wait (fs_interrupt)
@@ -635,7 +926,8 @@ static void wake_signalled(struct thread *t)
 }
 
 /* SIGCHLD with CLD_STOPPED/CLD_CONTINUED to p's parent (not when it ignores SIGCHLD or
- * set SA_NOCLDSTOP); the caller wakes the parent after the unlock (parent_wake). */
+ * set SA_NOCLDSTOP); the caller wakes the parent after the unlock (parent_wake). p is a
+ * group leader. */
 static void notify_parent_locked(struct process *p, int code, int status)
 {
 	struct process *par = p->parent;
@@ -645,102 +937,188 @@ static void notify_parent_locked(struct process *p, int code, int status)
 	struct lx_siginfo si = { .si_signo = LX_SIGCHLD, .si_code = code };
 	si.u.k.pid = p->pid;
 	si.u.k.status = status;
-	uint64_t b = PROC_SIGBIT(LX_SIGCHLD);
-	if (!(__atomic_load_n(&par->sig_pending, __ATOMIC_RELAXED) & b)) {
-		par->sig_info[LX_SIGCHLD] = si;
-		par->sig_info_valid |= b;
-	}
-	__atomic_fetch_or(&par->sig_pending, b, __ATOMIC_RELAXED);
+	pend_locked(&par->sig_pending, &par->sig_info_valid, par->sig_info, LX_SIGCHLD, &si);
 }
 
-/* p's parent's wait4 (PROC_COND_CHILD) and signal waits; p's own thread, no lock held */
+/* p's parent's wait4 (PROC_COND_CHILD) and signal waits; no lock held. p a leader. */
 static void parent_wake(struct process *p)
 {
+	struct thread *w[PROC_MAX];
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	struct process *par = p->parent;
-	struct thread *w = par ? par->waiter : NULL, *t = par ? par->thread : NULL;
+	unsigned n = par ? group_threads_locked(par, NULL, w) : 0;
+	struct thread *t = par ? target_locked(par, LX_SIGCHLD) : NULL;
 	mlock_unlock_irqrestore(&proc_table_lock, k);
-	if (w)
-		sched_wakeup(w, PROC_COND_CHILD);
+	for (unsigned i = 0; i < n; i++)
+		sched_wakeup(w[i], PROC_COND_CHILD);
 	if (t)
 		wake_signalled(t);
 }
 
-void proc_stop(struct process *p, int sig)
+/* The group stop is complete (every thread not ended has joined): the parent is told
+ * once (wait4's WUNTRACED report, SIGCHLD CLD_STOPPED); the caller wakes it after the
+ * unlock (parent_wake) when this says true. */
+static bool stop_complete_locked(struct process *g)
 {
+	if (!g->stopped || g->stop_notified || g->nstopped < g->nthreads)
+		return false;
+	g->stop_notified = true;
+	g->stop_report = true;
+	notify_parent_locked(g, LX_CLD_STOPPED, g->stop_sig);
+	return true;
+}
+
+/* Thread p joins its group's stop and sleeps until SIGCONT or SIGKILL. The first thread
+ * to leave after SIGCONT (which wakes one: prepare_locked) wakes the others. */
+static void stop_wait(struct process *p)
+{
+	struct process *g = p->leader;
+	struct thread *wake[PROC_MAX];
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	p->stopped = true;
-	p->stop_sig = sig;
-	p->stop_report = true;
-	p->cont_report = false;
-	notify_parent_locked(p, LX_CLD_STOPPED, sig);
+	bool tell = false;
+	if (g->stopped && !p->stop_joined) {
+		p->stop_joined = true;
+		g->nstopped++;
+		g->stop_sleeper = thread_self();
+		tell = stop_complete_locked(g);
+	}
 	mlock_unlock_irqrestore(&proc_table_lock, k);
-	parent_wake(p);
+	if (tell)
+		parent_wake(g);
 	for (;;) {
+		unsigned nw = 0;
 		k = mlock_lock_irqsave(&proc_table_lock);
 		/* relaxed: SIGKILL's bit is set under this lock */
-		bool killed = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED) & PROC_SIGBIT(LX_SIGKILL);
-		bool go = !p->stopped || killed;
+		bool killed = proc_sig_pending(p) & PROC_SIGBIT(LX_SIGKILL);
+		bool go = !g->stopped || killed;
+		if (go) {
+			if (p->stop_joined) {
+				p->stop_joined = false;
+				g->nstopped--;
+			}
+			if (g->stop_sleeper == thread_self())
+				g->stop_sleeper = NULL;
+			if (!killed)
+				nw = group_threads_locked(g, p, wake);
+		}
 		mlock_unlock_irqrestore(&proc_table_lock, k);
 		if (go) {
+			for (unsigned i = 0; i < nw; i++)
+				sched_wakeup(wake[i], PROC_COND_SIG);	/* the other sleepers */
 			if (!killed)
-				parent_wake(p);	/* SIGCONT's report (post_locked) */
+				parent_wake(g);	/* SIGCONT's report (prepare_locked) */
 			return;
 		}
 		sched_sleep(PROC_COND_SIG);	/* SIGCONT and SIGKILL post with this flag */
 	}
 }
 
+/* The default action of a stop signal, taken by thread p: the group is marked stopped,
+ * its other threads are woken so that their waits end (proc_sig_any_acts) and each
+ * joins at its return to ring 3 (a thread running in ring 3: at its next interrupt);
+ * the parent hears of the stop once all have joined, as Linux's group stop. */
+void proc_stop(struct process *p, int sig)
+{
+	struct process *g = p->leader;
+	struct thread *wake[PROC_MAX];
+	unsigned nw = 0;
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	if (!g->stopped) {
+		/* relaxed: proc_sig_any_acts's hint; everything else reads it under here */
+		__atomic_store_n(&g->stopped, true, __ATOMIC_RELAXED);
+		g->stop_sig = sig;
+		g->stop_report = false;
+		g->cont_report = false;
+		g->stop_notified = false;
+		nw = group_threads_locked(g, p, wake);
+	}
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	for (unsigned i = 0; i < nw; i++)
+		wake_signalled(wake[i]);
+	stop_wait(p);
+}
+
+void proc_stop_join(struct process *p)
+{
+	stop_wait(p);
+}
+
 void proc_signal_send(struct process *p, int sig, const struct lx_siginfo *info)
 {
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	struct thread *t = p->state == PROC_LIVE ? post_locked(p, sig, info) : NULL;
+	struct thread *t = p->state == PROC_LIVE && !p->thread_done ? tpost_locked(p, sig, info) : NULL;
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	if (t)
 		wake_signalled(t);
 }
 
-bool proc_signal_take(struct process *p, int sig, struct lx_siginfo *info)
+/* take sig off one pending set under proc_table_lock; false: it was not there */
+static bool take_locked(struct process *p, uint64_t *pending, uint64_t *valid,
+			const struct lx_siginfo *infos, int sig, struct lx_siginfo *info)
 {
 	uint64_t b = PROC_SIGBIT(sig);
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	uint64_t old = __atomic_fetch_and(&p->sig_pending, ~b, __ATOMIC_RELAXED);
+	/* relaxed: the siginfo it guards is read under this lock */
+	uint64_t old = __atomic_fetch_and(pending, ~b, __ATOMIC_RELAXED);
 	bool had = old & b;
-	if (had && (p->sig_info_valid & b)) {
-		*info = p->sig_info[sig];
+	if (had && (*valid & b)) {
+		*info = infos[sig];
 	} else if (had) {
 		/* set without a siginfo: SIGPIPE from the process's own write (Linux's
 		 * send_sig(SIGPIPE, current, 0): SI_USER from itself) */
 		memset(info, 0, sizeof *info);
 		info->si_signo = sig;
 		info->si_code = LX_SI_USER;
-		info->u.k.pid = p->pid;
+		info->u.k.pid = p->leader->pid;
 	}
-	p->sig_info_valid &= ~b;
+	if (had)
+		*valid &= ~b;
+	return had;
+}
+
+bool proc_signal_take(struct process *p, int sig, struct lx_siginfo *info)
+{
+	struct process *g = p->leader;
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	bool had = take_locked(p, &p->tsig_pending, &p->tsig_info_valid, p->tsig_info, sig, info) ||
+		   take_locked(p, &g->sig_pending, &g->sig_info_valid, g->sig_info, sig, info);
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	return had;
 }
 
 void proc_sigaction_set(struct process *p, int sig, const struct lx_sigaction *sa)
 {
+	struct process *g = p->leader;
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	p->sig_handler[sig] = sa->handler;
-	p->sig_flags[sig] = sa->flags;
-	p->sig_restorer[sig] = sa->restorer;
-	p->sig_mask_of[sig] = sa->mask;
+	/* relaxed stores: proc_sig_acts reads them without the lock */
+	__atomic_store_n(&g->sig_handler[sig], sa->handler, __ATOMIC_RELAXED);
+	g->sig_flags[sig] = sa->flags;
+	g->sig_restorer[sig] = sa->restorer;
+	g->sig_mask_of[sig] = sa->mask;
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 }
 
-/* kill (Linux's kill_something_info): pid > 0 that process; 0 the caller's group; -1
- * every process but pid 1 and the caller; < -1 the group -pid. sig 0: existence only.
- * A zombie exists (0) but takes no signal. */
+void proc_sigaction_get(struct process *p, int sig, struct lx_sigaction *sa)
+{
+	struct process *g = p->leader;
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	sa->handler = g->sig_handler[sig];
+	sa->flags = g->sig_flags[sig];
+	sa->restorer = g->sig_restorer[sig];
+	sa->mask = g->sig_mask_of[sig];
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+}
+
+/* kill (Linux's kill_something_info): pid > 0 the process with that id (a thread's id
+ * names its process, as Linux's); 0 the caller's group; -1 every process but pid 1 and
+ * the caller; < -1 the group -pid. sig 0: existence only. A zombie exists (0) but takes
+ * no signal. */
 long proc_kill(int pid, int sig)
 {
 	if (sig < 0 || sig >= PROC_NSIG)
 		return -LX_EINVAL;
 	if (pid == INT32_MIN)
 		return -LX_ESRCH;
-	struct process *self = proc_current();
+	struct process *self = proc_group(proc_current());
 	struct lx_siginfo si = { .si_signo = sig, .si_code = LX_SI_USER };
 	si.u.k.pid = self->pid;
 	struct thread *wake[PROC_MAX];
@@ -750,7 +1128,10 @@ long proc_kill(int pid, int sig)
 		struct process *t = &procs[i];
 		if (t->state == PROC_FREE)
 			continue;
-		bool match = pid > 0 ? t->pid == pid : pid == 0 ? t->pgid == self->pgid :
+		if (pid > 0 ? t->pid != pid : t->leader != t)
+			continue;	/* groups: each process once, by its leader */
+		t = t->leader;
+		bool match = pid > 0 ? true : pid == 0 ? t->pgid == self->pgid :
 			     pid == -1 ? t->pid != 1 && t != self : t->pgid == -pid;
 		if (!match)
 			continue;
@@ -767,14 +1148,12 @@ long proc_kill(int pid, int sig)
 	return found ? 0 : -LX_ESRCH;
 }
 
-/* tkill/tgkill: one thread per process, so tid is a pid (and tgid, if given, the same) */
+/* tkill/tgkill: the thread tid (of the process tgid, for tgkill) */
 long proc_tkill(int tgid, int tid, int sig)
 {
 	if (sig < 0 || sig >= PROC_NSIG || tid <= 0 || (tgid != -1 && tgid <= 0))
 		return -LX_EINVAL;
-	if (tgid != -1 && tgid != tid)
-		return -LX_ESRCH;
-	struct process *self = proc_current();
+	struct process *self = proc_group(proc_current());
 	struct lx_siginfo si = { .si_signo = sig, .si_code = LX_SI_TKILL };
 	si.u.k.pid = self->pid;
 	struct thread *th = NULL;
@@ -782,11 +1161,13 @@ long proc_tkill(int tgid, int tid, int sig)
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	for (unsigned i = 0; i < PROC_MAX; i++) {
 		struct process *t = &procs[i];
-		if (t->state != PROC_LIVE || t->pid != tid)
+		if (t->state != PROC_LIVE || t->thread_done || t->pid != tid)
+			continue;
+		if (tgid != -1 && t->leader->pid != tgid)
 			continue;
 		found = true;
 		if (sig)
-			th = post_locked(t, sig, &si);
+			th = tpost_locked(t, sig, &si);
 	}
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	if (th)
@@ -794,11 +1175,12 @@ long proc_tkill(int tgid, int tid, int sig)
 	return found ? 0 : -LX_ESRCH;
 }
 
+/* The process (group leader) whose id, or one of whose threads' ids, is pid */
 static struct process *find_locked(int pid)
 {
 	for (unsigned i = 0; i < PROC_MAX; i++)
 		if (procs[i].state != PROC_FREE && procs[i].pid == pid)
-			return &procs[i];
+			return procs[i].leader;
 	return NULL;
 }
 
@@ -807,7 +1189,7 @@ static struct process *find_locked(int pid)
  * existing group of the same session. */
 long proc_setpgid(int pid, int pgid)
 {
-	struct process *self = proc_current();
+	struct process *self = proc_group(proc_current());
 	if (pgid < 0)
 		return -LX_EINVAL;
 	long rc = 0;
@@ -826,8 +1208,8 @@ long proc_setpgid(int pid, int pgid)
 	if (pgid != t->pid) {
 		bool ok = false;
 		for (unsigned i = 0; i < PROC_MAX; i++)
-			if (procs[i].state != PROC_FREE && procs[i].pgid == pgid &&
-			    procs[i].sid == self->sid)
+			if (procs[i].state != PROC_FREE && procs[i].leader == &procs[i] &&
+			    procs[i].pgid == pgid && procs[i].sid == self->sid)
 				ok = true;
 		if (!ok) {
 			rc = -LX_EPERM;
@@ -845,7 +1227,7 @@ out:
 static long group_of(int pid, bool session)
 {
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	struct process *t = pid ? find_locked(pid) : proc_current();
+	struct process *t = pid ? find_locked(pid) : proc_group(proc_current());
 	long rc = !t ? -LX_ESRCH : session ? t->sid : t->pgid;
 	mlock_unlock_irqrestore(&proc_table_lock, k);
 	return rc;
@@ -854,10 +1236,17 @@ static long group_of(int pid, bool session)
 long proc_getpgid(int pid) { return group_of(pid, false); }
 long proc_getsid(int pid) { return group_of(pid, true); }
 
+/* sched_*'s pid is a task's id, as Linux's: a thread's tid, or a process's pid (its
+ * main thread); each task keeps its own policy. */
 long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio)
 {
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	struct process *t = pid ? find_locked(pid) : proc_current();
+	struct process *t = NULL;
+	if (!pid)
+		t = proc_current();
+	for (unsigned i = 0; pid && i < PROC_MAX && !t; i++)
+		if (procs[i].state != PROC_FREE && procs[i].pid == pid)
+			t = &procs[i];
 	if (t) {
 		*policy = t->sched_policy;
 		*prio = t->sched_prio;
@@ -874,12 +1263,13 @@ long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int s
 /* setsid: EPERM for a group leader (some process has the caller's pid as its group) */
 long proc_setsid(void)
 {
-	struct process *self = proc_current();
+	struct process *self = proc_group(proc_current());
 	long rc;
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	bool leader = false;
 	for (unsigned i = 0; i < PROC_MAX; i++)
-		if (procs[i].state != PROC_FREE && procs[i].pgid == self->pid)
+		if (procs[i].state != PROC_FREE && procs[i].leader == &procs[i] &&
+		    procs[i].pgid == self->pid)
 			leader = true;
 	if (leader) {
 		rc = -LX_EPERM;
@@ -903,7 +1293,7 @@ static void tty_group_signal(int sig)
 	unsigned nw = 0;
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	for (unsigned i = 0; i < PROC_MAX; i++)
-		if (procs[i].state == PROC_LIVE && procs[i].pgid == pgrp) {
+		if (procs[i].state == PROC_LIVE && procs[i].leader == &procs[i] && procs[i].pgid == pgrp) {
 			struct thread *th = post_locked(&procs[i], sig, &si);
 			if (th)
 				wake[nw++] = th;
@@ -914,7 +1304,91 @@ static void tty_group_signal(int sig)
 }
 
 /* ---- execve ------------------------------------------------------------------------
- * The image is built by exec.c in a fresh mm; from the point of no return the new space
+ * execve from a thread of a multi-threaded process (Linux's de_thread): the other threads
+ * are sent SIGKILL and the caller waits until they ended; a caller that is not the leader
+ * then takes the leader's place - its id (getpid = gettid after the exec, as on Linux),
+ * the group's fields - and the leader's slot is freed. */
+static void become_leader(struct process *p)
+{
+	struct process *g = p->leader;
+	struct process *tmp = kmalloc(sizeof *tmp);
+	if (!tmp)
+		return;	/* it goes on as a thread of its own id: getpid still answers */
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	*tmp = *g;	/* the group's fields */
+	tmp->thread = p->thread;	/* the thread's own */
+	tmp->uctx = p->uctx;
+	tmp->sigmask = p->sigmask;
+	tmp->saved_sigmask = p->saved_sigmask;
+	tmp->restore_sigmask = p->restore_sigmask;
+	tmp->ss_sp = p->ss_sp;
+	tmp->ss_size = p->ss_size;
+	tmp->fault = p->fault;
+	tmp->clear_child_tid = p->clear_child_tid;
+	tmp->robust_list = p->robust_list;
+	tmp->robust_len = p->robust_len;
+	tmp->tsig_pending = p->tsig_pending;
+	tmp->tsig_info_valid = p->tsig_info_valid;
+	memcpy(tmp->tsig_info, p->tsig_info, sizeof tmp->tsig_info);
+	tmp->mm = p->mm;
+	tmp->fdt = p->fdt;
+	tmp->fs = p->fs;
+	tmp->leader = p;
+	tmp->thread_done = false;
+	tmp->nthreads = tmp->live = 1;
+	tmp->execer = NULL;
+	struct arch_uctx *old = g->uctx;
+	*p = *tmp;
+	for (unsigned i = 0; i < PROC_MAX; i++)
+		if (procs[i].state != PROC_FREE && procs[i].parent == g)
+			procs[i].parent = p;
+	g->uctx = NULL;		/* the old leader's: its thread ended, freed below */
+	g->mm = NULL;
+	g->fdt = NULL;
+	g->fs = NULL;
+	g->leader = g;
+	g->state = PROC_FREE;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	kfree(tmp);
+	if (old)
+		arch_uctx_destroy(old);
+}
+
+static long de_thread(struct process *p)
+{
+	struct process *g = p->leader;
+	struct thread *wake[PROC_MAX];
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	if (g->group_exit || g->execer) {
+		mlock_unlock_irqrestore(&proc_table_lock, k);
+		return -LX_EAGAIN;	/* the group is ending, or another thread execs */
+	}
+	if (g->nthreads == 1 && p == g) {
+		mlock_unlock_irqrestore(&proc_table_lock, k);
+		return 0;
+	}
+	g->execer = p;
+	unsigned nw = kill_others_locked(g, p, wake);
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	for (unsigned i = 0; i < nw; i++)
+		wake_signalled(wake[i]);
+	for (;;) {
+		k = mlock_lock_irqsave(&proc_table_lock);
+		bool done = g->nthreads == 1;
+		mlock_unlock_irqrestore(&proc_table_lock, k);
+		if (done)
+			break;
+		sched_sleep(PROC_COND_CHILD);	/* the next to last thread's end wakes it */
+	}
+	if (p != g)
+		become_leader(p);
+	k = mlock_lock_irqsave(&proc_table_lock);
+	p->leader->execer = NULL;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	return 0;
+}
+
+/* The image is built by exec.c in a fresh mm; from the point of no return the new space
  * replaces the old, close-on-exec descriptors go, caught signals reset to default. */
 long proc_execve(struct trapframe *tf, const char *path, char *const argv[], char *const envp[])
 {
@@ -925,6 +1399,8 @@ long proc_execve(struct trapframe *tf, const char *path, char *const argv[], cha
 	uint64_t entry, sp;
 	struct image_names *names = image_names(p, path, argv);	/* before: /proc/self/exe */
 	long rc = exec_load(nm, p->fdt, p->fs, path, argv, envp, &entry, &sp);
+	if (!rc)
+		rc = de_thread(p);	/* the other threads end first */
 	if (rc) {
 		kfree(names);
 		mm_destroy(nm);
@@ -932,19 +1408,25 @@ long proc_execve(struct trapframe *tf, const char *path, char *const argv[], cha
 	}
 	/* the point of no return: the new space replaces the old */
 	struct mm *old = p->mm;
+	struct process *g = proc_group(p);	/* p itself, unless become_leader had no memory */
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);	/* /proc reads mm under it */
 	p->mm = nm;
+	g->mm = nm;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
 	arch_uctx_set_as(p->uctx, nm->as);
 	mm_destroy(old);
 	arch_uctx_set_fs(p->uctx, 0);
 	fdtable_close_on_exec(p->fdt);
 	for (unsigned s = 1; s < PROC_NSIG; s++) {	/* handlers reset; ignored stays */
-		struct lx_sigaction sa = { p->sig_handler[s] == LX_SIG_IGN ? LX_SIG_IGN : LX_SIG_DFL,
+		struct lx_sigaction sa = { g->sig_handler[s] == LX_SIG_IGN ? LX_SIG_IGN : LX_SIG_DFL,
 					   0, 0, 0 };
 		proc_sigaction_set(p, (int)s, &sa);
 	}
 	p->ss_sp = p->ss_size = 0;	/* no alternate stack in the new image */
-	image_commit(p, names, path);
+	p->clear_child_tid = 0;		/* Linux's exec_mm_release */
+	p->robust_list = p->robust_len = 0;
+	image_commit(g, names, path);
 	arch_uregs_exec(tf, entry, sp);
-	proc_vfork_release(p);
+	proc_vfork_release(g);
 	return 0;
 }

@@ -4,7 +4,7 @@
  * top and friends read them:
  *   /proc/<pid>/stat     Linux's 52 fields (fs/proc/array.c do_task_stat): pid (comm)
  *                        state ppid pgrp session, rss in pages, rsslim, priority 20,
- *                        num_threads 1, exit_signal 17, the pending signals; every
+ *                        num_threads, exit_signal 17, the pending signals; every
  *                        field ksync does not track (tty, faults, times, addresses) 0;
  *   /proc/<pid>/status   Name, State, Tgid, Pid, PPid, Uid/Gid (root), FDSize, VmRSS,
  *                        Threads, SigPnd;
@@ -35,7 +35,7 @@
 static int self_pid(void)
 {
 	struct process *p = proc_current();
-	return p ? p->pid : 0;
+	return p ? proc_group(p)->pid : 0;	/* /proc/self: the process, not the thread */
 }
 
 static unsigned pids(int *out, unsigned max) { return proc_pids(out, max); }
@@ -86,7 +86,7 @@ static long gen_pid(int pid, const char *name, char *buf, size_t n)
 		f[5] = (uint64_t)s->pgid;
 		f[6] = (uint64_t)s->sid;
 		f[18] = 20;				/* priority */
-		f[20] = 1;				/* num_threads */
+		f[20] = s->nthreads;			/* num_threads */
 		f[24] = s->rss_pages;
 		f[25] = ~0ull;				/* rsslim: RLIM_INFINITY */
 		f[31] = s->sig_pending;
@@ -98,9 +98,10 @@ static long gen_pid(int pid, const char *name, char *buf, size_t n)
 	} else if (!strcmp(name, "status")) {
 		put(buf, n, &at, "Name:\t%s\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\n"
 		    "PPid:\t%d\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%d\n"
-		    "Groups:\t\nVmRSS:\t%8lu kB\nThreads:\t1\nSigPnd:\t%016lx\n",
+		    "Groups:\t\nVmRSS:\t%8lu kB\nThreads:\t%u\nSigPnd:\t%016lx\n",
 		    s->comm, s->state, state_name(s->state), s->pid, s->pid, s->ppid, FS_NOFILE,
-		    (unsigned long)s->rss_pages * (PAGE_SIZE / 1024), (unsigned long)s->sig_pending);
+		    (unsigned long)s->rss_pages * (PAGE_SIZE / 1024), s->nthreads,
+		    (unsigned long)s->sig_pending);
 	} else {
 		goto out;
 	}

@@ -22,10 +22,11 @@
  * a monitor's condition wait is interruptible by a signal - the call returns EINTR, or is
  * made again (SA_RESTART).
  *
- * Shared state: a process's pending set and siginfo are proc.c's (proc_table_lock;
- * proc.h); everything else here is the calling process's own thread's (its masks, the
- * handlers it reads, the alternate stack, the trapframe it returns through). One thread
- * per process in this slice.
+ * Shared state: the pending sets (the thread's own and its group's) and their siginfo
+ * are proc.c's (proc_table_lock; proc.h); the handlers are the group's, read here under
+ * proc_table_lock (proc_sigaction_get) since any thread of the group may change them;
+ * everything else here is the calling thread's own (its mask - which posters read
+ * relaxed to pick a thread -, the alternate stack, the trapframe it returns through).
  */
 #include "kernel.h"
 #include "proc.h"
@@ -49,22 +50,22 @@ static struct proc_fault *note_of(struct process *p) { return &p->fault; }
 /* ---- the end ------------------------------------------------------------------------- */
 void signal_die(int sig)
 {
-	struct process *p = proc_current();
+	struct process *p = proc_current(), *g = proc_group(p);
 	int st = sig & 0x7f;
 	/* Linux sets the core bit when it dumped a core; ksync writes none, and takes
 	 * RLIMIT_CORE (0 by default, as a shell's `ulimit -c 0`) as the permission */
-	if ((PROC_SIGBIT(sig) & CORE_MASK) && p->rlim_core)
+	if ((PROC_SIGBIT(sig) & CORE_MASK) && g->rlim_core)
 		st |= 0x80;
 	struct proc_fault *n = note_of(p);
 	if (n->sig == sig) {
 		if (sig == LX_SIGSEGV || sig == LX_SIGBUS)
-			kprintf("ksync: pid %d (%s): %s at 0x%lx ip 0x%lx\n", p->pid, p->comm,
+			kprintf("ksync: pid %d (%s): %s at 0x%lx ip 0x%lx\n", p->pid, g->comm,
 				sig == LX_SIGSEGV ? "segfault" : "bus error", n->addr, n->ip);
 		else
-			kprintf("ksync: pid %d (%s): signal %d at ip 0x%lx\n", p->pid, p->comm,
+			kprintf("ksync: pid %d (%s): signal %d at ip 0x%lx\n", p->pid, g->comm,
 				sig, n->ip);
 	}
-	proc_exit(st);
+	proc_exit(st);	/* the whole group ends */
 }
 
 /* ---- which signal, which action ------------------------------------------------------- */
@@ -72,7 +73,7 @@ static uint64_t deliverable(const struct process *p)
 {
 	/* relaxed: a set bit is only a hint; proc_signal_take re-reads it under the lock,
 	 * which orders the siginfo */
-	uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
+	uint64_t pend = proc_sig_pending(p);
 	return pend & ~(p->sigmask & ~NEVER_BLOCKED);
 }
 
@@ -89,16 +90,16 @@ static bool on_altstack(const struct process *p, uint64_t sp)
 
 /* Write the rt_sigframe for signal s and point tf at the handler. false: the frame
  * could not be written (nothing changed in tf). */
-static bool setup_frame(struct process *p, struct trapframe *tf, int s,
+static bool setup_frame(struct process *p, struct trapframe *tf, int s, const struct lx_sigaction *sa,
 			const struct lx_siginfo *info, uint64_t oldmask, uint64_t fault_addr)
 {
-	if (!(p->sig_flags[s] & LX_SA_RESTORER))
+	if (!(sa->flags & LX_SA_RESTORER))
 		return false;	/* x86-64 Linux: no restorer, no frame (-EFAULT: SIGSEGV) */
-	if (p->sig_handler[s] >= USER_VA_END)
+	if (sa->handler >= USER_VA_END)
 		return false;	/* iretq to a non-canonical rip would fault in ring 0; Linux's
 				   return to it ends in SIGSEGV */
 	uint64_t usp = arch_uregs_sp(tf), sp = usp;
-	if ((p->sig_flags[s] & LX_SA_ONSTACK) && p->ss_size && !on_altstack(p, sp))
+	if ((sa->flags & LX_SA_ONSTACK) && p->ss_size && !on_altstack(p, sp))
 		sp = p->ss_sp + p->ss_size;
 	else
 		sp -= 128;	/* the interrupted code's red zone */
@@ -107,7 +108,7 @@ static bool setup_frame(struct process *p, struct trapframe *tf, int s,
 	sp = ((sp - sizeof(struct lx_rt_sigframe)) & ~15ull) - 8;
 	struct lx_rt_sigframe f;
 	memset(&f, 0, sizeof f);
-	f.pretcode = p->sig_restorer[s];
+	f.pretcode = sa->restorer;
 	f.uc.uc_flags = LX_UC_SIGCONTEXT_SS | LX_UC_STRICT_RESTORE_SS;
 	f.uc.uc_stack.ss_sp = p->ss_sp;
 	f.uc.uc_stack.ss_size = p->ss_size;
@@ -122,7 +123,7 @@ static bool setup_frame(struct process *p, struct trapframe *tf, int s,
 	arch_fpu_store(&fx);
 	if (copy_to_user((void *)fpu, &fx, sizeof fx) || copy_to_user((void *)sp, &f, sizeof f))
 		return false;
-	arch_uregs_call(tf, p->sig_handler[s], sp, (uint64_t)s,
+	arch_uregs_call(tf, sa->handler, sp, (uint64_t)s,
 			sp + offsetof(struct lx_rt_sigframe, info),
 			sp + offsetof(struct lx_rt_sigframe, uc));
 	/* the handler starts with the initial FP state, as Linux's fpu__clear_user_states */
@@ -165,6 +166,9 @@ void signal_user_return(struct trapframe *tf, long nr)
 	if (!p)
 		return;
 	for (;;) {
+		/* relaxed: a hint, proc_stop_join re-checks under proc_table_lock */
+		if (__atomic_load_n(&proc_group(p)->stopped, __ATOMIC_RELAXED) && !p->stop_joined)
+			proc_stop_join(p);	/* the group is stopping: this thread too */
 		uint64_t set = deliverable(p);
 		if (!set)
 			break;
@@ -172,7 +176,9 @@ void signal_user_return(struct trapframe *tf, long nr)
 		struct lx_siginfo info;
 		if (!proc_signal_take(p, s, &info))
 			continue;
-		uint64_t h = p->sig_handler[s];
+		struct lx_sigaction sa;
+		proc_sigaction_get(p, s, &sa);
+		uint64_t h = sa.handler;
 		if (s == LX_SIGKILL)
 			signal_die(s);
 		if (h == LX_SIG_IGN)
@@ -187,27 +193,27 @@ void signal_user_return(struct trapframe *tf, long nr)
 			signal_die(s);
 		}
 		/* a handler */
-		uint64_t flags = p->sig_flags[s];
+		uint64_t flags = sa.flags;
 		restart_syscall(tf, nr, true, flags);
 		uint64_t oldmask = p->restore_sigmask ? p->saved_sigmask : p->sigmask;
 		uint64_t fault_addr = arch_uregs_trapno(tf) == 14 ? note_of(p)->addr : 0;
-		if (!setup_frame(p, tf, s, &info, oldmask, fault_addr))
+		if (!setup_frame(p, tf, s, &sa, &info, oldmask, fault_addr))
 			signal_die(LX_SIGSEGV);	/* force_sigsegv: a bad stack */
 		p->restore_sigmask = false;
-		uint64_t m = oldmask | p->sig_mask_of[s];
+		uint64_t m = oldmask | sa.mask;
 		if (!(flags & LX_SA_NODEFER))
 			m |= PROC_SIGBIT(s);
-		p->sigmask = m & ~NEVER_BLOCKED;
+		proc_set_sigmask(p, m & ~NEVER_BLOCKED);
 		if (flags & LX_SA_RESETHAND) {
 			struct lx_sigaction dfl = { LX_SIG_DFL, flags & ~LX_SA_SIGINFO,
-						    p->sig_restorer[s], p->sig_mask_of[s] };
+						    sa.restorer, sa.mask };
 			proc_sigaction_set(p, s, &dfl);
 		}
 		return;	/* one frame per return; the next at rt_sigreturn */
 	}
 	restart_syscall(tf, nr, false, 0);
 	if (p->restore_sigmask) {
-		p->sigmask = p->saved_sigmask;
+		proc_set_sigmask(p, p->saved_sigmask);
 		p->restore_sigmask = false;
 	}
 }
@@ -224,10 +230,12 @@ void signal_force(int sig, const struct lx_siginfo *info)
 {
 	struct process *p = proc_current();
 	bool blocked = p->sigmask & PROC_SIGBIT(sig);
-	if (blocked || p->sig_handler[sig] == LX_SIG_IGN) {
+	struct lx_sigaction sa;
+	proc_sigaction_get(p, sig, &sa);
+	if (blocked || sa.handler == LX_SIG_IGN) {
 		struct lx_sigaction dfl = { LX_SIG_DFL, 0, 0, 0 };
 		proc_sigaction_set(p, sig, &dfl);
-		p->sigmask &= ~PROC_SIGBIT(sig);
+		proc_set_sigmask(p, p->sigmask & ~PROC_SIGBIT(sig));
 	}
 	proc_signal_send(p, sig, info);
 }
@@ -242,7 +250,8 @@ void kernel_user_trap(struct trapframe *tf, int sig, uint64_t addr)
 		 * oom_badness): the fault path holds the mm lock with IRQs off and cannot
 		 * wait for another process to give pages back; the faulting process is the
 		 * one asking. Its pages go back at its exit; its parent sees SIGKILL. */
-		kprintf("ksync: Out of memory: Killed process %d (%s)\n", p->pid, p->comm);
+		kprintf("ksync: Out of memory: Killed process %d (%s)\n", proc_group(p)->pid,
+			proc_group(p)->comm);
 		signal_die(LX_SIGKILL);
 	}
 	int trapno = arch_uregs_trapno(tf);
@@ -289,7 +298,7 @@ long sys_rt_sigreturn_impl(struct trapframe *tf)
 	struct lx_fpstate fx;
 	bool ok = !copy_from_user(&f, (const void *)fa, sizeof f);
 	if (ok)
-		p->sigmask = f.uc.uc_sigmask & ~NEVER_BLOCKED;
+		proc_set_sigmask(p, f.uc.uc_sigmask & ~NEVER_BLOCKED);
 	uint64_t fp = ok ? f.uc.uc_mcontext.fpstate : 0;
 	if (ok && fp && ((fp & 63) || copy_from_user(&fx, (const void *)fp, sizeof fx)))
 		ok = false;	/* Linux: an fpstate that is not 64-byte aligned is refused */
@@ -366,7 +375,7 @@ long signal_suspend(uint64_t newmask, bool set)
 	if (set) {
 		p->saved_sigmask = p->sigmask;
 		p->restore_sigmask = true;
-		p->sigmask = newmask & ~NEVER_BLOCKED;
+		proc_set_sigmask(p, newmask & ~NEVER_BLOCKED);
 	}
 	wait_signal(p);
 	return -LX_ERESTARTNOHAND;	/* EINTR once the handler ran */
@@ -377,7 +386,7 @@ int signal_take_of(uint64_t set, struct lx_siginfo *info)
 	struct process *p = proc_current();
 	set &= ~NEVER_BLOCKED;
 	for (;;) {
-		uint64_t pend = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED) & set;
+		uint64_t pend = proc_sig_pending(p) & set;
 		if (!pend)
 			return 0;
 		int s = pick(pend);

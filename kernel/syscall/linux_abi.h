@@ -128,6 +128,7 @@
 #define LX_SYS_faccessat 269
 #define LX_SYS_ppoll 271
 #define LX_SYS_set_robust_list 273
+#define LX_SYS_get_robust_list 274
 #define LX_SYS_utimensat 280
 #define LX_SYS_dup3 292
 #define LX_SYS_pipe2 293

@@ -365,20 +365,27 @@ static long sys_ppoll(struct trapframe *tf, const uint64_t a[6])
 	if (a[3]) {
 		p->saved_sigmask = p->sigmask;
 		p->restore_sigmask = true;
-		p->sigmask = mask & ~(PROC_SIGBIT(LX_SIGKILL) | PROC_SIGBIT(LX_SIGSTOP));
+		proc_set_sigmask(p, mask & ~(PROC_SIGBIT(LX_SIGKILL) | PROC_SIGBIT(LX_SIGSTOP)));
 	}
 	long rc = sysf_do_poll(CUR, a[0], a[1], ms);
 	if (rc == -LX_EINTR)
 		return -LX_ERESTARTNOHAND;	/* signal.c puts the mask back */
 	if (a[3]) {
-		p->sigmask = p->saved_sigmask;
+		proc_set_sigmask(p, p->saved_sigmask);
 		p->restore_sigmask = false;
 	}
 	return rc;
 }
 
 /* ---- processes ------------------------------------------------------------------------ */
+/* exit: the calling thread; exit_group: every thread of the process (proc.c) */
 static long sys_exit(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	proc_thread_exit(LX_W_EXITCODE((int)(a[0] & 0xff), 0));
+}
+
+static long sys_exit_group(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	proc_exit(LX_W_EXITCODE((int)(a[0] & 0xff), 0));
@@ -388,7 +395,50 @@ static long sys_getpid(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	(void)a;
+	return proc_group(proc_current())->pid;	/* the thread group's id */
+}
+
+static long sys_gettid(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	(void)a;
 	return proc_current()->pid;
+}
+
+/* futex(uaddr, op, val, timeout or val2, uaddr2, val3): kernel/proc/futex.c */
+static long sys_futex(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	return futex_syscall(proc_current(), a[0], (int)a[1], (uint32_t)a[2], a[3], a[4],
+			     (uint32_t)a[5], syscall_boot_epoch * 1000000000ull);
+}
+
+/* set_robust_list(head, len): the thread's list, walked at its end (futex.c); len must
+ * be sizeof(struct robust_list_head), 24 */
+static long sys_set_robust_list(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	if (a[1] != 24)
+		return -LX_EINVAL;
+	struct process *p = proc_current();
+	p->robust_list = a[0];
+	p->robust_len = a[1];
+	return 0;
+}
+
+/* get_robust_list(tid, &head, &len): the caller's (tid 0 or its own) - another thread's
+ * needs ptrace rights on Linux; ksync answers for the caller only (EPERM otherwise,
+ * ESRCH... not distinguished: a known difference, not reached by the tests) */
+static long sys_get_robust_list(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	struct process *p = proc_current();
+	if (a[0] && (int)a[0] != p->pid)
+		return -LX_EPERM;
+	uint64_t len = 24;
+	if (copy_to_user((void *)a[2], &len, 8) || copy_to_user((void *)a[1], &p->robust_list, 8))
+		return -LX_EFAULT;
+	return 0;
 }
 
 static long sys_getppid(struct trapframe *tf, const uint64_t a[6])
@@ -408,18 +458,19 @@ static long sys_zero(struct trapframe *tf, const uint64_t a[6])
 static long sys_fork(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)a;
-	return proc_fork(tf, LX_SIGCHLD, 0);
+	return proc_fork(tf, LX_SIGCHLD, 0, 0, 0, 0);
 }
 
 static long sys_vfork(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)a;
-	return proc_fork(tf, 0x4000 | 0x100 | LX_SIGCHLD, 0);	/* CLONE_VFORK|CLONE_VM */
+	return proc_fork(tf, 0x4000 | 0x100 | LX_SIGCHLD, 0, 0, 0, 0);	/* CLONE_VFORK|CLONE_VM */
 }
 
 static long sys_clone(struct trapframe *tf, const uint64_t a[6])
 {
-	return proc_fork(tf, a[0], a[1]);
+	/* clone(flags, newsp, parent_tid, child_tid, tls): x86-64's order */
+	return proc_fork(tf, a[0], a[1], a[2], a[3], a[4]);
 }
 
 static long sys_wait4(struct trapframe *tf, const uint64_t a[6])
@@ -501,6 +552,7 @@ static long sys_brk(struct trapframe *tf, const uint64_t a[6])
 		rc = mm_map(mm, old_end, new_end, ARCH_PROT_READ | ARCH_PROT_WRITE);
 	} else if (new_end < old_end) {
 		rc = mm_unmap(mm, new_end, old_end);
+		mm_shootdown(mm);
 	}
 	if (rc)
 		return (long)cur;
@@ -559,13 +611,27 @@ static long sys_mmap(struct trapframe *tf, const uint64_t a[6])
 		if ((flags & LX_MAP_FIXED_NOREPLACE) && mm_overlaps(mm, addr, addr + len))
 			return -LX_EEXIST;
 	} else {
-		addr = mm_find_free(mm, len);
+		/* found and mapped under one hold of the mm lock: another thread's mmap
+		 * must not be given the same gap */
+		long rc = 0;
+		addr = mm_map_free(mm, len, prot_from(prot), &rc);
 		if (!addr)
-			return -LX_ENOMEM;
+			return rc ? rc : -LX_ENOMEM;
+		if (!file)
+			return (long)addr;
+		/* a file's mapping replaces that reservation, as MAP_FIXED would (nothing
+		 * touched it yet: no other CPU holds a translation of it) */
+		rc = mm_mmap_file(mm, proc_current()->fdt, (int)a[4], addr, len, prot_from(prot),
+				  a[5], flags & LX_MAP_SHARED, ro);
+		if (rc)
+			(void)mm_unmap(mm, addr, addr + len);
+		return rc ? rc : (long)addr;
 	}
 	long rc = file ? mm_mmap_file(mm, proc_current()->fdt, (int)a[4], addr, len,
 				      prot_from(prot), a[5], flags & LX_MAP_SHARED, ro)
 		       : mm_map(mm, addr, addr + len, prot_from(prot));
+	if (flags & LX_MAP_FIXED)
+		mm_shootdown(mm);	/* what it replaced: other threads' CPUs */
 	return rc ? rc : (long)addr;
 }
 
@@ -577,7 +643,9 @@ static long sys_munmap(struct trapframe *tf, const uint64_t a[6])
 		return -LX_EINVAL;
 	if (addr < USER_VA_MIN || addr >= USER_VA_END || len > USER_VA_END - addr)
 		return addr + len <= USER_VA_MIN ? 0 : -LX_EINVAL;
-	return mm_unmap(proc_current()->mm, addr, addr + len);
+	long rc = mm_unmap(proc_current()->mm, addr, addr + len);
+	mm_shootdown(proc_current()->mm);	/* other threads' CPUs */
+	return rc;
 }
 
 static long sys_mprotect(struct trapframe *tf, const uint64_t a[6])
@@ -592,7 +660,9 @@ static long sys_mprotect(struct trapframe *tf, const uint64_t a[6])
 		return 0;
 	if (addr < USER_VA_MIN || addr >= USER_VA_END || len > USER_VA_END - addr)
 		return -LX_ENOMEM;
-	return mm_protect(proc_current()->mm, addr, addr + len, prot_from(a[2]));
+	long rc = mm_protect(proc_current()->mm, addr, addr + len, prot_from(a[2]));
+	mm_shootdown(proc_current()->mm);	/* other threads' CPUs */
+	return rc;
 }
 
 static long sys_arch_prctl(struct trapframe *tf, const uint64_t a[6])
@@ -700,7 +770,7 @@ static long sys_prctl(struct trapframe *tf, const uint64_t a[6])
 		return 0;
 	}
 	case LX_PR_GET_NAME:
-		memcpy(name, p->comm, sizeof name);
+		memcpy(name, proc_group(p)->comm, sizeof name);
 		name[sizeof name - 1] = 0;
 		return copy_to_user((void *)a[1], name, sizeof name);
 	}
@@ -736,7 +806,8 @@ static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 			return -LX_EFAULT;
 		return rc;
 	}
-	if (a[0] && (int)a[0] != proc_current()->pid)
+	struct process *g = proc_group(proc_current());
+	if (a[0] && (int)a[0] != g->pid)
 		return -LX_ESRCH;
 	if (a[3]) {
 		struct lx_rlimit r = { LX_RLIM_INFINITY, LX_RLIM_INFINITY };
@@ -745,8 +816,8 @@ static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 		else if (a[1] == LX_RLIMIT_NOFILE)
 			r.rlim_cur = r.rlim_max = FS_NOFILE;
 		else if (a[1] == LX_RLIMIT_CORE) {
-			r.rlim_cur = proc_current()->rlim_core;
-			r.rlim_max = proc_current()->rlim_core_max;
+			r.rlim_cur = g->rlim_core;
+			r.rlim_max = g->rlim_core_max;
 		}
 		if (copy_to_user((void *)a[3], &r, sizeof r))
 			return -LX_EFAULT;
@@ -759,8 +830,8 @@ static long sys_prlimit64(struct trapframe *tf, const uint64_t a[6])
 			if (r.rlim_cur > r.rlim_max)
 				return -LX_EINVAL;
 			/* the caller is root: raising the hard limit is allowed too */
-			proc_current()->rlim_core = r.rlim_cur;
-			proc_current()->rlim_core_max = r.rlim_max;
+			g->rlim_core = r.rlim_cur;	/* the group's (a thread writes it) */
+			g->rlim_core_max = r.rlim_max;
 			return 0;
 		}
 		return -LX_EPERM;	/* the other limits are fixed in this slice */
@@ -960,8 +1031,8 @@ static long sys_rt_sigaction(struct trapframe *tf, const uint64_t a[6])
 			return -LX_EINVAL;
 	}
 	if (a[2]) {
-		struct lx_sigaction old = { p->sig_handler[sig], p->sig_flags[sig],
-					    p->sig_restorer[sig], p->sig_mask_of[sig] };
+		struct lx_sigaction old;
+		proc_sigaction_get(p, (int)sig, &old);
 		if (copy_to_user((void *)a[2], &old, sizeof old))
 			return -LX_EFAULT;
 	}
@@ -988,14 +1059,14 @@ static long sys_rt_sigprocmask(struct trapframe *tf, const uint64_t a[6])
 		uint64_t set;
 		if (copy_from_user(&set, (const void *)a[1], 8))
 			return -LX_EFAULT;
-		uint64_t never = PROC_SIGBIT(LX_SIGKILL) | PROC_SIGBIT(LX_SIGSTOP);
+		uint64_t never = PROC_SIGBIT(LX_SIGKILL) | PROC_SIGBIT(LX_SIGSTOP), m;
 		switch (a[0]) {
-		case LX_SIG_BLOCK: p->sigmask |= set; break;
-		case LX_SIG_UNBLOCK: p->sigmask &= ~set; break;
-		case LX_SIG_SETMASK: p->sigmask = set; break;
+		case LX_SIG_BLOCK: m = old | set; break;
+		case LX_SIG_UNBLOCK: m = old & ~set; break;
+		case LX_SIG_SETMASK: m = set; break;
 		default: return -LX_EINVAL;
 		}
-		p->sigmask &= ~never;
+		proc_set_sigmask(p, m & ~never);	/* the thread's own */
 	}
 	if (a[2] && copy_to_user((void *)a[2], &old, 8))
 		return -LX_EFAULT;
@@ -1032,7 +1103,7 @@ static long sys_rt_sigpending(struct trapframe *tf, const uint64_t a[6])
 	if (a[1] > 8)
 		return -LX_EINVAL;
 	struct process *p = proc_current();
-	uint64_t v = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED) & p->sigmask;
+	uint64_t v = proc_sig_pending(p) & p->sigmask;	/* the thread's and the group's */
 	return copy_to_user((void *)a[0], &v, a[1]);
 }
 
@@ -1055,6 +1126,8 @@ static long sys_rt_sigtimedwait(struct trapframe *tf, const uint64_t a[6])
 	}
 	struct process *p = proc_current();
 	uint64_t deadline = ns >= 0 ? ktime_ns() + (uint64_t)ns : 0;
+	uint64_t mask = p->sigmask;
+	set &= ~(PROC_SIGBIT(LX_SIGKILL) | PROC_SIGBIT(LX_SIGSTOP));
 	for (;;) {
 		struct lx_siginfo info;
 		int s = signal_take_of(set, &info);
@@ -1070,7 +1143,14 @@ static long sys_rt_sigtimedwait(struct trapframe *tf, const uint64_t a[6])
 				return -LX_EAGAIN;
 			thread_yield();	/* no timed sleep in the scheduler yet */
 		} else {
-			sched_sleep(PROC_COND_SIG);
+			/* while asleep the set is unblocked (Linux's real_blocked): a
+			 * process-directed signal of the set picks this thread to wake when
+			 * the others block it; re-checked after the widening, so a post that
+			 * saw the old mask is found here */
+			proc_set_sigmask(p, mask & ~set);
+			if (!(proc_sig_pending(p) & set))
+				sched_sleep(PROC_COND_SIG);
+			proc_set_sigmask(p, mask);
 		}
 	}
 }
@@ -1122,13 +1202,6 @@ static long sys_getsid(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	return proc_getsid((int)a[0]);
-}
-
-static long sys_accept_zero(struct trapframe *tf, const uint64_t a[6])
-{
-	(void)tf;
-	(void)a;
-	return 0;	/* set_robust_list: accepted (no futexes across exits yet) */
 }
 
 static long sys_enosys(struct trapframe *tf, const uint64_t a[6])
@@ -1189,15 +1262,17 @@ static const sys_fn table[LX_NR_SYSCALLS] = {
 	[LX_SYS_arch_prctl] = sys_arch_prctl,
 	[LX_SYS_prctl] = sys_prctl,
 	[LX_SYS_time] = sys_time,
-	[LX_SYS_gettid] = sys_getpid,
+	[LX_SYS_gettid] = sys_gettid,
+	[LX_SYS_futex] = sys_futex,
+	[LX_SYS_get_robust_list] = sys_get_robust_list,
 	[LX_SYS_set_tid_address] = sys_set_tid_address,
 	[LX_SYS_clock_gettime] = sys_clock_gettime,
 	[LX_SYS_clock_getres] = sys_clock_getres,
 	[LX_SYS_clock_nanosleep] = sys_clock_nanosleep,
-	[LX_SYS_exit_group] = sys_exit,
+	[LX_SYS_exit_group] = sys_exit_group,
 	[LX_SYS_openat] = sys_openat,
 	[LX_SYS_newfstatat] = sys_newfstatat,
-	[LX_SYS_set_robust_list] = sys_accept_zero,
+	[LX_SYS_set_robust_list] = sys_set_robust_list,
 	[LX_SYS_dup3] = sys_dup3,
 	[LX_SYS_prlimit64] = sys_prlimit64,
 	[LX_SYS_getrandom] = sys_getrandom,

@@ -112,6 +112,7 @@
 	[LX_SYS_faccessat] = "faccessat",
 	[LX_SYS_ppoll] = "ppoll",
 	[LX_SYS_set_robust_list] = "set_robust_list",
+	[LX_SYS_get_robust_list] = "get_robust_list",
 	[LX_SYS_utimensat] = "utimensat",
 	[LX_SYS_dup3] = "dup3",
 	[LX_SYS_pipe2] = "pipe2",

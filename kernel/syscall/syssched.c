@@ -21,8 +21,8 @@
  * sched_setaffinity checks the mask (EINVAL when it names no online CPU) and ignores it:
  * a user thread may run on any CPU (SCHED_AFFINITY_ANY).
  *
- * A pid names a process (proc_sched looks it up in the process table): once user threads
- * exist, a thread's tid (cyclictest's sched_setaffinity(tid, ...)) must be looked up too.
+ * A pid names a task, as Linux's: a thread's tid (cyclictest's calls name its threads),
+ * or a process's pid, its main thread (proc_sched looks it up in the table of tasks).
  *
  * mlock/mlockall: every page a process touches stays resident (no swap, no reclaim), so
  * they succeed after Linux's argument checks.

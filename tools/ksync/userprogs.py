@@ -71,8 +71,9 @@ def _fresh(out: Path, deps: list[Path]) -> bool:
 
 def build(src_dir: Path, out_dir: Path) -> dict[str, Path]:
     """Every tests/user/*.c as a static-pie binary in out_dir, plus hello-low (musl-gcc
-    -static: ET_EXEC at 0x400000), bad-highva, bad-machine and bad-truncated. Returns name -> path (rebuilds only what
-    changed)."""
+    -static: ET_EXEC at 0x400000), bad-highva, bad-machine and bad-truncated, and the
+    GLIBC_PROGS again with glibc (gcc -static -pthread) as <name>-glibc. Returns name ->
+    path (rebuilds only what changed)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     header = src_dir / "ut.h"
     progs = {}
@@ -116,7 +117,24 @@ def build(src_dir: Path, out_dir: Path) -> dict[str, Path]:
     for name in ("bad-machine", "bad-truncated", "bad-highva"):
         (out_dir / name).chmod(0o755)
         progs[name] = out_dir / name
+    # the thread programs also through glibc's pthreads (clone3 then clone, its futex
+    # use, set_robust_list, rseq): gcc -static -pthread, ET_EXEC at 0x400000
+    for stem in GLIBC_PROGS:
+        src = src_dir / f"{stem}.c"
+        if not src.is_file():
+            continue    # a src_dir of other programs (tests/test_user_bad.py's)
+        exe = out_dir / f"{stem}-glibc"
+        if not _fresh(exe, [src, header]):
+            r = subprocess.run(["gcc", "-static", "-pthread", "-std=gnu11", "-O1", "-Wall",
+                                "-o", str(exe), str(src)], capture_output=True, text=True)
+            if r.returncode:
+                raise RuntimeError(f"gcc -static -pthread {src}: {r.stderr}")
+        progs[f"{stem}-glibc"] = exe
     return progs
+
+
+# tests/user programs built a second time against glibc (static), as <name>-glibc
+GLIBC_PROGS = ("thr_pthread", "thr_stress")
 
 
 def initramfs(progs: dict[str, Path], extra: dict[str, bytes], listing: str) -> bytes:

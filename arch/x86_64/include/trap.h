@@ -102,6 +102,7 @@ extern volatile uint64_t stack_slots_live;
 /* uvm.c */
 void uvm_cpu_init(void);	/* EFER.SCE/NXE, STAR/LSTAR/FMASK; each CPU, from gdt_init_cpu */
 bool uvm_trap(struct trapframe *tf, unsigned v);	/* trap_dispatch, before a panic */
+void uvm_shoot_pending(void);	/* user_return: a copy-on-write break shot down (uvm.c) */
 
 /* smp.c */
 void smp_init(void);
