@@ -244,3 +244,17 @@ def test_hackbench_long(progs, request, tmp_path):
             assert c.status == 0 and re.fullmatch(want, c.out.decode()), (smp, sched, argv, c.out)
         pg = [o for o in res.objects if o.get("kind") == "user_pages"]
         assert pg and pg[0]["user_pages_live"] == 0, pg
+
+
+def test_ksync_sh_runs_cyclictest(boot):
+    """Debian's unmodified cyclictest (threads, SCHED_FIFO, mlockall, clock_nanosleep
+    TIMER_ABSTIME, /dev/cpu_dma_latency) runs its loops and prints its normal summary
+    line: the thread's line with the count of loops asked for (the latencies are
+    numbers only: the sleep is still a yield until the deadline, docs/userspace.md)."""
+    boot(2)             # (the fixture built the kernel)
+    r = subprocess.run([str(ROOT / "ksync"), "sh", "--no-build", "--smp", "2", "-c",
+                        "cyclictest -m -p 90 -i 250 -l 1000 -q"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    want = (r"# /dev/cpu_dma_latency set to 0us\n"
+            r"T: 0 \(\s*\d+\) P:90 I:250 C:\s+1000 Min:\s+\d+ Act:\s+\d+ Avg:\s+\d+ Max:\s+\d+\n")
+    assert r.returncode == 0 and re.fullmatch(want, r.stdout), (r.returncode, r.stdout, r.stderr[-2000:])
