@@ -92,8 +92,30 @@ struct arch_uctx {
 	 * ring-3 fault to uvm_user_shoot; a kernel copy's fault waits for the end of the
 	 * system call, syscall_entry_c) */
 	bool shoot;
+	/* the owner thread (as `shoot`): the frames its copy-on-write breaks took out of
+	 * the space while other CPUs may still cache them. Their reference is dropped only
+	 * after the shootdown (Linux's mmu_gather frees after the flush): dropped at the
+	 * break, a frame whose other sharer (a fork child) exited at once was freed and
+	 * reused while a thread on another CPU still read it through its old translation
+	 * (t/thr_pthread forkcow at -smp 4: "reader saw 109670400", a free-list word). A
+	 * break past UVM_DEFER_MAX frames in one system call drops at once (the window
+	 * comes back for those); so does a thread's end before its shootdown
+	 * (arch_uctx_destroy). */
+#define UVM_DEFER_MAX 16
+	uint64_t deferred[UVM_DEFER_MAX];
+	unsigned ndeferred;
 	void *owner;		/* the kernel's process: set at create, constant */
 };
+
+static void uref_put(uint64_t pa);
+/* After the shootdown (or when no other CPU runs the space): the deferred frames'
+ * references go. Owner thread. */
+static void put_deferred(struct arch_uctx *u)
+{
+	for (unsigned i = 0; i < u->ndeferred; i++)
+		uref_put(u->deferred[i]);
+	u->ndeferred = 0;
+}
 
 static inline struct arch_uctx *kcpu_this_uctx(void) { return this_cpu()->cur_uctx; }
 
@@ -232,18 +254,21 @@ uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write
 	if (!write || !(e & PTE_COW))
 		return pa;
 	/* copy-on-write: the last sharer takes the page, the others copy it */
+	struct arch_uctx *me = kcpu_this_uctx();
 	if (__atomic_load_n(&uref[pa / PAGE_SIZE], __ATOMIC_RELAXED) > 1) {
 		uint64_t n = pmm_alloc();
 		if (!n)
 			return 0;
 		memcpy((void *)n, (void *)P2V(pa), PAGE_SIZE);
 		uref_get(V2P(n));
-		uref_put(pa);
+		if (me && me->as == as && me->ndeferred < UVM_DEFER_MAX)
+			me->deferred[me->ndeferred++] = pa;	/* dropped after the shootdown */
+		else
+			uref_put(pa);
 		pa = V2P(n);
 	}
 	*pte = pa | leaf_bits(prot | ARCH_PROT_WRITE);
 	flush(as, va);
-	struct arch_uctx *me = kcpu_this_uctx();
 	if (me && me->as == as)
 		me->shoot = true;	/* other CPUs: before this thread goes on */
 	return pa;
@@ -451,7 +476,11 @@ struct arch_uctx *arch_uctx_create(struct arch_as *as, void *owner)
 void *arch_uctx_owner(const struct arch_uctx *u) { return u->owner; }
 void arch_uctx_set_start_sp(struct arch_uctx *u, uint64_t sp) { u->start.rsp = sp; }
 
-void arch_uctx_destroy(struct arch_uctx *u) { kfree(u); }
+void arch_uctx_destroy(struct arch_uctx *u)
+{
+	put_deferred(u);	/* a thread that ended before its shootdown: dropped now */
+	kfree(u);
+}
 struct arch_as *arch_uctx_as(const struct arch_uctx *u) { return u->as; }
 
 /* Switch to the root whose direct-map (or, for boot_pml4, image) address is root. */
@@ -696,6 +725,8 @@ void uvm_shoot_pending(void)
 		u->shoot = false;
 		arch_as_shootdown(u->as);
 	}
+	if (u)
+		put_deferred(u);
 }
 
 void syscall_entry_c(struct trapframe *tf)
@@ -774,6 +805,7 @@ static __attribute__((noreturn, used)) void uvm_user_shoot(void)
 		u->shoot = false;
 		arch_as_shootdown(u->as);
 	}
+	put_deferred(u);
 	arch_irq_disable();
 	uentry_iret(u->kstack_top, &u->fault_tf);	/* copied below the top, iretq */
 	__builtin_unreachable();
@@ -792,7 +824,8 @@ static bool divert_shoot(struct trapframe *tf)
 		elsewhere = c != me && o && o->as == u->as;
 	}
 	if (!elsewhere) {
-		u->shoot = false;
+		u->shoot = false;	/* a CPU that loads the space later starts with no entry */
+		put_deferred(u);
 		return true;
 	}
 	struct cpu *c = this_cpu();
