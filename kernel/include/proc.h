@@ -86,10 +86,9 @@ long mm_mmap_file(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, uint6
 long mm_unmap(struct mm *mm, uint64_t start, uint64_t end);
 long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot);
 bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end);	/* any VMA in [start, end) */
-/* A free range of len bytes below the mmap top (top-down first fit); 0 if none. */
-uint64_t mm_find_free(struct mm *mm, uint64_t len);
-/* The same gap found and mapped with prot in one hold of the lock (threads mmap at
- * once); 0 when none (or *rc, the map's error). */
+/* A free range of len bytes below the mmap top (top-down first fit) found and mapped
+ * with prot in one hold of the lock (threads mmap at once); its address, or 0 when none
+ * (or *rc, the map's error). */
 uint64_t mm_map_free(struct mm *mm, uint64_t len, unsigned prot, long *rc);
 #define MM_STACK_TOP 0x7ffffffff000ull
 #define MM_STACK_SIZE (8ull << 20)

@@ -202,10 +202,9 @@ bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end)
 	return any;
 }
 
-uint64_t mm_find_free(struct mm *mm, uint64_t len)
+/* The highest gap below MMAP_TOP that holds len (top-down first fit), or 0. mm->lock held. */
+static uint64_t gap_locked(struct mm *mm, uint64_t len)
 {
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	/* top-down: the highest gap below MMAP_TOP that holds len */
 	uint64_t best = 0, lo = USER_VA_MIN;
 	for (struct vma *v = mm->vmas;; v = v->next) {
 		uint64_t hi = v ? v->start : MMAP_TOP;
@@ -218,7 +217,6 @@ uint64_t mm_find_free(struct mm *mm, uint64_t len)
 		if (v->end > lo)
 			lo = v->end;
 	}
-	mlock_unlock_irqrestore(&mm->lock, k);
 	return best;
 }
 
@@ -277,24 +275,14 @@ long mm_fork(struct mm *parent, struct mm *child)
 	return rc;
 }
 
-/* mm_find_free and mm_map in one hold of the lock (issue 25): two threads of a process
- * that mmap at once must not both be given the same gap. The address, or 0 (no gap: the
- * caller answers ENOMEM) with *rc the map's error if the gap could not be mapped. */
+/* A gap found and mapped in one hold of the lock: two threads of a process that mmap
+ * at once must not both be given the same gap (a find, then a map, did that). The
+ * address, or 0 (no gap: the caller answers ENOMEM) with *rc the map's error if the gap
+ * could not be mapped. */
 uint64_t mm_map_free(struct mm *mm, uint64_t len, unsigned prot, long *rc)
 {
 	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	uint64_t best = 0, lo = USER_VA_MIN;
-	for (struct vma *v = mm->vmas;; v = v->next) {	/* as mm_find_free */
-		uint64_t hi = v ? v->start : MMAP_TOP;
-		if (hi > MMAP_TOP)
-			hi = MMAP_TOP;
-		if (hi > lo && hi - lo >= len)
-			best = hi - len;
-		if (!v || v->end >= MMAP_TOP)
-			break;
-		if (v->end > lo)
-			lo = v->end;
-	}
+	uint64_t best = gap_locked(mm, len);
 	*rc = best ? vma_insert(mm, best, best + len, prot, 0) : 0;
 	mlock_unlock_irqrestore(&mm->lock, k);
 	return *rc ? 0 : best;
