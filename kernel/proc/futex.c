@@ -284,6 +284,15 @@ static long futex_wait(struct process *p, uint64_t uaddr, bool private, uint32_t
 	}
 }
 
+
+/* The keys of the two words a requeue or a wake-op names (each checked as key_of). */
+static long keys_of(struct process *p, uint64_t uaddr, uint64_t uaddr2, bool private,
+		    struct fkey *k1, struct fkey *k2)
+{
+	long rc = key_of(p, uaddr, private, k1);
+	return rc ? rc : key_of(p, uaddr2, private, k2);
+}
+
 /* FUTEX_REQUEUE / FUTEX_CMP_REQUEUE: wake nwake waiters of uaddr, move up to nreq of
  * the rest to uaddr2; woken + moved. (Every waiter is a thread of the table: at most
  * PROC_MAX of them, so one pass takes them all.) */
@@ -293,9 +302,7 @@ static long futex_requeue(struct process *p, uint64_t uaddr, uint64_t uaddr2, bo
 	if (nwake < 0 || nreq < 0)
 		return -LX_EINVAL;
 	struct fkey k1, k2;
-	long rc = key_of(p, uaddr, private, &k1);
-	if (!rc)
-		rc = key_of(p, uaddr2, private, &k2);
+	long rc = keys_of(p, uaddr, uaddr2, private, &k1, &k2);
 	if (rc)
 		return rc;
 	uint32_t cur = 0;
@@ -356,9 +363,7 @@ static long futex_wake_op(struct process *p, uint64_t uaddr, uint64_t uaddr2, bo
 			  int n, int n2, uint32_t enc)
 {
 	struct fkey k1, k2;
-	long rc = key_of(p, uaddr, private, &k1);
-	if (!rc)
-		rc = key_of(p, uaddr2, private, &k2);
+	long rc = keys_of(p, uaddr, uaddr2, private, &k1, &k2);
 	if (rc)
 		return rc;
 	unsigned op = (enc >> 28) & 7, cmpop = (enc >> 24) & 15;
