@@ -128,6 +128,9 @@ int pipe_create(struct file **rd, struct file **wr, int flags);
 uint64_t fs_wait_begin(void);
 /* *gen: the generation the caller's test saw; updated to the one its next test sees */
 int fs_wait_sleep(uint64_t *gen);	/* -LX_EINTR if a signal is pending */
+/* the same, ended also by the scheduler's timer at TSC time deadline (0: none; thread.h
+ * sched_sleep_until): returns 0 then - the caller tests its deadline */
+int fs_wait_sleep_until(uint64_t *gen, uint64_t deadline);
 void fs_wait_end(void);
 bool fs_wait_wanted(void);
 void fs_wait_notify(void);

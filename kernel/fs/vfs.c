@@ -1212,19 +1212,11 @@ int vfs_poll(struct fdtable *t, struct lx_pollfd *fds, unsigned n, int timeout_m
 			rc = ready;
 			break;
 		}
-		if (timeout_ms > 0) {	/* no timed sleep yet: yield until the deadline */
-			if ((int64_t)(arch_cycles() - deadline) >= 0) {
-				rc = 0;
-				break;
-			}
-			if (fs_sig_pending()) {
-				rc = -LX_EINTR;
-				break;
-			}
-			thread_yield();
-			continue;
+		if (timeout_ms > 0 && arch_cycles() >= deadline) {
+			rc = 0;
+			break;
 		}
-		int w = fs_wait_sleep(&gen);
+		int w = fs_wait_sleep_until(&gen, timeout_ms > 0 ? deadline : 0);
 		if (w < 0) {
 			rc = w;
 			break;

@@ -153,8 +153,8 @@ int vfs_ftruncate(struct fdtable *t, int fd, int64_t len);
 /* sendfile(out, in, offset or NULL, count): through a kernel bounce buffer */
 long vfs_sendfile(struct fdtable *t, int out_fd, int in_fd, int64_t *offset, size_t count);
 /* fds[0..n): revents filled; returns how many have revents != 0. timeout_ms < 0 waits
- * forever, 0 not at all. Waits are interruptible (-LX_EINTR). A finite timeout is kept by
- * yielding until the deadline (the scheduler has no timed sleep yet). */
+ * forever, 0 not at all. Waits are interruptible (-LX_EINTR). A finite timeout sleeps
+ * with the scheduler's timer (thread.h sched_sleep_until: 1 ms resolution at SCHED_HZ). */
 int vfs_poll(struct fdtable *t, struct lx_pollfd *fds, unsigned n, int timeout_ms);
 /* pipe2: fds[0] the read end, fds[1] the write end; flags O_NONBLOCK | O_CLOEXEC */
 int vfs_pipe2(struct fdtable *t, int fds[2], int flags);

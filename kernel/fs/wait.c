@@ -113,6 +113,11 @@ static uint64_t gen_now(void)
 
 int fs_wait_sleep(uint64_t *gen)
 {
+	return fs_wait_sleep_until(gen, 0);
+}
+
+int fs_wait_sleep_until(uint64_t *gen, uint64_t deadline)
+{
 	struct chan_waiter w = { NULL, thread_self() };
 	irqkey_t k = mlock_lock_irqsave(&fs_wait_lock);
 	if (chan_gen != *gen) {		/* notified since the caller's test: test again */
@@ -124,18 +129,20 @@ int fs_wait_sleep(uint64_t *gen)
 	chan_head = &w;
 	mlock_unlock_irqrestore(&fs_wait_lock, k);
 	/* a signal posted before we were queued found nobody to wake: test it now */
-	if (fs_sig_pending()) {
+	bool intr = fs_sig_pending();
+	/* every wakeup with FS_COND_WAIT follows the removal of our record by the waker;
+	 * a deadline (kernel/sched/timer.c) or a signal may end the sleep with the record
+	 * still queued */
+	uint64_t got = intr ? 0 : sched_sleep_until(FS_COND_WAIT, deadline);
+	if (!(got & FS_COND_WAIT)) {
 		k = mlock_lock_irqsave(&fs_wait_lock);
 		bool mine = chan_remove(&w);
 		mlock_unlock_irqrestore(&fs_wait_lock, k);
 		if (!mine)	/* a waker took the record: its flag is (being) set, consume it */
 			sched_sleep(FS_COND_WAIT);
-		return -LX_EINTR;
 	}
-	/* every wakeup with FS_COND_WAIT follows the removal of our record by the waker */
-	sched_sleep(FS_COND_WAIT);
 	*gen = gen_now();
-	return fs_sig_pending() ? -LX_EINTR : 0;
+	return intr || fs_sig_pending() ? -LX_EINTR : 0;
 }
 
 void fs_wait_notify(void)

@@ -74,6 +74,7 @@
 #define SCHED_COND_CV	SCHED_COND(4)	/* a condition variable was signalled (monitor.c) */
 #define SCHED_COND_IPC	SCHED_COND(5)	/* a synchronous message arrived (hlock.c hipc_send) */
 #define SCHED_COND_SEM	SCHED_COND(6)	/* a binary semaphore's up woke us (hsem.c) */
+#define SCHED_COND_TIMER SCHED_COND(7)	/* a sleep_until's deadline passed (timer.c) */
 #define SCHED_COND_USER	SCHED_COND(8)
 
 #define SCHED_AFFINITY_ANY (~0ull)
@@ -180,6 +181,24 @@ int sched_wakeup(struct thread *t, uint64_t cond);
  * the CPU. The pick's walk is skipped, not its rules: a thread of higher priority woken
  * meanwhile preempts as it would (sched_kick). `to` NULL: sched_sleep. */
 uint64_t sched_sleep_to(uint64_t cond, struct thread *to);
+
+/* ---- timed sleep (kernel/sched/timer.c) ------------------------------------------------
+ * sched_sleep_until(cond, deadline): sched_sleep(cond | SCHED_COND_TIMER) that the clock
+ * tick of the CPU the caller armed on also ends once arch_cycles() >= deadline (a TSC
+ * time; 0: no deadline, plain sched_sleep). Returns the flags consumed: SCHED_COND_TIMER
+ * among them when the deadline ended it (at once, without sleeping, for a deadline
+ * passed already). Never ends before the deadline but for a flag of `cond`; ends at the
+ * first tick at or after it - the resolution is the scheduler clock's period, 1 ms at
+ * SCHED_HZ (sched_set_clock_hz). A spurious return is possible (as for sched_sleep):
+ * callers test their condition and the time again. Thread context, preemptible.
+ * sched_tsc_of_ns(ns): the first TSC time whose ktime_ns (proc.h) is >= ns.
+ * sched_timers_armed: timers on the CPUs' lists now (tests: 0 once every sleeper left). */
+uint64_t sched_sleep_until(uint64_t cond, uint64_t deadline);
+uint64_t sched_tsc_of_ns(uint64_t ns);
+unsigned sched_timers_armed(void);
+/* Tests only: called by sched_sleep_until between the sleep's end and the timer's
+ * disarm, with the flags the sleep consumed and the deadline; NULL otherwise. */
+extern void (*_Atomic sched_test_timer_window)(uint64_t got, uint64_t deadline);
 
 /* ---- helping (kernel/lock/hlock.c; Hohmuth & Haertig 3.3; the SMP design is hlock.c's) -----
  * sched_help(owner): the caller gives its CPU to `owner`, which holds a helping lock the

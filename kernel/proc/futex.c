@@ -24,10 +24,9 @@
  * the system call entry before it) separates the user's store from the scan, so either
  * the waiter sees the new value (EAGAIN) or the waker sees the waiter.
  *
- * Timeouts: the scheduler has no timed sleep (docs/userspace.md "Known differences"): a
- * wait with a timeout stays runnable and yields until it is woken, the deadline passes
- * or a signal acts - what nanosleep does. Its cost is the CPU the waiter's yields take
- * (each a pass through the scheduler) while it waits; an untimed wait really sleeps.
+ * Timeouts: a timed wait sleeps with the scheduler's timer (kernel/sched/timer.c,
+ * sched_sleep_until): the clock tick at or after the deadline wakes it (1 ms resolution at
+ * SCHED_HZ), as a FUTEX_WAKE or a signal does.
  *
  * Shared state: the buckets (each its own lock, below); a waiter's fields say which lock
  * guards them. Everything else is the calling thread's.
@@ -277,10 +276,8 @@ static long futex_wait(struct process *p, uint64_t uaddr, bool private, uint32_t
 			 * deadline - a known difference) */
 			return deadline_ns ? -LX_ERESTART_RESTARTBLOCK : -LX_ERESTARTSYS;
 		}
-		if (deadline_ns)
-			thread_yield();		/* no timed sleep in the scheduler: see above */
-		else
-			sched_sleep(PROC_COND_FUTEX | PROC_COND_SIG);
+		sched_sleep_until(PROC_COND_FUTEX | PROC_COND_SIG,
+				  deadline_ns ? sched_tsc_of_ns(deadline_ns) : 0);
 	}
 }
 

@@ -210,6 +210,15 @@ void urun_main(struct boot_info *bi)
 		kprintf("ksync: mode=user: no initramfs (boot module) was given\n");
 		arch_exit(false);
 	}
+	/* hz=N: the scheduler clock's rate, which is the timed sleeps' resolution
+	 * (kernel/sched/timer.c: nanosleep, futex and poll timeouts wake at its ticks) */
+	if (cmdline_get("hz", ep, sizeof ep)) {
+		unsigned hz = cmdline_uint(ep, 0);
+		if (sched_set_clock_hz(hz) != KSYNC_OK || !hz) {
+			kprintf("ksync: mode=user: hz=%s refused: the clock's rate is 100..100000 Hz\n", ep);
+			arch_exit(false);
+		}
+	}
 	/* kernel/fs takes monitors: the scheduler runs first */
 	int rc = sched_start(NULL);
 	if (rc != KSYNC_OK) {

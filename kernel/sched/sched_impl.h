@@ -214,7 +214,10 @@ bool sched_affine(const struct thread *t, unsigned cpu);
 unsigned sched_ncpus(void);
 unsigned sched_level_order(unsigned cpu, unsigned *order);	/* levels to try, in order */
 void sched_reap(struct thread *t);	/* t became DEAD: wake its joiner, free if detached */
-void sched_force(unsigned cpu);		/* make cpu switch at its next preemption point */
+void sched_force(unsigned cpu);
+/* timer.c: the locks once (sched_start, before the clocks); cpu's tick (IRQ context) */
+void sched_timers_init(void);
+void sched_timers_tick(unsigned cpu);		/* make cpu switch at its next preemption point */
 /* The thread a remote helper asked cpu to run, if it competes at `level` now (its boosted
  * level); the picks try it ahead of that level's queue. IRQs off. */
 struct thread *sched_donee(unsigned cpu, unsigned level);

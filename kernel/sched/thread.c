@@ -598,6 +598,7 @@ static void sched_tick(void *arg)
 	struct sched_cpu *sc = sc_this();
 	struct thread *cur = kcpu_this()->sched_cur;
 	SCHED_STAT_INC(sc->ticks);
+	sched_timers_tick(arch_cpu_id());	/* sleepers due wake first: they may preempt */
 	if (cur && !cur->idle && (int64_t)(arch_cycles() - sc->quantum_end) >= 0)
 		resched_here();
 }
@@ -1455,6 +1456,7 @@ int sched_start(const char *which)
 	}
 	sched_stats_reset();
 	ops->reset();
+	sched_timers_init();
 
 	struct thread *b = slot_alloc();
 	KASSERT(b);

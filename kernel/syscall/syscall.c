@@ -943,19 +943,20 @@ static long sys_gettimeofday(struct trapframe *tf, const uint64_t a[6])
 	return copy_to_user((void *)a[0], &tv, sizeof tv);
 }
 
-/* Sleep until the monotonic deadline: yields the CPU until it passed (no timer wheel in
- * this slice; the thread stays runnable). A signal that acts ends it early: the
- * nanoseconds left, else 0. */
+/* Sleep until the monotonic deadline (kernel/sched/timer.c: woken by the clock tick at
+ * or after it, 1 ms resolution at SCHED_HZ). A signal that acts ends it early (its post
+ * sets PROC_COND_SIG): the nanoseconds left, else 0. */
 static uint64_t sleep_until(uint64_t deadline_ns)
 {
 	struct process *p = proc_current();
+	uint64_t deadline = sched_tsc_of_ns(deadline_ns);
 	for (;;) {
 		uint64_t now = ktime_ns();
 		if (now >= deadline_ns)
 			return 0;
 		if (proc_sig_any_acts(p))
 			return deadline_ns - now;
-		thread_yield();
+		sched_sleep_until(PROC_COND_SIG, deadline);
 	}
 }
 
@@ -1138,20 +1139,16 @@ static long sys_rt_sigtimedwait(struct trapframe *tf, const uint64_t a[6])
 		}
 		if (proc_sig_any_acts(p))
 			return -LX_EINTR;	/* another signal's handler or action */
-		if (ns >= 0) {
-			if (ktime_ns() >= deadline)
-				return -LX_EAGAIN;
-			thread_yield();	/* no timed sleep in the scheduler yet */
-		} else {
-			/* while asleep the set is unblocked (Linux's real_blocked): a
-			 * process-directed signal of the set picks this thread to wake when
-			 * the others block it; re-checked after the widening, so a post that
-			 * saw the old mask is found here */
-			proc_set_sigmask(p, mask & ~set);
-			if (!(proc_sig_pending(p) & set))
-				sched_sleep(PROC_COND_SIG);
-			proc_set_sigmask(p, mask);
-		}
+		if (ns >= 0 && ktime_ns() >= deadline)
+			return -LX_EAGAIN;
+		/* while asleep the set is unblocked (Linux's real_blocked): a process-directed
+		 * signal of the set picks this thread to wake when the others block it;
+		 * re-checked after the widening, so a post that saw the old mask is found
+		 * here. A timeout sleeps with the deadline's timer (kernel/sched/timer.c). */
+		proc_set_sigmask(p, mask & ~set);
+		if (!(proc_sig_pending(p) & set))
+			sched_sleep_until(PROC_COND_SIG, ns >= 0 ? sched_tsc_of_ns(deadline) : 0);
+		proc_set_sigmask(p, mask);
 	}
 }
 
