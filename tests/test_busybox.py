@@ -392,6 +392,13 @@ def test_ksync_sh_runs_a_command_line(boot_bb, tmp_path):
                        input=b"echo piped $((1+2))\nexit 4\n", capture_output=True,
                        timeout=300)
     assert (r.stdout, r.returncode) == (b"piped 3\n", 4), r.stderr.decode()[-2000:]
+    # hz= sets the clock of the timed sleeps (kernel/sched/timer.c); a rate outside
+    # 100..100000 Hz is refused with the reason, before any program runs
+    r = subprocess.run([str(ROOT / "ksync"), "sh", "--no-build", "--smp", "1", "--append",
+                        "hz=50", "-c", "echo never"], cwd=ROOT, capture_output=True, timeout=300)
+    out = (r.stdout + r.stderr).decode()
+    assert r.returncode != 0 and b"never" not in r.stdout, out[-2000:]
+    assert "hz=50 refused: the clock's rate is 100..100000 Hz" in out, out[-2000:]
 
 
 def _proc_problems(name: str, out: str, smp: int) -> list[str]:
