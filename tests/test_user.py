@@ -107,7 +107,12 @@ KSYNC_ONLY = {
 # the ksync-only ones (t/short in the initramfs, and on the host so /t lists alike)
 SHORT = [a for i, a in enumerate(CASES) if all(b[0] != a[0] for b in CASES[:i])]
 SHORT_LISTING = "".join(" ".join(a) + "\n" for a in SHORT + [[k] for k in KSYNC_ONLY])
-EXTRA = {"data.txt": (SRC / "data.txt").read_bytes(), "short": SHORT_LISTING.encode()}
+# the thread stress alone (musl and glibc builds), for the (CPUs, scheduler) pairs the
+# full configurations below leave out: with them, 1, 2 and 4 CPUs under both schedulers
+STRESS = [a for a in CASES if a[0].startswith("t/thr_stress")]
+STRESS_LISTING = "".join(" ".join(a) + "\n" for a in STRESS)
+EXTRA = {"data.txt": (SRC / "data.txt").read_bytes(), "short": SHORT_LISTING.encode(),
+         "stress": STRESS_LISTING.encode()}
 # (smp, scheduler): 1, 2 and 4 CPUs under the default (lock-free) scheduler, 2 under the
 # locked one (Sprite's master lock); each is one boot running every program
 CONFIGS = [(1, None), (2, None), (4, None), (2, "locked")]
@@ -115,6 +120,8 @@ CONFIGS = [(1, None), (2, None), (4, None), (2, "locked")]
 # tests/test_schemes.py builds them too), the short set
 from ksync import schemes as _schemes
 SCHEME_CONFIGS = [(2, None, s) for s in _schemes.SCHEMES if s != _schemes.DEFAULT_SCHEME]
+# and the thread stress (STRESS) under the locked scheduler at 1 and 4 CPUs
+STRESS_CONFIGS = [(1, "locked"), (4, "locked")]
 
 
 @pytest.fixture(scope="module")
@@ -156,14 +163,15 @@ def boot_user(initrd):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
 
-    def boot(smp: int, sched: str | None = None, scheme: str | None = None):
-        key = (smp, sched, scheme)
+    def boot(smp: int, sched: str | None = None, scheme: str | None = None,
+             listing: str | None = None):
+        key = (smp, sched, scheme, listing)
         if key not in _boots:
             if scheme:
                 r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", f"SCHEME={scheme}",
                                     "kernel"], cwd=ROOT, capture_output=True, text=True, timeout=900)
                 assert r.returncode == 0, r.stdout + r.stderr
-            words = ["user=@/t/short" if scheme else "user=@/t/list",
+            words = [f"user=@/t/{listing or ('short' if scheme else 'list')}",
                      "epoch=1700000000"] + ([f"sched={sched}"] if sched else [])
             cfg = qemu.BootConfig(repo=ROOT, mode="user", smp=smp, timeout=240, scheme=scheme,
                                   initrd=initrd, append=words)
@@ -205,6 +213,26 @@ def test_user_programs_match_linux(boot_user, host_results, cfg):
     assert not bad, f"{len(bad)} of {len(cases)} differ:\n" + "\n".join(bad)
     # every user page unmapped at the end (here, not in a test of its own: that one could
     # land on the other xdist worker and boot the configuration a second time)
+    pg = [o for o in res.objects if o.get("kind") == "user_pages"]
+    assert pg and pg[0]["user_pages_live"] == 0, pg
+
+
+@pytest.mark.parametrize("cfg", STRESS_CONFIGS, ids=_cfg_id)
+def test_thread_stress_matches_linux(boot_user, host_results, cfg):
+    """8 threads x 2000 mutex increments and 4 condition-variable pairs x 2000 hand-offs,
+    musl and glibc builds, counted exactly and printed as the host prints them, at the
+    configurations test_user_programs_match_linux leaves out (make stress: 10^5 at all
+    six)."""
+    res = boot_user(*cfg, listing="stress")
+    assert f"sched={cfg[1]}" in (res.cmdline or ""), res.cmdline
+    assert res.passed, qemu.failure_report(res)
+    cases = {" ".join(c.argv): c for c in userprogs.parse_user_ktap(res.lines)}
+    assert sorted(cases) == sorted(" ".join(a) for a in STRESS), sorted(cases)
+    for argv in STRESS:
+        key = " ".join(argv)
+        c = cases[key]
+        assert c.ok and (c.out, c.status) == host_results[key], (key, c.out, c.status,
+                                                                host_results[key])
     pg = [o for o in res.objects if o.get("kind") == "user_pages"]
     assert pg and pg[0]["user_pages_live"] == 0, pg
 
@@ -309,14 +337,16 @@ def test_sig_storm_stress(progs, request, tmp_path):
         assert pg and pg[0]["user_pages_live"] == 0, pg
 
 
-def test_thread_stress(progs, request, tmp_path):
+@pytest.mark.parametrize("prog", ["thr_stress", "thr_stress-glibc"])
+def test_thread_stress(progs, request, tmp_path, prog):
     """make stress: thr_stress at 100000 (8 threads x 10^5 mutex lock/unlock around one
-    counter, 4 pairs x 10^5 condition-variable hand-offs each way, counted exactly) at
-    -smp 4 and -smp 2 under the locked scheduler; the output equal to the host's."""
+    counter, 4 pairs x 10^5 condition-variable hand-offs each way, counted exactly) at 1,
+    2 and 4 CPUs under both schedulers, musl and glibc builds; the output equal to the
+    host's."""
     if not request.config.getoption("--run-stress"):
         pytest.skip("long size: make stress (--run-stress)")
-    want, rd = _long_run(progs, ["t/thr_stress", "100000"], tmp_path)
-    for smp, sched in [(4, None), (2, "locked")]:
+    want, rd = _long_run(progs, [f"t/{prog}", "100000"], tmp_path)
+    for smp, sched in [(s, k) for k in (None, "locked") for s in (1, 2, 4)]:
         words = ["user=@/t/list"] + ([f"sched={sched}"] if sched else [])
         res = qemu.boot(qemu.BootConfig(repo=ROOT, mode="user", smp=smp, timeout=1800,
                                         initrd=rd, append=words))
