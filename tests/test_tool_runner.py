@@ -40,10 +40,31 @@ if spec.get("end_file"):
 sys.exit(spec.get("exit", 33))
 '''
 
-# A timeout that a fake's first lines always beat: the fakes are Python scripts, whose start
-# took over 2 s on a loaded 2-core host; a test that asserts on lines printed before the
-# timeout uses this, not 1 or 2 s.
-FAKE_START_S = 10
+# The fakes that must print before a --timeout ends them (test_timeout, the idle boot) are
+# shell scripts: a Python fake's start took over 2 s on a loaded 2-core host (make test runs
+# two workers beside QEMU), so those tests waited 10 s each; /bin/sh starts in
+# milliseconds, and 3 s leaves it a wide margin.
+FAKE_START_S = 3
+FAKE_SH = """#!/bin/sh
+# fake QEMU: print the lines, record the pid, sleep (the tool must kill the group)
+[ "$1" = --version ] && {{ echo "QEMU emulator version 9.9.9 (fake)"; exit 0; }}
+{pid}printf '%s\\n' {lines}
+sleep 3600
+{end}exit 33
+"""
+
+
+def make_sh_fake(tmp_path: Path, lines: list[str], pid_file: Path | None = None,
+                 end_file: Path | None = None) -> Path:
+    """A fake QEMU in sh that prints `lines` and sleeps an hour (then writes end_file)."""
+    q = lambda x: "'" + str(x).replace("'", "'\\''") + "'"
+    pid = f"echo $$ > {q(pid_file)}.tmp && mv {q(pid_file)}.tmp {q(pid_file)}\n" if pid_file else ""
+    end = f": > {q(end_file)}\n" if end_file else ""
+    path = tmp_path / "fake-qemu-sh"
+    path.write_text(FAKE_SH.format(pid=pid, lines=" ".join(q(l) for l in lines), end=end))
+    path.chmod(0o755)
+    return path
+
 
 BOOT = ('KSYNC {"kind":"boot","cpus":2,"cpus_online":2,"tsc_hz":2596000000,'
         '"tsc_source":"pit","hypervisor":"TCGTCGTCGTCG","cpu_model":"QEMU TCG CPU"}')
@@ -301,10 +322,7 @@ def test_timeout(repo, tmp_path):
     """--timeout 2 against a QEMU that would run for an hour: the tool stops it and says
     why. The hang guard is the subprocess timeout (a tool that waited would hit it)."""
     pid_file, end_file = tmp_path / "qemu.pid", tmp_path / "qemu.end"
-    fake = make_fake(tmp_path, lines=["booting...", "ktap: 1..5"], sleep=3600,
-                     pid_file=str(pid_file), end_file=str(end_file))
-    # 10 s: the fake (a Python script) must print its lines before the timeout, and on a
-    # loaded 2-core host (make test runs two workers) an interpreter's start took > 2 s
+    fake = make_sh_fake(tmp_path, ["booting...", "ktap: 1..5"], pid_file, end_file)
     p = ksync_test(repo, fake, "--timeout", str(FAKE_START_S), timeout=120)
     assert p.returncode == 1
     assert f"timeout after {FAKE_START_S}s" in p.stdout
@@ -383,7 +401,7 @@ def test_boot_streams_serial(repo, tmp_path):
 
 
 def test_boot_idle_timeout_is_not_failure(repo, tmp_path):
-    fake = make_fake(tmp_path, lines=["idle: halted"], sleep=3600)
+    fake = make_sh_fake(tmp_path, ["idle: halted"])
     p = run_cli("boot", "--repo", str(repo), "--no-build", "--qemu", str(fake), "--mode",
                 "idle", "--timeout", str(FAKE_START_S))
     assert p.returncode == 0, p.stderr
