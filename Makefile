@@ -217,6 +217,7 @@ run: venv
 
 stress: venv
 	$(PY) -m pytest -q -ra tests/test_stress.py tests/test_user.py::test_user_stress tests/test_user.py::test_sig_storm_stress \
+		tests/test_user.py::test_thread_stress \
 		tests/test_user_bad.py::test_fuzz_stress "tests/test_busybox.py::test_busybox_matches_linux[smp2-locked-full]" \
 		tests/test_user_dyn.py::test_hackbench_long --run-stress
 
