@@ -286,7 +286,6 @@ static void pre_fn(void)
 		pre.bad_irq++;
 	if (!KT_TSAN && clock_signal_blocked())
 		pre.bad_mask++;
-	pre.want = 0;
 	irqkey_t k = arch_irq_save();
 	arch_context_switch(&pre.main, &pre.b);
 	arch_irq_restore(k);
@@ -302,8 +301,14 @@ static void pre_handler(struct trapframe *tf, void *arg)
 	pre.ticks++;
 	if (arch_cycles() > pre.t_end)
 		pre.stop = 1;		/* liveness bound, not a verdict */
-	if (pre.want && arch_frame_call(tf, pre_fn))
+	/* want is cleared with the grant, not by pre_fn: fn runs with IRQs on, and a tick
+	 * the host delivered late (a loaded machine) can land before its first line - its
+	 * request would be one more than PRE_CALLS (it runs once fn returns, on main's
+	 * stack: context_frame_call_stays_on_its_stack) */
+	if (pre.want && arch_frame_call(tf, pre_fn)) {
 		pre.requested++;
+		pre.want = 0;
+	}
 }
 
 /* Runs inside fn (a preemption): clobbers what the interrupted loop keeps in registers,
