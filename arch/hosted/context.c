@@ -308,8 +308,9 @@ static inline void switch_begin(struct arch_context *from, struct arch_context *
 #endif
 	/* after the interceptor above (IRQs are off: a handler it runs only records) and
 	 * before the stack switch: `to` resumes on this thread, with its own frame-call
-	 * state (runtime.c frame_call_signal: one frame call per stack) */
-	hosted_stack_state_swap(from->stack_state, to->stack_state);
+	 * state (runtime.c frame_call_signal: one frame call per stack) and the frame
+	 * call granted to it, if one waits */
+	hosted_stack_state_swap(&from->stack_state, &to->stack_state);
 	cur_ctx = to;
 }
 

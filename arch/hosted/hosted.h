@@ -160,7 +160,10 @@ unsigned long hosted_relax_yields(unsigned cpu);
  * enable, hosted_poll, idle; every delivery of the TSan build), when that replay returns.
  * fn may switch threads; the interrupted one must resume on this vCPU. fn returns with
  * IRQs on. Returns false, nothing requested, otherwise - and while a granted call is
- * still pending on this vCPU (that one runs; one pending at a time, like an IRR bit). */
+ * still pending on this stack (that one runs; one pending at a time, like an IRR bit).
+ * A granted call belongs to the stack of the code it interrupted: if that code (or fn
+ * running on it) switches threads first, the call goes with its stack
+ * (hosted_stack_state_swap) and runs when that stack resumes. */
 bool hosted_frame_call(void (*fn)(void));
 /* One frame call per stack (runtime.c, frame_call_signal): a request made while one is
  * active on the running stack waits for it to return. So a stack holds at most this
@@ -169,9 +172,19 @@ bool hosted_frame_call(void (*fn)(void));
  * controller unmask delivering a held signal with the flag set). */
 #define HOSTED_SIGFRAMES_BOUND 3
 /* The per-stack half of the above, swapped by every context switch before its stack
- * switch, IRQs off (context.c): save[] gets the running context's state, load[] is the
- * state of the context switched to (zeros for a new one). */
-void hosted_stack_state_swap(uint32_t save[2], const uint32_t load[2]);
+ * switch, IRQs off (context.c): *save gets the running context's state, *load is the
+ * state of the context switched to (zeros for a new one). A granted frame call not yet
+ * run is part of it: it belongs to the code it interrupted, so it leaves the vCPU with
+ * that code's stack and comes back with it (a thread fn switched to never runs it).
+ * arch/hosted/public/arch_impl.h restates the struct (context.c sees both headers). */
+#ifndef KSYNC_ARCH_IMPL_H
+struct hosted_stack_state {
+	uint32_t frame_nest, sigframes;
+	void (*frame_fn)(void);
+};
+#endif
+void hosted_stack_state_swap(struct hosted_stack_state *save,
+			     const struct hosted_stack_state *load);
 /* Maxima since start: source-signal frames on one stack at once; bytes of one signal
  * frame (interrupted stack pointer minus the handler's frame: the host's frame with the
  * FP/SIMD state, the red zone, alignment). */

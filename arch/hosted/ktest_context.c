@@ -286,7 +286,6 @@ static void pre_fn(void)
 		pre.bad_irq++;
 	if (!KT_TSAN && clock_signal_blocked())
 		pre.bad_mask++;
-	pre.want = 0;
 	irqkey_t k = arch_irq_save();
 	arch_context_switch(&pre.main, &pre.b);
 	arch_irq_restore(k);
@@ -302,8 +301,14 @@ static void pre_handler(struct trapframe *tf, void *arg)
 	pre.ticks++;
 	if (arch_cycles() > pre.t_end)
 		pre.stop = 1;		/* liveness bound, not a verdict */
-	if (pre.want && arch_frame_call(tf, pre_fn))
+	/* want is cleared with the grant, not by pre_fn: fn runs with IRQs on, and a tick
+	 * the host delivered late (a loaded machine) can land before its first line - its
+	 * request would be one more than PRE_CALLS (it runs once fn returns, on main's
+	 * stack: context_frame_call_stays_on_its_stack) */
+	if (pre.want && arch_frame_call(tf, pre_fn)) {
 		pre.requested++;
+		pre.want = 0;
+	}
 }
 
 /* Runs inside fn (a preemption): clobbers what the interrupted loop keeps in registers,
@@ -449,6 +454,76 @@ KTEST(context_frame_call_refused)
 	KT_EXPECT_EQ(nest.fn_runs, 1);		/* once, after the delivery returned */
 	KT_EXPECT_EQ(nest.fn_irq_on, 1);
 	KT_EXPECT(arch_irq_enabled());
+}
+
+/* A request made while a frame call runs on a stack belongs to that stack: it runs there
+ * once fn returns, never on a context fn switched to. fn (a frame call on main's stack)
+ * takes a self-IPI with IRQs on, whose handler asks for a second call (recorded: one frame
+ * call per stack), then switches to b, which enables IRQs. Before the fix the request was
+ * the vCPU's, and b's enable ran it on b's stack: context_frame_call_preempts' pre_fn,
+ * run there, switched "from main" to b while on b and the vCPU died in pre_b (a tick that
+ * a loaded host delivered late, between the frame call's unblock and pre.want = 0). */
+#define ESC_VEC 0xd3
+static struct {
+	struct arch_context main, b;
+	volatile int requests, runs, runs_on_b, b_running, b_enabled;
+} esc;
+
+static void esc_fn(void)
+{
+	if (esc.b_running) {		/* the defect: b's enable ran main's request */
+		esc.runs_on_b++;
+		return;
+	}
+	if (++esc.runs != 1)
+		return;			/* the second request, after the first call returned */
+	arch_self_ipi(ESC_VEC);		/* IRQs on: taken at once, its request recorded */
+	irqkey_t k = arch_irq_save();
+	arch_context_switch(&esc.main, &esc.b);
+	arch_irq_restore(k);
+}
+
+static void esc_handler(struct trapframe *tf, void *arg)
+{
+	(void)arg;
+	if (esc.requests < 2 && arch_frame_call(tf, esc_fn))
+		esc.requests++;
+}
+
+static void esc_b(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		esc.b_running = 1;
+		arch_irq_enable();	/* the enable's replay: where the escaped call ran */
+		esc.b_enabled++;
+		arch_irq_disable();
+		esc.b_running = 0;
+		arch_context_switch(&esc.b, &esc.main);
+	}
+}
+
+KTEST(context_frame_call_stays_on_its_stack)
+{
+	void *sb = arch_stack_alloc(STACK);
+
+	KT_ASSERT(sb);
+	KT_ASSERT(arch_irq_enabled());
+	memset((void *)&esc, 0, sizeof esc);
+	arch_context_adopt(&esc.main);
+	arch_context_init(&esc.b, sb, STACK, esc_b, NULL, false);
+	arch_set_handler(ESC_VEC, esc_handler, NULL);
+	arch_self_ipi(ESC_VEC);		/* the first request: fn runs when the poll returns */
+	for (unsigned i = 0; i < 1000 && esc.runs < 2; i++)
+		arch_cpu_relax();
+	arch_set_handler(ESC_VEC, NULL, NULL);
+	KT_EXPECT_EQ(esc.requests, 2);
+	KT_EXPECT_EQ(esc.b_enabled, 1);
+	KT_EXPECT_EQ(esc.runs_on_b, 0);	/* never on the stack fn switched to */
+	KT_EXPECT_EQ(esc.runs, 2);	/* both on main: the second once the first returned */
+	KT_EXPECT(arch_irq_enabled());
+	arch_context_destroy(&esc.b);
+	arch_stack_free(sb, STACK);
 }
 
 /* ---- switch costs (printed, not asserted) --------------------------------------------- */

@@ -117,19 +117,26 @@ struct vcpu {
 	 * runs on this thread between two instructions, so plain fields suffice, as for
 	 * trap_depth): deliver_depth = handlers running (nested ones included); outer_on =
 	 * the outermost one interrupted a context with IRQs on; sig_depth = on_source
-	 * frames on this thread (0: thread context); frame_fn = the requested call, with
-	 * PEND_FRAME in irq.pending; frame_hold > 0: a thread-context replay leaves the
-	 * frame call pending (hosted_idle's stretch with every source blocked). */
+	 * frames on this thread (0: thread context); frame_hold > 0: a thread-context
+	 * replay leaves the frame call pending (hosted_idle's stretch with every source
+	 * blocked). */
 	unsigned deliver_depth, sig_depth, frame_hold;
 	bool outer_on;
-	void (*frame_fn)(void);
 	/* Per STACK, not per vCPU: the running context's values, swapped by every context
 	 * switch (hosted_stack_state_swap, called by context.c before the stack switch with
 	 * IRQs off; the context switched to resumes on this thread). Owner and its handlers,
-	 * each handler restoring what it found. frame_nest = 1 while a frame call
-	 * (frame_call_signal or frame_call_thread) is active on this stack: no second one
-	 * starts on it (the bound below); stack_sigframes = on_source frames on this stack. */
+	 * each handler restoring what it found (or, for frame_fn, taking what it runs).
+	 * frame_nest = 1 while a frame call (frame_call_signal or frame_call_thread) is
+	 * active on this stack: no second one starts on it (the bound below);
+	 * stack_sigframes = on_source frames on this stack; frame_fn = the call granted to
+	 * code on this stack (hosted_frame_call), with PEND_FRAME in irq.pending, until it
+	 * runs ON THIS STACK: a request recorded while this stack's frame call is active
+	 * waits for its fn to return, also when fn switches threads in between (the switch
+	 * takes the request along with the stack; before, it stayed with the vCPU and the
+	 * next enable on the thread switched to ran it there - fn running on a stack it
+	 * believed it had switched away from). */
 	unsigned frame_nest, stack_sigframes;
+	void (*frame_fn)(void);
 	/* The storm's accounting of raises aimed at this vCPU (hosted_source_counts), per
 	 * source: raised by the sender (any thread) before its tgkill; delivered / coalesced
 	 * by this vCPU's handler, per host arrival of a raise (si_code SI_TKILL): delivered
@@ -634,16 +641,28 @@ void hosted_source_counts(unsigned cpu, unsigned src, struct hosted_src_counts *
 	c->raised = atomic_load_explicit(&vcpus[cpu].src_raised[src], memory_order_relaxed);
 }
 
-void hosted_stack_state_swap(uint32_t save[2], const uint32_t load[2])
+/* IRQs off (the switch's contract), so no handler dispatches meanwhile: none grants a
+ * frame call or reads frame_nest; one arriving here only records a source in
+ * irq.pending, so the PEND_FRAME bit moves with atomic RMWs (relaxed, like every access
+ * of pending: the handler runs on this thread, nothing else is ordered by it) that
+ * never lose such a bit. */
+void hosted_stack_state_swap(struct hosted_stack_state *save,
+			     const struct hosted_stack_state *load)
 {
 	struct vcpu *v = self;
 
 	if (!v)
 		return;
-	save[0] = v->frame_nest;
-	save[1] = v->stack_sigframes;
-	v->frame_nest = load[0];
-	v->stack_sigframes = load[1];
+	save->frame_nest = v->frame_nest;
+	save->sigframes = v->stack_sigframes;
+	save->frame_fn = (atomic_load_explicit(&v->irq.pending, memory_order_relaxed) & PEND_FRAME) ?
+			 frame_take(v) : NULL;
+	v->frame_nest = load->frame_nest;
+	v->stack_sigframes = load->sigframes;
+	if (load->frame_fn) {
+		v->frame_fn = load->frame_fn;
+		atomic_fetch_or_explicit(&v->irq.pending, PEND_FRAME, memory_order_relaxed);
+	}
 }
 
 unsigned hosted_stack_sigframes_max(void)

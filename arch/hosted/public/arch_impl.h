@@ -227,6 +227,17 @@ static inline void arch_meas_flag_incdec(void)
 /* A device register read: a volatile load of a status word in memory (no port I/O). */
 static inline uint32_t arch_dev_status_read(void) { return hosted_dev_status; }
 
+/* The runtime's per-stack state (runtime.c; hosted.h restates it): what belongs to the
+ * stack that runs, not to the vCPU, kept in its struct arch_context while it is switched
+ * out and swapped by every context switch (hosted_stack_state_swap). frame_nest: a frame
+ * call is active on this stack; sigframes: its on_source frames; frame_fn: the frame call
+ * granted to code on this stack and not yet run (NULL: none) - it runs on this stack when
+ * it resumes, never on a stack switched to meanwhile. Zero for a new context. */
+struct hosted_stack_state {
+	uint32_t frame_nest, sigframes;
+	void (*frame_fn)(void);
+};
+
 /* ---- threads: struct arch_context (arch_if.h "threads"; arch/hosted/context.c,
  * arch/hosted/switch.S, docs/hosted-port.md "Threads on the hosted port") ----
  * One per kernel thread (embedded in struct thread) and one per adopted execution (a
@@ -249,8 +260,9 @@ struct arch_context {
 	void *arg;		/*   trampoline (hosted_context_start) at the first switch-in */
 	bool adopted;		/* arch_context_adopt: no fiber of ours to destroy */
 	/* the runtime's per-stack state while switched out (hosted_stack_state_swap: the
-	 * frame call in progress on this stack, its signal frames); zero for a new one */
-	uint32_t stack_state[2];
+	 * frame call in progress on this stack, its signal frames, the frame call granted
+	 * to it and not yet run); zero for a new one */
+	struct hosted_stack_state stack_state;
 	bool painted;		/* its stack was painted at init (hosted_stack_high_water) */
 };
 _Static_assert(__builtin_offsetof(struct arch_context, sp) == 0 &&
