@@ -398,8 +398,8 @@ static struct thread *lk_wake_take(struct thread *t, uint64_t cond, unsigned cpu
 
 /* thread_set_level (sched_impl.h), under sched_lock. A queued thread raised kicks a CPU
  * that runs a lower level (after the unlock, as a wakeup's); a thread running on another
- * CPU and lowered makes that CPU pick again (something of higher priority may wait). The
- * caller's own change needs nothing more here: its CPU's next pick reads the new level. */
+ * CPU and lowered below a queued thread makes that CPU pick again (IPI). The caller's
+ * own change needs nothing more here: its CPU's next pick reads the new level. */
 static int lk_set_level(struct thread *t, unsigned level, unsigned cpu, bool self)
 {
 	(void)self;
@@ -418,8 +418,9 @@ static int lk_set_level(struct thread *t, unsigned level, unsigned cpu, bool sel
 		q_append(t);
 		kk = kick_of(t);
 	}
-	if ((s & SCHED_ONCPU) && SCHED_CPU_OF(s) != cpu && level > old)
-		force = (int)SCHED_CPU_OF(s);
+	for (unsigned l = old; (s & SCHED_ONCPU) && SCHED_CPU_OF(s) != cpu && l < level; l++)
+		if (q_head[l])
+			force = (int)SCHED_CPU_OF(s);
 	mlock_unlock_irqrestore(&sched_lock, k);
 	if (queued && level < old)
 		kick_for(kk);

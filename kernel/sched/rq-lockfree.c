@@ -585,13 +585,26 @@ static struct thread *lf_wake_take(struct thread *t, uint64_t cond, unsigned cpu
 	}
 }
 
+/* Something waits on cpu's own queues at a level above (a lower number than) `level`. */
+static bool waits_above(unsigned cpu, unsigned level)
+{
+	for (unsigned l = 0; l < level; l++) {
+		SCHED_ATOMIC_HOOK(load, &rq_n[cpu].n[l]);
+		if (atomic_load_explicit(&rq_n[cpu].n[l], memory_order_seq_cst))
+			return true;
+	}
+	return false;
+}
+
 /* thread_set_level (sched_impl.h: IRQs off, on cpu). The request goes into t's word by
  * CAS; what that CAS saw decides who applies it (the top comment): t itself (self) does
  * at once as its ONCPU holder; a queued t on no CPU is marked ONCPU in the same CAS, for
  * its home CPU or the CPU it is bound to, and released here (try_mark's removal path),
  * then that CPU is kicked for its new level; a t running elsewhere is applied by that CPU
- * (its next pick or its release), which is asked to pick again; a t being inserted (INS)
- * by its inserter; an asleep or stopped t by the wakeup or resume that inserts it. */
+ * at its next pick or its release - asked to pick now (IPI) when a thread of higher
+ * priority than the new level waits there, once per request (a request already pending
+ * had its chance: no IPI flood from repeated calls); a t being inserted (INS) by its
+ * inserter; an asleep or stopped t by the wakeup or resume that inserts it. */
 static int lf_set_level(struct thread *t, unsigned level, unsigned cpu, bool self)
 {
 	uint64_t s = load(t), req = S_LVLREQ | ((uint64_t)level << SCHED_LVL_SHIFT), want;
@@ -622,8 +635,9 @@ static int lf_set_level(struct thread *t, unsigned level, unsigned cpu, bool sel
 			sched_reap(t);
 		else
 			sched_kick(mcpu, level, id);
-	} else if ((s & S_ONCPU) && SCHED_CPU_OF(s) != cpu) {
-		sched_force(SCHED_CPU_OF(s));	/* its next pick there applies it */
+	} else if ((s & S_ONCPU) && SCHED_CPU_OF(s) != cpu && !(s & S_LVLREQ) &&
+		   waits_above(SCHED_CPU_OF(s), level)) {
+		sched_force(SCHED_CPU_OF(s));	/* its pick there applies it */
 	}
 	return KSYNC_OK;
 }
