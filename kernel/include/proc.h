@@ -181,7 +181,10 @@ struct process {
 	uint64_t robust_list, robust_len;	/* its thread: set_robust_list's head */
 	/* sched_setscheduler's policy and priority (kernel/syscall/syssched.c), this
 	 * thread's (a task's, as Linux keeps them): proc_table_lock; fork and clone copy
-	 * them (Linux's child inherits them) */
+	 * them (Linux's child inherits them, but SCHED_RESET_ON_FORK: sched_fork_policy).
+	 * The thread's run-queue level is sched_level(sched_policy): set at its creation,
+	 * changed with the policy under proc_table_lock (proc_sched; user_thread_main for a
+	 * change made before the thread recorded itself) */
 	int sched_policy, sched_prio;
 	/* the image's names, for /proc (kernel/proc/procfs.c): written by its own thread
 	 * (exec, prctl's PR_SET_NAME) under proc_table_lock, or by fork before the child
@@ -321,7 +324,8 @@ long proc_setsid(void);
 long proc_getsid(int pid);
 /* sched_*'s state of process pid (0: the caller) under proc_table_lock: *policy and
  * *prio out, then, if set, set to set_policy / set_prio (set_policy -1: keep the
- * policy). 0, or -LX_ESRCH. */
+ * policy) and the task's thread moved to the policy's level (sched_level,
+ * thread_set_level) under the same lock. 0, or -LX_ESRCH. */
 long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio);
 /* signal.c: at each return to ring 3 (kernel_user_return), nr the system call whose
  * result tf holds (-1: an interrupt or exception return) */
