@@ -342,10 +342,14 @@ static void lvs_worker_fn(void *arg)
 	__atomic_fetch_sub(&lvs_left, 1, __ATOMIC_RELEASE);
 }
 
+/* At most 4 x lvs_iters changes each (the workers mostly end first), a yield after each:
+ * a changer looping as fast as it could for as long as the workers ran took the locked
+ * scheduler's master lock so often that, under TSan on a loaded host, the workers
+ * convoyed behind it (once, 20 s without a line: the hosted watchdog's hang). */
 static void lvs_changer_fn(void *arg)
 {
 	uint64_t x = (uint64_t)(uintptr_t)arg * 0x2545f4914f6cdd1dull + 3;
-	while (__atomic_load_n(&lvs_left, __ATOMIC_ACQUIRE)) {
+	for (unsigned i = 0; i < 4 * lvs_iters && __atomic_load_n(&lvs_left, __ATOMIC_ACQUIRE); i++) {
 		struct thread *t = lvs_w[xs(&x) % LVS_WORKERS];
 		int rc = thread_set_level(t, (unsigned)(x >> 16) % SCHED_LEVELS);
 		__atomic_fetch_add(rc == KSYNC_OK ? &lvs_sets : rc == KSYNC_ESRCH ? &lvs_esrch : &lvs_bad,
@@ -356,8 +360,7 @@ static void lvs_changer_fn(void *arg)
 			if ((a != KSYNC_OK && a != KSYNC_ESRCH) || (b != KSYNC_OK && b != KSYNC_ESRCH))
 				__atomic_fetch_add(&lvs_bad, 1, __ATOMIC_RELAXED);
 		}
-		if ((x >> 32) % 4 == 0)
-			thread_yield();
+		thread_yield();
 	}
 }
 
@@ -371,10 +374,26 @@ static void lvs_waker_fn(void *arg)
 	}
 }
 
+/* The sanitizer builds run a quarter of the rounds: under TSan on a host busy with four
+ * other CPU-bound processes the full size kept a vCPU 6-8 s without a line per scheduler
+ * (the hosted watchdog ends a run at 20 s). `sched_level_rounds=N` on the command line
+ * sets the rounds (a longer run by hand). */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define LVS_SCALE 4
+#else
+#define LVS_SCALE 1
+#endif
+
 KTEST(sched_level_stress)
 {
 	unsigned n = ncpu();
-	lvs_iters = n > 2 ? 1000 : 2000;	/* QEMU -smp 4/8 on two host cores is slow */
+	char buf[24];
+	lvs_iters = (n > 2 ? 1000 : 2000) / LVS_SCALE;	/* QEMU -smp 4/8 on two host cores is slow */
+	if (cmdline_get("sched_level_rounds", buf, sizeof buf)) {
+		lvs_iters = 0;
+		for (const char *p = buf; *p >= '0' && *p <= '9'; p++)
+			lvs_iters = lvs_iters * 10 + (unsigned)(*p - '0');
+	}
 	const char *s;
 	FOR_EACH_SCHED(s) {
 		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
