@@ -327,6 +327,13 @@ long proc_getsid(int pid);
  * policy) and the task's thread moved to the policy's level (sched_level,
  * thread_set_level) under the same lock. 0, or -LX_ESRCH. */
 long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio);
+/* The run-queue level (0..SCHED_LEVELS-1) a Linux scheduling policy maps onto
+ * (syssched.c's comment: SCHED_FIFO/RR 0, OTHER 1, BATCH 2, IDLE 3). */
+unsigned sched_level(int policy);
+/* The policy (returned) and *prio a new task - fork's child, clone's thread - gets from
+ * its creator's policy and *prio (Linux's sched_fork: SCHED_RESET_ON_FORK is not
+ * inherited, and with it a real-time policy becomes SCHED_OTHER, priority 0). */
+int sched_fork_policy(int policy, int *prio);
 /* signal.c: at each return to ring 3 (kernel_user_return), nr the system call whose
  * result tf holds (-1: an interrupt or exception return) */
 void signal_user_return(struct trapframe *tf, long nr);

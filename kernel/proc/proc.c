@@ -21,7 +21,6 @@
 #include "proc.h"
 #include "thread.h"
 #include "syscall/linux_abi.h"
-#include "syscall/syssched.h"
 #include "sched_hooks.h"
 #include "fs/vfs.h"
 #include <ksync/errors.h>
@@ -1244,6 +1243,28 @@ static long group_of(int pid, bool session)
 
 long proc_getpgid(int pid) { return group_of(pid, false); }
 long proc_getsid(int pid) { return group_of(pid, true); }
+
+unsigned sched_level(int policy)
+{
+	switch (policy & ~LX_SCHED_RESET_ON_FORK) {
+	case LX_SCHED_FIFO: case LX_SCHED_RR: return 0;
+	case LX_SCHED_BATCH: return SCHED_LEVELS > 2 ? 2 : SCHED_LEVELS - 1;
+	case LX_SCHED_IDLE: return SCHED_LEVELS - 1;
+	default: return 1;
+	}
+}
+
+int sched_fork_policy(int policy, int *prio)
+{
+	if (!(policy & LX_SCHED_RESET_ON_FORK))
+		return policy;
+	policy &= ~LX_SCHED_RESET_ON_FORK;
+	if (policy == LX_SCHED_FIFO || policy == LX_SCHED_RR || policy == LX_SCHED_DEADLINE) {
+		*prio = 0;
+		return LX_SCHED_OTHER;
+	}
+	return policy;
+}
 
 /* sched_*'s pid is a task's id, as Linux's: a thread's tid, or a process's pid (its
  * main thread); each task keeps its own policy. */

@@ -12,10 +12,11 @@
  *
  * The policy and priority are the task's (struct process sched_policy/sched_prio,
  * proc_table_lock: proc_sched), reported back by the get calls, inherited at fork and
- * clone as Linux's sched_fork does (sched_fork_policy: with SCHED_RESET_ON_FORK the
- * child does not keep the flag, and a real-time policy becomes SCHED_OTHER, priority 0;
- * SCHED_BATCH and SCHED_IDLE stay). They map onto ksync's run-queue levels
- * (SCHED_LEVELS = 4, 0 served most often by the priority table): sched_level() below -
+ * clone as Linux's sched_fork does (sched_fork_policy, proc.c: with SCHED_RESET_ON_FORK
+ * the child does not keep the flag, and a real-time policy becomes SCHED_OTHER, priority
+ * 0; SCHED_BATCH and SCHED_IDLE stay). They map onto ksync's run-queue levels
+ * (SCHED_LEVELS = 4, 0 served most often by the priority table): sched_level (proc.c,
+ * which creates the task's thread at it) -
  * SCHED_FIFO/SCHED_RR at any priority -> level 0, SCHED_OTHER -> 1, SCHED_BATCH -> 2,
  * SCHED_IDLE -> 3 - and the level is applied: a task's thread is created at its
  * policy's level (proc_start; a new process is SCHED_OTHER, level 1), and a set call
@@ -52,29 +53,6 @@ static bool valid_policy(int p)
 }
 
 static bool rt_policy(int p) { return p == LX_SCHED_FIFO || p == LX_SCHED_RR; }
-
-/* The run-queue level a policy maps onto (the mapping of the file's comment). */
-unsigned sched_level(int policy)
-{
-	switch (policy & ~LX_SCHED_RESET_ON_FORK) {
-	case LX_SCHED_FIFO: case LX_SCHED_RR: return 0;
-	case LX_SCHED_BATCH: return SCHED_LEVELS > 2 ? 2 : SCHED_LEVELS - 1;
-	case LX_SCHED_IDLE: return SCHED_LEVELS - 1;
-	default: return 1;
-	}
-}
-
-int sched_fork_policy(int policy, int *prio)
-{
-	if (!(policy & LX_SCHED_RESET_ON_FORK))
-		return policy;
-	policy &= ~LX_SCHED_RESET_ON_FORK;
-	if (rt_policy(policy) || policy == LX_SCHED_DEADLINE) {
-		*prio = 0;
-		return LX_SCHED_OTHER;
-	}
-	return policy;
-}
 
 /* __sched_setscheduler's checks, then the change (proc_sched moves the thread to the
  * policy's level); policy -1 keeps the policy. */

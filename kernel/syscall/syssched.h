@@ -23,11 +23,5 @@ SYSSCHED(mlockall);
 SYSSCHED(munlockall);
 SYSSCHED(socketpair);
 #undef SYSSCHED
-/* The run-queue level (0..SCHED_LEVELS-1) a Linux scheduling policy maps onto. */
-unsigned sched_level(int policy);
-/* The policy (returned) and *prio a new task - fork's child, clone's thread - gets from
- * its creator's policy and *prio (Linux's sched_fork: SCHED_RESET_ON_FORK is not
- * inherited, and with it a real-time policy becomes SCHED_OTHER, priority 0). */
-int sched_fork_policy(int policy, int *prio);
 
 #endif
