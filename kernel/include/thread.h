@@ -181,14 +181,16 @@ int thread_kill(struct thread *t);
 int thread_signal(struct thread *t, thread_sig_fn fn, void *arg);
 /* set_level: t's run-queue level becomes `level` (what thread_create's argument set), in
  * either scheduler. A queued thread moves to the new level's queue at once (the locked
- * scheduler: its tail); a running one competes at the new level from its CPU's next pick
- * (another CPU is asked to pick again by IPI); a sleeping or stopped one is queued at
- * the new level by its wakeup or resume. The caller's own change applies before the
- * call returns: raised, it keeps the CPU; lowered, a ready thread of higher priority runs
- * first (as after a yield). A boost from helping still counts: the thread runs at
- * min(boost, level). KSYNC_EINVAL for a level >= SCHED_LEVELS, KSYNC_ESRCH for a dead or
- * free slot (or one being set up by thread_create). Thread context; IRQs may be off
- * (the caller's own lowering then runs the higher thread when they are on again).
+ * scheduler: its tail); a running one competes at the new level from its CPU's next
+ * pick (asked for at once, by IPI, when a thread of higher priority than the new level
+ * waits there); a sleeping or stopped one is queued at the new level by its wakeup or
+ * resume. The caller's own change applies before the call returns: raised, it keeps the
+ * CPU; lowered, a ready thread of higher priority runs first (as after a yield). A boost
+ * from helping still counts: the thread runs at min(boost, level). KSYNC_EINVAL for a
+ * level >= SCHED_LEVELS, KSYNC_ESRCH for a dead or free slot (or one being set up by
+ * thread_create). Thread context; IRQs may be off (a switch it asks for - the caller
+ * lowered, a queued thread raised above it - then waits for the next preemption point:
+ * sched_lowered once IRQs are on, or an interrupt's end).
  * thread_level: the level t's queue is indexed by now (lockfree: a change requested of a
  * thread off every CPU and queue shows from its wakeup on). */
 int thread_set_level(struct thread *t, unsigned level);
