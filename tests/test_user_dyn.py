@@ -12,9 +12,10 @@ prints on the host, with the same wait status (test by difference; nothing norma
   mprotect of a mapped range, writes that never reach the file, fork's copy, SIGBUS past
   the file's end, /dev/zero, refusals; MAP_SHARED: writes both ways, a second mapping,
   a fork child's writes, a read-only descriptor's EACCES);
-- dyn_sched: sched_setscheduler and its family's results and error paths, affinity,
-  mlockall, /dev/cpu_dma_latency (compared with root's host output when the host's needs
-  a privilege this run lacks);
+- dyn_sched: sched_setscheduler and its family's results and error paths, what a fork
+  child inherits (SCHED_RESET_ON_FORK), affinity, mlockall,
+  /dev/cpu_dma_latency (compared with root's host output when the host's needs a
+  privilege this run lacks);
 - dyn_sock: socketpair(AF_UNIX, SOCK_STREAM): both directions, poll, EOF, EPIPE/SIGPIPE,
   O_NONBLOCK, errors;
 - dyn_missing: a missing shared library, refused by the loader with its own message
@@ -45,7 +46,8 @@ OUT = ROOT / "build" / "user-dyn"
 CASES = [["t/dyn_hello"], ["t/dyn_hello", "one", "two-words"]]
 CASES += [["t/dyn_mmap", c] for c in ["private", "offset", "fixed", "mprotect", "cow",
                                        "sigbus", "shared", "devzero"]]
-CASES += [["t/dyn_sched", c] for c in ["policy", "errors", "attr", "affinity", "mlock", "dma"]]
+CASES += [["t/dyn_sched", c] for c in ["policy", "fork", "errors", "attr", "affinity", "mlock",
+                                        "dma"]]
 # /dev/cpu_dma_latency needs root on the host: without it, ksync's output is compared with
 # what root's host prints
 DMA_WANT = (b"cpu_dma_latency open 1\nwrite 0 = 4\nclose = 0\n", 0)

@@ -181,7 +181,10 @@ struct process {
 	uint64_t robust_list, robust_len;	/* its thread: set_robust_list's head */
 	/* sched_setscheduler's policy and priority (kernel/syscall/syssched.c), this
 	 * thread's (a task's, as Linux keeps them): proc_table_lock; fork and clone copy
-	 * them (Linux's child inherits them) */
+	 * them (Linux's child inherits them, but SCHED_RESET_ON_FORK: sched_fork_policy).
+	 * The thread's run-queue level is sched_level(sched_policy): set at its creation,
+	 * changed with the policy under proc_table_lock (proc_sched; user_thread_main for a
+	 * change made before the thread recorded itself) */
 	int sched_policy, sched_prio;
 	/* the image's names, for /proc (kernel/proc/procfs.c): written by its own thread
 	 * (exec, prctl's PR_SET_NAME) under proc_table_lock, or by fork before the child
@@ -321,8 +324,16 @@ long proc_setsid(void);
 long proc_getsid(int pid);
 /* sched_*'s state of process pid (0: the caller) under proc_table_lock: *policy and
  * *prio out, then, if set, set to set_policy / set_prio (set_policy -1: keep the
- * policy). 0, or -LX_ESRCH. */
+ * policy) and the task's thread moved to the policy's level (sched_level,
+ * thread_set_level) under the same lock. 0, or -LX_ESRCH. */
 long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio);
+/* The run-queue level (0..SCHED_LEVELS-1) a Linux scheduling policy maps onto
+ * (syssched.c's comment: SCHED_FIFO/RR 0, OTHER 1, BATCH 2, IDLE 3). */
+unsigned sched_level(int policy);
+/* The policy (returned) and *prio a new task - fork's child, clone's thread - gets from
+ * its creator's policy and *prio (Linux's sched_fork: SCHED_RESET_ON_FORK is not
+ * inherited, and with it a real-time policy becomes SCHED_OTHER, priority 0). */
+int sched_fork_policy(int policy, int *prio);
 /* signal.c: at each return to ring 3 (kernel_user_return), nr the system call whose
  * result tf holds (-1: an interrupt or exception return) */
 void signal_user_return(struct trapframe *tf, long nr);

@@ -29,6 +29,7 @@
 #ifndef SCHED_LEVELS
 #define SCHED_LEVELS 4		/* run-queue levels (Synthesis: set at system generation) */
 #endif
+_Static_assert(SCHED_LEVELS >= 1 && SCHED_LEVELS <= 16, "a level fits SCHED_LVL_MASK");
 #define SCHED_MAX_THREADS 512	/* thread table slots, idle threads included */
 #define SCHED_TABLE_MAX 64	/* longest priority table */
 /* A thread's stack. Twice as large under AddressSanitizer (the hosted port's ASan build),
@@ -63,6 +64,13 @@
 #define SCHED_CPU_SHIFT	10		/* bits 10..17: the owner (ONCPU) or binding (PREEMPTED) */
 #define SCHED_CPU_MASK	(0xffull << SCHED_CPU_SHIFT)
 #define SCHED_CPU_OF(s)	((unsigned)(((s) & SCHED_CPU_MASK) >> SCHED_CPU_SHIFT))
+/* lockfree: thread_set_level's request, in the word so that the party that applies it
+ * (whoever may move the thread between queues: rq-lockfree.c) cannot drop the thread
+ * without seeing it - its CAS fails if a request came in between */
+#define SCHED_LVLREQ	(1ull << 18)	/* a new level is requested: the one in bits 19..22 */
+#define SCHED_LVL_SHIFT	19
+#define SCHED_LVL_MASK	(0xfull << SCHED_LVL_SHIFT)
+#define SCHED_LVL_OF(s)	((unsigned)(((s) & SCHED_LVL_MASK) >> SCHED_LVL_SHIFT))
 #define SCHED_COND_SHIFT 32
 #define SCHED_COND(k)	(1ull << (SCHED_COND_SHIFT + (k)))	/* k = 0..31 */
 #define SCHED_COND_ALL	(0xffffffffull << SCHED_COND_SHIFT)
@@ -149,6 +157,12 @@ struct thread *thread_self(void);
 const char *thread_name(const struct thread *t);
 unsigned thread_id(const struct thread *t);
 uint64_t thread_state(const struct thread *t);	/* the state word, for tests */
+/* Tests: the run queues' counts summed over CPUs and levels (lockfree: rq_n; locked:
+ * q_free and q_bound), and in *entries what the queues hold (lockfree: the bits set;
+ * locked: the lists' entries, walked under the master lock). Exact only while no thread
+ * is being queued or unqueued (the caller's own thread: lockfree keeps the running
+ * thread on its queue - it is counted when LINKED). */
+unsigned sched_queued(unsigned *entries);
 /* Tests only: called by thread_create with the new thread between its slot's reset and
  * its publication (a stale handle's operations must find it DEAD there); NULL otherwise. */
 extern void (*sched_test_create_window)(struct thread *t);
@@ -166,6 +180,22 @@ int thread_suspend(struct thread *t);
 int thread_resume(struct thread *t);
 int thread_kill(struct thread *t);
 int thread_signal(struct thread *t, thread_sig_fn fn, void *arg);
+/* set_level: t's run-queue level becomes `level` (what thread_create's argument set), in
+ * either scheduler. A queued thread moves to the new level's queue at once (the locked
+ * scheduler: its tail); a running one competes at the new level from its CPU's next
+ * pick (asked for at once, by IPI, when a thread of higher priority than the new level
+ * waits there); a sleeping or stopped one is queued at the new level by its wakeup or
+ * resume. The caller's own change applies before the call returns: raised, it keeps the
+ * CPU; lowered, a ready thread of higher priority runs first (as after a yield). A boost
+ * from helping still counts: the thread runs at min(boost, level). KSYNC_EINVAL for a
+ * level >= SCHED_LEVELS, KSYNC_ESRCH for a dead or free slot (or one being set up by
+ * thread_create). Thread context; IRQs may be off (a switch it asks for - the caller
+ * lowered, a queued thread raised above it - then waits for the next preemption point:
+ * sched_lowered once IRQs are on, or an interrupt's end).
+ * thread_level: the level t's queue is indexed by now (lockfree: a change requested of a
+ * thread off every CPU and queue shows from its wakeup on). */
+int thread_set_level(struct thread *t, unsigned level);
+unsigned thread_level(const struct thread *t);
 
 /* ---- sleep and wakeup with condition flags (Hohmuth & Haertig, Figure 3) ----------------
  * sched_sleep(cond): returns at once, consuming the flags, if any of `cond` is set in the

@@ -21,6 +21,7 @@
 #include "proc.h"
 #include "thread.h"
 #include "syscall/linux_abi.h"
+#include "sched_hooks.h"
 #include "fs/vfs.h"
 #include <ksync/errors.h>
 
@@ -166,7 +167,11 @@ static void user_thread_main(void *arg)
 	 * wakes that wait (fs_interrupt); a kill before this is pending before any wait */
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	p->thread = thread_self();
+	/* a policy set after proc_start read it and before this record found no thread to
+	 * move (proc_sched): its level applies here, under the same lock */
+	(void)thread_set_level(p->thread, sched_level(p->sched_policy));
 	mlock_unlock_irqrestore(&proc_table_lock, k);
+	sched_lowered();	/* lowered by it: a higher thread that is ready runs first */
 	arch_user_enter(p->uctx);
 }
 
@@ -176,7 +181,10 @@ static long proc_start(struct process *p)
 	char name[SCHED_NAME_MAX];
 	ksnprintf(name, sizeof name, "pid%d", p->pid);
 	struct thread *t;
-	int rc = thread_create_user(&t, user_thread_main, p, 1, SCHED_AFFINITY_ANY, name, p->uctx);
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	unsigned level = sched_level(p->sched_policy);	/* its policy's (fork, clone: inherited) */
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	int rc = thread_create_user(&t, user_thread_main, p, level, SCHED_AFFINITY_ANY, name, p->uctx);
 	if (rc != KSYNC_OK)
 		return -LX_EAGAIN;
 	return 0;
@@ -397,8 +405,8 @@ static long clone_thread(struct trapframe *tf, uint64_t flags, uint64_t newsp, u
 		c->rlim_core = self->rlim_core;
 		c->rlim_core_max = self->rlim_core_max;
 		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-		c->sched_policy = self->sched_policy;	/* a new thread inherits them */
-		c->sched_prio = self->sched_prio;
+		c->sched_prio = self->sched_prio;	/* a new thread inherits them */
+		c->sched_policy = sched_fork_policy(self->sched_policy, &c->sched_prio);
 		mlock_unlock_irqrestore(&proc_table_lock, k);
 		if (flags & LX_CLONE_CHILD_CLEARTID)
 			c->clear_child_tid = ctid;
@@ -472,8 +480,8 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp, uint64_t pt
 		memcpy(c->sig_flags, g->sig_flags, sizeof c->sig_flags);
 		memcpy(c->sig_restorer, g->sig_restorer, sizeof c->sig_restorer);
 		memcpy(c->sig_mask_of, g->sig_mask_of, sizeof c->sig_mask_of);
-		c->sched_policy = self->sched_policy;	/* Linux's child inherits them */
-		c->sched_prio = self->sched_prio;
+		c->sched_prio = self->sched_prio;	/* Linux's child inherits them */
+		c->sched_policy = sched_fork_policy(self->sched_policy, &c->sched_prio);
 		memcpy(c->comm, g->comm, sizeof c->comm);	/* /proc reads them */
 		memcpy(c->exe, g->exe, sizeof c->exe);
 		memcpy(c->cmdline, g->cmdline, sizeof c->cmdline);
@@ -1236,6 +1244,28 @@ static long group_of(int pid, bool session)
 long proc_getpgid(int pid) { return group_of(pid, false); }
 long proc_getsid(int pid) { return group_of(pid, true); }
 
+unsigned sched_level(int policy)
+{
+	switch (policy & ~LX_SCHED_RESET_ON_FORK) {
+	case LX_SCHED_FIFO: case LX_SCHED_RR: return 0;
+	case LX_SCHED_BATCH: return SCHED_LEVELS > 2 ? 2 : SCHED_LEVELS - 1;
+	case LX_SCHED_IDLE: return SCHED_LEVELS - 1;
+	default: return 1;
+	}
+}
+
+int sched_fork_policy(int policy, int *prio)
+{
+	if (!(policy & LX_SCHED_RESET_ON_FORK))
+		return policy;
+	policy &= ~LX_SCHED_RESET_ON_FORK;
+	if (policy == LX_SCHED_FIFO || policy == LX_SCHED_RR || policy == LX_SCHED_DEADLINE) {
+		*prio = 0;
+		return LX_SCHED_OTHER;
+	}
+	return policy;
+}
+
 /* sched_*'s pid is a task's id, as Linux's: a thread's tid, or a process's pid (its
  * main thread); each task keeps its own policy. */
 long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio)
@@ -1254,9 +1284,17 @@ long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int s
 			if (set_policy >= 0)
 				t->sched_policy = set_policy;
 			t->sched_prio = set_prio;
+			/* its thread at the policy's level, under this lock: two callers leave
+			 * the policy and the level of the same one, and the thread lives (it sets
+			 * thread_done here before it exits). Not recorded yet: it applies the
+			 * policy itself when it records itself (user_thread_main). */
+			if (t->thread && !t->thread_done)
+				(void)thread_set_level(t->thread, sched_level(t->sched_policy));
 		}
 	}
 	mlock_unlock_irqrestore(&proc_table_lock, k);
+	if (set)
+		sched_lowered();	/* the caller lowered itself: a higher ready thread first */
 	return t ? 0 : -LX_ESRCH;
 }
 
@@ -1317,6 +1355,8 @@ static void become_leader(struct process *p)
 	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 	*tmp = *g;	/* the group's fields */
 	tmp->thread = p->thread;	/* the thread's own */
+	tmp->sched_policy = p->sched_policy;	/* the task's, as its level */
+	tmp->sched_prio = p->sched_prio;
 	tmp->uctx = p->uctx;
 	tmp->sigmask = p->sigmask;
 	tmp->saved_sigmask = p->saved_sigmask;

@@ -304,16 +304,16 @@ static void after_release(struct hlock *l, struct thread *self, struct thread *n
 	if (hint == HLOCK_HINT_LOCKER) {
 		if (last && boosted) {	/* the boost ends; the locker keeps the CPU this time */
 			atomic_store_explicit(&self->head.boost, SCHED_LEVELS, memory_order_relaxed);
-			atomic_store_explicit(&sched_cpus[arch_cpu_id()].cur_level, self->level,
-					      memory_order_relaxed);
+			atomic_store_explicit(&sched_cpus[arch_cpu_id()].cur_level,
+					      sched_level_of(self), memory_order_relaxed);
 		}
 		return;
 	}
 	if (hint == HLOCK_HINT_LOCKED) {
 		if (last && boosted) {
 			atomic_store_explicit(&self->head.boost, SCHED_LEVELS, memory_order_relaxed);
-			atomic_store_explicit(&sched_cpus[arch_cpu_id()].cur_level, self->level,
-					      memory_order_relaxed);
+			atomic_store_explicit(&sched_cpus[arch_cpu_id()].cur_level,
+					      sched_level_of(self), memory_order_relaxed);
 		}
 		struct thread *t = locked ? locked : next_owner;
 		if (t && t != self)

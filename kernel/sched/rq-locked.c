@@ -11,6 +11,11 @@
  * LINKED means "on a run queue". A preempted thread goes back to the tail of its level
  * bound to the CPU it was preempted on (SCHED_PREEMPTED, as in the lock-free scheduler:
  * thread.c says why); a dispatcher skips threads bound elsewhere or not allowed on it.
+ *
+ * A level change (thread_set_level) is made under sched_lock: a queued thread leaves its
+ * level's list and joins the new one's tail; a running, sleeping or stopped one just
+ * gets the new level (a running thread competes with it at its CPU's next pick, which
+ * sees prev->level under the lock; a sleeper is appended there by its wakeup).
  */
 #include "sched_impl.h"
 #include "mlock.h"
@@ -49,7 +54,7 @@ static _Atomic unsigned *q_counter(struct thread *t)	/* sched_lock held */
 
 static void q_append(struct thread *t)
 {
-	unsigned l = t->level;
+	unsigned l = sched_level_of(t);
 	t->rq_next = NULL;
 	t->rq_prev = q_tail[l];
 	if (q_tail[l])
@@ -64,7 +69,7 @@ static void q_append(struct thread *t)
 
 static void q_remove(struct thread *t)
 {
-	unsigned l = t->level;
+	unsigned l = sched_level_of(t);
 	if (t->rq_prev)
 		t->rq_prev->rq_next = t->rq_next;
 	else
@@ -85,8 +90,8 @@ struct kick { int bound; unsigned home, level, id; uint64_t affinity; };
 static struct kick kick_of(struct thread *t)	/* sched_lock held */
 {
 	uint64_t s = st(t);
-	return (struct kick){ (s & SCHED_PREEMPTED) ? (int)SCHED_CPU_OF(s) : -1, t->home, t->level,
-			      t->id, __atomic_load_n(&t->affinity, __ATOMIC_RELAXED) };
+	return (struct kick){ (s & SCHED_PREEMPTED) ? (int)SCHED_CPU_OF(s) : -1, t->home,
+			      sched_level_of(t), t->id, __atomic_load_n(&t->affinity, __ATOMIC_RELAXED) };
 }
 
 /* Its binding, else any allowed CPU that is idle or runs a lower level (sched_kick
@@ -185,7 +190,7 @@ static struct thread *lk_pick(unsigned cpu, struct thread *prev, bool *stolen)
 			found = t;
 			break;
 		}
-		if (!found && prev_ok && prev->level == order[i])
+		if (!found && prev_ok && sched_level_of(prev) == order[i])
 			found = prev;
 	}
 	mlock_unlock_irqrestore(&sched_lock, k);
@@ -391,6 +396,55 @@ static struct thread *lk_wake_take(struct thread *t, uint64_t cond, unsigned cpu
 	return got;
 }
 
+/* thread_set_level (sched_impl.h), under sched_lock. A queued thread raised kicks a CPU
+ * that runs a lower level (after the unlock, as a wakeup's); a thread running on another
+ * CPU and lowered below a queued thread makes that CPU pick again (IPI). The caller's
+ * own change needs nothing more here: its CPU's next pick reads the new level. */
+static int lk_set_level(struct thread *t, unsigned level, unsigned cpu, bool self)
+{
+	(void)self;
+	irqkey_t k;
+	uint64_t s;
+	if (!lock_live(t, &k, &s))
+		return KSYNC_ESRCH;
+	unsigned old = sched_level_of(t);
+	bool queued = (s & SCHED_LINKED) && level != old;
+	int force = -1;
+	struct kick kk = { -1, 0, 0, 0, 0 };
+	if (queued)
+		q_remove(t);
+	sched_level_store(t, level);
+	if (queued) {
+		q_append(t);
+		kk = kick_of(t);
+	}
+	for (unsigned l = old; (s & SCHED_ONCPU) && SCHED_CPU_OF(s) != cpu && l < level; l++)
+		if (q_head[l])
+			force = (int)SCHED_CPU_OF(s);
+	mlock_unlock_irqrestore(&sched_lock, k);
+	if (queued && level < old)
+		kick_for(kk);
+	if (force >= 0)
+		sched_force((unsigned)force);
+	return KSYNC_OK;
+}
+
+/* sched_lock held while the lists are walked; the counts are read with it too. */
+static unsigned lk_queued(unsigned *entries)
+{
+	unsigned e = 0;
+	irqkey_t k = mlock_lock_irqsave(&sched_lock);
+	for (unsigned l = 0; l < SCHED_LEVELS; l++)
+		for (struct thread *t = q_head[l]; t; t = t->rq_next)
+			e++;
+	unsigned n = atomic_load_explicit(&q_free, memory_order_relaxed);
+	for (unsigned c = 0; c < MAX_CPUS; c++)
+		n += atomic_load_explicit(&q_bound[c], memory_order_relaxed);
+	mlock_unlock_irqrestore(&sched_lock, k);
+	*entries = e;
+	return n;
+}
+
 const struct sched_ops sched_ops_locked = {
 	.name = "locked",
 	.reset = lk_reset,
@@ -407,4 +461,6 @@ const struct sched_ops sched_ops_locked = {
 	.exit_mark = lk_exit_mark,
 	.take = lk_take,
 	.wake_take = lk_wake_take,
+	.set_level = lk_set_level,
+	.queued = lk_queued,
 };

@@ -36,11 +36,31 @@
  * checks: ONCPU is set only by a marking CAS that saw it clear (no thread on two CPUs);
  * LINKED is set by the ONCPU holder, or by an inserter holding INS only after the
  * physical insert (a stale walk can never mark a thread whose bit is not set yet); exactly one party inserts (the holder of ONCPU or of INS) and
- * exactly one unlinks (the holder of ONCPU); STOPPED and DEAD are set only once the
+ * exactly one unlinks (the holder of ONCPU, or the holder of INS its own bit before
+ * LINKED: a level change below); STOPPED and DEAD are set only once the
  * thread is off its queue and off the CPU (ONCPU dropped in the same CAS, last). Every
  * CAS is acq_rel: it orders the context saved and the queue bit changed before it with
  * the next owner's reads. The bit operations are seq_cst (they pair with the idle CPU's
  * seq_cst flag: Dekker, sched_kick).
+ *
+ * Levels (thread_set_level): ins and unl index the queue by t->level, so the level may
+ * change only while the thread is on no queue and the changer has it to itself. The
+ * request is marked in the state word (SCHED_LVLREQ and the level, by CAS: "mark the
+ * intended operation in the TTE") and applied by whoever holds the right to move the
+ * thread between queues: its ONCPU holder (lf_release, the running thread itself -
+ * its own call or its CPU's pick - and lf_wake_take) unlinks it if LINKED, changes the
+ * level, clears the request and relinks it as before; its INS holder (insert_reserved)
+ * applies it before its insert, and if a request arrives between the insert and LINKED
+ * takes its own bit back and inserts again. The request being in the word is what makes
+ * this safe without a second protocol: the holder's last CAS (dropping ONCPU, or INS ->
+ * LINKED) fails if a request came in after it looked, so none is left behind. Invariant
+ * (the explorer checks it at every step): a word with LVLREQ is ONCPU, or INS, or
+ * neither LINKED nor INS (asleep, stopped: the wakeup or resume applies it) - never a
+ * queued thread on no CPU. For such a thread the requester sets ONCPU itself in the CAS
+ * that makes the request (for the thread's home CPU, or the CPU a preemption bound it to,
+ * so nothing migrates) and releases it at once, as try_mark does with a thread marked
+ * only to be removed: a queued thread moves now, not at its next dispatch at the old
+ * level. A thread running elsewhere is asked to pick again (sched_force).
  */
 #include "sched_impl.h"
 #include <ksync/errors.h>
@@ -57,6 +77,8 @@
 #define S_INS SCHED_INS
 #define S_PREEMPTED SCHED_PREEMPTED
 #define S_CPU SCHED_CPU_MASK
+#define S_LVLREQ SCHED_LVLREQ
+#define S_LVL SCHED_LVL_MASK
 
 /* The interleaving explorer's scheduling point, just before every atomic step on shared
  * data (a queue word, a state word): tests/unit/test_explore_sched.c compiles this file
@@ -67,6 +89,13 @@
 #define SCHED_ATOMIC_HOOK(op, addr) KSYNC_ATOMIC_HOOK(op, addr)
 #else
 #define SCHED_ATOMIC_HOOK(op, addr) ((void)0)
+#endif
+/* The explorer's seeded bugs that a CAS wrapper cannot express (test_explore_sched.c
+ * defines SCHED_MUTANT(bug) as "that mutant is on"): 0 in every other build, no code.
+ * LEVEL_LINKED: a level change without the unlink first (the thread's bit stays on the
+ * old level's queue). */
+#ifndef SCHED_MUTANT
+#define SCHED_MUTANT(bug) 0
 #endif
 
 /* rq[cpu][level][word]: bit i of word w = thread slot 64w + i is on that queue */
@@ -86,24 +115,28 @@ static struct {
 
 static inline uint64_t bit_of(const struct thread *t) { return 1ull << (t->id % 64); }
 
+/* By the party that inserts (unlinks) t: its home and level are its to read (struct
+ * thread: nobody changes them while it may insert or unlink). */
 static void ins(struct thread *t)
 {
-	SCHED_ATOMIC_HOOK(fetch_add, &rq_n[t->home].n[t->level]);
-	atomic_fetch_add_explicit(&rq_n[t->home].n[t->level], 1, memory_order_seq_cst);
-	SCHED_ATOMIC_HOOK(fetch_or, &rq[t->home][t->level][t->id / 64]);
-	atomic_fetch_or_explicit(&rq[t->home][t->level][t->id / 64], bit_of(t), memory_order_seq_cst);
+	unsigned h = t->home, l = sched_level_of(t);
+	SCHED_ATOMIC_HOOK(fetch_add, &rq_n[h].n[l]);
+	atomic_fetch_add_explicit(&rq_n[h].n[l], 1, memory_order_seq_cst);
+	SCHED_ATOMIC_HOOK(fetch_or, &rq[h][l][t->id / 64]);
+	atomic_fetch_or_explicit(&rq[h][l][t->id / 64], bit_of(t), memory_order_seq_cst);
 }
 
 static void unl(struct thread *t)
 {
-	SCHED_ATOMIC_HOOK(fetch_and, &rq[t->home][t->level][t->id / 64]);
-	uint64_t old = atomic_fetch_and_explicit(&rq[t->home][t->level][t->id / 64], ~bit_of(t),
+	unsigned h = t->home, l = sched_level_of(t);
+	SCHED_ATOMIC_HOOK(fetch_and, &rq[h][l][t->id / 64]);
+	uint64_t old = atomic_fetch_and_explicit(&rq[h][l][t->id / 64], ~bit_of(t),
 						 memory_order_seq_cst);
 	if (!(old & bit_of(t)))
 		panic("lockfree rq: thread '%s' unlinked from cpu %u level %u where it was not",
-		      t->name, t->home, t->level);
-	SCHED_ATOMIC_HOOK(fetch_sub, &rq_n[t->home].n[t->level]);
-	atomic_fetch_sub_explicit(&rq_n[t->home].n[t->level], 1, memory_order_seq_cst);
+		      t->name, h, l);
+	SCHED_ATOMIC_HOOK(fetch_sub, &rq_n[h].n[l]);
+	atomic_fetch_sub_explicit(&rq_n[h].n[l], 1, memory_order_seq_cst);
 }
 
 static inline bool cas(struct thread *t, uint64_t *s, uint64_t want)
@@ -119,26 +152,80 @@ static inline uint64_t load(struct thread *t)
 	return atomic_load_explicit(&t->state, memory_order_acquire);
 }
 
-/* An inserter holding INS: the bit is set, now LINKED (model: finish_ins). */
-static void finish_ins(struct thread *t)
+/* A holder with t on no queue - ONCPU with t not LINKED and its bit clear, or INS before
+ * its bit is set - applies a requested level: t->level first, then the request cleared
+ * by CAS (acq_rel: the level before the word, for the next holder); a newer request
+ * meanwhile fails the CAS and is applied in its turn. *s is t's word, on return without a
+ * request. */
+static void level_apply(struct thread *t, uint64_t *s)
 {
-	uint64_t s = load(t);
-	do
-		KASSERT(s & S_INS);
-	while (!cas(t, &s, (s & ~S_INS) | S_LINKED));
+	while (*s & S_LVLREQ) {
+		sched_level_store(t, SCHED_LVL_OF(*s));
+		uint64_t want = *s & ~(S_LVLREQ | S_LVL);
+		if (cas(t, s, want))
+			*s = want;
+	}
 }
 
-/* The inserter that reserved the insert with INS (create, wakeup, resume): set the bit,
- * then LINKED, then tell the home CPU. home, level and id are read before LINKED: after
- * it a releaser may re-home t, and t may run, exit and be joined, and its slot be reused
- * by thread_create (ThreadSanitizer saw the kick read the level of a slot being reset,
- * under the Sprite fork benchmark). */
+/* The inserter that reserved the insert with INS (create, wakeup, resume): a requested
+ * level applied, set the bit, then LINKED (model: finish_ins), then tell the home CPU. A
+ * level requested between the insert and LINKED stops the LINKED CAS: the bit is still
+ * ours alone (not LINKED: no dispatcher marks it, nobody else unlinks), so we take it
+ * back and insert at the new level. home, level and id are read before LINKED: after it
+ * a releaser may re-home t, and t may run, exit and be joined, and its slot be reused by
+ * thread_create (ThreadSanitizer saw the kick read the level of a slot being reset, under
+ * the Sprite fork benchmark). */
 static void insert_reserved(struct thread *t)
 {
-	unsigned h = t->home, level = t->level, id = t->id;
-	ins(t);
-	finish_ins(t);
+	unsigned h, level, id = t->id;
+	uint64_t s = load(t);
+	for (;;) {
+		level_apply(t, &s);
+		h = t->home;
+		level = sched_level_of(t);
+		ins(t);
+		do
+			KASSERT(s & S_INS);
+		while (!(s & S_LVLREQ) && !cas(t, &s, (s & ~S_INS) | S_LINKED));
+		if (!(s & S_LVLREQ))
+			break;		/* LINKED */
+		if (!SCHED_MUTANT(LEVEL_LINKED))
+			unl(t);
+	}
 	sched_kick(h, level, id);
+}
+
+/* The thread running on this CPU (the caller itself, or its CPU's pick with it as prev;
+ * IRQs off) holds ONCPU: a requested level applies now - off its queue, the level, back
+ * on the new level's queue if it was on one (a running thread stays on its queue, as in
+ * Synthesis; one woken by lf_wake_take is on none until its release). */
+static void level_self(struct thread *t)
+{
+	uint64_t s = load(t);
+	bool relink = false;
+	for (;;) {
+		if (s & S_LVLREQ) {
+			if ((s & S_LINKED) && !SCHED_MUTANT(LEVEL_LINKED)) {
+				if (cas(t, &s, s & ~S_LINKED)) {
+					unl(t);
+					relink = true;
+					s = load(t);
+				}
+				continue;
+			}
+			level_apply(t, &s);
+			continue;
+		}
+		if (relink) {
+			if (cas(t, &s, s | S_LINKED)) {
+				ins(t);
+				relink = false;
+				s = load(t);
+			}
+			continue;
+		}
+		return;
+	}
 }
 
 static void lf_reset(void)
@@ -194,6 +281,20 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 			if (cas(t, &s, (s & ~(S_ONCPU | S_CPU | S_READY | S_SUSPEND | S_STOPPED |
 					      S_PREEMPTED)) | S_DEAD))
 				return true;
+			continue;
+		}
+		/* a level requested (thread_set_level): off the old level's queue, the new
+		 * level, then on as below (it is not LINKED now). Before ONCPU is dropped: the
+		 * dropping CAS fails if a request came after this look. */
+		if (s & S_LVLREQ) {
+			if ((s & S_LINKED) && !SCHED_MUTANT(LEVEL_LINKED)) {
+				if (cas(t, &s, s & ~S_LINKED)) {
+					unl(t);
+					s = load(t);
+				}
+				continue;
+			}
+			level_apply(t, &s);
 			continue;
 		}
 		if ((s & S_SUSPEND) || !(s & S_READY)) {
@@ -305,6 +406,10 @@ static struct thread *scan(unsigned qcpu, unsigned lvl, unsigned cpu, struct thr
 
 static struct thread *lf_pick(unsigned cpu, struct thread *prev, bool *stolen)
 {
+	/* the running thread's requested level applies before the walk (this CPU holds it:
+	 * it is asked to pick again by the requester's sched_force) */
+	if (prev && (load(prev) & S_LVLREQ))
+		level_self(prev);
 	unsigned order[SCHED_LEVELS];
 	unsigned n = sched_level_order(cpu, order);
 	for (unsigned i = 0; i < n; i++) {
@@ -472,9 +577,84 @@ static struct thread *lf_wake_take(struct thread *t, uint64_t cond, unsigned cpu
 			return NULL;
 		uint64_t want = (s & ~(S_CPU | S_PREEMPTED)) | S_READY | cond | S_ONCPU |
 				((uint64_t)cpu << SCHED_CPU_SHIFT);
-		if (cas(t, &s, want))
+		if (cas(t, &s, want)) {
+			s = want;
+			level_apply(t, &s);	/* ONCPU ours, not LINKED: a level asked while it slept */
 			return t;
+		}
 	}
+}
+
+/* Something waits on cpu's own queues at a level above (a lower number than) `level`. */
+static bool waits_above(unsigned cpu, unsigned level)
+{
+	for (unsigned l = 0; l < level; l++) {
+		SCHED_ATOMIC_HOOK(load, &rq_n[cpu].n[l]);
+		if (atomic_load_explicit(&rq_n[cpu].n[l], memory_order_seq_cst))
+			return true;
+	}
+	return false;
+}
+
+/* thread_set_level (sched_impl.h: IRQs off, on cpu). The request goes into t's word by
+ * CAS; what that CAS saw decides who applies it (the top comment): t itself (self) does
+ * at once as its ONCPU holder; a queued t on no CPU is marked ONCPU in the same CAS, for
+ * its home CPU or the CPU it is bound to, and released here (try_mark's removal path),
+ * then that CPU is kicked for its new level; a t running elsewhere is applied by that CPU
+ * at its next pick or its release - asked to pick now (IPI) when a thread of higher
+ * priority than the new level waits there, once per request (a request already pending
+ * had its chance: no IPI flood from repeated calls); a t being inserted (INS) by its
+ * inserter; an asleep or stopped t by the wakeup or resume that inserts it. */
+static int lf_set_level(struct thread *t, unsigned level, unsigned cpu, bool self)
+{
+	uint64_t s = load(t), req = S_LVLREQ | ((uint64_t)level << SCHED_LVL_SHIFT), want;
+	unsigned mcpu = 0, id = t->id;
+	bool mark;
+	for (;;) {
+		if (s & S_DEAD)
+			return KSYNC_ESRCH;
+		if (!(s & S_LVLREQ) && sched_level_of(t) == level)
+			return KSYNC_OK;	/* nothing pending, and there already */
+		want = (s & ~S_LVL) | req;
+		mark = !self && (s & S_LINKED) && !(s & S_ONCPU);
+		if (mark) {
+			/* relaxed: a stale home (t dispatched and released between this read
+			 * and the CAS, the word alike) only moves t to a CPU it ran on */
+			mcpu = (s & S_PREEMPTED) ? SCHED_CPU_OF(s) : __atomic_load_n(&t->home, __ATOMIC_RELAXED);
+			want = (want & ~S_CPU) | S_ONCPU | ((uint64_t)mcpu << SCHED_CPU_SHIFT);
+		}
+		if (cas(t, &s, want))
+			break;
+	}
+	if (self) {
+		level_self(t);
+	} else if (mark) {
+		/* its owner now, as a dispatcher that marked it: the release moves it (or
+		 * removes it, if it was marked to be killed or suspended meanwhile) */
+		if (lf_release(t, mcpu, (s & S_PREEMPTED) != 0))
+			sched_reap(t);
+		else
+			sched_kick(mcpu, level, id);
+	} else if ((s & S_ONCPU) && SCHED_CPU_OF(s) != cpu && !(s & S_LVLREQ) &&
+		   waits_above(SCHED_CPU_OF(s), level)) {
+		sched_force(SCHED_CPU_OF(s));	/* its pick there applies it */
+	}
+	return KSYNC_OK;
+}
+
+static unsigned lf_queued(unsigned *entries)
+{
+	unsigned n = 0, e = 0;
+	for (unsigned c = 0; c < MAX_CPUS; c++)
+		for (unsigned l = 0; l < SCHED_LEVELS; l++) {
+			n += atomic_load_explicit(&rq_n[c].n[l], memory_order_relaxed);
+			for (unsigned w = 0; w < WORDS; w++)	/* (no popcount in the kernel's libgcc) */
+				for (uint64_t b = atomic_load_explicit(&rq[c][l][w], memory_order_relaxed);
+				     b; b &= b - 1)
+					e++;
+		}
+	*entries = e;
+	return n;
 }
 
 const struct sched_ops sched_ops_lockfree = {
@@ -493,4 +673,6 @@ const struct sched_ops sched_ops_lockfree = {
 	.exit_mark = lf_exit_mark,
 	.take = lf_take,
 	.wake_take = lf_wake_take,
+	.set_level = lf_set_level,
+	.queued = lf_queued,
 };

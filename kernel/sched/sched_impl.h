@@ -23,7 +23,19 @@ struct thread {
 	struct arch_context ctx;
 	/* Set at create, before the thread is published (the insert's CAS/lock), constant
 	 * until the slot is freed. */
-	unsigned id, level, flags;
+	unsigned id, flags;
+	/* The run-queue level: the queue the thread is on, or goes on, is indexed by it.
+	 * Set at create before the thread is published; changed by thread_set_level.
+	 * lockfree: written only by a party that has the thread off every queue to itself -
+	 * its ONCPU holder while it is not LINKED and its bit is clear (lf_release, the
+	 * running thread itself, lf_wake_take), or its INS holder before its bit is set
+	 * (insert_reserved) - so an insert and the unlink that undoes it index the same
+	 * queue (rq-lockfree.c). locked: under sched_lock. Written and read with relaxed
+	 * atomics (sched_level_of): the other readers (sched_eff_level for cur_level and
+	 * donations, sleep_to_ok, hlock.c's unboost, a stale slot's reader) take a value
+	 * that may change just after as a hint, and a running thread's own read is exact in
+	 * the lock-free scheduler (only it, as the holder, changes it). */
+	unsigned level;
 	/* a CPU's idle thread: never queued. Constant; read by every waker (thread
 	 * operations check it), so it lives with the other constants and not in the line the
 	 * running CPU writes at every switch (dispatches, t_in, quantum): a waker's read of it
@@ -182,15 +194,32 @@ struct sched_ops {
 	 * elsewhere) with `cond` and mark it ONCPU for cpu in the same step, never queued:
 	 * sched_wake_help. Returns t, or NULL (the caller wakes and helps as before). */
 	struct thread *(*wake_take)(struct thread *t, uint64_t cond, unsigned cpu);
+	/* IRQs off, on cpu: thread_set_level (level checked). `self`: t is the thread
+	 * running here (the caller), whose change applies before this returns. A same-CPU
+	 * kick (a queued thread raised above the caller) leaves the reschedule pending: the
+	 * caller takes it once IRQs are on. KSYNC_OK, or KSYNC_ESRCH if t is DEAD. */
+	int (*set_level)(struct thread *t, unsigned level, unsigned cpu, bool self);
+	unsigned (*queued)(unsigned *entries);		/* sched_queued */
 };
 
 extern const struct sched_ops sched_ops_lockfree, sched_ops_locked;
+
+/* t->level, read (relaxed) by anyone: see struct thread. */
+static inline unsigned sched_level_of(const struct thread *t)
+{
+	return __atomic_load_n(&t->level, __ATOMIC_RELAXED);
+}
+static inline void sched_level_store(struct thread *t, unsigned level)
+{
+	__atomic_store_n(&t->level, level, __ATOMIC_RELAXED);
+}
 
 /* The level a thread runs at: its own, or a helper's higher one while it is boosted. */
 static inline unsigned sched_eff_level(const struct thread *t)
 {
 	unsigned b = atomic_load_explicit(&((struct thread *)t)->head.boost, memory_order_relaxed);
-	return b < t->level ? b : t->level;
+	unsigned l = sched_level_of(t);
+	return b < l ? b : l;
 }
 struct mlock *sched_mutex(void);	/* rq-locked.c's master lock (Sprite's sched_Mutex) */
 

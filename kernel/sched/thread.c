@@ -208,7 +208,7 @@ static void slot_reset(struct thread *t, unsigned id)
 	__atomic_store_n(&t->affinity, 0, __ATOMIC_RELAXED);
 	t->id = id;
 	t->head.id1 = id + 1;
-	__atomic_store_n(&t->level, 0, __ATOMIC_RELAXED);	/* sleep_to_ok reads it racily */
+	sched_level_store(t, 0);	/* sleep_to_ok reads it racily */
 	t->flags = 0;
 	t->fn = NULL;
 	t->arg = NULL;
@@ -816,8 +816,8 @@ static struct thread *poll_hinted(struct sched_cpu *sc, unsigned cpu, unsigned *
 	/* as the pick that would have found it: the round robin of its level on this CPU
 	 * continues after it (without this a thread sharing its level ran twice in a row
 	 * before the other: spl_sched_resched_waits_for_section_end in the ASan suite) */
-	if (t->home == cpu)
-		sc->cursor[t->level] = t->id;
+	if (t->home == cpu)	/* ours now (ONCPU): home and level stay while we hold it */
+		sc->cursor[sched_level_of(t)] = t->id;
 	SCHED_STAT_INC(sc->poll_hints);
 	return t;
 }
@@ -1008,7 +1008,7 @@ static int thread_create_(struct thread **out, thread_fn fn, void *arg, unsigned
 	}
 	unsigned id = (unsigned)(t - sched_threads);
 	slot_reset(t, id);
-	__atomic_store_n(&t->level, level, __ATOMIC_RELAXED);	/* sleep_to_ok: racy reader */
+	sched_level_store(t, level);	/* sleep_to_ok: racy reader */
 	t->flags = flags;
 	__atomic_store_n(&t->affinity, affinity & online, __ATOMIC_RELAXED);
 	t->fn = fn;
@@ -1218,7 +1218,10 @@ void sched_unboost(void)
 		return;
 	irqkey_t k = arch_irq_save();
 	atomic_store_explicit(&self->head.boost, SCHED_LEVELS, memory_order_relaxed);
-	atomic_store_explicit(&sched_cpus[arch_cpu_id()].cur_level, self->level, memory_order_relaxed);
+	/* relaxed: the locked scheduler may change our level meanwhile (thread_set_level):
+	 * cur_level is a waker's hint, and the next pick reads the level again */
+	atomic_store_explicit(&sched_cpus[arch_cpu_id()].cur_level, sched_level_of(self),
+			      memory_order_relaxed);
 	resched_here();		/* whoever is ready at a higher priority than ours runs now */
 	arch_irq_restore(k);
 	if (preemptible_here())
@@ -1229,6 +1232,8 @@ struct thread *thread_self(void) { return kcpu_this()->sched_cur; }
 const char *thread_name(const struct thread *t) { return t ? t->name : "?"; }
 unsigned thread_id(const struct thread *t) { return t->id; }
 uint64_t thread_state(const struct thread *t) { return atomic_load_explicit(&((struct thread *)t)->state, memory_order_acquire); }
+unsigned thread_level(const struct thread *t) { return sched_level_of(t); }
+unsigned sched_queued(unsigned *entries) { return ops->queued(entries); }
 uint64_t thread_dispatches(const struct thread *t) { return __atomic_load_n(&t->dispatches, __ATOMIC_RELAXED); }
 uint64_t thread_run_ticks(const struct thread *t) { return __atomic_load_n(&t->run_ticks, __ATOMIC_RELAXED); }
 unsigned thread_quantum(const struct thread *t) { return __atomic_load_n(&t->quantum, __ATOMIC_RELAXED); }
@@ -1284,6 +1289,35 @@ int thread_kill(struct thread *t)
 	return rc;
 }
 
+/* The scheduler moves t (sched_ops set_level, IRQs off so that `self` stays true: the
+ * caller is not switched out between the test and the change). The caller's own change
+ * then names its CPU's level for wakers (cur_level) and, if it lowered itself, asks for a
+ * switch, which it takes once IRQs are on and nothing holds it back (as sched_unboost);
+ * the same look takes a same-CPU kick for a queued thread raised above the caller. */
+int thread_set_level(struct thread *t, unsigned level)
+{
+	if (level >= SCHED_LEVELS)
+		return KSYNC_EINVAL;
+	if (!op_target_ok(t))
+		return KSYNC_ESRCH;
+	irqkey_t k = arch_irq_save();
+	struct thread *self = kcpu_this()->sched_cur;
+	unsigned cpu = arch_cpu_id();
+	bool me = t == self;
+	unsigned was = me ? sched_eff_level(self) : 0;
+	int rc = ops->set_level(t, level, cpu, me);
+	if (rc == KSYNC_OK && me) {
+		unsigned now = sched_eff_level(self);
+		atomic_store_explicit(&sched_cpus[cpu].cur_level, now, memory_order_relaxed);
+		if (now > was)
+			resched_here();	/* whoever is ready above our new level runs now */
+	}
+	arch_irq_restore(k);
+	if (preemptible_here())
+		sched_lowered();
+	return rc;
+}
+
 int thread_signal(struct thread *t, thread_sig_fn fn, void *arg)
 {
 	if (!fn)
@@ -1329,7 +1363,7 @@ int thread_signal(struct thread *t, thread_sig_fn fn, void *arg)
 static bool sleep_to_ok(struct thread *self, struct thread *to)
 {
 	unsigned b = atomic_load_explicit(&to->head.boost, memory_order_relaxed);
-	unsigned l = __atomic_load_n(&to->level, __ATOMIC_RELAXED);
+	unsigned l = sched_level_of(to);
 	return (b < l ? b : l) <= sched_eff_level(self);
 }
 
@@ -1461,7 +1495,7 @@ int sched_start(const char *which)
 	struct thread *b = slot_alloc();
 	KASSERT(b);
 	slot_reset(b, (unsigned)(b - sched_threads));
-	b->level = 0;
+	sched_level_store(b, 0);
 	__atomic_store_n(&b->affinity, 1, __ATOMIC_RELAXED);	/* the boot context stays on the BSP */
 	b->home = 0;
 	ksnprintf(b->name, sizeof b->name, "boot");

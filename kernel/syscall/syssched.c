@@ -10,14 +10,24 @@
  * not 0 for the others; EFAULT for a parameter that faults; ESRCH for no such process.
  * The caller is root: no EPERM.
  *
- * The policy and priority are the process's (struct process sched_policy/sched_prio,
- * proc_table_lock: proc_sched), inherited at fork, reported back by the get calls. How
- * they map onto ksync's run-queue levels (SCHED_LEVELS = 4, 0 served most often; a user
- * process's thread starts at level 1): sched_level() below - SCHED_FIFO/SCHED_RR at any
- * priority -> level 0, SCHED_OTHER -> 1, SCHED_BATCH -> 2, SCHED_IDLE -> 3. What is not
- * built: the scheduler has no call that moves a live thread to another level, so the
- * level is computed and documented but not yet applied; SCHED_DEADLINE is refused
- * (EINVAL); SCHED_RR's quantum is ksync's (sched_rr_get_interval answers it).
+ * The policy and priority are the task's (struct process sched_policy/sched_prio,
+ * proc_table_lock: proc_sched), reported back by the get calls, inherited at fork and
+ * clone as Linux's sched_fork does (sched_fork_policy, proc.c: with SCHED_RESET_ON_FORK
+ * the child does not keep the flag, and a real-time policy becomes SCHED_OTHER, priority
+ * 0; SCHED_BATCH and SCHED_IDLE stay). They map onto ksync's run-queue levels
+ * (SCHED_LEVELS = 4, 0 served most often by the priority table): sched_level (proc.c,
+ * which creates the task's thread at it) -
+ * SCHED_FIFO/SCHED_RR at any priority -> level 0, SCHED_OTHER -> 1, SCHED_BATCH -> 2,
+ * SCHED_IDLE -> 3 - and the level is applied: a task's thread is created at its
+ * policy's level (proc_start; a new process is SCHED_OTHER, level 1), and a set call
+ * moves the live thread to the new policy's level (thread_set_level, under
+ * proc_table_lock with the policy: proc_sched) - a queued thread at once, a running one
+ * at its CPU's next pick, a sleeping one at its wakeup; a caller that lowered itself lets
+ * a ready thread of higher priority run before the call returns. What is not built: the
+ * priority within a policy (1..99) is recorded, not applied - every FIFO/RR task shares
+ * level 0, served round-robin - and FIFO runs by ksync's quantum, as RR;
+ * SCHED_DEADLINE is refused (EINVAL); SCHED_RR's quantum is ksync's
+ * (sched_rr_get_interval answers it).
  * sched_setaffinity checks the mask (EINVAL when it names no online CPU) and ignores it:
  * a user thread may run on any CPU (SCHED_AFFINITY_ANY).
  *
@@ -44,18 +54,8 @@ static bool valid_policy(int p)
 
 static bool rt_policy(int p) { return p == LX_SCHED_FIFO || p == LX_SCHED_RR; }
 
-/* The run-queue level a policy maps onto (the mapping of the file's comment). */
-unsigned sched_level(int policy)
-{
-	switch (policy & ~LX_SCHED_RESET_ON_FORK) {
-	case LX_SCHED_FIFO: case LX_SCHED_RR: return 0;
-	case LX_SCHED_BATCH: return SCHED_LEVELS > 2 ? 2 : SCHED_LEVELS - 1;
-	case LX_SCHED_IDLE: return SCHED_LEVELS - 1;
-	default: return 1;
-	}
-}
-
-/* __sched_setscheduler's checks, then the change; policy -1 keeps the policy. */
+/* __sched_setscheduler's checks, then the change (proc_sched moves the thread to the
+ * policy's level); policy -1 keeps the policy. */
 static long set_sched(int pid, int policy, int prio)
 {
 	int cur, curp;

@@ -23,7 +23,5 @@ SYSSCHED(mlockall);
 SYSSCHED(munlockall);
 SYSSCHED(socketpair);
 #undef SYSSCHED
-/* The run-queue level (0..SCHED_LEVELS-1) a Linux scheduling policy maps onto. */
-unsigned sched_level(int policy);
 
 #endif

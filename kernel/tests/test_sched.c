@@ -97,12 +97,12 @@ KTEST(sched_create_join)
 
 /* A stale handle - a pointer to a slot's previous thread, as wait4's waker may hold for an
  * exited parent - must find a slot that is being set up for a new thread DEAD: every
- * operation answers ESRCH until insert_new publishes the thread, and the new thread then
- * runs once as created. The hook runs in thread_create_ after the slot's reset, before
+ * operation (a level change too) answers ESRCH until insert_new publishes the thread, and
+ * the new thread then runs once as created. The hook runs in thread_create_ after the slot's reset, before
  * the publication. With the slot's state reset to 0 the wakeup queued the thread early:
  * the locked scheduler then appended it twice (its second insert), the lock-free one
  * inserted a thread whose context an idle CPU may switch to before it is built. */
-static volatile int window_rc[5];
+static volatile int window_rc[6];
 static volatile unsigned window_calls;
 static void window_sig(void *arg) { (void)arg; }
 static void window_ops(struct thread *t)
@@ -113,6 +113,7 @@ static void window_ops(struct thread *t)
 	window_rc[2] = thread_resume(t);
 	window_rc[3] = thread_signal(t, window_sig, NULL);
 	window_rc[4] = thread_kill(t);
+	window_rc[5] = thread_set_level(t, SCHED_LEVELS - 1);
 }
 
 KTEST(sched_slot_dead_until_published)
@@ -124,7 +125,7 @@ KTEST(sched_slot_dead_until_published)
 		for (unsigned round = 0; round < 4; round++) {
 			struct thread *t;
 			window_calls = 0;
-			for (unsigned i = 0; i < 5; i++)
+			for (unsigned i = 0; i < 6; i++)
 				window_rc[i] = 1;
 			__atomic_store_n(&sched_test_create_window, window_ops, __ATOMIC_RELEASE);
 			int rc = thread_create(&t, count_fn, (void *)(uintptr_t)round, round % SCHED_LEVELS,
@@ -132,7 +133,7 @@ KTEST(sched_slot_dead_until_published)
 			__atomic_store_n(&sched_test_create_window, NULL, __ATOMIC_RELEASE);
 			KT_ASSERT_EQ(rc, KSYNC_OK);
 			KT_EXPECT_EQ(window_calls, 1u);
-			for (unsigned i = 0; i < 5; i++)
+			for (unsigned i = 0; i < 6; i++)
 				KT_EXPECT_EQ(window_rc[i], KSYNC_ESRCH);
 			KT_EXPECT_EQ(thread_join(t), KSYNC_OK);	/* it ran to its end, not killed */
 		}

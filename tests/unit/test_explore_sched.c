@@ -31,16 +31,27 @@
  * releasing a thread another CPU owns) ends its coroutine (longjmp to the coroutine's
  * start, on the same stack) and is a violation.
  *
- * Seeded bugs (as spin/sched_mark.pml's MUTANT 1, and a lost wakeup): this file wraps
- * the CAS rq-lockfree.c uses (the file itself is compiled unchanged); with `mutant` set,
- * one kind of CAS becomes a plain store of the value the caller computed from its earlier
- * load - the dispatcher's marking CAS (two CPUs can mark the thread), or sleep_prepare's
- * READY-clearing CAS (Hohmuth & Haertig's test-and-sleep no longer atomic). The explorer
- * must find both.
+ * Level changes (thread_set_level: lf_set_level): an operator requests a level for T0
+ * (level 0 at the start; LVL_B) while it sleeps, is woken, is queued, runs, is killed;
+ * a running T0 may change its own level (the self path). Checked besides: a thread off
+ * every CPU and insert has its bit on the queue of its home CPU AT ITS LEVEL (t->level),
+ * and a word with a level request is ONCPU, or INS, or neither LINKED nor INS (never a
+ * queued thread on no CPU: nobody would apply it); after the drain, the level requested
+ * last is the one applied.
  *
- * Reduction: loads of run-queue words no coroutine ever writes (levels 1-3, CPUs 2-63,
- * slots 64-511) are not scheduling points (their value is 0 in every interleaving; the
- * check verifies that those words stayed 0). Everything else is.
+ * Seeded bugs (as spin/sched_mark.pml's MUTANT 1, a lost wakeup, a level moved under a
+ * queued bit): this file wraps the CAS rq-lockfree.c uses; with `mutant` set, one kind of
+ * CAS becomes a plain store of the value the caller computed from its earlier load - the
+ * dispatcher's marking CAS (two CPUs can mark the thread), or sleep_prepare's
+ * READY-clearing CAS (Hohmuth & Haertig's test-and-sleep no longer atomic). The third
+ * cannot be said as a CAS: rq-lockfree.c's SCHED_MUTANT(LEVEL_LINKED), defined here as
+ * "that mutant is on" (0 in the kernel: no code), changes the level without the unlink
+ * first (release, the running thread's own change, the inserter's retry). The explorer
+ * must find all three.
+ *
+ * Reduction: loads of run-queue words no coroutine ever writes (levels 1 and 3, CPUs
+ * 2-63, slots 64-511) are not scheduling points (their value is 0 in every interleaving;
+ * the check verifies that those words stayed 0). Everything else is.
  */
 #include "../explore/explore.h"
 
@@ -65,7 +76,7 @@ static void sched_hook(const char *op, const void *addr);
 
 /* ---- the seeded bugs: a CAS rq-lockfree.c calls through this wrapper ------------------ */
 
-enum { MUTANT_NONE, MUTANT_PLAIN_MARK, MUTANT_SLEEP_STORE };
+enum { MUTANT_NONE, MUTANT_PLAIN_MARK, MUTANT_SLEEP_STORE, MUTANT_LEVEL_LINKED };
 
 /* Set by the mutant tests between explorations only. */
 static int mutant;
@@ -90,6 +101,8 @@ static bool mutant_cas(_Atomic uint64_t *p, uint64_t *expected, uint64_t want,
 /* rq-lockfree.c's cas() calls this name; only that file is compiled below it. */
 #undef atomic_compare_exchange_strong_explicit
 #define atomic_compare_exchange_strong_explicit(p, e, d, s, f) mutant_cas(p, e, d, s, f)
+/* rq-lockfree.c's seeded bugs that are no CAS (LEVEL_LINKED) */
+#define SCHED_MUTANT(bug) (mutant == MUTANT_##bug)
 
 #include "../../kernel/sched/rq-lockfree.c"
 
@@ -100,6 +113,9 @@ static bool mutant_cas(_Atomic uint64_t *p, uint64_t *expected, uint64_t want,
 #define NCPU 2		/* CPUs 0 and 1 (coroutines 0 and 1; a third coroutine is an operator) */
 #define NTHR 2		/* thread slots the scenarios may use */
 #define COND SCHED_COND_USER
+#define LVL_B 2		/* the other level the level scenarios use (threads start at 0) */
+#define NLVL 2		/* watched levels: 0 and LVL_B */
+static const unsigned lvls[NLVL] = { 0, LVL_B };
 
 struct sched_cpu sched_cpus[MAX_CPUS];
 struct thread sched_threads[SCHED_MAX_THREADS];
@@ -117,7 +133,9 @@ static unsigned picks;		/* picks that returned a thread (coroutines) */
 static bool sleeper;		/* T0's program: sched_sleep(COND) (else it just runs) */
 static bool sleep_done;		/* T0's sched_sleep returned ... */
 static uint64_t got_sleep;	/* ... with these flags (sleep_prepare consumed them) */
-static int rc_suspend, rc_resume, rc_kill, rc_wakeup;
+static int rc_suspend, rc_resume, rc_kill, rc_wakeup, rc_level;
+static bool self_level;		/* T0's program: each time it runs, it changes its own level */
+static int level_want;		/* the level last requested of T0 (-1: none): the end state */
 static bool violated;		/* a per-step or pick check failed: why */
 static char why[256];
 static bool panicked;		/* rq-lockfree.c called panic: its message */
@@ -186,12 +204,23 @@ unsigned sched_ncpus(void)
 	return NCPU;
 }
 
+/* Levels 0, 1, ... in turn; in the level scenarios as thread.c's with the default
+ * table's effect: the level served first turns with a per-CPU counter, then the lower
+ * levels, then the higher (reset by setup), so a thread at the lower priority is
+ * dispatched too (the drain's three picks per CPU reach it). */
+static unsigned order_ctr[NCPU];
+static const struct scenario *cur_sc;
+static bool levels_on(void);
+
 unsigned sched_level_order(unsigned cpu, unsigned *order)
 {
-	(void)cpu;
-	for (unsigned l = 0; l < SCHED_LEVELS; l++)
-		order[l] = l;
-	return SCHED_LEVELS;
+	unsigned first = levels_on() && cpu < NCPU ? order_ctr[cpu]++ % SCHED_LEVELS : 0, k = 0;
+
+	for (unsigned l = first; l < SCHED_LEVELS; l++)
+		order[k++] = l;
+	for (unsigned l = 0; l < first; l++)
+		order[k++] = l;
+	return k;
 }
 
 /* No helping-lock owners in the explored programs: no donation requests. */
@@ -221,35 +250,51 @@ static uint64_t word(unsigned i)
 	return atomic_load_explicit(&sched_threads[i].state, memory_order_relaxed);
 }
 
-/* The queue words the scenarios' threads can be on: CPU 0 and 1, level 0, slots 0-63. */
+/* Queue (c, l), word w is one the scenarios' threads can be on: CPU 0 and 1, level 0
+ * (and LVL_B in the level scenarios), slots 0-63 (word 0). */
+static bool watched_at(unsigned c, unsigned l, unsigned w)
+{
+	return c < NCPU && w == 0 && (l == 0 || (l == LVL_B && levels_on()));
+}
+
+/* The same for the address an atomic step names. */
 static bool watched(const void *addr)
 {
 	for (unsigned c = 0; c < NCPU; c++)
-		if (addr == (const void *)&rq[c][0][0] || addr == (const void *)&rq_n[c].n[0])
-			return true;
+		for (unsigned k = 0; k < (levels_on() ? NLVL : 1u); k++)
+			if (addr == (const void *)&rq[c][lvls[k]][0] ||
+			    addr == (const void *)&rq_n[c].n[lvls[k]])
+				return true;
 	return false;
 }
 
 static void check_state(const char *where)
 {
+	const unsigned nlv = levels_on() ? NLVL : 1;	/* the others stay 0 (check()) */
+
 	/* a queue's count is never below its number of bits (ins adds before the bit, unl
 	 * takes after it: a scan that reads 0 may skip the queue) */
-	for (unsigned c = 0; c < NCPU; c++) {
-		unsigned n = atomic_load_explicit(&rq_n[c].n[0], memory_order_relaxed);
-		unsigned bits = (unsigned)__builtin_popcountll(
-			atomic_load_explicit(&rq[c][0][0], memory_order_relaxed));
-		if (n < bits || n > bits + nthr)
-			fail("%s: rq%u has %u bits but a count of %u", where, c, bits, n);
-	}
+	for (unsigned c = 0; c < NCPU; c++)
+		for (unsigned k = 0; k < nlv; k++) {
+			unsigned l = lvls[k];
+			unsigned n = atomic_load_explicit(&rq_n[c].n[l], memory_order_relaxed);
+			unsigned bits = (unsigned)__builtin_popcountll(
+				atomic_load_explicit(&rq[c][l][0], memory_order_relaxed));
+			if (n < bits || n > bits + nthr)
+				fail("%s: rq%u level %u has %u bits but a count of %u", where, c, l,
+				     bits, n);
+		}
 	for (unsigned i = 0; i < nthr; i++) {
 		uint64_t s = word(i), bit = 1ull << i;
-		unsigned nb = 0, on = 0;
+		unsigned nb = 0, on = 0, on_l = 0;
 
 		for (unsigned c = 0; c < NCPU; c++)
-			if (atomic_load_explicit(&rq[c][0][0], memory_order_relaxed) & bit) {
-				nb++;
-				on = c;
-			}
+			for (unsigned k = 0; k < nlv; k++)
+				if (atomic_load_explicit(&rq[c][lvls[k]][0], memory_order_relaxed) & bit) {
+					nb++;
+					on = c;
+					on_l = lvls[k];
+				}
 		if (dead_seen[i] && s != dead_word[i])
 			fail("%s: T%u changed after DEAD (0x%llx -> 0x%llx)", where, i,
 			     (unsigned long long)dead_word[i], (unsigned long long)s);
@@ -269,10 +314,14 @@ static void check_state(const char *where)
 			     (unsigned long long)s, nb);
 		if (!(s & (SCHED_ONCPU | SCHED_INS)) &&
 		    (nb != ((s & SCHED_LINKED) ? 1u : 0u) ||
-		     (nb && on != sched_threads[i].home)))
-			fail("%s: T%u off every CPU: LINKED %d but %u queue bits (on CPU %u, "
-			     "home %u; 0x%llx)", where, i, !!(s & SCHED_LINKED), nb, on,
-			     sched_threads[i].home, (unsigned long long)s);
+		     (nb && (on != sched_threads[i].home || on_l != sched_threads[i].level))))
+			fail("%s: T%u off every CPU: LINKED %d but %u queue bits (on CPU %u level "
+			     "%u, home %u level %u; 0x%llx)", where, i, !!(s & SCHED_LINKED), nb,
+			     on, on_l, sched_threads[i].home, sched_threads[i].level,
+			     (unsigned long long)s);
+		if ((s & SCHED_LVLREQ) && !(s & (SCHED_ONCPU | SCHED_INS)) && (s & SCHED_LINKED))
+			fail("%s: T%u queued on no CPU with a level request nobody applies "
+			     "(0x%llx)", where, i, (unsigned long long)s);
 		if ((s & SCHED_ONCPU) && nb > 1)
 			fail("%s: T%u on two queues (0x%llx)", where, i, (unsigned long long)s);
 		if (owner[i] >= 0 &&
@@ -302,18 +351,18 @@ static void sched_hook(const char *op, const void *addr)
 /* ---- recorded operations (for the printed history; no sequential specification) ---- */
 
 enum { OP_PICK = KX_USER, OP_RELEASE, OP_PREEMPT, OP_SUSPEND, OP_RESUME, OP_KILL,
-       OP_WAKEUP, OP_SLEEP };
+       OP_WAKEUP, OP_SLEEP, OP_LEVEL, OP_LEVEL_SELF };
 
 static const char *op_name(int op)
 {
 	/* pick_on(cpu) -> slot or EMPTY; release_on(cpu) -> 1 if DEAD; the operations
 	 * (slot) -> their KSYNC_* code (kill: 1 = DEAD at once); sleep_prepare(slot) -> the
-	 * condition flags it consumed, >> 32 */
+	 * condition flags it consumed, >> 32; set_level(level) -> its KSYNC_* code */
 	static const char *const n[] = { "pick_on", "release_on", "release_preempted_on",
 					 "suspend", "resume", "kill", "wakeup",
-					 "sleep_prepare" };
+					 "sleep_prepare", "set_level", "set_own_level" };
 
-	return op >= OP_PICK && op <= OP_SLEEP ? n[op - OP_PICK] : "op";
+	return op >= OP_PICK && op <= OP_LEVEL_SELF ? n[op - OP_PICK] : "op";
 }
 
 static void names_init(void *s)
@@ -392,6 +441,15 @@ static void run_thread(struct kx *x, struct thread *t)
 	uint64_t got;
 
 	kx_hook("run", &t->state);
+	if (self_level && t->id == 0) {	/* it changes its own level (holding ONCPU here) */
+		unsigned want = t->level == 0 ? LVL_B : 0;
+
+		op = kx_op_begin(x, OP_LEVEL_SELF, want);
+		rc_level = lf_set_level(t, want, (unsigned)owner[0], true);
+		kx_op_end(x, op, (uint64_t)(int64_t)rc_level);
+		if (level_want != -2)	/* -2: another requester too; no "last" to check */
+			level_want = (int)want;
+	}
 	if (!sleeper || t->id != 0 || sleep_done)
 		return;
 	op = kx_op_begin(x, OP_SLEEP, t->id);
@@ -426,6 +484,8 @@ struct scenario {
 	unsigned nthr;			/* kernel threads: slots 0 .. nthr-1 */
 	unsigned home[NTHR];		/* the CPU whose queue each starts on */
 	bool sleeper;			/* T0 calls sched_sleep(COND) */
+	bool self_level;		/* T0 changes its own level each time it runs */
+	bool levels;			/* level LVL_B is used: its queue words are watched */
 	void (*check)(void);		/* the scenario's outcome, after the drain: fail() */
 	int bound;
 	long random;			/* > 0: a random sample of this many schedules */
@@ -434,7 +494,7 @@ struct scenario {
 	enum { QUEUED, ASLEEP, STOPPED } start;
 };
 
-static const struct scenario *cur_sc;
+static bool levels_on(void) { return cur_sc && cur_sc->levels; }
 
 static void setup(struct kx *x, void *arg)
 {
@@ -454,7 +514,11 @@ static void setup(struct kx *x, void *arg)
 		dead_word[i] = 0;
 	}
 	picks = 0;
+	memset(order_ctr, 0, sizeof(order_ctr));
 	sleeper = cur_sc->sleeper;
+	self_level = cur_sc->self_level;
+	level_want = -1;
+	rc_level = 1000;
 	sleep_done = false;
 	got_sleep = 0;
 	rc_suspend = rc_resume = rc_kill = rc_wakeup = 1000;
@@ -518,20 +582,26 @@ static bool check(struct kx *x, void *arg)
 	for (unsigned c = 0; c < MAX_CPUS; c++)
 		for (unsigned l = 0; l < SCHED_LEVELS; l++) {
 			for (unsigned w = 0; w < WORDS; w++)
-				if (!watched(&rq[c][l][w]) &&
+				if (!watched_at(c, l, w) &&
 				    atomic_load_explicit(&rq[c][l][w], memory_order_relaxed))
 					fail("queue word rq[%u][%u][%u] written", c, l, w);
-			if (!watched(&rq_n[c].n[l]) &&
+			if (!watched_at(c, l, 0) &&
 			    atomic_load_explicit(&rq_n[c].n[l], memory_order_relaxed))
 				fail("queue count rq_n[%u][%u] written", c, l);
 		}
 	/* quiescent: each count is exactly its queue's bits */
+	const unsigned nlv = levels_on() ? NLVL : 1;
 	for (unsigned c = 0; c < NCPU; c++)
-		if (atomic_load_explicit(&rq_n[c].n[0], memory_order_relaxed) !=
-		    (unsigned)__builtin_popcountll(atomic_load_explicit(&rq[c][0][0], memory_order_relaxed)))
-			fail("rq%u: count %u but %d bits after the drain", c,
-			     atomic_load_explicit(&rq_n[c].n[0], memory_order_relaxed),
-			     __builtin_popcountll(atomic_load_explicit(&rq[c][0][0], memory_order_relaxed)));
+		for (unsigned k = 0; k < nlv; k++) {
+			unsigned l = lvls[k];
+
+			if (atomic_load_explicit(&rq_n[c].n[l], memory_order_relaxed) !=
+			    (unsigned)__builtin_popcountll(atomic_load_explicit(&rq[c][l][0], memory_order_relaxed)))
+				fail("rq%u level %u: count %u but %d bits after the drain", c, l,
+				     atomic_load_explicit(&rq_n[c].n[l], memory_order_relaxed),
+				     __builtin_popcountll(atomic_load_explicit(&rq[c][l][0],
+									  memory_order_relaxed)));
+		}
 	for (unsigned i = 0; i < nthr; i++) {
 		uint64_t s = word(i);
 
@@ -550,6 +620,16 @@ static bool check(struct kx *x, void *arg)
 		    (!(s & SCHED_LINKED) || drained[i] == 0))
 			fail("T%u READY but lost: not dispatchable (LINKED %d, drained %u; "
 			     "0x%llx)", i, !!(s & SCHED_LINKED), drained[i],
+			     (unsigned long long)s);
+		/* the level requested last is applied once the thread was queued again (a
+		 * sleeper or a stopped thread keeps it requested: its wakeup applies it) */
+		if (i == 0 && level_want >= 0 && !(s & SCHED_DEAD) &&
+		    ((s & SCHED_LVLREQ) ? SCHED_LVL_OF(s) : sched_threads[0].level) != (unsigned)level_want)
+			fail("T0: level %u%s, but %d was requested last (0x%llx)",
+			     (s & SCHED_LVLREQ) ? SCHED_LVL_OF(s) : sched_threads[0].level,
+			     (s & SCHED_LVLREQ) ? " requested" : "", level_want, (unsigned long long)s);
+		if (i == 0 && (s & SCHED_LINKED) && (s & SCHED_LVLREQ))
+			fail("T0 queued with its level request not applied (0x%llx)",
 			     (unsigned long long)s);
 	}
 	if (!violated && cur_sc->check)
@@ -637,6 +717,39 @@ static void cpu_resume_dispatch(struct kx *x, unsigned cpu)
 	dispatch(x, cpu, false);
 }
 
+/* The operator asks for T0's level LVL_B (thread_set_level from another CPU: coroutine
+ * 2's id is no CPU's, so it never takes the self path). */
+static void op_level(struct kx *x, unsigned cpu)
+{
+	int op;
+
+	op = kx_op_begin(x, OP_LEVEL, LVL_B);
+	rc_level = lf_set_level(&sched_threads[0], LVL_B, cpu, false);
+	kx_op_end(x, op, (uint64_t)(int64_t)rc_level);
+	level_want = self_level ? -2 : LVL_B;
+}
+
+/* level LVL_B asked, then the kill */
+static void op_level_kill(struct kx *x, unsigned cpu)
+{
+	op_level(x, cpu);
+	op_kill(x, cpu);
+}
+
+/* the sleeper woken, its level changed, suspended and resumed, its level changed back */
+static void op_wakeup_level_suspend_resume(struct kx *x, unsigned cpu)
+{
+	int op;
+
+	op_wakeup(x, cpu);
+	op_level(x, cpu);
+	op_suspend_resume(x, cpu);
+	op = kx_op_begin(x, OP_LEVEL, 0);
+	rc_level = lf_set_level(&sched_threads[0], 0, cpu, false);
+	kx_op_end(x, op, (uint64_t)(int64_t)rc_level);
+	level_want = 0;
+}
+
 /* everything at once: wakeup, suspend, resume, kill of the sleeper */
 static void op_wakeup_suspend_resume_kill(struct kx *x, unsigned cpu)
 {
@@ -713,6 +826,36 @@ static void outcome_mix(void)
 		     rc_wakeup, rc_suspend, rc_resume, rc_kill, (unsigned long long)word(0));
 }
 
+/* f: the level requests returned OK (T0 never DEAD while asked), the level requested last
+ * is T0's (check()), and the wakeup was not lost */
+static void outcome_level(void)
+{
+	if (rc_level != KSYNC_OK)
+		fail("set_level -> %d", rc_level);
+}
+
+static void outcome_level_sleep(void)
+{
+	outcome_level();
+	if (!violated)
+		outcome_sleep_wakeup();
+}
+
+static void outcome_level_kill(void)
+{
+	if (rc_level != KSYNC_OK && rc_level != KSYNC_ESRCH)
+		fail("set_level -> %d", rc_level);
+	else
+		outcome_kill();
+}
+
+static void outcome_level_mix(void)
+{
+	outcome_level();
+	if (!violated)
+		outcome_wakeup_suspend_resume();
+}
+
 /* The three-coroutine scenarios at preemption bound 3; 2 in the sanitizer builds (TSan
  * costs ~10x per step and adds nothing on one OS thread; ASan ~3x, and it looks for
  * memory errors, which the smaller bound reaches as well): make test's time budget. */
@@ -729,6 +872,11 @@ static void outcome_mix(void)
 #define BOUND3 (KX_SANITIZED ? 2 : 3)
 /* the two-coroutine scenarios: bound 4, 3 under TSan */
 #define BOUND4 (KX_TSAN ? 3 : 4)
+/* The level scenarios (f) run longer executions (a level change is an unlink and an
+ * insert more): three coroutines at bound 2 (1 in the sanitizer builds), the two-coroutine
+ * one at BOUND3, a random sample of 30 000 - make test's budget; a longer run by hand:
+ * docs/explorer.md. */
+#define BOUND2 (KX_SANITIZED ? 1 : 2)
 /* Coroutines 0 and 1 are CPUs 0 and 1; a third is an operator (its CPU id 2 is no CPU's). */
 static const struct scenario sc_race = {
 	.name = "sched-two-dispatchers", .ncoro = 2, .prog = { cpu_twice, cpu_twice },
@@ -786,6 +934,50 @@ static const struct scenario sc_mix = {
 	.prog = { cpu_twice, cpu_twice, op_wakeup_suspend_resume_kill }, .nthr = 1,
 	.sleeper = true, .check = outcome_mix, .bound = BOUND4,
 	.random = KX_SANITIZED ? 10000 : 100000,
+};
+
+/* f: a level change racing the insert of a wakeup (asleep at the start: the request is
+ * applied by the inserter, or between its insert and LINKED it takes its bit back) and
+ * the dispatches and releases after it */
+static const struct scenario sc_level_wakeup = {
+	.name = "sched-level-wakeup", .levels = true, .ncoro = 3,
+	.prog = { cpu_twice, cpu_wakeup_dispatch, op_level }, .nthr = 1, .sleeper = true,
+	.check = outcome_level_sleep, .bound = BOUND2, .start = ASLEEP,
+};
+/* f: a level change of a queued thread (marked by the requester and released by it)
+ * racing two dispatchers, one releasing as preempted (the binding kept) */
+static const struct scenario sc_level_queued = {
+	.name = "sched-level-queued", .levels = true, .ncoro = 3,
+	.prog = { cpu_twice, cpu_twice_preempted, op_level }, .nthr = 2, .home = { 0, 1 },
+	.check = outcome_level, .bound = BOUND2,
+};
+/* f: the running thread changes its own level each time it runs (the self path), while
+ * the operator asks for one too and two CPUs dispatch */
+static const struct scenario sc_level_self = {
+	.name = "sched-level-self", .levels = true, .ncoro = 3,
+	.prog = { cpu_twice, cpu_twice, op_level }, .nthr = 1, .self_level = true,
+	.check = outcome_level, .bound = BOUND2,
+};
+/* f: the self path alone, two CPUs: the level it asked for last is its own */
+static const struct scenario sc_level_self2 = {
+	.name = "sched-level-self-two-cpus", .levels = true, .ncoro = 2,
+	.prog = { cpu_twice, cpu_twice_preempted }, .nthr = 1, .self_level = true,
+	.bound = BOUND3,
+};
+/* f: a level change racing a kill (the requester may find it marked to be removed and
+ * release it to DEAD itself: it reaps) */
+static const struct scenario sc_level_kill = {
+	.name = "sched-level-kill", .levels = true, .ncoro = 3,
+	.prog = { cpu_twice, cpu_twice, op_level_kill }, .nthr = 1,
+	.check = outcome_level_kill, .bound = BOUND2,
+};
+/* f: the sleeper woken, moved, suspended, resumed and moved back while two CPUs
+ * dispatch (sampled) */
+static const struct scenario sc_level_mix = {
+	.name = "sched-level-mix-random", .levels = true, .ncoro = 3,
+	.prog = { cpu_twice_preempted, cpu_twice, op_wakeup_level_suspend_resume }, .nthr = 1,
+	.sleeper = true, .check = outcome_level_mix, .bound = BOUND4, .start = ASLEEP,
+	.random = KX_SANITIZED ? 5000 : 30000,
 };
 
 static int explore(struct ktest_ctx *kt, const struct scenario *sc, struct kx_result *r)
@@ -869,6 +1061,21 @@ KTEST(explore_sched_mix_random)
 	run(kt, &sc_mix);
 }
 
+/* f: thread_set_level racing wakeup, dispatch, release, preemption, kill, suspend */
+KTEST(explore_sched_level)
+{
+	run(kt, &sc_level_wakeup);
+	run(kt, &sc_level_queued);
+	run(kt, &sc_level_self);
+	run(kt, &sc_level_self2);
+	run(kt, &sc_level_kill);
+}
+
+KTEST(explore_sched_level_mix_random)
+{
+	run(kt, &sc_level_mix);
+}
+
 /* The seeded bugs must be found: the checks above can fail. */
 KTEST(explore_sched_finds_marking_by_plain_store)
 {
@@ -886,6 +1093,21 @@ KTEST(explore_sched_finds_lost_wakeup)
 
 	mutant = MUTANT_SLEEP_STORE;
 	KT_EXPECT_EQ(explore(kt, &sc_sleep, &r), 1);
+	KT_EXPECT(r.violations >= 1);
+	mutant = MUTANT_NONE;
+}
+
+/* A level changed with the thread's bit still on the old level's queue (the unlink
+ * skipped: SCHED_MUTANT(LEVEL_LINKED)) must be found: the bit is then on a queue its
+ * level does not name, and the next unlink panics. */
+KTEST(explore_sched_finds_level_change_without_unlink)
+{
+	struct kx_result r;
+
+	mutant = MUTANT_LEVEL_LINKED;
+	KT_EXPECT_EQ(explore(kt, &sc_level_queued, &r), 1);
+	KT_EXPECT(r.violations >= 1);
+	KT_EXPECT_EQ(explore(kt, &sc_level_wakeup, &r), 1);
 	KT_EXPECT(r.violations >= 1);
 	mutant = MUTANT_NONE;
 }
