@@ -222,6 +222,7 @@ SCHED_CIRCLE = frozenset({
     "kernel/sched/rq-locked.c",    # a run-queue variant: the core picks its ops table,
     "kernel/sched/rq-lockfree.c",  # the table's code uses the core's per-CPU state
     "kernel/sched/hlock.c",        # every thread embeds a helping lock; helping is a switch
+    "kernel/sched/timer.c",        # the core's tick fires the timers; a timed sleep sleeps
 })
 ALLOWED_CIRCLES = (SCHED_CIRCLE,)
 

@@ -23,6 +23,17 @@
 #include <ksync/errors.h>
 #include <stdatomic.h>
 
+/* The hosted TSan build defers signals to its own safe points and may strand a clock tick
+ * with the fiber that was current, leaving that vCPU's one-shot clock unarmed (see
+ * test_sched.c's SKIP_UNDER_TSAN): a timed sleeper is woken only by ticks, so both vCPUs
+ * idled for good (seen: 2 hangs in 6 runs). The plain, ASan and hard hosted builds and
+ * QEMU run these cases. */
+#if defined(__SANITIZE_THREAD__)
+#define SKIP_UNDER_TSAN() KT_SKIP("TSan build: its clock ticks are not dependable (a deferred clock signal stays with its fiber) and only ticks end a timed sleep; tested in plain/asan/hard and under QEMU")
+#else
+#define SKIP_UNDER_TSAN() do { } while (0)
+#endif
+
 #define T_COND SCHED_COND(22)
 #define SLEEPERS 6
 #define ROUNDS 8
@@ -48,6 +59,7 @@ static void sleeper_fn(void *arg)
 
 KTEST(sched_timer_sleep_until_never_early)
 {
+	SKIP_UNDER_TSAN();
 	const char *s;
 	FOR_EACH_SCHED(s) {
 		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
@@ -110,6 +122,7 @@ static void racer_fn(void *arg)
 
 KTEST(sched_timer_flag_first_disarms)
 {
+	SKIP_UNDER_TSAN();
 	const char *s;
 	FOR_EACH_SCHED(s) {
 		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
@@ -176,6 +189,7 @@ static void windowed_fn(void *arg)
 
 KTEST(sched_timer_fired_in_the_window_is_consumed)
 {
+	SKIP_UNDER_TSAN();
 	const char *s;
 	FOR_EACH_SCHED(s) {
 		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
