@@ -32,7 +32,12 @@ def built():
 
 
 @pytest.mark.parametrize("smp", [1, 4, 8])
-def test_kernel_tests_pass(built, smp):
+def test_kernel_tests_pass(built, smp, request):
+    """The whole suite at 1 and 4 CPUs (2: the ISO's boot below); at 8 - eight vCPUs on
+    the host's cores, oversubscribed under TCG, ~25 s of make test's budget - in make
+    stress (the hosted suites at -smp 4 on 2 cores oversubscribe in make test)."""
+    if smp == 8 and not request.config.getoption("--run-stress"):
+        pytest.skip("-smp 8: make stress (--run-stress)")
     rc, out = ksync("test", "--smp", str(smp), "--no-build", "--timeout", "240")
     assert rc == 0, out
     assert "PASS" in out
