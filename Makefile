@@ -196,21 +196,9 @@ NPROC := $(shell nproc 2>/dev/null || echo 1)
 # (venv.sh, ~20 s of pip), after the system packages (deps: the compilers and tools the
 # builds need); then the suites on every host CPU (pytest-xdist, --dist load: each test
 # goes to the next free worker; tests/conftest.py starts the longest modules first).
-# The spin model checks need nothing the build makes (each compiles its own verifier in
-# a temporary directory) and are single-threaded: they run beside the build, in the CPU
-# time its serial steps (links, the sub-makes' starts, the ISO) leave idle, once the
-# environment is there; their verdict is reported at the end with the others'.
-EARLY_TESTS := $(sort $(wildcard tests/test_spin*.py))
 test: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) test-build & build=$$!; \
-	$(MAKE) --no-print-directory $(VENV)/.stamp || { kill $$build; exit 1; }; \
-	echo "make test: the spin model checks, beside the build"; \
-	$(PY) -m pytest -q -ra $(EARLY_TESTS); early=$$?; \
-	wait $$build || { echo "make test: the build failed (above)"; exit 1; }; \
-	$(PY) -m pytest -q -ra --durations=10 -n $(NPROC) --dist load \
-		$(EARLY_TESTS:%=--ignore=%) tests/; rest=$$?; \
-	if [ $$early != 0 ]; then echo "make test: the spin model checks failed (above)"; exit 1; fi; \
-	exit $$rest
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build $(VENV)/.stamp
+	$(PY) -m pytest -q -ra --durations=10 -n $(NPROC) --dist load tests/
 
 # The kernels of the other schemes and the masked-window kernel, each by a make of its
 # own (SCHEME and WINDOWS select the build directory); the stamps first, so that the
