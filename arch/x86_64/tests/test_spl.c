@@ -36,23 +36,8 @@ static void pit_periodic_raw(unsigned hz)
 	outb(0x40, div & 0xff);
 	outb(0x40, (div >> 8) & 0xff);
 }
-/* mode 0 with no count written: on an 8254 OUT goes low and the counter waits (no
- * interrupt). QEMU's i8254 does not act on a control word alone ("XXX: update irq timer ?"):
- * the previous mode's next transition stays scheduled and, evaluated in mode 0, raises
- * IRQ0 once more - up to one period later (55 ms after the BIOS's 18.2 Hz mode 2). */
+/* mode 0 with no count written: OUT stays low, the counter waits (no interrupt) */
 static void pit_stop_raw(void) { outb(0x43, 0x30); }
-/* Quiet the PIT for good, before a test: mode 1 with a count. The count write replaces the
- * transition QEMU still had scheduled, and mode 1's only rise is at the write itself
- * (QEMU: OUT high from the write, low at the count's end, then nothing; an 8254, whose
- * channel 0 gate is never triggered: high from the control word on). So IRQ0 rises at
- * most once, synchronously, where setup's wait for quiet controllers delivers it, and no
- * edge can come later: the next rise is the one a test arms (its count write lowers OUT). */
-static void pit_quiet_raw(void)
-{
-	outb(0x43, 0x32);			/* channel 0, lo/hi, mode 1 */
-	outb(0x40, 1);
-	outb(0x40, 0);
-}
 static uint8_t cmos_read(uint8_t r) { outb(0x70, 0x80 | r); return inb(0x71); }
 static void cmos_write(uint8_t r, uint8_t v) { outb(0x70, 0x80 | r); outb(0x71, v); }
 /* Periodic 1024 Hz. Register C (a stale flag) is read BEFORE the periodic enable, and the
@@ -227,14 +212,9 @@ static bool setup(struct ktest_ctx *kt)
 	static const enum intr_kind kinds[S_N] = { INTR_CLOCK, INTR_ISA, INTR_ISA, INTR_SOFT };
 	static const unsigned irqs[S_N] = { 0, 0, 8, 0 };
 	static const char *const names[S_N] = { "clock", "pit", "rtc", "soft" };
-	/* quiet devices first: an RTC left asserting, a PIT transition still scheduled, or an
-	 * edge latched in the 8259A by an earlier test, must not count in this one. With
-	 * pit_stop_raw here, the BIOS's 18.2 Hz transition was still scheduled when the
-	 * replay test ran first in a boot (--filter 'spl_replay*'): a vCPU stall before
-	 * pit_oneshot_raw let it raise IRQ0 inside the section, spl-optim deferred that edge,
-	 * the one-shot's edge was latched under the mask, and the PIT ran twice
-	 * (clock,pit,pit,rtc,soft: 3 in 97 loaded boots, every time with a 60 ms delay). */
-	pit_quiet_raw();
+	/* quiet devices first: an RTC left asserting, or an edge latched in the 8259A by an
+	 * earlier test, must not count in this one */
+	pit_stop_raw();
 	rtc_stop_raw();
 	memset((void *)runs, 0, sizeof runs);
 	memset((void *)bad_runs, 0, sizeof bad_runs);
