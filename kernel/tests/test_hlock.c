@@ -199,8 +199,17 @@ static void run_inversion(struct ktest_ctx *kt, const char *s, unsigned cross, u
 	 * port's facts say oversubscribed), the waiter's vCPU may sit out host time slices
 	 * before its request reaches the owner's CPU while the hog's vCPU runs on: the hog's
 	 * count then measures the host scheduler, not the lock (seen: above half of
-	 * HOG_ITERS, 4 vCPUs on 2 cores), so only the hand-off itself is checked there. */
+	 * HOG_ITERS, 4 vCPUs on 2 cores), so only the hand-off itself is checked there. The
+	 * same in the hosted TSan build across CPUs: the owner's CPU acts on the waiter's
+	 * request only when TSan delivers the IPI's signal, which it defers to its own safe
+	 * points and may leave with the fiber that was current (test_sched.c's
+	 * SKIP_UNDER_TSAN; seen in a make test: 42,204 remote requests while the hog ran its
+	 * 1.2 M iterations, 0 of 207 runs alone). */
+#if defined(__SANITIZE_THREAD__)
+	bool hog_bound = !cross;
+#else
 	bool hog_bound = !(cross && oversubscribed());
+#endif
 	uint64_t hog_waited = hog_at_acquire - hog_at_attempt;
 	if (hog_bound)
 		KT_EXPECT(hog_waited < HOG_ITERS / 2);
