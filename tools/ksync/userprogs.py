@@ -15,6 +15,7 @@ Public API: ``MUSL_DIR``, ``have_musl()``, ``build(src_dir, out_dir) -> dict[str
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import stat
@@ -73,8 +74,17 @@ def build(src_dir: Path, out_dir: Path) -> dict[str, Path]:
     """Every tests/user/*.c as a static-pie binary in out_dir, plus hello-low (musl-gcc
     -static: ET_EXEC at 0x400000), bad-highva, bad-machine and bad-truncated, and the
     GLIBC_PROGS again with glibc (gcc -static -pthread) as <name>-glibc. Returns name ->
-    path (rebuilds only what changed)."""
+    path (rebuilds only what changed). One build of out_dir at a time: make test's two
+    pytest-xdist workers each set up tests/test_user.py's module fixture, and two builds
+    at once linked an object the other was still writing (a fresh clone's make test:
+    `gcc ... -o build/user/uname` failed, 12 errors)."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)    # released when the file closes
+        return _build_locked(src_dir, out_dir)
+
+
+def _build_locked(src_dir: Path, out_dir: Path) -> dict[str, Path]:
     header = src_dir / "ut.h"
     progs = {}
     for src in sorted(src_dir.glob("*.c")):
