@@ -219,7 +219,8 @@ stress: venv
 	$(PY) -m pytest -q -ra tests/test_stress.py tests/test_user.py::test_user_stress tests/test_user.py::test_sig_storm_stress \
 		tests/test_user.py::test_thread_stress "tests/test_kernel.py::test_kernel_tests_pass[8]" \
 		tests/test_user_bad.py::test_fuzz_stress "tests/test_busybox.py::test_busybox_matches_linux[smp2-locked-full]" \
-		tests/test_user_dyn.py::test_hackbench_long --run-stress
+		tests/test_user_dyn.py::test_hackbench_long tests/test_schemes.py::test_scheme_spl_stress \
+		--run-stress
 
 # the longer set: ksync run --set bench (--repeat 7, --irq-seconds 5, --loss-repeats 7,
 # the kernel's `all` experiments, 1800 s per boot unless TIMEOUT is given)

@@ -1,7 +1,9 @@
 """Every interrupt-masking scheme (Small & Manley 1997 + the two CR8 schemes) builds, and its
 kernel passes the spl tests (exclusion per level, nesting, replay, flood, random injection
 across section boundaries) under TCG with -smp 1 and -smp 2 (the default scheme's in its
-whole suite, tests/test_kernel.py); bad spl use panics clearly;
+whole suite, tests/test_kernel.py); make stress runs every scheme's spl tests at 20 times
+the sizes (spl_scale=20: 5 s floods, 10^6 random sections per CPU) at -smp 2 and 4; bad
+spl use panics clearly;
 an unknown scheme name is refused by make and by the tool.
 
 Each boot goes through the ksync tool with --scheme, the path users take.
@@ -45,6 +47,20 @@ def test_scheme_passes_spl_tests(built, scheme, smp):
                     "--timeout", "240", "--filter", "spl_*")
     assert rc == 0, out
     assert f"# scheme {scheme}" in out or "PASS" in out, out
+    m = re.search(r"(\d+)/(\d+) ok", out)
+    assert m and m.group(1) == m.group(2) and int(m.group(2)) >= 9, out
+
+
+@pytest.mark.parametrize("smp", [2, 4])
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_scheme_spl_stress(built, scheme, smp, request):
+    """The long sizes (make stress): the PIT and clock floods for 5 s, 10^6 randomly
+    injected sections per CPU; make test runs spl_scale=1 (250 ms, 50000)."""
+    if not request.config.getoption("--run-stress"):
+        pytest.skip("make stress only (spl_scale=20; make test runs spl_scale=1)")
+    rc, out = ksync("test", "--scheme", scheme, "--smp", str(smp), "--no-build",
+                    "--timeout", "900", "--filter", "spl_*", "--append", "spl_scale=20")
+    assert rc == 0, out
     m = re.search(r"(\d+)/(\d+) ok", out)
     assert m and m.group(1) == m.group(2) and int(m.group(2)) >= 9, out
 

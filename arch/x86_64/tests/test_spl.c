@@ -22,6 +22,17 @@
 
 enum { S_CLOCK, S_PIT, S_RTC, S_SOFT, S_N };
 
+/* The stress scale: `spl_scale=N` on the command line multiplies the three stress tests'
+ * sizes (the two floods' 250 ms, the random injection's 50000 sections per CPU). make test
+ * boots every scheme at 1; make stress at 20 (tests/test_stress.py). */
+static unsigned spl_scale(void)
+{
+	char buf[16];
+	unsigned n = cmdline_uint(cmdline_get("spl_scale", buf, sizeof buf), 1);
+	return n ? n : 1;
+}
+static uint64_t flood_ms(void) { return 250ull * spl_scale(); }
+
 /* ---- raw device programming (the tests' own; the device layer has its own) ---- */
 static void pit_oneshot_raw(uint16_t ticks)
 {
@@ -656,9 +667,9 @@ KTEST(spl_stopped_clock_does_not_tick)
 	KT_EXPECT_EQ(kcpu_of(0)->spl.violations, 0);
 }
 
-/* A PIT one-shot chain re-armed by its own handler (~100 kHz asked) for one second while
- * the thread enters and leaves critical sections: every raised interrupt ran exactly once
- * (a lost one would stop the chain: raised == handled + 1 forever). */
+/* A PIT one-shot chain re-armed by its own handler (~100 kHz asked) for 250 ms (times
+ * spl_scale) while the thread enters and leaves critical sections: every raised interrupt
+ * ran exactly once (a lost one would stop the chain: raised == handled + 1 forever). */
 KTEST(spl_flood_loses_nothing)
 {
 	KT_ASSERT(setup(kt));
@@ -667,7 +678,7 @@ KTEST(spl_flood_loses_nothing)
 	pit_raised = 1;
 	pit_chain = true;
 	pit_oneshot_raw(pit_chain_ticks);
-	uint64_t t0 = arch_cycles(), end = t0 + arch_tsc_hz();
+	uint64_t t0 = arch_cycles(), end = t0 + arch_tsc_hz() * flood_ms() / 1000;
 	uint64_t sections = 0, x = 88172645463325252ull;
 	while ((int64_t)(arch_cycles() - end) < 0) {
 		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
@@ -740,7 +751,7 @@ static void rnd_ap(void *arg)
 	(void)arg;
 	arch_irq_enable();			/* the call IPI was EOIed before we ran */
 	clock_start(&srcs[S_CLOCK], 5000);
-	rnd_body(cpu, 200000);
+	rnd_body(cpu, 50000ull * spl_scale());
 	clock_alive[cpu] = wait_runs(cpu, S_CLOCK, runs[cpu][S_CLOCK] + 2);
 	dead_lvt[cpu] = lapic_read(LAPIC_LVT_TIMER); dead_ccr[cpu] = lapic_read(LAPIC_TIMER_CCR);
 	dead_irr[cpu] = lapic_read(0x200 + 0x80); dead_isr[cpu] = lapic_read(0x100 + 0x80);
@@ -757,7 +768,7 @@ KTEST(spl_random_injection_keeps_invariants)
 	for (unsigned c = 1; c < n; c++)
 		arch_call_post(c, rnd_ap, NULL);
 	KT_ASSERT_EQ(clock_start(&srcs[S_CLOCK], 5000), KSYNC_OK);
-	rnd_body(0, 200000);
+	rnd_body(0, 50000ull * spl_scale());
 	clock_alive[0] = wait_runs(0, S_CLOCK, runs[0][S_CLOCK] + 2);
 	clock_stop();
 	for (unsigned c = 1; c < n; c++)
@@ -818,17 +829,17 @@ KTEST(spl_nested_handlers_by_level)
 
 /* The clock as a flood on every CPU at once: each CPU's LAPIC timer asked for 100 kHz
  * (one-shot, re-armed by its handler, masked by its LVT and re-raised by software where
- * the scheme masks it) while the CPU runs random sections for 1 s. A lost tick stops the
- * chain for good (liveness checked after); a tick delivered twice would run early
- * (counted in clock_early and reported); the per-level counters prove the exclusion.
- * The rate is the emulator's and is reported, not asserted. */
+ * the scheme masks it) while the CPU runs random sections for 250 ms (times spl_scale). A
+ * lost tick stops the chain for good (liveness checked after); a tick delivered twice would
+ * run early (counted in clock_early and reported); the per-level counters prove the
+ * exclusion. The rate is the emulator's and is reported, not asserted. */
 static volatile uint64_t cf_sections[INTR_MAX_CPUS], cf_ticks[INTR_MAX_CPUS];
 
 static void clock_flood_body(unsigned cpu)
 {
 	uint64_t x = 0x51ed27f1a3c4d5e7ull * (cpu + 3);
 	uint64_t r0 = runs[cpu][S_CLOCK];
-	uint64_t end = arch_cycles() + arch_tsc_hz();
+	uint64_t end = arch_cycles() + arch_tsc_hz() * flood_ms() / 1000;
 	clock_start(&srcs[S_CLOCK], 100000);
 	while ((int64_t)(arch_cycles() - end) < 0) {
 		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
@@ -872,8 +883,8 @@ KTEST(spl_clock_flood_every_cpu)
 		KT_EXPECT_EQ(kcpu_of(c)->spl.violations, 0);
 		/* early runs are reported, not asserted: spl-optim shows a few per second at
 		 * this period under TCG, cause not yet found (docs/irq-schemes.md, Limits) */
-		kt_diag(kt, "cpu %u: %lu clock interrupts in 1 s (100000 asked), %lu sections, "
-			"recovered %lu, late %lu, early %lu", c, cf_ticks[c], cf_sections[c],
+		kt_diag(kt, "cpu %u: %lu clock interrupts in %lu ms (100 per ms asked), %lu sections, "
+			"recovered %lu, late %lu, early %lu", c, cf_ticks[c], (unsigned long)flood_ms(), cf_sections[c],
 			kcpu_of(c)->spl.clock_recovered, kcpu_of(c)->spl.clock_late, kcpu_of(c)->spl.clock_early);
 	}
 	teardown();
