@@ -225,17 +225,18 @@ def test_bench_mode_runs_every_experiment(hk_bins: Path, host_env: None, tmp_pat
     """mode=bench with the platform devices and a disk: every experiment of the default
     set runs on the hosted port (the clock and the devices are real signal sources) and
     prints its rows; the plan completes and passes."""
-    # the short form of every experiment (irq_quick, 0.2 s windows, one loss repeat):
-    # this checks that they run on the port; make run measures
+    # the short form of every experiment (irq_quick, 0.2 s windows, one loss repeat, 1 s
+    # per lateness configuration): this checks that they run on the port; make run measures
     result = hosted.run_program(_exe("plain"), TIMEOUT, tmp_path / "logs",
                                 ["-smp", "2", "-disk", str(disk_image), "-append",
                                  "mode=bench irq_quick=1 irq_seconds=0.2 irq_loss_repeats=1 "
-                                 "sprite_scale=5 sprite_reps=1 sprite_perturb=cswitch"])
+                                 "sprite_scale=5 sprite_reps=1 sprite_perturb=cswitch "
+                                 "lat_seconds=1"])
     assert result.passed, f"{result.reason}\n" + "\n".join(result.tail(30))
     assert not [c.name for c in result.ktap.results if c.skipped]
     kinds = {o.get("kind") for o in _objects(result)}
     assert {"irq_prim", "irq_load", "irq_loss", "prim", "done", "sprite_run", "lockstat",
-            "lock_cost", "sprite_end"} <= kinds
+            "lock_cost", "sprite_end", "lateness"} <= kinds
 
 
 def test_pi_experiment_emits_its_rows(hk_bins: Path, host_env: None, tmp_path: Path):
