@@ -54,6 +54,8 @@ CASES += [["t/fs_exec"], ["t/fs_cwd"]]
 CASES += [["t/hello-low"], ["t/exec_low"]]
 # the calls busybox added to the list (prctl's name, time)
 CASES += [["t/prctl"]]
+# a program's data pages are its own copies (exec maps the file's pages copy-on-write)
+CASES += [["t/exec_data"]]
 # signals (kernel/proc/signal.c): handlers, frames, sigreturn, interrupted calls, SIGCHLD,
 # fault signals, process groups, bad rt_sigreturn frames
 SIG_CASES = {

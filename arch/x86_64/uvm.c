@@ -324,7 +324,9 @@ static uint64_t *walk_next(struct arch_as *as, uint64_t va, uint64_t *next)
 	return &t[idx(va, 0)];
 }
 
-uint64_t arch_as_map_page(struct arch_as *as, uint64_t va, void *page, unsigned prot)
+/* A kernel page mapped at va with a reference of its own, replacing what was there;
+ * bits: its kind (PTE_SHARED, or PTE_COW with prot's write right taken off). */
+static uint64_t map_kernel_page(struct arch_as *as, uint64_t va, void *page, uint64_t bits)
 {
 	va &= ~(PAGE_SIZE - 1);
 	KASSERT(va >= USER_VA_MIN && va < USER_VA_END);
@@ -337,9 +339,21 @@ uint64_t arch_as_map_page(struct arch_as *as, uint64_t va, void *page, unsigned 
 		uref_put(*pte & PTE_ADDR);
 	else
 		as->npages++;
-	*pte = pa | PTE_SHARED | leaf_bits(prot);
+	*pte = pa | bits;
 	flush(as, va);
 	return pa;
+}
+
+uint64_t arch_as_map_page(struct arch_as *as, uint64_t va, void *page, unsigned prot)
+{
+	return map_kernel_page(as, va, page, PTE_SHARED | leaf_bits(prot));
+}
+
+/* The page is shared with its file (whose reference keeps the count above one): the
+ * first write to it copies it in arch_as_page, as a fork's shared page. */
+uint64_t arch_as_map_page_cow(struct arch_as *as, uint64_t va, void *page, unsigned prot)
+{
+	return map_kernel_page(as, va, page, PTE_COW | leaf_bits(prot & ~ARCH_PROT_WRITE));
 }
 
 void arch_page_hold(void *page) { uref_get(V2P((uint64_t)(uintptr_t)page)); }

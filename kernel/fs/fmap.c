@@ -1,5 +1,6 @@
 /*
- * fmap.c - the pages of a regular file for MAP_SHARED (kernel/proc/mmfile.c maps them).
+ * fmap.c - the pages of a regular file for mmap and exec (kernel/proc/mmfile.c maps them
+ * MAP_SHARED, or copy-on-write for MAP_PRIVATE; kernel/proc/exec.c maps a program's).
  *
  * A regular file's data pages are pmm pages with a reference count (fs_page_hold/
  * release: the port's page counts on x86_64, kernel/proc/mmfile.c): the file holds one

@@ -204,13 +204,14 @@ bool fs_signal_pending(void);
 void fs_tty_signal(int sig);
 void fs_sigpipe(void);
 /* fs_page_hold / fs_page_release: a reference on a regular file's data page (a pmm page)
- * taken and dropped; the last drop frees it. The file holds one per page; a MAP_SHARED
- * mapping (kernel/proc/mmfile.c, through the port's page counts) holds its own, so the
- * page outlives a truncate or unlink while mapped. Default (no mappings: the hosted
+ * taken and dropped; the last drop frees it. The file holds one per page; a mapping
+ * (MAP_SHARED, or a copy-on-write one of MAP_PRIVATE or exec: kernel/proc/mmfile.c and
+ * exec.c, through the port's page counts) holds its own, so the page outlives a truncate
+ * or unlink while mapped. Default (no mappings: the hosted
  * port): hold nothing, release frees. Any context. */
 void fs_page_hold(void *page);
 void fs_page_release(void *page);
-/* MAP_SHARED of the regular file open at fd: n data pages from page index first (bytes
+/* mmap or exec of the regular file open at fd: n data pages from page index first (bytes
  * [first*4096, (first+n)*4096)), holes filled with zeroed pages (as a write would), each
  * with a reference taken for the caller (fs_page_release each when mapped). 0, -LX_EBADF,
  * -LX_ENODEV (not a regular file), -LX_ENOSPC (no memory). */

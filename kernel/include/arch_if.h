@@ -344,6 +344,10 @@ void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len);	/* page-align
  * with prot, replacing what was there; the mapping holds a reference on the page (fork
  * shares it writable, never copy-on-write). Its physical address, 0 if out of memory. */
 uint64_t arch_as_map_page(struct arch_as *as, uint64_t va, void *page, unsigned prot);
+/* MAP_PRIVATE of a file and exec's segments: the same, but shared copy-on-write - read
+ * (and executed) in place, copied at the first write (the file's page never changes
+ * through it; fork shares it copy-on-write like any other page). */
+uint64_t arch_as_map_page_cow(struct arch_as *as, uint64_t va, void *page, unsigned prot);
 /* A page's reference count outside the page tables (the RAM file system's data pages,
  * which a MAP_SHARED mapping may outlive): hold takes one, release drops one and frees
  * the page to pmm when none is left (any context). */

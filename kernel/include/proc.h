@@ -78,8 +78,15 @@ long mm_map_bus(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint
  * pages given (a file's: arch_as_map_page). 0 or -LX_ENOMEM. */
 long mm_map_shared(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus,
 		   void *const *pages, size_t n);
-/* mmap of a regular file (mmfile.c): MAP_PRIVATE its pages copied at the call, MAP_SHARED
- * (shared) the file's own pages mapped; ro: the descriptor is not open for writing. */
+/* MAP_PRIVATE: the same, the pages mapped copy-on-write (arch_as_map_page_cow). */
+long mm_map_private(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus,
+		    void *const *pages, size_t n);
+/* One kernel page (a file's) copy-on-write at va, inside an area already mapped, with the
+ * area's rights (exec's loader). 0, -LX_EFAULT (no area), -LX_ENOMEM. */
+long mm_place_cow(struct mm *mm, uint64_t va, void *page);
+/* mmap of a regular file (mmfile.c): MAP_PRIVATE the file's pages mapped copy-on-write
+ * (copied at a file system that hands out no pages), MAP_SHARED (shared) the file's own
+ * pages mapped; ro: the descriptor is not open for writing. */
 struct fdtable;
 long mm_mmap_file(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, uint64_t len,
 		  unsigned prot, uint64_t off, bool shared, bool ro);

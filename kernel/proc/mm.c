@@ -125,16 +125,41 @@ long mm_map_bus(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint
 	return rc;
 }
 
-long mm_map_shared(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus,
-		   void *const *pages, size_t n)
+static long map_pages(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus,
+		      void *const *pages, size_t n, bool cow)
 {
 	irqkey_t k = mlock_lock_irqsave(&mm->lock);
 	long rc = vma_remove(mm, start, end);
 	if (!rc)
 		rc = vma_insert(mm, start, end, prot, bus);
-	for (size_t i = 0; i < n && !rc; i++)
-		if (!arch_as_map_page(mm->as, start + i * PAGE_SIZE, pages[i], prot))
+	for (size_t i = 0; i < n && !rc; i++) {
+		uint64_t va = start + i * PAGE_SIZE;
+		if (!(cow ? arch_as_map_page_cow(mm->as, va, pages[i], prot)
+			  : arch_as_map_page(mm->as, va, pages[i], prot)))
 			rc = -LX_ENOMEM;
+	}
+	mlock_unlock_irqrestore(&mm->lock, k);
+	return rc;
+}
+
+long mm_map_shared(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus,
+		   void *const *pages, size_t n)
+{
+	return map_pages(mm, start, end, prot, bus, pages, n, false);
+}
+
+long mm_map_private(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus,
+		    void *const *pages, size_t n)
+{
+	return map_pages(mm, start, end, prot, bus, pages, n, true);
+}
+
+long mm_place_cow(struct mm *mm, uint64_t va, void *page)
+{
+	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	struct vma *v = vma_find(mm, va);
+	long rc = !v ? -LX_EFAULT
+		     : arch_as_map_page_cow(mm->as, va, page, v->prot) ? 0 : -LX_ENOMEM;
 	mlock_unlock_irqrestore(&mm->lock, k);
 	return rc;
 }

@@ -2,36 +2,36 @@
  * mmfile.c - mmap of a regular file: MAP_PRIVATE (glibc's dynamic loader maps every
  * shared library this way) and MAP_SHARED (docs/userspace.md "Dynamic programs").
  *
- * A private mapping is a copy: the area is made (replacing what was there, as MAP_FIXED
- * does), then every page that holds file data is filled from the file through kernel/fs
- * (vfs_pread into a kernel buffer, then into the page under the mm lock: mm_write). The
- * pages are the process's own from then on: a write changes its copy only (never the
- * file), fork shares them copy-on-write like any other page, mprotect changes their
- * rights. The part of the last page past the file's end reads as zeros; whole pages past
- * the end are left unmapped and the area remembers where they begin (vma->bus): an
- * access there is SIGBUS (BUS_ADRERR), as on Linux.
+ * A private mapping maps the file's own pages copy-on-write, as Linux maps the page
+ * cache's (kernel/fs/fmap.c hands them out, holes filled, each with a reference;
+ * arch_as_map_page_cow maps them read-only, marked copy-on-write): reads and execution
+ * use the file's page in place, the first write to a page copies it (the file never
+ * changes through the mapping), fork shares the pages copy-on-write like any other,
+ * mprotect changes their rights. A page not yet written shows later writes to the file
+ * (by write() or a MAP_SHARED mapping), as on Linux. The part of the last page past the
+ * file's end reads as zeros (ramfs keeps a page's tail past the end zeroed); whole pages
+ * past the end are left unmapped and the area remembers where they begin (vma->bus): an
+ * access there is SIGBUS (BUS_ADRERR), as on Linux. A regular file whose file system
+ * hands out no pages (-LX_ENODEV: /proc's) is copied instead, page by page at the call
+ * (vfs_pread into a kernel buffer, then mm_write under the mm lock).
  *
- * Not Linux's: Linux maps the page cache's pages and copies one at the first write, so
- * a page not yet written still shows later writes to the file (by write() or another
- * MAP_SHARED mapping); ksync's copy is taken at mmap time. The difference shows only to
- * a program that maps a file privately and writes the file afterwards.
- *
- * MAP_SHARED maps the file's own pages (kernel/fs/fmap.c hands them out, holes filled,
- * each with a reference; arch_as_map_page maps them never copy-on-write, also across
- * fork): writes through the mapping are the file's, write() is seen by the mapping. A
- * page is counted by the file and by every mapping (pagehooks.c), so a truncate or
- * unlink leaves a mapped page alive and mapped - where Linux gives SIGBUS past the new
- * end; and whole pages past the end at mmap time stay SIGBUS when the file grows later
- * (Linux maps them then). A descriptor not open for writing gives an area that
- * mprotect cannot make writable (EACCES, VMA_SHARED_RO).
+ * MAP_SHARED maps the file's own pages (arch_as_map_page maps them never copy-on-write,
+ * also across fork): writes through the mapping are the file's, write() is seen by the
+ * mapping. A page is counted by the file and by every mapping (pagehooks.c), so a
+ * truncate or unlink leaves a mapped page alive and mapped - where Linux gives SIGBUS
+ * past the new end; and whole pages past the end at mmap time stay SIGBUS when the file
+ * grows later (Linux maps them then); both hold for private mappings' unwritten pages
+ * too. A descriptor not open for writing gives a shared area that mprotect cannot make
+ * writable (EACCES, VMA_SHARED_RO).
  *
  * Cost: the loader maps each library twice over (a reservation of its whole span from
- * offset 0, then each segment MAP_FIXED over it), so a library is copied about twice at
- * each exec. Pages are copied as they are filled; no page cache.
+ * offset 0, then each segment MAP_FIXED over it): two walks over the page tables, no
+ * copy (each page was copied, twice, until the private mapping shared the file's pages:
+ * glibc's 2 MB libc.so at every exec of a dynamic program).
  *
- * Locks: mm->lock (proc.h) around each page's copy (mm_write) and the shared pages'
- * mapping (mm_map_shared); kernel/fs's own (ramfs) inside vfs_pread and vfs_mmap_pages,
- * never both at once.
+ * Locks: mm->lock (proc.h) around the pages' mapping (mm_map_private, mm_map_shared) and
+ * each page's copy (mm_write); kernel/fs's own (ramfs) inside vfs_pread and
+ * vfs_mmap_pages, never both at once.
  */
 #include "kernel.h"
 #include "mm.h"
@@ -41,10 +41,11 @@
 
 #define CHUNK (64u << 10)
 
-/* MAP_SHARED: the file's own pages mapped (writes reach the file, its writes the mapping;
- * every sharer, fork children too, sees one copy). */
-static long map_shared(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, uint64_t len,
-		       unsigned prot, uint64_t off, uint64_t have, bool ro)
+/* The file's own pages mapped: MAP_SHARED (writes reach the file, its writes the
+ * mapping; every sharer, fork children too, sees one copy) or MAP_PRIVATE (shared
+ * copy-on-write). -LX_ENODEV: the file system hands out no pages. */
+static long map_pages(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, uint64_t len,
+		      unsigned prot, uint64_t off, uint64_t have, bool shared, bool ro)
 {
 	size_t n = (size_t)(ALIGN_UP(have, PAGE_SIZE) / PAGE_SIZE);
 	void **pages = n ? kmalloc(n * sizeof *pages) : NULL;
@@ -53,8 +54,10 @@ static long map_shared(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, 
 	long rc = n ? vfs_mmap_pages(t, fd, off / PAGE_SIZE, n, pages) : 0;
 	if (!rc) {
 		uint64_t bus = addr + n * PAGE_SIZE;
-		rc = mm_map_shared(mm, addr, addr + len, prot | (ro ? VMA_SHARED_RO : 0),
-				   bus < addr + len ? bus : 0, pages, n);
+		bus = bus < addr + len ? bus : 0;
+		rc = shared ? mm_map_shared(mm, addr, addr + len, prot | (ro ? VMA_SHARED_RO : 0),
+					    bus, pages, n)
+			    : mm_map_private(mm, addr, addr + len, prot, bus, pages, n);
 		for (size_t i = 0; i < n; i++)
 			fs_page_release(pages[i]);	/* the mapping holds its own */
 	}
@@ -76,8 +79,10 @@ long mm_mmap_file(struct mm *mm, struct fdtable *t, int fd, uint64_t addr, uint6
 	uint64_t have = size > off ? size - off : 0;
 	if (have > len)
 		have = len;
-	if (shared)
-		return map_shared(mm, t, fd, addr, len, prot, off, have, ro);
+	rc = map_pages(mm, t, fd, addr, len, prot, off, have, shared, ro);
+	if (shared || rc != -LX_ENODEV)
+		return rc;
+	/* MAP_PRIVATE of a file system that hands out no pages: a copy */
 	uint64_t bus = addr + ALIGN_UP(have, PAGE_SIZE);
 	rc = mm_map_bus(mm, addr, addr + len, prot, bus < addr + len ? bus : 0);
 	if (rc)

@@ -1,7 +1,8 @@
 /* dyn_mmap: file-backed mmap (MAP_PRIVATE of a RAM-file-system file on ksync, of a tmpfs or
  * disk file on the host): the file's bytes read through the mapping, offsets, MAP_FIXED
  * over a mapping, mprotect of a mapped range, a write to the copy that never reaches the
- * file, fork's copy, SIGBUS past the end of the file, /dev/zero. Usage: dyn_mmap CASE.
+ * file, fork's copy, a later write() seen by an unwritten page only, SIGBUS past the end
+ * of the file, /dev/zero. Usage: dyn_mmap CASE.
  * Prints relations and values, never addresses. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -145,8 +146,11 @@ int main(int argc, char **argv)
 		}
 		waitpid(k, NULL, 0);
 		printf("parent does not see the child's write %d\n", p[11] == (unsigned char)(11 * 7));
-		/* a write() to the file after the mapping: only the bytes nobody wrote are
-		 * the kernel's choice (Linux shows the new bytes, ksync its copy): not printed */
+		/* a write() to the file after the mapping: a page nobody wrote is still the
+		 * file's and shows it (q), a written one is the mapping's copy (p's page 0) */
+		pwrite(fd, "\x5a", 1, 100);
+		printf("an unwritten page shows a later write() %d, a written one keeps its copy %d\n",
+		       q[100] == 0x5a, p[100] == (unsigned char)(100 * 7));
 		close(fd);
 	} else if (!strcmp(c, "sigbus")) {
 		int fd = make_file(name, PG + 10);
