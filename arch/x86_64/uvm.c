@@ -149,6 +149,19 @@ static void uref_get(uint64_t pa)
 		panic("uvm: reference count of page 0x%lx overflowed", pa);
 }
 
+/* A reference for one more mapping of a page others map too (a file's page, a fork's
+ * shared one): refused near the count's limit, so that a program mapping one file page
+ * 65,536 times gets ENOMEM (as Linux's vm.max_map_count gives) instead of a panic. The
+ * margin (15 below the limit) holds the other CPUs' racing adds, which undo likewise. */
+#define UREF_LIMIT 0xfff0u
+static bool uref_tryget(uint64_t pa)
+{
+	if (__atomic_add_fetch(&uref[pa / PAGE_SIZE], 1, __ATOMIC_RELAXED) <= UREF_LIMIT)
+		return true;
+	__atomic_sub_fetch(&uref[pa / PAGE_SIZE], 1, __ATOMIC_RELAXED);
+	return false;
+}
+
 static void uref_put(uint64_t pa)
 {
 	uint16_t left = __atomic_sub_fetch(&uref[pa / PAGE_SIZE], 1, __ATOMIC_RELAXED);
@@ -334,7 +347,8 @@ static uint64_t map_kernel_page(struct arch_as *as, uint64_t va, void *page, uin
 	if (!pte)
 		return 0;
 	uint64_t pa = V2P((uint64_t)(uintptr_t)page);
-	uref_get(pa);
+	if (!uref_tryget(pa))
+		return 0;
 	if (has_page(*pte))
 		uref_put(*pte & PTE_ADDR);
 	else
@@ -401,7 +415,8 @@ static int fork_level(uint64_t *pt, uint64_t *ct, int level, uint64_t *npages)
 				e = (e & ~PTE_RW) | PTE_COW;
 				pt[i] = e;	/* the parent's TLB: flushed whole by the caller */
 			}
-			uref_get(e & PTE_ADDR);
+			if (!uref_tryget(e & PTE_ADDR))
+				return KSYNC_ENOMEM;
 			ct[i] = e;
 			(*npages)++;
 			continue;
