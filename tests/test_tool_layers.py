@@ -21,7 +21,7 @@ MODULES = {p.stem: p for p in sorted(PKG.glob("*.py"))}
 BASE = {"base", "plots", "irqdata", "hosteddata", "schemes", "util"}
 # one module per paper or experiment
 REPORTS = {"report", "irqreport", "irqfigures", "findings", "smclaims", "hostedreport",
-           "schedreport", "spritereport", "fiascoreport", "pireport", "peers"}
+           "schedreport", "spritereport", "fiascoreport", "pireport", "peers", "osprimsreport"}
 
 
 def _targets(node: ast.AST, module: str) -> list[tuple[str, list[str]]]:

@@ -430,6 +430,32 @@ def build_parser() -> Parser:
     ls.add_argument("--format", choices=("text", "md", "html", "json"), default="text",
                     help="output format (default text)")
 
+    op = sub.add_parser("osprims", parents=[repo],
+                        help="OS primitives, ksync against Linux in the same QEMU configuration",
+                        description="Run one static binary (bench/user/osprims.c: null system "
+                                    "call, 1-byte read/write, open+close, stat, fork, fork+exec, "
+                                    "sh -c true, pipe round trip and bandwidth, context switch, "
+                                    "page fault, signals) on ksync and on Debian's Linux (a "
+                                    "guest image fetched from Debian's packages) with the same "
+                                    "QEMU options, the rounds interleaved; write osprims.json "
+                                    "and the report, print the table. Under TCG the figures "
+                                    "are the emulator's: compare ratios.")
+    op.add_argument("--smp", type=smp_list_type, default=[1, 2], metavar="N[,N...]",
+                    help="CPU counts (default 1,2)")
+    op.add_argument("--rounds", type=int_range_type(1, 50), default=3, metavar="R",
+                    help="boots per kernel and CPU count, interleaved (default 3)")
+    op.add_argument("--linux", choices=("std", "rt", "none"), default="std",
+                    help="the Linux guest: Debian's standard kernel (default), PREEMPT_RT, "
+                         "or none (ksync only)")
+    op.add_argument("--batches", type=int_range_type(1, 32), default=5, metavar="B",
+                    help="batches per row in each run (default 5)")
+    op.add_argument("--scale", type=int_range_type(1, 1000), default=1, metavar="S",
+                    help="multiply every row's operation count (default 1)")
+    op.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
+                    help="accelerator of both guests (default tcg)")
+    op.add_argument("--no-build", action="store_true", help="do not run make first")
+    op.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
+
     e = sub.add_parser("env", parents=[repo], help="print the detected environment")
     e.add_argument("--qemu", metavar="PATH", help="QEMU binary to ask for its version")
     e.add_argument("--json", action="store_true", help="print JSON")
@@ -458,7 +484,7 @@ def build_parser() -> Parser:
 
 COMMANDS = {"test": run.cmd_test, "boot": run.cmd_boot, "run": run.cmd_run, "sh": run.cmd_sh,
             "env": run.cmd_env, "report": run.cmd_report, "mkdisk": run.cmd_mkdisk,
-            "lockstat": run.cmd_lockstat}
+            "lockstat": run.cmd_lockstat, "osprims": run.cmd_osprims}
 
 
 def _main(argv) -> int:

@@ -2,12 +2,12 @@
 
 ``PARTS`` lists them: one entry per paper or experiment, each giving its chapter and its
 tables, findings and figures from the results (``Results``: prims.json, irq.json,
-hosted.json, sprite.json, fiasco.json, any of them missing). Adding an experiment = a report
+hosted.json, sprite.json, fiasco.json, osprims.json, any of them missing). Adding an experiment = a report
 module and one entry here. The document opens with a summary (what ran, where, when and how
 long; the verdict counts; the findings that matter most, chosen by ``TOP_RULE``), then one
 chapter per paper in ``CHAPTERS`` order (Small & Manley, Massalin & Pu, Hartman &
-Ousterhout, Hohmuth & Härtig, then libksync against its peers), each with its findings first,
-then its tables and figures.
+Ousterhout, Hohmuth & Härtig, then libksync against its peers and ksync against Linux's
+primitives), each with its findings first, then its tables and figures.
 
 Public API: ``results_document``, ``render_results_doc``, ``render_results``,
 ``all_findings``, ``write_figures``, ``attach_figures``, ``PARTS``, ``CHAPTERS``.
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import (fiascoreport, findings, hostedreport, irqfigures, irqreport, peers, pireport, report,
-               schedreport, smclaims, spritereport)
+from . import (fiascoreport, findings, hostedreport, irqfigures, irqreport, osprimsreport, peers,
+               pireport, report, schedreport, smclaims, spritereport)
 from .base import Chapter, Document, Figure, Finding, Summary, Table, cap_first
 from .hosteddata import HOSTED_JSON, load_hosted
 from .irqdata import IRQ_JSON, PRIMS_JSON, IrqIndex, load_irq
@@ -33,6 +33,7 @@ class Results:
     hosted: dict | None = None
     sprite: dict | None = None
     fiasco: dict | None = None
+    osprims: dict | None = None
 
 
 def _none(r: Results) -> list:
@@ -149,6 +150,7 @@ CHAPTERS = {
     "ho": "Hartman & Ousterhout: Sprite's locks",
     "hh": "Hohmuth & Härtig 2001: helping locks and real-time lateness",
     "peers": "libksync against its peers",
+    "linux": "ksync against Linux: operating-system primitives",
 }
 
 PARTS: list[Part] = [
@@ -177,6 +179,8 @@ PARTS: list[Part] = [
          figures=lambda r, d: pireport.pi_figures(r.prims, r.hosted, d)),
     Part("libksync against its peers", "peers", tables=_peer_tables, findings=_peer_findings,
          figures=_peer_figures),
+    Part("OS primitives", "linux", tables=lambda r: osprimsreport.os_tables(r.osprims),
+         findings=lambda r: osprimsreport.os_findings(r.osprims)),
 ]
 
 
@@ -254,7 +258,8 @@ FILES = (("prims", "primitive costs (prims.json)"),
          ("irq", "interrupt-masking schemes (irq.json)"),
          ("hosted", "the kernel on the hosted port (hosted.json)"),
          ("sprite", "Sprite's locks (sprite.json)"),
-         ("fiasco", "Fiasco's experiments (fiasco.json)"))
+         ("fiasco", "Fiasco's experiments (fiasco.json)"),
+         ("osprims", "OS primitives against Linux (osprims.json)"))
 
 
 def _records(data: dict | None) -> list[dict]:
@@ -264,7 +269,7 @@ def _records(data: dict | None) -> list[dict]:
 
 
 def _first(r: Results, *keys: str) -> str | None:
-    for data in (r.prims, r.irq, r.hosted, r.sprite, r.fiasco):
+    for data in (r.prims, r.irq, r.hosted, r.sprite, r.fiasco, r.osprims):
         for src in (data or {}, (data or {}).get("meta") or {}):
             for k in keys:
                 v = src.get(k) if isinstance(src, dict) else None
@@ -303,14 +308,16 @@ def summary(r: Results, findings: list[Finding]) -> Summary:
 def results_document(prims: dict | None, irq: dict | None,
                      figures: dict[str, list[Figure]] | None = None,
                      hosted: dict | None = None, sprite: dict | None = None,
-                     fiasco: dict | None = None) -> Document:
+                     fiasco: dict | None = None, osprims: dict | None = None) -> Document:
     """The report of whatever results exist: the summary, then one chapter per paper with
     results (its findings, then its tables). ``figures`` (write_figures) are attached under
     their tables."""
-    if prims is None and irq is None and hosted is None and sprite is None and fiasco is None:
+    if prims is None and irq is None and hosted is None and sprite is None and fiasco is None \
+            and osprims is None:
         raise KsyncError("no results to report (neither prims.json nor irq.json nor "
-                         "hosted.json nor sprite.json nor fiasco.json)", exit_code=2)
-    r = Results(prims, irq, hosted, sprite, fiasco)
+                         "hosted.json nor sprite.json nor fiasco.json nor osprims.json)",
+                         exit_code=2)
+    r = Results(prims, irq, hosted, sprite, fiasco, osprims)
     chapters = {key: Chapter(title) for key, title in CHAPTERS.items()}
     for p in _in_papers_order():
         chapters[p.chapter].findings += p.findings(r)
@@ -336,8 +343,8 @@ def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = 
 
 def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | None = None,
                        strict: bool = False, warn=None, hosted: dict | None = None,
-                       sprite: dict | None = None, fiasco: dict | None = None
-                       ) -> tuple[list[Path], Document]:
+                       sprite: dict | None = None, fiasco: dict | None = None,
+                       osprims: dict | None = None) -> tuple[list[Path], Document]:
     """Write report.md / report.html and the figures (PNG + SVG) from ``prims`` / ``irq`` or,
     for the ones not given, from prims.json / irq.json in ``out_dir`` when they exist.
 
@@ -369,13 +376,16 @@ def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | Non
         sprite = load(spritereport.SPRITE_JSON, spritereport.load_sprite)
     if fiasco is None:
         fiasco = load(fiascoreport.FIASCO_JSON, fiascoreport.load_fiasco)
-    if prims is None and irq is None and hosted is None and sprite is None and fiasco is None:
+    if osprims is None:
+        osprims = load(osprimsreport.OSPRIMS_JSON, osprimsreport.load_osprims)
+    if prims is None and irq is None and hosted is None and sprite is None and fiasco is None \
+            and osprims is None:
         raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}, "
                          f"{HOSTED_JSON}, {spritereport.SPRITE_JSON}, "
-                         f"{fiascoreport.FIASCO_JSON}); run "
+                         f"{fiascoreport.FIASCO_JSON}, {osprimsreport.OSPRIMS_JSON}); run "
                          "`ksync run` first (or pass --out DIR)", exit_code=2)
     figures = write_figures(prims, irq, out_dir, hosted, sprite, fiasco)
-    doc = results_document(prims, irq, figures, hosted, sprite, fiasco)
+    doc = results_document(prims, irq, figures, hosted, sprite, fiasco, osprims)
     written = report.write_document(doc, out_dir)
     for figs in figures.values():
         for f in figs:

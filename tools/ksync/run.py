@@ -18,7 +18,8 @@ from datetime import datetime
 from pathlib import Path
 
 from . import (disk, document, envdetect, fiascorun, hkernel, hosted, hosteddata, irqdata,
-               linuxguest, peers, qemu, report, schemes, spritereport, spriterun)
+               linuxguest, osprimsreport, osprimsrun, peers, qemu, report, schemes,
+               spritereport, spriterun)
 from . import busybox, cpio, dynlibs, shell, userprogs
 from .util import KsyncError, Progress, UsageError, display_path, make, utc_timestamp
 
@@ -1195,7 +1196,8 @@ def cmd_report(args, repo: Path) -> int:
     if (out_dir / irqdata.PRIMS_JSON).exists() or not (
             (out_dir / irqdata.IRQ_JSON).exists()
             or (out_dir / hosteddata.HOSTED_JSON).exists()
-            or (out_dir / spriterun.SPRITE_JSON).exists()):
+            or (out_dir / spriterun.SPRITE_JSON).exists()
+            or (out_dir / osprimsreport.OSPRIMS_JSON).exists()):
         prims = report.load_prims(out_dir / irqdata.PRIMS_JSON)
     if (out_dir / irqdata.IRQ_JSON).exists():
         irq = irqdata.load_irq(out_dir / irqdata.IRQ_JSON)
@@ -1208,6 +1210,40 @@ def cmd_report(args, repo: Path) -> int:
     print("wrote " + ", ".join(display_path(p) for p in written), file=sys.stderr)
     return 0
 
+
+
+def cmd_osprims(args, repo: Path) -> int:
+    """The OS-primitives table: the same static binary on ksync and on Debian's Linux in the
+    same QEMU configuration, rounds interleaved; osprims.json and the report in --out."""
+    out_dir = Path(args.out) if args.out else repo / "results"
+    check_out_dir(out_dir)
+    if not args.no_build:
+        make(repo, "kernel")
+    meta = {"timestamp": utc_timestamp(), "commit": envdetect.git_commit(repo),
+            "host_cpu_model": envdetect.cpu_model(), "host_cpus": envdetect.cpu_count(),
+            "qemu_version": envdetect.qemu_version(envdetect.find_qemu(None))}
+    linux = None if args.linux == "none" else args.linux
+    data = osprimsrun.collect(repo, args.smp, args.rounds, linux, args.batches, args.scale,
+                              args.accel, log=lambda s: print(s, file=sys.stderr, flush=True),
+                              meta=meta)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / osprimsrun.OSPRIMS_JSON
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    bad = [r for r in data["runs"] if not r["ok"]]
+    for r in bad:
+        print(f"ksync osprims: {r['kernel']} smp={r['smp']} round {r['round'] + 1}: "
+              f"{r['reason']}", file=sys.stderr)
+    written, doc = document.render_results_doc(out_dir, osprims=data, warn=lambda m: print(
+        f"ksync: {m}", file=sys.stderr))
+    for f in osprimsreport.os_findings(data):
+        print(f"{f.verdict}: {f.claim} [{f.env}]: {f.today}")
+    for t in osprimsreport.os_tables(data):
+        print(report.render_table_text(t))
+    print("wrote " + ", ".join(display_path(p) for p in [path, *written]), file=sys.stderr)
+    if data["options"].get("linux_missing"):
+        print(f"ksync osprims: no Linux column: {data['options']['linux_missing']}",
+              file=sys.stderr)
+    return 1 if bad or not data["runs"] else 0
 
 
 def cmd_mkdisk(args, repo: Path) -> int:

@@ -10,6 +10,7 @@ first PT_LOAD moved into the kernel half (exec must refuse it), and two corrupt 
 files (bad-machine, bad-truncated) test the loader's other messages.
 
 Public API: ``MUSL_DIR``, ``have_musl()``, ``build(src_dir, out_dir) -> dict[str, Path]``,
+``build_program(src, exe)`` (one benchmark program),
 ``initramfs(progs, extra) -> bytes``, ``ENV``, ``run_on_host(path, argv)``,
 ``parse_user_ktap(lines) -> list[UserCase]``.
 """
@@ -57,9 +58,9 @@ def _link(objs: list[Path], out: Path, pie: bool) -> None:
     subprocess.run(cmd, check=True, capture_output=True, text=True)
 
 
-def _compile(src: Path, obj: Path, pie: bool) -> None:
+def _compile(src: Path, obj: Path, pie: bool, opt: str = "-O1") -> None:
     cmd = ["gcc", "-nostdinc", "-isystem", str(MUSL_INC), "-isystem", _gcc_file("include"),
-           "-std=gnu11", "-O1", "-Wall", "-fno-stack-protector",
+           "-std=gnu11", opt, "-Wall", "-fno-stack-protector",
            "-fPIE" if pie else "-fno-pie", "-c", str(src), "-o", str(obj)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
@@ -68,6 +69,19 @@ def _compile(src: Path, obj: Path, pie: bool) -> None:
 
 def _fresh(out: Path, deps: list[Path]) -> bool:
     return out.is_file() and all(out.stat().st_mtime >= d.stat().st_mtime for d in deps)
+
+
+def build_program(src: Path, exe: Path, opt: str = "-O2") -> Path:
+    """One C file as a static-pie musl binary at exe (rebuilt when src changed); the
+    benchmark programs (bench/user/). One build of exe at a time (the lock beside it)."""
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    with open(exe.parent / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _fresh(exe, [src]):
+            obj = exe.with_suffix(".o")
+            _compile(src, obj, pie=True, opt=opt)
+            _link([obj], exe, pie=True)
+    return exe
 
 
 def build(src_dir: Path, out_dir: Path) -> dict[str, Path]:

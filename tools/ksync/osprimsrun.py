@@ -1,0 +1,201 @@
+"""The OS-primitives table's runs: one static binary (bench/user/osprims.c, musl) on ksync
+and on Debian's Linux in the same QEMU configuration, interleaved round by round.
+
+* ``build(repo)`` builds the program (build/user-bench/osprims).
+* ``run_ksync(repo, exe, smp, ...)`` boots ksync in user mode with the program (and
+  Debian's busybox as /bin/sh, for the ``sh -c true`` row) in its initramfs.
+* ``run_linux(image, exe, smp, ...)`` boots a Linux guest image of ``linuxguest`` with the
+  same machine options (``linuxguest.ksync_qemu_base``): the image's own initramfs with a
+  second archive appended (Linux unpacks concatenated archives, later files replacing
+  earlier ones) holding the program and an ``/init`` that runs it and powers off.
+* ``parse(text)`` reads the program's ``OSPRIM`` lines.
+* ``collect(...)`` runs the rounds and returns the results record (``OSPRIMS_JSON``) that
+  ``osprimsreport`` turns into the table and its finding.
+
+Every run record: kernel (``ksync`` or ``linux-std`` / ``linux-rt``), smp, round, ok,
+reason, rows (name -> the program's row), wall_s, env (``tcg`` / ``kvm``). A run that fails
+is recorded with its reason, never raised.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from . import busybox, linuxguest, qemu, userprogs
+from .cpio import Entry, write_newc
+
+SRC = Path("bench/user/osprims.c")
+EXE = Path("build/user-bench/osprims")
+OSPRIMS_JSON = "osprims.json"
+SCHEMA = "ksync-osprims-1"
+MARK_BEGIN = "KSYNC-OSPRIMS-BEGIN"
+MARK_END = "KSYNC-OSPRIMS-END"
+# the guest's /init for this run: the program from /, its output between the markers
+LINUX_INIT = r"""#!/bin/sh
+export PATH=/bin:/usr/bin
+mount -t proc proc /proc
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+batches=5 scale=1
+for w in $(cat /proc/cmdline); do
+	case "$w" in
+	kt.batches=*) batches=${w#kt.batches=} ;;
+	kt.scale=*) scale=${w#kt.scale=} ;;
+	esac
+done
+echo "KSYNC-LINUX-UNAME $(uname -a)"
+cd /
+echo KSYNC-OSPRIMS-BEGIN
+/osprims "$batches" "$scale"
+echo "KSYNC-OSPRIMS-RC $?"
+echo KSYNC-OSPRIMS-END
+poweroff -f
+"""
+
+
+def build(repo: Path) -> Path:
+    """The program, built with musl (Debian's musl-tools) into build/user-bench/."""
+    if not userprogs.have_musl():
+        raise RuntimeError("musl (Debian musl-tools) is missing: run scripts/deps.sh")
+    return userprogs.build_program(repo / SRC, repo / EXE)
+
+
+def parse(text: str) -> dict[str, dict]:
+    """name -> the program's row ({unit, n, batches} or {error}), from its OSPRIM lines;
+    a line that does not parse is left out (the row is then missing)."""
+    rows: dict[str, dict] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("OSPRIM {"):
+            continue
+        try:
+            row = json.loads(line[len("OSPRIM "):])
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("name"), str):
+            rows[row.pop("name")] = row
+    return rows
+
+
+def _complete(text: str) -> bool:
+    return "OSPRIM-END" in text
+
+
+def ksync_initrd(exe: Path, out: Path, batches: int, scale: int) -> Path:
+    """/t/osprims, /bin/sh (busybox: its sh applet by name) and /t/list running the program."""
+    entries = [Entry("t", stat.S_IFDIR | 0o755), Entry("bin", stat.S_IFDIR | 0o755),
+               Entry("t/osprims", stat.S_IFREG | 0o755, exe.read_bytes()),
+               Entry("t/list", stat.S_IFREG | 0o644, f"t/osprims {batches} {scale}\n".encode())]
+    if busybox.have_busybox():
+        entries.append(Entry("bin/sh", stat.S_IFREG | 0o755,
+                             Path(busybox.BUSYBOX).read_bytes()))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(write_newc(entries))
+    return out
+
+
+def _record(kernel: str, smp: int, rnd: int, env: str) -> dict:
+    return {"kernel": kernel, "smp": smp, "round": rnd, "env": env, "ok": False,
+            "reason": "", "rows": {}, "wall_s": None}
+
+
+def run_ksync(repo: Path, exe: Path, smp: int, batches: int = 5, scale: int = 1,
+              accel: str = "tcg", timeout: int = 600, rnd: int = 0) -> dict:
+    rec = _record("ksync", smp, rnd, accel)
+    rd = ksync_initrd(exe, repo / "build" / "user-bench" / f"osprims-{smp}.cpio", batches, scale)
+    t0 = time.monotonic()
+    res = qemu.boot(qemu.BootConfig(repo=repo, mode="user", smp=smp, accel=accel,
+                                    timeout=timeout, initrd=rd,
+                                    append=["user=@/t/list", "epoch=1700000000"]))
+    rec["wall_s"] = round(time.monotonic() - t0, 2)
+    cases = userprogs.parse_user_ktap(res.lines)
+    out = cases[0].out.decode("utf-8", "replace") if cases else ""
+    rec["rows"] = parse(out)
+    if not res.passed or not _complete(out):
+        rec["reason"] = (qemu.failure_report(res).splitlines() or ["no output"])[0] \
+            if not res.passed else "the program's output ended early"
+        return rec
+    rec["ok"] = True
+    return rec
+
+
+def linux_initrd(image: linuxguest.GuestImage, exe: Path, out: Path) -> Path:
+    """The image's initramfs, then an archive with /osprims and this run's /init."""
+    extra = write_newc([Entry("init", stat.S_IFREG | 0o755, LINUX_INIT.encode()),
+                        Entry("osprims", stat.S_IFREG | 0o755, exe.read_bytes())])
+    base = Path(image.initramfs).read_bytes()
+    # an uncompressed archive is looked for at a 4-byte boundary only (init/initramfs.c);
+    # the zeros between are skipped
+    base += b"\0" * (-len(base) % 4)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(base + extra)
+    return out
+
+
+def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, batches: int = 5,
+              scale: int = 1, accel: str = "tcg", timeout: int = 600, rnd: int = 0,
+              work: Path = Path("build/user-bench")) -> dict:
+    rec = _record(f"linux-{image.flavour}", smp, rnd, accel)
+    qemu_bin = shutil.which("qemu-system-x86_64")
+    if not qemu_bin:
+        rec["reason"] = "qemu-system-x86_64 not found"
+        return rec
+    rd = linux_initrd(image, exe, Path(work) / f"osprims-linux-{image.flavour}.cpio")
+    kernel = image.vmlinux or image.kernel
+    cmd = [qemu_bin, *linuxguest.ksync_qemu_base(smp, accel), "-kernel", str(kernel),
+           "-initrd", str(rd), "-append",
+           f"{linuxguest.KERNEL_ARGS} kt.batches={batches} kt.scale={scale}",
+           *linuxguest.CONSOLE_OPTIONS]
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           errors="replace", timeout=timeout)
+        out = r.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        rec["reason"] = f"timed out after {timeout} s"
+    rec["wall_s"] = round(time.monotonic() - t0, 2)
+    body = out.split(MARK_BEGIN, 1)[1] if MARK_BEGIN in out else ""
+    body = body.split(MARK_END, 1)[0]
+    rec["rows"] = parse(body)
+    for line in out.splitlines():
+        if line.startswith(linuxguest.MARK_UNAME + " "):
+            rec["kernel_release"] = line.split(maxsplit=1)[1].strip()
+    if not rec["reason"] and not _complete(body):
+        rec["reason"] = "the guest's output has no complete OSPRIM run (see the serial log)"
+    rec["ok"] = not rec["reason"]
+    return rec
+
+
+def collect(repo: Path, smps: list[int], rounds: int, linux: str | None, batches: int,
+            scale: int, accel: str = "tcg", log: Callable[[str], None] = print,
+            meta: dict | None = None) -> dict:
+    """The runs, interleaved: for each round and CPU count, ksync then Linux."""
+    exe = build(repo)
+    image = None
+    reason = None
+    if linux:
+        try:
+            image = linuxguest.prepare(linux, repo / linuxguest.DEFAULT_CACHE, log=log)
+        except linuxguest.GuestMissing as e:
+            reason = str(e)
+            log(f"ksync osprims: Linux guest ({linux}) not available: {e}")
+    runs = []
+    for rnd in range(rounds):
+        for smp in smps:
+            log(f"ksync osprims: round {rnd + 1}/{rounds}, {smp} CPU(s): ksync")
+            runs.append(run_ksync(repo, exe, smp, batches, scale, accel, rnd=rnd))
+            if image is not None:
+                log(f"ksync osprims: round {rnd + 1}/{rounds}, {smp} CPU(s): linux-{linux}")
+                runs.append(run_linux(image, exe, smp, batches, scale, accel, rnd=rnd,
+                                      work=repo / "build" / "user-bench"))
+    return {"schema": SCHEMA, "meta": dict(meta or {}),
+            "options": {"smp": smps, "rounds": rounds, "linux": linux, "batches": batches,
+                        "scale": scale, "accel": accel, "linux_missing": reason},
+            "runs": runs}
