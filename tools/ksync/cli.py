@@ -350,10 +350,13 @@ def build_parser() -> Parser:
                         "qemu or hosted. The hosted column runs the plain hosted kernel of "
                         "each scheme the port builds at every --smp value (mode=bench "
                         "set=default) and build/hosted-port/costs(-hard)")
-    r.add_argument("what", nargs="?", choices=("all", "prims", "irq", "sprite", "fiasco"), default="all",
-                   help="what to measure: all (default), prims, irq or sprite (the Sprite "
-                        "benchmarks and lock statistics alone; the report is rendered from "
-                        "every results JSON in <out>)")
+    r.add_argument("what", nargs="?",
+                   choices=("all", "prims", "irq", "sprite", "fiasco", "osprims"),
+                   default="all",
+                   help="what to measure: all (default), prims, irq, sprite (the Sprite "
+                        "benchmarks and lock statistics alone), fiasco, or osprims (the "
+                        "OS-primitives table against Debian's Linux, --repeat rounds at each "
+                        "--smp); the report is rendered from every results JSON in <out>")
     r.add_argument("--sprite-smp", type=smp_type, default=None, metavar="N",
                    help="sprite: CPUs of the QEMU boot whose sweep is 1,2,4,..,N (default: "
                         "the host's cores up to 2; bench set twice the host's cores up to 8; "

@@ -442,6 +442,17 @@ def cmd_run(args, repo: Path) -> int:
         fiasco_data = _run_fiasco(args, repo, env, progress, meta, host_model, on_qemu, on_hosted)
         hosted_failed += [f"fiasco {r['platform']} pair {r['pair']}" for r in fiasco_data["runs"]
                           if r.get("status") != "ok"]
+    osprims_data = None
+    if on_qemu and args.what in ("all", "osprims"):
+        # the OS-primitives table: ksync against Debian's Linux, the same QEMU options; a
+        # Linux guest that cannot be built leaves ksync's column alone (its reason recorded)
+        if not args.no_build and args.what == "osprims":
+            make(repo, "kernel", progress)
+        osprims_data = osprimsrun.collect(repo, args.smp, args.repeat, "std", 5, 1,
+                                          args.accel, log=progress, meta=meta)
+        failed_os = [f"osprims {r['kernel']} smp={r['smp']} round {r['round'] + 1}"
+                     for r in osprims_data["runs"] if not r["ok"]]
+        hosted_failed += failed_os
 
     # (c) report: the JSON of what ran, then report.md/.html from every JSON in out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -449,7 +460,8 @@ def cmd_run(args, repo: Path) -> int:
     for name, data in ((irqdata.PRIMS_JSON, prims_data), (irqdata.IRQ_JSON, irq_data),
                        (hosteddata.HOSTED_JSON, hosted_data),
                        (spriterun.SPRITE_JSON, sprite_data),
-                       (fiascorun.FIASCO_JSON, fiasco_data)):
+                       (fiascorun.FIASCO_JSON, fiasco_data),
+                       (osprimsrun.OSPRIMS_JSON, osprims_data)):
         if data is not None:
             path = out_dir / name
             path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n",
@@ -457,7 +469,8 @@ def cmd_run(args, repo: Path) -> int:
             written.append(path)
     files, doc = document.render_results_doc(out_dir, prims=prims_data, irq=irq_data,
                                               warn=progress, hosted=hosted_data,
-                                              sprite=sprite_data, fiasco=fiasco_data)
+                                              sprite=sprite_data, fiasco=fiasco_data,
+                                              osprims=osprims_data)
     written += files
     print(report.render_text(doc), end="", flush=True)     # with the figures' file names
     progress("wrote " + ", ".join(display_path(p) for p in written))
