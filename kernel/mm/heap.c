@@ -3,6 +3,16 @@
  * pages into per-class free lists; larger blocks are whole contiguous pages. Each block
  * carries a 16-byte header {magic, class or page count} so kfree needs no size and can
  * catch a bad or double free. The free lists are protected by heap_lock.
+ *
+ * Blocks of two and three pages (a 4096-byte buffer with its header: every path and every
+ * file call's bounce buffer, kernel/syscall/sysfile.c; two paths: the lookup's buffer,
+ * kernel/fs/vfs.c) are kept on free lists of their own when freed, up to BIG_KEEP of each
+ * size, instead of going back to the page pool each time: the pool's next-fit search
+ * handed each call the pages after the last ones, walking through all of memory, and
+ * under QEMU each fresh guest page is a host page fault when first touched (a THP's 2 MiB
+ * zeroed): a 1-byte read, an open or a stat cost 17-50 us instead of 2-7 in a new guest
+ * (tcg). Kept blocks count as pages the heap holds (heap_stats' slab_pages), as slab
+ * pages do.
  */
 #include "kernel.h"
 #include "mm.h"
@@ -17,6 +27,10 @@ struct hdr { uint64_t magic, info; };	/* info: class index, or 0x100 | npages */
 struct freeblk { struct hdr h; struct freeblk *next; };
 
 static struct freeblk *freelist[NCLASS];	/* heap_lock */
+#define BIG_KEEP 4
+#define BIG_KEPT_MAX 3				/* pages of the largest block kept */
+static struct freeblk *big_free[BIG_KEPT_MAX + 1];	/* heap_lock: freed blocks by pages */
+static size_t big_kept[BIG_KEPT_MAX + 1];		/* heap_lock: how many of each */
 /* statistics (heap_stats; urun.c's page accounting): pages carved into size classes
  * (kept by the heap for ever) and size-class blocks handed out - heap_lock; pages of the
  * large blocks handed out - atomic (relaxed: a count, orders nothing) */
@@ -46,7 +60,20 @@ void *kmalloc(size_t n)
 	int c = class_of(n);
 	if (c < 0) {
 		size_t pages = (n + HDR + PAGE_SIZE - 1) / PAGE_SIZE;
-		uint64_t pa = pmm_alloc_contig(pages);
+		uint64_t pa = 0;
+		if (pages >= 2 && pages <= BIG_KEPT_MAX) {
+			irqkey_t k = mlock_lock_irqsave(&heap_lock);
+			struct freeblk *b = big_free[pages];
+			if (b) {
+				pa = (uint64_t)b;
+				big_free[pages] = b->next;
+				big_kept[pages]--;
+				slab_pages -= pages;
+			}
+			mlock_unlock_irqrestore(&heap_lock, k);
+		}
+		if (!pa)
+			pa = pmm_alloc_contig(pages);
 		if (!pa)
 			return NULL;
 		struct hdr *h = (struct hdr *)pa;
@@ -105,9 +132,25 @@ void kfree(void *p)
 	if (h->magic != MAGIC_USED)
 		panic("kfree(%p): %s", p, h->magic == MAGIC_FREE ? "double free" : "not a kmalloc block");
 	if (h->info & 0x100) {
+		size_t pages = h->info >> 9;
+		__atomic_fetch_sub(&big_pages, pages, __ATOMIC_RELAXED);
+		if (pages >= 2 && pages <= BIG_KEPT_MAX) {
+			struct freeblk *b = (struct freeblk *)h;
+			b->h.magic = MAGIC_FREE;
+			irqkey_t k = mlock_lock_irqsave(&heap_lock);
+			bool keep = big_kept[pages] < BIG_KEEP;
+			if (keep) {
+				b->next = big_free[pages];
+				big_free[pages] = b;
+				big_kept[pages]++;
+				slab_pages += pages;
+			}
+			mlock_unlock_irqrestore(&heap_lock, k);
+			if (keep)
+				return;
+		}
 		h->magic = 0;
-		__atomic_fetch_sub(&big_pages, h->info >> 9, __ATOMIC_RELAXED);
-		pmm_free_contig((uint64_t)h, h->info >> 9);
+		pmm_free_contig((uint64_t)h, pages);
 		return;
 	}
 	struct freeblk *b = (struct freeblk *)h;

@@ -157,6 +157,8 @@ uint64_t pmm_alloc_contig(size_t n)
 {
 	if (!n || n > ntotal)
 		return 0;
+	if (n == 1)
+		return pmm_alloc();	/* the free list's hot frame, as pmm_free_contig(1) frees */
 	irqkey_t k = mlock_lock_irqsave(&pool_lock);
 	uint64_t pa = pool_take_run(n);
 	if (!pa) {

@@ -47,13 +47,20 @@ struct process *proc_current(void)
 	return u ? arch_uctx_owner(u) : NULL;	/* set at create, constant */
 }
 
+/* Pages a kernel copy into user memory may not take: when fewer are free, its fault
+ * answers "no page" (the system call fails with EFAULT or ENOMEM) and the last pages are
+ * left to the processes' own faults - a read that fills memory stops before the program
+ * that made it has no page left for its stack (tests/user/oom.c "kernel"). */
+#define KCOPY_RESERVE_PAGES 64
+
 /* The page-fault policy (arch_if.h kernel_user_fault): IRQs off, from the fault. */
 int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user)
 {
-	(void)user;
 	struct process *p = proc_current();
 	if (!p || !p->mm)
 		return -1;
+	if (!user && pmm_free_pages() < KCOPY_RESERVE_PAGES)
+		return KERNEL_FAULT_OOM;
 	return mm_fault(p->mm, addr, write, exec);
 }
 
