@@ -15,7 +15,7 @@
  * open_close, stat, fork_exit (fork, the child _exits, waitpid), fork_execve (the child
  * execs this file with --exit), sh_c_true (fork + exec of /bin/sh -c true), pipe_rtt (one
  * byte there and back between two processes), ctx_yield (two processes on CPU 0 yielding
- * to each other: per switch), pipe_bw (8 MiB in 64 KiB writes to a child), page_fault
+ * to each other: per switch; an error where the kernel left them on other CPUs), pipe_bw (8 MiB in 64 KiB writes to a child), page_fault
  * (a write to each page of fresh anonymous memory), sig_install (sigaction), sig_deliver
  * (kill of the process itself, the handler runs).
  */
@@ -212,7 +212,18 @@ static int op_pipe_rtt(long n)
 	return wait_ok(child) || rc ? -1 : 0;
 }
 
-/* two processes on CPU 0, each yielding n times: 2n switches when both stay runnable */
+/* the CPU the caller runs on (getcpu), or -1 */
+static int cpu_now(void)
+{
+	unsigned cpu;
+	return syscall(SYS_getcpu, &cpu, NULL, NULL) ? -1 : (int)cpu;
+}
+
+static const char *yield_error;
+
+/* two processes on CPU 0, each yielding n times: 2n switches when both stay runnable. A
+ * kernel that does not apply the affinity (the processes seen on another CPU before or
+ * after their loops) makes the row an error, not a figure: its yields switched nothing. */
 static int op_yield(long n)
 {
 	cpu_set_t one;
@@ -222,13 +233,21 @@ static int op_yield(long n)
 		return -1;
 	pid_t p = fork();
 	if (p == 0) {
+		int c0 = cpu_now();
 		for (long i = 0; i < n; i++)
 			sched_yield();
-		_exit(0);
+		_exit(c0 == 0 && cpu_now() == 0 ? 0 : 3);
 	}
+	int c0 = cpu_now();
 	for (long i = 0; i < n; i++)
 		sched_yield();
-	int rc = wait_ok(p);
+	int c1 = cpu_now();
+	int st;
+	int rc = p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) ? 0 : -1;
+	if (!rc && (WEXITSTATUS(st) == 3 || c0 != 0 || c1 != 0))
+		yield_error = "the two processes did not stay on CPU 0 (affinity not applied)";
+	else if (!rc && WEXITSTATUS(st) != 0)
+		rc = -1;
 	cpu_set_t all;
 	CPU_ZERO(&all);
 	for (int c = 0; c < 64; c++)
@@ -243,8 +262,14 @@ static void row_yield(void)
 	long n = 500L * scale;
 	for (int b = 0; b < batches; b++) {
 		uint64_t t0 = now_ns();
+		yield_error = NULL;
 		if (op_yield(n)) {
 			fail("ctx_yield", "failed");
+			return;
+		}
+		if (yield_error) {
+			printf("OSPRIM {\"name\":\"ctx_yield\",\"error\":\"%s\"}\n", yield_error);
+			fflush(stdout);
 			return;
 		}
 		v[b] = (double)(now_ns() - t0) / (double)(2 * n);	/* per switch */

@@ -133,6 +133,7 @@
 #define LX_SYS_dup3 292
 #define LX_SYS_pipe2 293
 #define LX_SYS_prlimit64 302
+#define LX_SYS_getcpu 309
 #define LX_SYS_sched_setattr 314
 #define LX_SYS_sched_getattr 315
 #define LX_SYS_getrandom 318

@@ -405,6 +405,20 @@ static long sys_gettid(struct trapframe *tf, const uint64_t a[6])
 	return proc_current()->pid;
 }
 
+/* getcpu(cpu, node, tcache): the CPU the caller runs on at the call (it may move right
+ * after, as on Linux), node 0 (one NUMA node); either pointer may be NULL, tcache is
+ * ignored (as Linux since 2.6.24). */
+static long sys_getcpu(struct trapframe *tf, const uint64_t a[6])
+{
+	(void)tf;
+	unsigned cpu = arch_cpu_id(), node = 0;
+	if (a[0] && copy_to_user((void *)a[0], &cpu, sizeof cpu))
+		return -LX_EFAULT;
+	if (a[1] && copy_to_user((void *)a[1], &node, sizeof node))
+		return -LX_EFAULT;
+	return 0;
+}
+
 /* futex(uaddr, op, val, timeout or val2, uaddr2, val3): kernel/proc/futex.c */
 static long sys_futex(struct trapframe *tf, const uint64_t a[6])
 {
@@ -1260,6 +1274,7 @@ static const sys_fn table[LX_NR_SYSCALLS] = {
 	[LX_SYS_prctl] = sys_prctl,
 	[LX_SYS_time] = sys_time,
 	[LX_SYS_gettid] = sys_gettid,
+	[LX_SYS_getcpu] = sys_getcpu,
 	[LX_SYS_futex] = sys_futex,
 	[LX_SYS_get_robust_list] = sys_get_robust_list,
 	[LX_SYS_set_tid_address] = sys_set_tid_address,

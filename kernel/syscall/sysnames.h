@@ -117,6 +117,7 @@
 	[LX_SYS_dup3] = "dup3",
 	[LX_SYS_pipe2] = "pipe2",
 	[LX_SYS_prlimit64] = "prlimit64",
+	[LX_SYS_getcpu] = "getcpu",
 	[LX_SYS_sched_setattr] = "sched_setattr",
 	[LX_SYS_sched_getattr] = "sched_getattr",
 	[LX_SYS_getrandom] = "getrandom",

@@ -2,7 +2,8 @@
  * not a child, WNOHANG), WNOHANG 0, a status pointer that faults (the child is reaped
  * all the same), clock_gettime/clock_getres errors, nanosleep's EINVAL/EFAULT,
  * clock_nanosleep (TIMER_ABSTIME in the past returns at once, bad clocks), sched_yield,
- * prlimit64 get/set and its errors, getrandom's flags and sizes.
+ * prlimit64 get/set and its errors, getrandom's flags and sizes, getcpu (a CPU the
+ * process may run on, node 0, NULL pointers, a faulting one).
  * Usage: abi_proc CASE. */
 #include "ut.h"
 #include <sched.h>
@@ -255,6 +256,19 @@ static void sigexec_child(void)
 	exit(0);
 }
 
+static void c_getcpu(void)
+{
+	unsigned cpu = 12345, node = 12345;
+	RAW("getcpu", SYS_getcpu, (long)&cpu, (long)&node, 0, 0, 0, 0);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	printf("cpu below the online count %d, node %u\n", (long)cpu < n, node);
+	RAW("getcpu NULL NULL", SYS_getcpu, 0, 0, 0, 0, 0, 0);
+	RAW("getcpu cpu only", SYS_getcpu, (long)&cpu, 0, 0, 0, 0, 0);
+	RAW("getcpu bad cpu pointer", SYS_getcpu, 1, 0, 0, 0, 0, 0);
+	RAW("getcpu bad node pointer", SYS_getcpu, (long)&cpu, 1, 0, 0, 0, 0);
+	printf("sched_getcpu below the online count %d\n", sched_getcpu() >= 0 && sched_getcpu() < n);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "sigexec-child"))
@@ -264,6 +278,7 @@ int main(int argc, char **argv)
 	static const struct { const char *name; void (*fn)(void); } cs[] = {
 		{"echild", c_echild}, {"clocks", c_clocks}, {"nanosleep", c_nanosleep},
 		{"yield", c_yield}, {"prlimit", c_prlimit}, {"getrandom", c_getrandom},
+		{"getcpu", c_getcpu},
 	};
 	for (unsigned i = 0; i < sizeof cs / sizeof cs[0]; i++)
 		if (argc < 2 || !strcmp(argv[1], cs[i].name))

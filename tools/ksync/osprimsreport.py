@@ -128,6 +128,18 @@ def _compare(data: dict, linux: str | None, smp: int) -> list[dict]:
     return out
 
 
+def _row_errors(runs: list[dict]) -> list[str]:
+    """'kernel name: error' for each row a run reported instead of measuring, once each."""
+    out: list[str] = []
+    for r in runs:
+        for name, row in (r.get("rows") or {}).items():
+            err = (row or {}).get("error")
+            text = f"{r.get('kernel')} {name}: {err}"
+            if err and text not in out:
+                out.append(text)
+    return out
+
+
 def _ok(runs: list[dict], kernel: str) -> int:
     return sum(1 for r in runs if r.get("ok") and r.get("kernel") == kernel)
 
@@ -167,6 +179,8 @@ def os_tables(data: dict | None) -> list[Table]:
                          "of its batches); ksync/Linux is the time ratio (pipe_bw: Linux's "
                          "rate over ksync's). Emulator costs: compare ratios, not times."],
             notes_below=["Rows: " + "; ".join(f"{n}: {label}" for n, label in ROWS) + "."]
+            + (["Rows that did not run: " + "; ".join(_row_errors(ran))] if _row_errors(ran)
+               else [])
             + (["Failed runs: " + "; ".join(failed)] if failed else [])))
     return tables
 
