@@ -112,6 +112,9 @@ struct process {
 	enum proc_state state;		/* proc_table_lock */
 	struct process *parent;		/* proc_table_lock; NULL: the kernel's runner or
 					   an orphan (reaped by nobody: freed at exit) */
+	int ppid;			/* parent's pid, 0 with no parent: stored (relaxed
+					   atomic) with every change of parent, under
+					   proc_table_lock; getppid loads it without the lock */
 	bool kernel_waited;		/* proc_table_lock: urun.c waits for it */
 	int wstatus;			/* proc_table_lock: wait4's encoding, set at exit */
 	bool vfork_done;		/* proc_table_lock: the vfork child exec'd or exited */

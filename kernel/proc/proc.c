@@ -64,6 +64,13 @@ int kernel_user_fault(uint64_t addr, bool write, bool exec, bool user)
 	return mm_fault(p->mm, addr, write, exec);
 }
 
+/* p's parent changed to parent (NULL: none): its pid for getppid's lock-free load.
+ * proc_table_lock held; relaxed: the pid is a value, not a publication of anything. */
+static void set_ppid(struct process *p, const struct process *parent)
+{
+	__atomic_store_n(&p->ppid, parent ? parent->pid : 0, __ATOMIC_RELAXED);
+}
+
 /* The shared space changed: CPUs that run it (another thread of the group) forget what
  * they cached of it (arch_as_shootdown). */
 void mm_shootdown(struct mm *mm)
@@ -119,6 +126,7 @@ static struct process *proc_alloc(struct process *parent, struct process *group)
 			p->pid = next_pid++;
 			p->state = PROC_LIVE;
 			p->parent = parent;
+			set_ppid(p, parent);
 			/* a spawned program leads its own session and group; a child is in
 			 * its parent's */
 			p->pgid = parent ? parent->pgid : p->pid;
@@ -130,6 +138,7 @@ static struct process *proc_alloc(struct process *parent, struct process *group)
 			p->nthreads = p->live = 1;
 			if (group) {	/* a thread: no parent of its own, the group's fields */
 				p->parent = NULL;
+				set_ppid(p, NULL);
 				p->leader = group;
 				p->nthreads = p->live = 0;
 				group->nthreads++;
@@ -670,6 +679,7 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 		if (c->state == PROC_FREE || c->parent != g)
 			continue;
 		c->parent = NULL;
+		set_ppid(c, NULL);
 		if (c->state == PROC_ZOMBIE && !c->kernel_waited) {
 			c->state = PROC_FREE;
 			if (c->uctx)
@@ -704,8 +714,10 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 		w = g->kwaiter;
 	}
 	bool orphan = (!par && !g->kernel_waited) || autoreap;
-	if (autoreap)
+	if (autoreap) {
 		g->parent = NULL;
+		set_ppid(g, NULL);
+	}
 	g->state = orphan ? PROC_FREE : PROC_ZOMBIE;	/* the slot may be reused from here */
 	if (orphan && g->uctx) {	/* nobody reaps it: its (ended) leader's context */
 		gone[ngone++] = g->uctx;
@@ -771,8 +783,10 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 		if (!z && !rep && any && !(options & LX_WNOHANG))
 			g->waiter = thread_self();
 		int zpid = z ? z->pid : 0, st = z ? z->wstatus : 0;
-		if (z)
+		if (z) {
 			z->parent = NULL;	/* reaped: nobody else sees it */
+			set_ppid(z, NULL);
+		}
 		mlock_unlock_irqrestore(&proc_table_lock, k);
 		if (rep) {	/* a stop or a continue: the child stays */
 			if (ustatus && copy_to_user((void *)ustatus, &rst, sizeof rst))
@@ -830,13 +844,12 @@ long proc_rlimit_nproc(int pid, const struct lx_rlimit *nw, struct lx_rlimit *ol
 	return rc;
 }
 
+/* The parent's pid as it was at some moment of the call (it may change right after, as
+ * on Linux): one load, no lock - the null system call of the OS-primitives table, which
+ * took proc_table_lock (interrupts masked, the lock's statistics) until then. */
 long proc_getppid(void)
 {
-	struct process *self = proc_group(proc_current());
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	long pp = self->parent ? self->parent->pid : 0;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
-	return pp;
+	return __atomic_load_n(&proc_group(proc_current())->ppid, __ATOMIC_RELAXED);
 }
 
 /* ---- signals: posting (under proc_table_lock), process groups ---------------------------
@@ -1387,8 +1400,10 @@ static void become_leader(struct process *p)
 	struct arch_uctx *old = g->uctx;
 	*p = *tmp;
 	for (unsigned i = 0; i < PROC_MAX; i++)
-		if (procs[i].state != PROC_FREE && procs[i].parent == g)
+		if (procs[i].state != PROC_FREE && procs[i].parent == g) {
 			procs[i].parent = p;
+			set_ppid(&procs[i], p);
+		}
 	g->uctx = NULL;		/* the old leader's: its thread ended, freed below */
 	g->mm = NULL;
 	g->fdt = NULL;
