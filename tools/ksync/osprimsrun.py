@@ -8,7 +8,9 @@ and on Debian's Linux in the same QEMU configuration, interleaved round by round
   same machine options (``linuxguest.ksync_qemu_base``): the image's own initramfs with a
   second archive appended (Linux unpacks concatenated archives, later files replacing
   earlier ones) holding the program and an ``/init`` that runs it and powers off.
-* ``parse(text)`` reads the program's ``OSPRIM`` lines.
+* ``parse(text)`` reads the program's ``OSPRIM`` lines; ``hackbench_row(text)`` the
+  ``Time:`` line of Debian's hackbench (rt-tests: the same binary on both kernels, run
+  after the program: ``hackbench -p -g HB_GROUPS -l HB_LOOPS``), as one more row.
 * ``collect(...)`` runs the rounds and returns the results record (``OSPRIMS_JSON``) that
   ``osprimsreport`` turns into the table and its finding.
 
@@ -28,13 +30,17 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import busybox, linuxguest, qemu, userprogs
+from . import busybox, dynlibs, linuxguest, qemu, userprogs
 from .cpio import Entry, write_newc
 
 SRC = Path("bench/user/osprims.c")
 EXE = Path("build/user-bench/osprims")
 OSPRIMS_JSON = "osprims.json"
 SCHEMA = "ksync-osprims-1"
+# hackbench in process mode over pipes: 2 groups of 20 senders and 20 receivers, 100
+# messages each (about a second under TCG)
+HB_GROUPS, HB_LOOPS = 2, 300
+HB_ARGS = ["-p", "-g", str(HB_GROUPS), "-l", str(HB_LOOPS)]
 MARK_BEGIN = "KSYNC-OSPRIMS-BEGIN"
 MARK_END = "KSYNC-OSPRIMS-END"
 # the guest's /init for this run: the program from /, its output between the markers
@@ -54,9 +60,10 @@ cd /
 echo KSYNC-OSPRIMS-BEGIN
 /osprims "$batches" "$scale"
 echo "KSYNC-OSPRIMS-RC $?"
+[ -x /usr/bin/hackbench ] && /usr/bin/hackbench @HB_ARGS@ 2>&1
 echo KSYNC-OSPRIMS-END
 poweroff -f
-"""
+""".replace("@HB_ARGS@", " ".join(HB_ARGS))
 
 
 def build(repo: Path) -> Path:
@@ -83,18 +90,36 @@ def parse(text: str) -> dict[str, dict]:
     return rows
 
 
+def hackbench_row(text: str) -> dict | None:
+    """hackbench's ``Time: S`` as a row (seconds), None without one."""
+    for line in text.splitlines():
+        if line.startswith("Time:"):
+            try:
+                return {"unit": "s", "n": 1, "batches": [float(line.split()[1])],
+                        "args": " ".join(HB_ARGS)}
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
 def _complete(text: str) -> bool:
     return "OSPRIM-END" in text
 
 
 def ksync_initrd(exe: Path, out: Path, batches: int, scale: int) -> Path:
-    """/t/osprims, /bin/sh (busybox: its sh applet by name) and /t/list running the program."""
+    """/t/osprims, /bin/sh (busybox: its sh applet by name), Debian's hackbench with its
+    libraries and loader (when rt-tests is installed) and /t/list running both."""
+    listing = f"t/osprims {batches} {scale}\n"
+    rt = dynlibs.rt_tests_entries()
+    if rt:
+        listing += "/usr/bin/hackbench " + " ".join(HB_ARGS) + "\n"
     entries = [Entry("t", stat.S_IFDIR | 0o755), Entry("bin", stat.S_IFDIR | 0o755),
                Entry("t/osprims", stat.S_IFREG | 0o755, exe.read_bytes()),
-               Entry("t/list", stat.S_IFREG | 0o644, f"t/osprims {batches} {scale}\n".encode())]
+               Entry("t/list", stat.S_IFREG | 0o644, listing.encode())]
     if busybox.have_busybox():
         entries.append(Entry("bin/sh", stat.S_IFREG | 0o755,
                              Path(busybox.BUSYBOX).read_bytes()))
+    entries += [e for e in rt if e.name != "bin/sh"]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(write_newc(entries))
     return out
@@ -117,6 +142,9 @@ def run_ksync(repo: Path, exe: Path, smp: int, batches: int = 5, scale: int = 1,
     cases = userprogs.parse_user_ktap(res.lines)
     out = cases[0].out.decode("utf-8", "replace") if cases else ""
     rec["rows"] = parse(out)
+    hb = hackbench_row(cases[1].out.decode("utf-8", "replace")) if len(cases) > 1 else None
+    if hb:
+        rec["rows"]["hackbench"] = hb
     if not res.passed or not _complete(out):
         rec["reason"] = (qemu.failure_report(res).splitlines() or ["no output"])[0] \
             if not res.passed else "the program's output ended early"
@@ -164,6 +192,9 @@ def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, batches: int = 
     body = out.split(MARK_BEGIN, 1)[1] if MARK_BEGIN in out else ""
     body = body.split(MARK_END, 1)[0]
     rec["rows"] = parse(body)
+    hb = hackbench_row(body)
+    if hb:
+        rec["rows"]["hackbench"] = hb
     for line in out.splitlines():
         if line.startswith(linuxguest.MARK_UNAME + " "):
             rec["kernel_release"] = line.split(maxsplit=1)[1].strip()
