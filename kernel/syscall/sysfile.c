@@ -25,6 +25,10 @@
 #include <ksync/errors.h>
 
 #define KBUF 4096	/* the bounce buffer of the file calls: one page, chunks of it */
+/* A read or write of at most this many bytes goes through a buffer on the kernel stack
+ * instead of a KBUF block from the heap (two trips through the heap's lock): the 1-byte
+ * read and write rows of the OS-primitives table. */
+#define SMALL_BUF 256
 #define FDT() (x->fdt)
 #define FSC() (x->fs)
 
@@ -86,13 +90,14 @@ static long do_read(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, i
 	if (bad)
 		return bad;
 	struct fdtable *t = FDT();
-	char *kb = kmalloc(KBUF);
+	char small[SMALL_BUF];
+	char *kb = n <= SMALL_BUF ? small : kmalloc(KBUF);
 	if (!kb)
 		return -LX_ENOMEM;
 	size_t done = 0;
 	long rc = 0;
 	do {
-		size_t c = n - done < KBUF ? n - done : KBUF;
+		size_t c = n - done < KBUF ? n - done : KBUF;	/* (n <= SMALL_BUF: c <= n) */
 		rc = off < 0 ? vfs_read(t, fd, kb, c) : vfs_pread(t, fd, kb, c, off + (int64_t)done);
 		if (rc <= 0)
 			break;
@@ -108,7 +113,8 @@ static long do_read(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, i
 		if ((size_t)rc < c || (done == c && done < n && !is_regular(t, fd)))
 			break;
 	} while (done < n);
-	kfree(kb);
+	if (kb != small)
+		kfree(kb);
 	return done ? (long)done : rc;
 }
 
@@ -120,13 +126,14 @@ static long do_write(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, 
 	if (bad)
 		return bad;
 	struct fdtable *t = FDT();
-	char *kb = kmalloc(KBUF);
+	char small[SMALL_BUF];
+	char *kb = n <= SMALL_BUF ? small : kmalloc(KBUF);
 	if (!kb)
 		return -LX_ENOMEM;
 	size_t done = 0;
 	long rc = 0;
 	do {
-		size_t c = n - done < KBUF ? n - done : KBUF;
+		size_t c = n - done < KBUF ? n - done : KBUF;	/* (n <= SMALL_BUF: c <= n) */
 		if (c && copy_from_user(kb, (const void *)(ubuf + done), c)) {
 			rc = -LX_EFAULT;
 			break;
@@ -138,7 +145,8 @@ static long do_write(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, 
 		if ((size_t)rc < c)
 			break;	/* a non-blocking pipe took part of it */
 	} while (done < n);
-	kfree(kb);
+	if (kb != small)
+		kfree(kb);
 	return done ? (long)done : rc;
 }
 
