@@ -43,6 +43,11 @@ _Static_assert(SCHED_LEVELS >= 1 && SCHED_LEVELS <= 16, "a level fits SCHED_LVL_
 #define SCHED_STACK_BYTES 32768
 #endif
 #endif
+/* A port whose interrupts leave large frames on the interrupted stack names its own size
+ * (arch_impl.h ARCH_STACK_BYTES: the hosted port's signal frames). */
+#if !defined(SCHED_STACK_BYTES) && defined(ARCH_STACK_BYTES)
+#define SCHED_STACK_BYTES ARCH_STACK_BYTES
+#endif
 #ifndef SCHED_STACK_BYTES
 #define SCHED_STACK_BYTES 16384
 #endif

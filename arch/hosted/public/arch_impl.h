@@ -27,6 +27,13 @@
 /* The vector of the port's per-CPU clock (same number as x86's: the clock's class is
  * 0xe, above every level's class but IPL_HIGH's). */
 #define ARCH_VEC_TIMER 0xef
+/* The kernel's thread stacks (thread.h SCHED_STACK_BYTES): a preempted thread's stack here
+ * also holds the interrupting signal frames - up to HOSTED_SIGFRAMES_BOUND of ~3.1 KB
+ * (xsave state; more with AVX-512) - where an x86 interrupt frame is ~200 bytes. 16 KiB
+ * held three of them beside the lock-free scheduler's paths (high-water 13064 bytes under
+ * a loaded make test) but not beside the locked one's: the hard-mask build's storm
+ * spinner hit its guard page once in a make test. */
+#define ARCH_STACK_BYTES 32768
 
 #ifndef HOSTED_HARD_MASK
 #define HOSTED_HARD_MASK 0
