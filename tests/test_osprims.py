@@ -182,4 +182,5 @@ def test_linux_guest_column(exe):
     assert rec["ok"], rec["reason"]
     assert rec["kernel"] == "linux-std" and "6." in rec.get("kernel_release", "")
     assert rec["rows"].pop("hackbench")["batches"][0] > 0
+    assert "KSYNC-OSPRIMS-END" in Path(rec["log"]).read_text()     # the serial log kept
     _check_rows(rec["rows"])

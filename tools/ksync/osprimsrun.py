@@ -189,6 +189,12 @@ def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, batches: int = 
         out = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         rec["reason"] = f"timed out after {timeout} s"
     rec["wall_s"] = round(time.monotonic() - t0, 2)
+    # the guest's serial output, as every boot of the tool leaves one under build/logs
+    log = Path(work).parent / "logs" / \
+        f"{time.strftime('%Y%m%d-%H%M%S')}-osprims-linux-{image.flavour}-smp{smp}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("# " + " ".join(cmd) + "\n" + out)
+    rec["log"] = str(log)
     body = out.split(MARK_BEGIN, 1)[1] if MARK_BEGIN in out else ""
     body = body.split(MARK_END, 1)[0]
     rec["rows"] = parse(body)
@@ -199,7 +205,7 @@ def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, batches: int = 
         if line.startswith(linuxguest.MARK_UNAME + " "):
             rec["kernel_release"] = line.split(maxsplit=1)[1].strip()
     if not rec["reason"] and not _complete(body):
-        rec["reason"] = "the guest's output has no complete OSPRIM run (see the serial log)"
+        rec["reason"] = f"the guest's output has no complete OSPRIM run (serial log: {log})"
     rec["ok"] = not rec["reason"]
     return rec
 
