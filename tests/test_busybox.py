@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from ksync import busybox, cpio, qemu, userprogs
+from ksync.util import write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "build" / "user"
@@ -274,7 +275,7 @@ def boot_bb(scripts):
     listing += f"{BB} sh t/sh/lsl.sh\n"
     short = "".join(" ".join(argv) + "\n" for _, argv in SHORT + SHORT_PROC)
     rd = OUT / "busybox.cpio"
-    rd.write_bytes(busybox.initramfs(listing, scripts, [
+    write_atomic(rd, busybox.initramfs(listing, scripts, [
         cpio.Entry("t/short", stat.S_IFREG | 0o644, short.encode())]))
     boots = {}
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from ksync import cpio, qemu, userprogs
+from ksync.util import write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "tests" / "user"
@@ -153,7 +154,7 @@ def host_results(progs, tmp_path_factory):
 def initrd(progs):
     listing = "".join(" ".join(a) + "\n" for a in CASES + [[k] for k in KSYNC_ONLY])
     path = OUT / "initrd.cpio"
-    path.write_bytes(userprogs.initramfs(progs, EXTRA, listing))
+    write_atomic(path, userprogs.initramfs(progs, EXTRA, listing))
     return path
 
 

@@ -28,6 +28,7 @@ normal output's structure (its times are not compared).
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -38,6 +39,7 @@ from pathlib import Path
 import pytest
 
 from ksync import cpio, dynlibs, qemu, userprogs
+from ksync.util import write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "tests" / "user" / "dyn"
@@ -70,14 +72,25 @@ def build() -> dict[str, Path]:
     libksmissing.so, which is then left out of every tree."""
     OUT.mkdir(parents=True, exist_ok=True)
     progs = {}
-    lib = OUT / "libksmissing.so"
-    _gcc(["-shared", "-fPIC", "-o", str(lib), str(SRC / "libksmissing.c")])
-    for src in sorted(SRC.glob("dyn_*.c")):
-        exe = OUT / src.stem
-        extra = [f"-L{OUT}", "-lksmissing"] if src.stem == "dyn_missing" else []
-        _gcc(["-o", str(exe), str(src), *extra])
-        progs[src.stem] = exe
+    # one build at a time, and only what changed: make test's two workers both set this
+    # module up, and a relink by one while the other packed its initramfs put an empty
+    # t/dyn_badinterp in it once ("not an ELF file (no \\x7fELF magic) (0x0)")
+    with open(OUT / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lib = OUT / "libksmissing.so"
+        if not _fresh(lib, SRC / "libksmissing.c"):
+            _gcc(["-shared", "-fPIC", "-o", str(lib), str(SRC / "libksmissing.c")])
+        for src in sorted(SRC.glob("dyn_*.c")):
+            exe = OUT / src.stem
+            extra = [f"-L{OUT}", "-lksmissing"] if src.stem == "dyn_missing" else []
+            if not _fresh(exe, src):
+                _gcc(["-o", str(exe), str(src), *extra])
+            progs[src.stem] = exe
     return progs
+
+
+def _fresh(out: Path, src: Path) -> bool:
+    return out.is_file() and out.stat().st_mtime >= src.stat().st_mtime
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +132,7 @@ def initrd(progs):
     listing = "".join(" ".join(a) + "\n" for a in CASES + HACKBENCH)
     es.append(cpio.Entry("t/list", stat.S_IFREG | 0o644, listing.encode()))
     path = OUT / "initrd.cpio"
-    path.write_bytes(cpio.write_newc(es))
+    write_atomic(path, cpio.write_newc(es))
     return path
 
 

@@ -32,6 +32,7 @@ from typing import Callable
 
 from . import busybox, dynlibs, linuxguest, qemu, userprogs
 from .cpio import Entry, write_newc
+from .util import write_atomic
 
 SRC = Path("bench/user/osprims.c")
 EXE = Path("build/user-bench/osprims")
@@ -121,7 +122,7 @@ def ksync_initrd(exe: Path, out: Path, batches: int, scale: int) -> Path:
                              Path(busybox.BUSYBOX).read_bytes()))
     entries += [e for e in rt if e.name != "bin/sh"]
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(write_newc(entries))
+    write_atomic(out, write_newc(entries))
     return out
 
 
@@ -162,7 +163,7 @@ def linux_initrd(image: linuxguest.GuestImage, exe: Path, out: Path) -> Path:
     # the zeros between are skipped
     base += b"\0" * (-len(base) % 4)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(base + extra)
+    write_atomic(out, base + extra)
     return out
 
 

@@ -111,6 +111,16 @@ def find_repo(explicit: str | os.PathLike | None = None) -> Path:
     return cwd
 
 
+def write_atomic(path: Path, data: bytes) -> None:
+    """path's new contents in one step (a temporary file beside it, then a rename): a QEMU
+    reading the old file - another pytest-xdist worker's boot of the same initramfs - never
+    sees it truncated or half written."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def display_path(path: Path | str) -> str:
     """Path relative to cwd when it is below it, else absolute."""
     p = Path(path)
