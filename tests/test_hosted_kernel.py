@@ -12,6 +12,7 @@ lock suites with 4 vCPUs pinned to one host core (no scheduler case may skip the
 sanitizer report fails the run (halt_on_error). KSYNC_HOSTED_FIFO=0: no SCHED_FIFO
 spinning on a shared machine.
 """
+import fcntl
 import json
 import os
 import re
@@ -201,6 +202,29 @@ def test_oversubscribed_is_said(hk_bins: Path, host_env: None, tmp_path: Path):
     result = _suite(_exe("plain"), cores + 1, tmp_path)
     assert _boot(result)["oversubscribed"] is True
     assert any("oversubscribed" in line for line in result.lines[:3])
+
+
+FIFO_LOCK = Path("/tmp/ksync-hosted-fifo.lock")
+
+
+def test_second_fifo_kernel_runs_best_effort(hk_bins: Path, host_env: None, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch):
+    """While another hosted kernel holds the machine's FIFO lock (here: this test), a
+    kernel that would use SCHED_FIFO runs best-effort and says why: two FIFO kernels on
+    the same cores livelock (each one's spinner holds a core its own other vCPU needs)."""
+    monkeypatch.delenv("KSYNC_HOSTED_FIFO")
+    cores = len(os.sched_getaffinity(0))
+    fd = os.open(FIFO_LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pytest.skip(f"a hosted kernel with SCHED_FIFO vCPUs runs on this machine ({FIFO_LOCK})")
+        result = _suite(_exe("plain"), min(2, cores), tmp_path, filt="dev_*")
+    finally:
+        os.close(fd)
+    assert _boot(result)["sched"] == "best-effort scheduling"
+    assert any(str(FIFO_LOCK) in line and "best-effort" in line for line in result.lines[:3])
 
 
 def test_hard_mask_suite(hk_bins: Path, host_env: None, tmp_path: Path, disk_image: Path):

@@ -50,7 +50,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -1448,6 +1450,30 @@ static void *vcpu_thread(void *p)
 	return NULL;
 }
 
+/* The machine's SCHED_FIFO hosted kernel (hosted_start): an exclusive flock on a file
+ * shared by every user, kept open (so held) until this process exits. Returns false, having
+ * said so, when another process holds it; true when taken or when the file cannot be
+ * opened at all (nothing to coordinate with). */
+static bool fifo_lock_take(void)
+{
+	static const char path[] = "/tmp/ksync-hosted-fifo.lock";
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd < 0)
+		return true;
+	(void)fchmod(fd, 0666);		/* another user's kernel must be able to lock it too */
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return true;		/* fd stays open: the lock lives as long as we do */
+	int e = errno;
+	close(fd);
+	if (e != EWOULDBLOCK)
+		return true;
+	hosted_printf("hosted: another hosted kernel runs with SCHED_FIFO vCPUs (%s is locked): "
+		      "this one uses best-effort scheduling, since FIFO spinners of two kernels "
+		      "on the same cores starve each other\n", path);
+	return false;
+}
+
 void hosted_start(unsigned ncpus, void (*entry)(unsigned cpu))
 {
 	cpu_set_t allowed;
@@ -1476,8 +1502,15 @@ void hosted_start(unsigned ncpus, void (*entry)(unsigned cpu))
 	nvcpus = ncpus;
 	oversubscribed = ncpus > ncores;
 	/* SCHED_FIFO only when every vCPU has a core of its own: spinning FIFO threads
-	 * sharing a core would starve each other. */
+	 * sharing a core would starve each other. The same holds across processes: two
+	 * hosted kernels started side by side with FIFO each pin vCPU i to core i, and a
+	 * spinner of each, waiting for its own other vCPU queued behind the other kernel's
+	 * spinner, holds its core for ever (seen: two suites, 4 FIFO threads on 2 cores,
+	 * no progress for minutes). So one FIFO kernel per machine at a time, by an advisory
+	 * lock held until exit; a second one runs best-effort and says why. */
 	fifo = false;
+	if (try_fifo && !oversubscribed && !fifo_lock_take())
+		try_fifo = false;
 	if (try_fifo && !oversubscribed) {
 		struct sched_param sp = { .sched_priority = 1 };
 
