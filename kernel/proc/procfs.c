@@ -16,6 +16,16 @@
  *   /proc/cpuinfo        one block per online CPU: processor, vendor_id, model name,
  *                        cpu MHz (the TSC's), flags as the port knows them;
  *   /proc/uptime         seconds since boot; the idle time is not tracked (0.00).
+ *   /proc/ksync-lockstat ksync's own (no Linux file has it): the kernel's lock statistics
+ *                        as one line of JSON, {"mode","tsc_hz","cpus","classes":[...]},
+ *                        each class that has counted anything since boot with its
+ *                        cumulative hits, misses, spins, sleeps, wakeups, futile
+ *                        wakeups and wait/hold TSC ticks (lockstat_read): a program
+ *                        reads it before and after what it measures and takes the
+ *                        difference (the Sprite user benchmarks, bench/user/sprite.c,
+ *                        Hartman & Ousterhout section 4's per-lock-type statistics
+ *                        gathered around real programs). Classes that do not fit the
+ *                        buffer are counted in "left_out", never cut mid-object.
  *
  * Locks: proc_snapshot takes the process table's lock (uproc-table, a master lock) to
  * copy one process's fields and releases it before anything is formatted; the caller
@@ -27,6 +37,7 @@
  * /proc costs the table.
  */
 #include "kernel.h"
+#include "lockstat.h"
 #include "mm.h"
 #include "proc.h"
 #include "fs/vfs.h"
@@ -116,6 +127,45 @@ static void kb(char *buf, size_t n, size_t *at, const char *name, uint64_t pages
 	put(buf, n, at, "%-16s%8lu kB\n", name, (unsigned long)(pages * (PAGE_SIZE / 1024)));
 }
 
+/* /proc/ksync-lockstat (top comment). lockstat_read takes each class's raw instance-list
+ * lock (innermost) only; the snapshot is on the heap (about 1 KiB). */
+static long gen_lockstat(char *buf, size_t n)
+{
+	struct lockstat_snap *sn = kmalloc(sizeof *sn);
+	if (!sn)
+		return -LX_ENOMEM;
+	size_t at = 0;
+	unsigned left_out = 0;
+	put(buf, n, &at, "{\"mode\":\"%s\",\"tsc_hz\":%lu,\"cpus\":%u,\"classes\":[",
+	    lockstat_mode_name(lockstat_mode()), (unsigned long)arch_tsc_hz(), arch_ncpus());
+	bool first = true;
+	for (unsigned i = 0; i < lockstat_nclasses(); i++) {
+		const struct lock_class *c = lockstat_class(i);
+		lockstat_read(c, sn);
+		if (!sn->hits && !sn->misses && !sn->sleeps && !sn->wakeups && !sn->futile)
+			continue;
+		char one[512];
+		size_t k = 0;
+		put(one, sizeof one, &k, "%s{\"class\":\"%s\",\"kind\":\"%s\",\"use\":\"%s\","
+		    "\"hits\":%lu,\"misses\":%lu,\"spins\":%lu,\"sleeps\":%lu,\"wakeups\":%lu,"
+		    "\"futile\":%lu,\"wait_ticks\":%lu,\"hold_ticks\":%lu,\"live\":%lu}",
+		    first ? "" : ",", c->name, lock_kind_name(c->kind), lock_use_name(c->use),
+		    (unsigned long)sn->hits, (unsigned long)sn->misses, (unsigned long)sn->spins,
+		    (unsigned long)sn->sleeps, (unsigned long)sn->wakeups, (unsigned long)sn->futile,
+		    (unsigned long)sn->wait.total, (unsigned long)sn->hold.total,
+		    (unsigned long)sn->live);
+		if (at + k + 64 >= n) {		/* room kept for the closing part */
+			left_out++;
+			continue;
+		}
+		put(buf, n, &at, "%s", one);
+		first = false;
+	}
+	put(buf, n, &at, "],\"left_out\":%u}\n", left_out);
+	kfree(sn);
+	return (long)at;
+}
+
 static long gen_root(const char *name, char *buf, size_t n)
 {
 	size_t at = 0;
@@ -150,6 +200,8 @@ static long gen_root(const char *name, char *buf, size_t n)
 			    f.apic_mode && !strcmp(f.apic_mode, "x2apic") ? " x2apic" : "",
 			    f.hypervisor[0] ? " hypervisor" : "");
 		}
+	} else if (!strcmp(name, "ksync-lockstat")) {
+		return gen_lockstat(buf, n);
 	} else if (!strcmp(name, "uptime")) {
 		uint64_t cs = ktime_ns() / 10000000;	/* hundredths */
 		put(buf, n, &at, "%lu.%02lu 0.00\n", (unsigned long)(cs / 100), (unsigned long)(cs % 100));
