@@ -154,10 +154,9 @@ def run_ksync(repo: Path, exe: Path, smp: int, batches: int = 5, scale: int = 1,
     return rec
 
 
-def linux_initrd(image: linuxguest.GuestImage, exe: Path, out: Path) -> Path:
-    """The image's initramfs, then an archive with /osprims and this run's /init."""
-    extra = write_newc([Entry("init", stat.S_IFREG | 0o755, LINUX_INIT.encode()),
-                        Entry("osprims", stat.S_IFREG | 0o755, exe.read_bytes())])
+def linux_initrd(image: linuxguest.GuestImage, entries: list[Entry], out: Path) -> Path:
+    """The image's initramfs, then an archive of ``entries`` (this run's /init and programs)."""
+    extra = write_newc(entries)
     base = Path(image.initramfs).read_bytes()
     # an uncompressed archive is looked for at a 4-byte boundary only (init/initramfs.c);
     # the zeros between are skipped
@@ -167,44 +166,63 @@ def linux_initrd(image: linuxguest.GuestImage, exe: Path, out: Path) -> Path:
     return out
 
 
-def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, batches: int = 5,
-              scale: int = 1, accel: str = "tcg", timeout: int = 600, rnd: int = 0,
-              work: Path = Path("build/user-bench")) -> dict:
-    rec = _record(f"linux-{image.flavour}", smp, rnd, accel)
+def linux_boot(image: linuxguest.GuestImage, entries: list[Entry], append: str, smp: int,
+               accel: str, timeout: int, tag: str, work: Path) -> tuple[str, str, str]:
+    """Boot the guest image with ``entries`` appended to its initramfs, with ksync's QEMU
+    machine options (``linuxguest.ksync_qemu_base``); returns (serial output, reason or
+    "", the serial log's path). The log is kept under build/logs as every boot's is."""
     qemu_bin = shutil.which("qemu-system-x86_64")
     if not qemu_bin:
-        rec["reason"] = "qemu-system-x86_64 not found"
-        return rec
-    rd = linux_initrd(image, exe, Path(work) / f"osprims-linux-{image.flavour}.cpio")
+        return "", "qemu-system-x86_64 not found", ""
+    rd = linux_initrd(image, entries, Path(work) / f"{tag}-linux-{image.flavour}.cpio")
     kernel = image.vmlinux or image.kernel
     cmd = [qemu_bin, *linuxguest.ksync_qemu_base(smp, accel), "-kernel", str(kernel),
-           "-initrd", str(rd), "-append",
-           f"{linuxguest.KERNEL_ARGS} kt.batches={batches} kt.scale={scale}",
+           "-initrd", str(rd), "-append", f"{linuxguest.KERNEL_ARGS} {append}".strip(),
            *linuxguest.CONSOLE_OPTIONS]
-    t0 = time.monotonic()
+    reason = ""
     try:
         r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                            errors="replace", timeout=timeout)
         out = r.stdout
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        rec["reason"] = f"timed out after {timeout} s"
-    rec["wall_s"] = round(time.monotonic() - t0, 2)
-    # the guest's serial output, as every boot of the tool leaves one under build/logs
+        reason = f"timed out after {timeout} s"
     log = Path(work).parent / "logs" / \
-        f"{time.strftime('%Y%m%d-%H%M%S')}-osprims-linux-{image.flavour}-smp{smp}.log"
+        f"{time.strftime('%Y%m%d-%H%M%S')}-{tag}-linux-{image.flavour}-smp{smp}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("# " + " ".join(cmd) + "\n" + out)
-    rec["log"] = str(log)
+    return out, reason, str(log)
+
+
+def kernel_release(out: str) -> str | None:
+    """The guest's ``uname -a`` line (the init scripts print it), None without one."""
+    for line in out.splitlines():
+        if line.startswith(linuxguest.MARK_UNAME + " "):
+            return line.split(maxsplit=1)[1].strip()
+    return None
+
+
+def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, batches: int = 5,
+              scale: int = 1, accel: str = "tcg", timeout: int = 600, rnd: int = 0,
+              work: Path = Path("build/user-bench")) -> dict:
+    rec = _record(f"linux-{image.flavour}", smp, rnd, accel)
+    entries = [Entry("init", stat.S_IFREG | 0o755, LINUX_INIT.encode()),
+               Entry("osprims", stat.S_IFREG | 0o755, exe.read_bytes())]
+    t0 = time.monotonic()
+    out, rec["reason"], log = linux_boot(image, entries,
+                                         f"kt.batches={batches} kt.scale={scale}", smp,
+                                         accel, timeout, "osprims", work)
+    rec["wall_s"] = round(time.monotonic() - t0, 2)
+    rec["log"] = log
     body = out.split(MARK_BEGIN, 1)[1] if MARK_BEGIN in out else ""
     body = body.split(MARK_END, 1)[0]
     rec["rows"] = parse(body)
     hb = hackbench_row(body)
     if hb:
         rec["rows"]["hackbench"] = hb
-    for line in out.splitlines():
-        if line.startswith(linuxguest.MARK_UNAME + " "):
-            rec["kernel_release"] = line.split(maxsplit=1)[1].strip()
+    release = kernel_release(out)
+    if release:
+        rec["kernel_release"] = release
     if not rec["reason"] and not _complete(body):
         rec["reason"] = f"the guest's output has no complete OSPRIM run (serial log: {log})"
     rec["ok"] = not rec["reason"]
