@@ -49,6 +49,7 @@ static const struct file_ops zero_ops = {
 
 /* xoshiro256** (Blackman & Vigna), not cryptographic */
 static struct mlock urandom_lock = MLOCK_INIT(fs_urandom_class, MLOCK_TICKET);
+LOCKSTAT_STATIC(urandom_lock);	/* on its class's list of instances (lockstat.h) */
 static uint64_t rng[4];		/* urandom_lock */
 static bool rng_seeded;		/* urandom_lock */
 

@@ -67,6 +67,7 @@ static struct tty tty = {
 	.tio = tio_default,
 	.ws = { 24, 80, 0, 0 },
 };
+LOCKSTAT_STATIC_AS(tty_lock, tty.lock);	/* on its class's list of instances */
 
 /* atomic (release store, acquire load: what the function uses is set before); NULL: kwrite */
 static void (*out_fn)(const char *s, size_t n);

@@ -26,6 +26,7 @@
 LOCK_CLASS(fs_wait_class, "fs_wait", LOCK_MASTER, LOCK_DATA);
 
 static struct mlock fs_wait_lock = MLOCK_INIT(fs_wait_class, MLOCK_TICKET);
+LOCKSTAT_STATIC(fs_wait_lock);	/* on its class's list of instances (lockstat.h) */
 
 struct chan_waiter {
 	struct chan_waiter *next;

@@ -28,6 +28,7 @@
 LOCK_CLASS(uproc_table_class, "uproc-table", LOCK_MASTER, LOCK_DATA);
 
 static struct mlock proc_table_lock = MLOCK_INIT(uproc_table_class, MLOCK_TICKET);
+LOCKSTAT_STATIC(proc_table_lock);	/* on its class's list of instances (lockstat.h) */
 static struct process procs[PROC_MAX];	/* slots: proc_table_lock */
 static int next_pid = 1;		/* proc_table_lock */
 
