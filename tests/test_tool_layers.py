@@ -21,7 +21,8 @@ MODULES = {p.stem: p for p in sorted(PKG.glob("*.py"))}
 BASE = {"base", "plots", "irqdata", "hosteddata", "schemes", "util"}
 # one module per paper or experiment
 REPORTS = {"report", "irqreport", "irqfigures", "findings", "smclaims", "hostedreport",
-           "schedreport", "spritereport", "fiascoreport", "pireport", "peers", "osprimsreport"}
+           "schedreport", "spritereport", "fiascoreport", "pireport", "peers", "osprimsreport",
+           "spriteuserreport"}
 
 
 def _targets(node: ast.AST, module: str) -> list[tuple[str, list[str]]]:

@@ -351,7 +351,7 @@ def build_parser() -> Parser:
                         "each scheme the port builds at every --smp value (mode=bench "
                         "set=default) and build/hosted-port/costs(-hard)")
     r.add_argument("what", nargs="?",
-                   choices=("all", "prims", "irq", "sprite", "fiasco", "osprims"),
+                   choices=("all", "prims", "irq", "sprite", "fiasco", "osprims", "sprite-user"),
                    default="all",
                    help="what to measure: all (default), prims, irq, sprite (the Sprite "
                         "benchmarks and lock statistics alone), fiasco, or osprims (the "
@@ -459,6 +459,29 @@ def build_parser() -> Parser:
     op.add_argument("--no-build", action="store_true", help="do not run make first")
     op.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
 
+    su = sub.add_parser("sprite-user", parents=[repo],
+                        help="Sprite's nine benchmarks as user programs, ksync beside Linux",
+                        description="Run Hartman & Ousterhout's nine benchmarks (fork, fexec, "
+                                    "mem, cswitch, pdevtest, pdevtestInd, pmake, pmakeInd, "
+                                    "troff) as one static binary (bench/user/sprite.c) on ksync "
+                                    "and on Debian's Linux guests with the same QEMU options, "
+                                    "n copies at n CPUs, the rounds interleaved; write "
+                                    "spriteuser.json and the report (Figure 2 redrawn, the lock "
+                                    "each benchmark met most). Under TCG the figures are the "
+                                    "emulator's: compare ratios.")
+    su.add_argument("--smp", type=smp_list_type, default=[1, 2], metavar="N[,N...]",
+                    help="CPU counts (default 1,2; include 1: the ratios are to it)")
+    su.add_argument("--rounds", type=int_range_type(1, 50), default=3, metavar="R",
+                    help="boots per kernel and CPU count, interleaved (default 3)")
+    su.add_argument("--linux", default="std", metavar="K[,K]",
+                    help="Linux guests: std, rt, std,rt, or none (default std)")
+    su.add_argument("--mult", type=float, default=1.0, metavar="X",
+                    help="multiply every benchmark's per-copy scale (default 1; 0.05..20)")
+    su.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
+                    help="accelerator of every guest (default tcg)")
+    su.add_argument("--no-build", action="store_true", help="do not run make first")
+    su.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
+
     e = sub.add_parser("env", parents=[repo], help="print the detected environment")
     e.add_argument("--qemu", metavar="PATH", help="QEMU binary to ask for its version")
     e.add_argument("--json", action="store_true", help="print JSON")
@@ -487,7 +510,8 @@ def build_parser() -> Parser:
 
 COMMANDS = {"test": run.cmd_test, "boot": run.cmd_boot, "run": run.cmd_run, "sh": run.cmd_sh,
             "env": run.cmd_env, "report": run.cmd_report, "mkdisk": run.cmd_mkdisk,
-            "lockstat": run.cmd_lockstat, "osprims": run.cmd_osprims}
+            "lockstat": run.cmd_lockstat, "osprims": run.cmd_osprims,
+            "sprite-user": run.cmd_sprite_user}
 
 
 def _main(argv) -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import (fiascoreport, findings, hostedreport, irqfigures, irqreport, osprimsreport, peers,
-               pireport, report, schedreport, smclaims, spritereport)
+               pireport, report, schedreport, smclaims, spritereport, spriteuserreport)
 from .base import Chapter, Document, Figure, Finding, Summary, Table, cap_first
 from .hosteddata import HOSTED_JSON, load_hosted
 from .irqdata import IRQ_JSON, PRIMS_JSON, IrqIndex, load_irq
@@ -34,6 +34,7 @@ class Results:
     sprite: dict | None = None
     fiasco: dict | None = None
     osprims: dict | None = None
+    spriteuser: dict | None = None
 
 
 def _none(r: Results) -> list:
@@ -170,6 +171,10 @@ PARTS: list[Part] = [
     Part("Sprite's locks", "ho", tables=lambda r: spritereport.sprite_tables(r.sprite),
          findings=lambda r: spritereport.sprite_findings(r.sprite),
          figures=lambda r, d: spritereport.sprite_figures(r.sprite, d)),
+    Part("Sprite's benchmarks as user programs", "ho",
+         tables=lambda r: spriteuserreport.user_tables(r.spriteuser),
+         findings=lambda r: spriteuserreport.user_findings(r.spriteuser),
+         figures=lambda r, d: spriteuserreport.user_figures(r.spriteuser, d)),
     Part("helping locks and lateness", "hh",
          tables=lambda r: fiascoreport.fiasco_tables(r.fiasco),
          findings=lambda r: fiascoreport.fiasco_findings(r.fiasco),
@@ -207,10 +212,11 @@ def all_findings(prims: dict | None, irq: dict | None,
 
 def write_figures(prims: dict | None, irq: dict | None, out_dir: Path,
                   hosted: dict | None = None, sprite: dict | None = None,
-                  fiasco: dict | None = None) -> dict[str, list[Figure]]:
+                  fiasco: dict | None = None, spriteuser: dict | None = None
+                  ) -> dict[str, list[Figure]]:
     """Draw every figure the results support into ``out_dir``; returns the figures keyed
     by the title prefix of the table they belong under."""
-    r = Results(prims, irq, hosted, sprite, fiasco)
+    r = Results(prims, irq, hosted, sprite, fiasco, spriteuser=spriteuser)
     out: dict[str, list[Figure]] = {}
     for p in _in_papers_order():
         for key, figs in p.figures(r, out_dir).items():
@@ -259,7 +265,8 @@ FILES = (("prims", "primitive costs (prims.json)"),
          ("hosted", "the kernel on the hosted port (hosted.json)"),
          ("sprite", "Sprite's locks (sprite.json)"),
          ("fiasco", "Fiasco's experiments (fiasco.json)"),
-         ("osprims", "OS primitives against Linux (osprims.json)"))
+         ("osprims", "OS primitives against Linux (osprims.json)"),
+         ("spriteuser", "Sprite's benchmarks as user programs (spriteuser.json)"))
 
 
 def _records(data: dict | None) -> list[dict]:
@@ -269,7 +276,7 @@ def _records(data: dict | None) -> list[dict]:
 
 
 def _first(r: Results, *keys: str) -> str | None:
-    for data in (r.prims, r.irq, r.hosted, r.sprite, r.fiasco, r.osprims):
+    for data in (r.prims, r.irq, r.hosted, r.sprite, r.fiasco, r.osprims, r.spriteuser):
         for src in (data or {}, (data or {}).get("meta") or {}):
             for k in keys:
                 v = src.get(k) if isinstance(src, dict) else None
@@ -308,16 +315,17 @@ def summary(r: Results, findings: list[Finding]) -> Summary:
 def results_document(prims: dict | None, irq: dict | None,
                      figures: dict[str, list[Figure]] | None = None,
                      hosted: dict | None = None, sprite: dict | None = None,
-                     fiasco: dict | None = None, osprims: dict | None = None) -> Document:
+                     fiasco: dict | None = None, osprims: dict | None = None,
+                     spriteuser: dict | None = None) -> Document:
     """The report of whatever results exist: the summary, then one chapter per paper with
     results (its findings, then its tables). ``figures`` (write_figures) are attached under
     their tables."""
     if prims is None and irq is None and hosted is None and sprite is None and fiasco is None \
-            and osprims is None:
+            and osprims is None and spriteuser is None:
         raise KsyncError("no results to report (neither prims.json nor irq.json nor "
                          "hosted.json nor sprite.json nor fiasco.json nor osprims.json)",
                          exit_code=2)
-    r = Results(prims, irq, hosted, sprite, fiasco, osprims)
+    r = Results(prims, irq, hosted, sprite, fiasco, osprims, spriteuser)
     chapters = {key: Chapter(title) for key, title in CHAPTERS.items()}
     for p in _in_papers_order():
         chapters[p.chapter].findings += p.findings(r)
@@ -344,7 +352,8 @@ def render_results(out_dir: Path, prims: dict | None = None, irq: dict | None = 
 def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | None = None,
                        strict: bool = False, warn=None, hosted: dict | None = None,
                        sprite: dict | None = None, fiasco: dict | None = None,
-                       osprims: dict | None = None) -> tuple[list[Path], Document]:
+                       osprims: dict | None = None,
+                       spriteuser: dict | None = None) -> tuple[list[Path], Document]:
     """Write report.md / report.html and the figures (PNG + SVG) from ``prims`` / ``irq`` or,
     for the ones not given, from prims.json / irq.json in ``out_dir`` when they exist.
 
@@ -378,14 +387,16 @@ def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | Non
         fiasco = load(fiascoreport.FIASCO_JSON, fiascoreport.load_fiasco)
     if osprims is None:
         osprims = load(osprimsreport.OSPRIMS_JSON, osprimsreport.load_osprims)
+    if spriteuser is None:
+        spriteuser = load(spriteuserreport.SPRITEUSER_JSON, spriteuserreport.load_spriteuser)
     if prims is None and irq is None and hosted is None and sprite is None and fiasco is None \
-            and osprims is None:
+            and osprims is None and spriteuser is None:
         raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}, "
                          f"{HOSTED_JSON}, {spritereport.SPRITE_JSON}, "
                          f"{fiascoreport.FIASCO_JSON}, {osprimsreport.OSPRIMS_JSON}); run "
                          "`ksync run` first (or pass --out DIR)", exit_code=2)
-    figures = write_figures(prims, irq, out_dir, hosted, sprite, fiasco)
-    doc = results_document(prims, irq, figures, hosted, sprite, fiasco, osprims)
+    figures = write_figures(prims, irq, out_dir, hosted, sprite, fiasco, spriteuser)
+    doc = results_document(prims, irq, figures, hosted, sprite, fiasco, osprims, spriteuser)
     written = report.write_document(doc, out_dir)
     for figs in figures.values():
         for f in figs:

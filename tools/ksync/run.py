@@ -18,7 +18,8 @@ from datetime import datetime
 from pathlib import Path
 
 from . import (disk, document, envdetect, fiascorun, hkernel, hosted, hosteddata, irqdata,
-               linuxguest, osprimsreport, osprimsrun, peers, qemu, report, schemes,
+               linuxguest, osprimsreport, osprimsrun, peers, qemu, report, schemes, spriteuser,
+               spriteuserreport,
                spritereport, spriterun)
 from . import busybox, cpio, dynlibs, shell, userprogs
 from .util import KsyncError, Progress, UsageError, display_path, make, utc_timestamp
@@ -453,6 +454,15 @@ def cmd_run(args, repo: Path) -> int:
         failed_os = [f"osprims {r['kernel']} smp={r['smp']} round {r['round'] + 1}"
                      for r in osprims_data["runs"] if not r["ok"]]
         hosted_failed += failed_os
+    spriteuser_data = None
+    if on_qemu and args.what in ("all", "sprite-user"):
+        # Sprite's nine benchmarks as user programs beside Debian's standard Linux
+        if not args.no_build and args.what == "sprite-user":
+            make(repo, "kernel", progress)
+        spriteuser_data = spriteuser.collect(repo, _with_one(args.smp), args.repeat, ["std"],
+                                             1.0, args.accel, log=progress, meta=meta)
+        hosted_failed += [f"sprite-user {r['kernel']} smp={r['smp']} round {r['round'] + 1}"
+                          for r in spriteuser_data["runs"] if not r["ok"]]
 
     # (c) report: the JSON of what ran, then report.md/.html from every JSON in out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -461,7 +471,8 @@ def cmd_run(args, repo: Path) -> int:
                        (hosteddata.HOSTED_JSON, hosted_data),
                        (spriterun.SPRITE_JSON, sprite_data),
                        (fiascorun.FIASCO_JSON, fiasco_data),
-                       (osprimsrun.OSPRIMS_JSON, osprims_data)):
+                       (osprimsrun.OSPRIMS_JSON, osprims_data),
+                       (spriteuser.SPRITEUSER_JSON, spriteuser_data)):
         if data is not None:
             path = out_dir / name
             path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n",
@@ -470,7 +481,8 @@ def cmd_run(args, repo: Path) -> int:
     files, doc = document.render_results_doc(out_dir, prims=prims_data, irq=irq_data,
                                               warn=progress, hosted=hosted_data,
                                               sprite=sprite_data, fiasco=fiasco_data,
-                                              osprims=osprims_data)
+                                              osprims=osprims_data,
+                                              spriteuser=spriteuser_data)
     written += files
     print(report.render_text(doc), end="", flush=True)     # with the figures' file names
     progress("wrote " + ", ".join(display_path(p) for p in written))
@@ -1257,6 +1269,48 @@ def cmd_osprims(args, repo: Path) -> int:
         print(f"ksync osprims: no Linux column: {data['options']['linux_missing']}",
               file=sys.stderr)
     return 1 if bad or not data["runs"] else 0
+
+
+def _with_one(smps: list[int]) -> list[int]:
+    """The CPU counts with 1 among them: Figure 2's ratios are to the uniprocessor run."""
+    return sorted(set(smps) | {1})
+
+
+def cmd_sprite_user(args, repo: Path) -> int:
+    """Sprite's nine benchmarks as user programs on ksync and Linux guests, the same QEMU
+    configuration, rounds interleaved; spriteuser.json and the report in --out."""
+    out_dir = Path(args.out) if args.out else repo / "results"
+    check_out_dir(out_dir)
+    linux = [] if args.linux == "none" else [x.strip() for x in args.linux.split(",")]
+    bad = [x for x in linux if x not in linuxguest.FLAVOURS]
+    if bad or not 0.05 <= args.mult <= 20:
+        raise UsageError(f"--linux {args.linux}: each of std, rt (or none)" if bad else
+                         f"--mult {args.mult}: 0.05..20")
+    if not args.no_build:
+        make(repo, "kernel")
+    meta = {"timestamp": utc_timestamp(), "commit": envdetect.git_commit(repo),
+            "host_cpu_model": envdetect.cpu_model(), "host_cpus": envdetect.cpu_count(),
+            "qemu_version": envdetect.qemu_version(envdetect.find_qemu(None))}
+    data = spriteuser.collect(repo, _with_one(args.smp), args.rounds, linux, args.mult,
+                              args.accel, log=lambda s: print(s, file=sys.stderr, flush=True),
+                              meta=meta)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / spriteuser.SPRITEUSER_JSON
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    failed = [r for r in data["runs"] if not r["ok"]]
+    for r in failed:
+        print(f"ksync sprite-user: {r['kernel']} smp={r['smp']} round {r['round'] + 1}: "
+              f"{r['reason']}", file=sys.stderr)
+    written, _doc = document.render_results_doc(out_dir, spriteuser=data, warn=lambda m: print(
+        f"ksync: {m}", file=sys.stderr))
+    for f in spriteuserreport.user_findings(data):
+        print(f"{f.verdict}: {f.claim} [{f.env}]: {f.today}")
+    for t in spriteuserreport.user_tables(data):
+        print(report.render_table_text(t))
+    print("wrote " + ", ".join(display_path(p) for p in [path, *written]), file=sys.stderr)
+    for flavour, why in (data["options"].get("linux_missing") or {}).items():
+        print(f"ksync sprite-user: no linux-{flavour} column: {why}", file=sys.stderr)
+    return 1 if failed or not data["runs"] else 0
 
 
 def cmd_mkdisk(args, repo: Path) -> int:

@@ -1,0 +1,131 @@
+"""Sprite's benchmarks as user programs on ksync (tools/ksync/spriteuser.py,
+spriteuserreport.py; the program's own checks on the host: test_sprite_user_prog.py):
+every benchmark runs on ksync with the kernel's lock statistics read around it, and the
+report's ratios and verdicts follow the runs' spreads. The Linux guest's runs boot Debian's
+kernel (packages fetched on first use): KSYNC_SLOW=1 runs them."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ksync import base, linuxguest, spriteuser, userprogs
+from ksync import spriteuserreport as rep
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def exe() -> Path:
+    if not userprogs.have_musl():
+        pytest.fail("musl (Debian musl-tools) is missing: run scripts/deps.sh")
+    return spriteuser.build(ROOT)
+
+
+def _expected_ops(bench: str, copies: int, scale: int) -> int | None:
+    per = {"fork": scale, "fexec": scale, "cswitch": scale, "pdevtest": scale,
+           "pdevtestInd": scale, "troff": scale}
+    return per[bench] * copies if bench in per else None
+
+
+def test_every_benchmark_runs_on_ksync_with_its_locks(exe):
+    r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", "kernel"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rec = spriteuser.run_ksync(ROOT, exe, 2, mult=0.05, timeout=400)
+    assert rec["ok"], rec["reason"] + "\n" + "\n".join(rec["errors"])
+    assert list(rec["rows"]) == list(spriteuser.BENCHES)
+    for bench, row in rec["rows"].items():
+        assert row["copies"] == spriteuser.copies(bench, 2), (bench, row)
+        assert row["elapsed_ns"] > 0 and row["ops"] > 0, (bench, row)
+        want = _expected_ops(bench, row["copies"], row["scale"])
+        assert want is None or row["ops"] == want, (bench, row)
+    # /proc/ksync-lockstat read around each timed part: the kernel's real locks counted
+    assert set(rec["locks"]) == set(spriteuser.BENCHES)
+    for bench, classes in rec["locks"].items():
+        assert classes.pop("_mode") == "counts"
+        assert classes and all(d["hits"] >= 0 and d["misses"] >= 0 for d in classes.values())
+    # the pipe benchmarks go through the pipes' monitor, fork through the process table
+    assert rec["locks"]["cswitch"]["pipe"]["hits"] > 0
+    assert any(d["hits"] > 0 for c, d in rec["locks"]["fork"].items() if "proc" in c)
+
+
+@pytest.mark.skipif(not os.environ.get("KSYNC_SLOW"), reason="boots Debian's Linux: KSYNC_SLOW=1")
+def test_every_benchmark_runs_on_linux(exe):
+    image = linuxguest.prepare("std", ROOT / linuxguest.DEFAULT_CACHE)
+    rec = spriteuser.run_linux(image, exe, 2, mult=0.05, work=ROOT / "build" / "user-bench")
+    assert rec["ok"], rec["reason"]
+    assert list(rec["rows"]) == list(spriteuser.BENCHES) and rec["locks"] == {}
+
+
+def _run(kernel: str, smp: int, rnd: int, secs: dict[str, float], locks=None) -> dict:
+    return {"kernel": kernel, "smp": smp, "round": rnd, "env": "tcg", "ok": True, "reason": "",
+            "rows": {b: {"copies": smp, "scale": 1, "ops": smp, "elapsed_ns": int(s * 1e9)}
+                     for b, s in secs.items()},
+            "locks": locks or {}, "errors": [], "wall_s": 1.0}
+
+
+def _data(k1: float, k2: float, l1: float, l2: float, jitter: float = 0.01) -> dict:
+    runs = []
+    for rnd in range(3):
+        j = 1 + jitter * (rnd - 1)
+        runs.append(_run("ksync", 1, rnd, {b: k1 * j for b in rep.BENCHES}))
+        runs.append(_run("linux-std", 1, rnd, {b: l1 * j for b in rep.BENCHES}))
+        lk = {"cswitch": {"pipe": {"hits": 1000, "misses": 50, "kind": "monitor"},
+                          "fdtable": {"hits": 5000, "misses": 5, "kind": "monitor"},
+                          "rare": {"hits": 10, "misses": 9, "kind": "master"}}}
+        runs.append(_run("ksync", 2, rnd, {b: k2 * j for b in rep.BENCHES}, lk))
+        runs.append(_run("linux-std", 2, rnd, {b: l2 * j for b in rep.BENCHES}))
+    return {"schema": rep.SCHEMA, "meta": {}, "options": {"accel": "tcg", "mult": 1,
+                                                          "scales": {"fork": 150}},
+            "runs": runs}
+
+
+def test_ratio_is_figure_2s_with_the_runs_extremes():
+    d = _data(1.0, 1.5, 1.0, 1.0)
+    r = rep.ratio(d, "ksync", 2, "fork")
+    assert r.mid == pytest.approx(1.5)
+    assert r.lo == pytest.approx(1.5 * 0.99 / 1.01) and r.hi == pytest.approx(1.5 * 1.01 / 0.99)
+    assert rep.ratio(d, "ksync", 4, "fork") is None
+
+
+@pytest.mark.parametrize("k2,l2,verdict", [(0.5, 1.0, "holds"), (2.0, 1.0, "reversed"),
+                                           (1.0, 1.005, "within noise")])
+def test_verdict_against_linux_follows_the_spreads(k2, l2, verdict):
+    fs = rep.user_findings(_data(1.0, k2, 1.0, l2))
+    f = next(f for f in fs if "at most" in f.claim)
+    assert f.verdict == verdict and f.env == "tcg, 2 CPUs"
+    bar = next(f for f in fs if "pmake" in f.claim)
+    assert bar.verdict == verdict
+
+
+def test_locks_table_names_the_highest_miss_ratio_with_enough_hits():
+    rows = rep._lock_rows(_data(1.0, 1.0, 1.0, 1.0), 2)
+    cs = next(r for r in rows if r["bench"] == "cswitch")
+    assert cs["class"] == "pipe" and cs["ratio"] == pytest.approx(0.05)   # "rare" < 100 hits
+    assert next(r for r in rows if r["bench"] == "fork")["class"] == ""
+
+
+def test_tables_and_figure_render(tmp_path):
+    d = _data(1.0, 1.2, 1.0, 1.1)
+    d["runs"].append({"kernel": "ksync", "smp": 2, "round": 3, "env": "tcg", "ok": False,
+                      "reason": "timed out after 900 s", "rows": {}, "locks": {},
+                      "errors": [], "wall_s": 900})
+    tables = rep.user_tables(d)
+    assert tables[0].title.startswith(rep.TITLE_TIME)
+    assert len(tables[0].rows) == len(rep.BENCHES) * 2
+    assert any("timed out after 900 s" in n for n in tables[0].notes_below)
+    assert tables[1].title.startswith(rep.TITLE_LOCKS)
+    figs = rep.user_figures(d, tmp_path)
+    f = figs[rep.TITLE_TIME][0]
+    assert (tmp_path / f.src).stat().st_size > 0 and (tmp_path / f.svg).exists()
+    assert all(isinstance(f, base.Finding) for f in rep.user_findings(d))
+
+
+def test_a_file_of_another_kind_is_refused(tmp_path):
+    p = tmp_path / rep.SPRITEUSER_JSON
+    p.write_text('{"schema": "ksync-osprims-1", "runs": []}')
+    with pytest.raises(Exception, match="not a spriteuser results file"):
+        rep.load_spriteuser(p)

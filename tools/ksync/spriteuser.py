@@ -1,0 +1,233 @@
+"""Sprite's benchmarks as user programs (issue 26 item 2): one static binary
+(bench/user/sprite.c, musl) run unchanged on ksync and on Debian's Linux in the same QEMU
+configuration, at each CPU count, the kernels interleaved round by round.
+
+Hartman & Ousterhout ran each benchmark at 1..N processors with the work scaled to the
+system (n processors run n copies; pmake's job is fixed and runs 2 jobs per processor);
+their Figure 2 is the ratio of the n-processor elapsed time to the uniprocessor one. The
+runs here are shaped the same way: at ``smp`` CPUs every benchmark runs ``smp`` copies
+(pmake: ``2 * smp`` job slots over one tree), each at the same per-copy scale.
+
+* ``build(repo)`` builds the program (build/user-bench/sprite).
+* ``commands(smp, mult)`` the program's command lines for one boot, one per benchmark.
+* ``run_ksync(...)`` boots ksync in user mode (``lockstat=counts``: Sprite kept its lock
+  statistics on) with the program and the commands as /t/list.
+* ``run_linux(...)`` boots a Linux guest image (``linuxguest``) with the same QEMU machine
+  options and an /init that runs the commands (``osprimsrun.linux_boot``).
+* ``parse(text)`` reads the program's ``KSYNC-SPRITE`` lines (bench -> row) and its
+  ``KSYNC-SPRITE-LOCKS`` lines (bench -> lock class -> the counts the benchmark added: the
+  program prints ksync's /proc/ksync-lockstat before and after its timed part; Linux has no
+  such file, so its runs have none).
+* ``collect(...)`` runs the rounds and returns the results record (``SPRITEUSER_JSON``)
+  that ``spriteuserreport`` turns into tables, a figure and findings.
+
+Inputs of the workload (not measured): the per-copy scales (``SCALES``), the pmake tree's
+size and the compile step's work (the program's own), the formatter's text.
+Every run record: kernel (``ksync`` / ``linux-std`` / ``linux-rt``), smp, round, env, ok,
+reason, rows, locks, wall_s. A run that fails is recorded with its reason, never raised.
+"""
+from __future__ import annotations
+
+import json
+import stat
+import time
+from pathlib import Path
+from typing import Callable
+
+from . import linuxguest, osprimsrun, qemu, userprogs
+from .cpio import Entry, write_newc
+from .util import write_atomic
+
+SRC = Path("bench/user/sprite.c")
+EXE = Path("build/user-bench/sprite")
+SPRITEUSER_JSON = "spriteuser.json"
+SCHEMA = "ksync-spriteuser-1"
+BENCHES = ("fork", "fexec", "mem", "cswitch", "pdevtest", "pdevtestInd", "pmake", "pmakeInd",
+           "troff")
+MACRO = ("pmake", "pmakeInd", "troff")      # the paper's macro-benchmarks (Figures 2, 4)
+FIXED = ("pmake",)                          # workload not scaled with the CPUs
+# per-copy scale of each benchmark at mult=1: about half a second of one copy on ksync
+# under TCG at 1 CPU (measured on the 2-core AMD EPYC guest: fork 0.27 ms, fexec 0.85 ms,
+# a mem round 1.8 ms, a pipe round trip 43 us, a compile 11 ms, a troff pass 4 ms)
+SCALES = {"fork": 2000, "fexec": 600, "mem": 250, "cswitch": 12000, "pdevtest": 12000,
+          "pdevtestInd": 12000, "pmake": 2, "pmakeInd": 2, "troff": 120}
+WORKDIR = "/tmp/sprite"
+LOCK_FIELDS = ("hits", "misses", "spins", "sleeps", "wakeups", "futile", "wait_ticks",
+               "hold_ticks")
+MARK_BEGIN = "KSYNC-SPRITE-BEGIN"
+MARK_END = "KSYNC-SPRITE-RUN-END"
+LINUX_INIT = r"""#!/bin/sh
+export PATH=/bin:/usr/bin
+mount -t proc proc /proc
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /tmp
+echo "KSYNC-LINUX-UNAME $(uname -a)"
+cd /
+echo KSYNC-SPRITE-BEGIN
+while read -r line; do
+	$line
+	echo "KSYNC-SPRITE-RC $?"
+done < /sprite.list
+echo KSYNC-SPRITE-RUN-END
+poweroff -f
+"""
+
+
+def build(repo: Path) -> Path:
+    """The program, built with musl (Debian's musl-tools) into build/user-bench/."""
+    if not userprogs.have_musl():
+        raise RuntimeError("musl (Debian musl-tools) is missing: run scripts/deps.sh")
+    return userprogs.build_program(repo / SRC, repo / EXE)
+
+
+def copies(bench: str, smp: int) -> int:
+    return 2 * smp if bench in FIXED else smp
+
+
+def commands(exe_path: str, smp: int, mult: float = 1.0,
+             benches: tuple[str, ...] = BENCHES) -> list[list[str]]:
+    """One command line per benchmark (the program at ``exe_path`` in the guest)."""
+    return [[exe_path, "run", b, str(copies(b, smp)), str(max(1, round(SCALES[b] * mult))),
+             WORKDIR] for b in benches]
+
+
+def _json_after(line: str, prefix: str) -> dict | None:
+    try:
+        obj = json.loads(line[len(prefix):])
+    except json.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def lock_delta(before: dict, after: dict) -> dict[str, dict[str, int]]:
+    """class -> what the benchmark added to each counter (LOCK_FIELDS), for the classes
+    whose counts changed; a class absent before counted from zero."""
+    def by_class(snap: dict) -> dict[str, dict]:
+        return {c.get("class"): c for c in snap.get("classes") or []
+                if isinstance(c, dict) and isinstance(c.get("class"), str)}
+    b, a = by_class(before or {}), by_class(after or {})
+    out: dict[str, dict[str, int]] = {}
+    for name, row in a.items():
+        d = {f: int(row.get(f) or 0) - int((b.get(name) or {}).get(f) or 0) for f in LOCK_FIELDS}
+        d["kind"], d["use"] = row.get("kind"), row.get("use")
+        if any(d[f] for f in LOCK_FIELDS):
+            out[name] = d
+    return out
+
+
+def parse(text: str) -> tuple[dict[str, dict], dict[str, dict], list[str]]:
+    """(bench -> its row {copies, scale, ops, elapsed_ns}, bench -> lock deltas, the
+    program's error lines) from the program's output."""
+    rows: dict[str, dict] = {}
+    locks: dict[str, dict] = {}
+    errors: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("KSYNC-SPRITE {"):
+            row = _json_after(line, "KSYNC-SPRITE ")
+            if row and isinstance(row.get("bench"), str):
+                rows[row.pop("bench")] = row
+        elif line.startswith("KSYNC-SPRITE-LOCKS {"):
+            row = _json_after(line, "KSYNC-SPRITE-LOCKS ")
+            if row and isinstance(row.get("bench"), str):
+                locks[row["bench"]] = lock_delta(row.get("before") or {}, row.get("after") or {})
+                if isinstance((row.get("after") or {}).get("mode"), str):
+                    locks[row["bench"]]["_mode"] = row["after"]["mode"]
+        elif line.startswith("sprite: "):
+            errors.append(line)
+    return rows, locks, errors
+
+
+def _record(kernel: str, smp: int, rnd: int, env: str) -> dict:
+    return {"kernel": kernel, "smp": smp, "round": rnd, "env": env, "ok": False,
+            "reason": "", "rows": {}, "locks": {}, "errors": [], "wall_s": None}
+
+
+def _finish(rec: dict, text: str, benches: tuple[str, ...]) -> dict:
+    rec["rows"], rec["locks"], rec["errors"] = parse(text)
+    missing = [b for b in benches if b not in rec["rows"]]
+    if not rec["reason"] and missing:
+        rec["reason"] = (f"no result for {', '.join(missing)}"
+                         + (f" ({rec['errors'][0]})" if rec["errors"] else ""))
+    rec["ok"] = not rec["reason"]
+    return rec
+
+
+def ksync_initrd(exe: Path, out: Path, cmds: list[list[str]]) -> Path:
+    entries = [Entry("t", stat.S_IFDIR | 0o755), Entry("tmp", stat.S_IFDIR | 0o777),
+               Entry("t/sprite", stat.S_IFREG | 0o755, exe.read_bytes()),
+               Entry("t/list", stat.S_IFREG | 0o644,
+                     "".join(" ".join(c) + "\n" for c in cmds).encode())]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, write_newc(entries))
+    return out
+
+
+def run_ksync(repo: Path, exe: Path, smp: int, mult: float = 1.0, accel: str = "tcg",
+              timeout: int = 900, rnd: int = 0, benches: tuple[str, ...] = BENCHES,
+              append: tuple[str, ...] = ("lockstat=counts",)) -> dict:
+    rec = _record("ksync", smp, rnd, accel)
+    cmds = commands("/t/sprite", smp, mult, benches)
+    rd = ksync_initrd(exe, repo / "build" / "user-bench" / f"sprite-{smp}.cpio", cmds)
+    t0 = time.monotonic()
+    res = qemu.boot(qemu.BootConfig(repo=repo, mode="user", smp=smp, accel=accel,
+                                    timeout=timeout, initrd=rd,
+                                    append=["user=@/t/list", "epoch=1700000000", *append]))
+    rec["wall_s"] = round(time.monotonic() - t0, 2)
+    cases = userprogs.parse_user_ktap(res.lines)
+    text = "\n".join(c.out.decode("utf-8", "replace") for c in cases)
+    if not res.passed:
+        rec["reason"] = (qemu.failure_report(res).splitlines() or ["no output"])[0]
+    return _finish(rec, text, benches)
+
+
+def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, mult: float = 1.0,
+              accel: str = "tcg", timeout: int = 900, rnd: int = 0,
+              work: Path = Path("build/user-bench"),
+              benches: tuple[str, ...] = BENCHES) -> dict:
+    rec = _record(f"linux-{image.flavour}", smp, rnd, accel)
+    cmds = commands("/sprite", smp, mult, benches)
+    entries = [Entry("init", stat.S_IFREG | 0o755, LINUX_INIT.encode()),
+               Entry("sprite", stat.S_IFREG | 0o755, exe.read_bytes()),
+               Entry("sprite.list", stat.S_IFREG | 0o644,
+                     "".join(" ".join(c) + "\n" for c in cmds).encode())]
+    t0 = time.monotonic()
+    out, rec["reason"], rec["log"] = osprimsrun.linux_boot(image, entries, "", smp, accel,
+                                                           timeout, "sprite", work)
+    rec["wall_s"] = round(time.monotonic() - t0, 2)
+    release = osprimsrun.kernel_release(out)
+    if release:
+        rec["kernel_release"] = release
+    body = out.split(MARK_BEGIN, 1)[1] if MARK_BEGIN in out else ""
+    if not rec["reason"] and MARK_END not in body:
+        rec["reason"] = f"the guest's output ended before the last benchmark (serial log: {rec['log']})"
+    return _finish(rec, body.split(MARK_END, 1)[0], benches)
+
+
+def collect(repo: Path, smps: list[int], rounds: int, linux: list[str], mult: float = 1.0,
+            accel: str = "tcg", log: Callable[[str], None] = print,
+            meta: dict | None = None, benches: tuple[str, ...] = BENCHES) -> dict:
+    """The runs, interleaved: for each round and CPU count, ksync then each Linux."""
+    exe = build(repo)
+    images: dict[str, linuxguest.GuestImage] = {}
+    missing: dict[str, str] = {}
+    for flavour in linux:
+        try:
+            images[flavour] = linuxguest.prepare(flavour, repo / linuxguest.DEFAULT_CACHE, log=log)
+        except linuxguest.GuestMissing as e:
+            missing[flavour] = str(e)
+            log(f"ksync sprite-user: Linux guest ({flavour}) not available: {e}")
+    runs = []
+    for rnd in range(rounds):
+        for smp in smps:
+            log(f"ksync sprite-user: round {rnd + 1}/{rounds}, {smp} CPU(s): ksync")
+            runs.append(run_ksync(repo, exe, smp, mult, accel, rnd=rnd, benches=benches))
+            for flavour, image in images.items():
+                log(f"ksync sprite-user: round {rnd + 1}/{rounds}, {smp} CPU(s): linux-{flavour}")
+                runs.append(run_linux(image, exe, smp, mult, accel, rnd=rnd,
+                                      work=repo / "build" / "user-bench", benches=benches))
+    return {"schema": SCHEMA, "meta": dict(meta or {}),
+            "options": {"smp": smps, "rounds": rounds, "linux": linux, "mult": mult,
+                        "accel": accel, "scales": {b: SCALES[b] for b in benches},
+                        "benches": list(benches), "linux_missing": missing},
+            "runs": runs}

@@ -1,0 +1,307 @@
+"""Sprite's benchmarks as user programs, ksync beside Debian's Linux (issue 26 item 2):
+the tables, Figure 2 redrawn and the findings, from spriteuser.json (``spriteuser.collect``).
+
+Hartman & Ousterhout, section 5: n processors run n copies of each benchmark (pmake: one
+fixed job, 2 compilations per processor), and Figure 2 is the ratio of the n-processor
+elapsed time to the uniprocessor one (ideal: 1.0; pmake 1/n). Here every cell is the
+median over the rounds with its range; a ratio's range is the extreme quotients of the
+two CPU counts' runs (min over max .. max over min). The locks' table is ksync's own
+statistics of its real kernel locks (/proc/ksync-lockstat read by the program around each
+benchmark's timed part); Linux has no such file. Under TCG every time is what the emulator
+makes the kernel's code cost: compare ratios.
+
+Public API: ``SPRITEUSER_JSON``, ``load_spriteuser``, ``elapsed``, ``ratio``,
+``user_tables``, ``user_findings``, ``user_figures``.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from .base import (ColumnSpec, Figure, Finding, Spread, Table, build_table, compare_greater,
+                   fmt_ratio, fmt_sig)
+from .util import KsyncError
+
+SPRITEUSER_JSON = "spriteuser.json"
+SCHEMA = "ksync-spriteuser-1"
+PAPER = "Hartman & Ousterhout (Sprite)"
+BENCHES = ("fork", "fexec", "mem", "cswitch", "pdevtest", "pdevtestInd", "pmake", "pmakeInd",
+           "troff")
+MACRO = ("pmake", "pmakeInd", "troff")
+FIXED = ("pmake",)
+WHAT = {"fork": "fork + exit + wait", "fexec": "fork + exec of itself + exit",
+        "mem": "heap growth by brk, a write per page, exec to start over",
+        "cswitch": "two processes passing a byte through two pipes",
+        "pdevtest": "N clients calling one user-level server (pipes)",
+        "pdevtestInd": "a server per client", "pmake": "parallel compile of a fixed tree",
+        "pmakeInd": "a compile of its own tree per CPU", "troff": "a text formatter per CPU"}
+TITLE_TIME = "Sprite's benchmarks as user programs: elapsed time"
+TITLE_LOCKS = "Sprite's benchmarks as user programs: the lock each benchmark met most"
+
+
+def load_spriteuser(path: Path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise KsyncError(f"{path}: cannot read: {e}", exit_code=2) from e
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA \
+            or not isinstance(data.get("runs"), list):
+        raise KsyncError(f"{path}: not a spriteuser results file (schema {SCHEMA})", exit_code=2)
+    return data
+
+
+def _runs(data: dict, kernel: str, smp: int | None = None) -> list[dict]:
+    return [r for r in data.get("runs", []) if isinstance(r, dict) and r.get("ok")
+            and r.get("kernel") == kernel and (smp is None or r.get("smp") == smp)]
+
+
+def kernels(data: dict) -> list[str]:
+    ks = {r.get("kernel") for r in data.get("runs", []) if isinstance(r, dict)}
+    return [k for k in ("ksync", "linux-std", "linux-rt") if k in ks] + \
+        sorted(k for k in ks if isinstance(k, str) and k not in ("ksync", "linux-std", "linux-rt"))
+
+
+def smps(data: dict) -> list[int]:
+    return sorted({r["smp"] for r in data.get("runs", []) if isinstance(r, dict)
+                   and isinstance(r.get("smp"), int)})
+
+
+def _secs(r: dict, bench: str) -> float | None:
+    row = (r.get("rows") or {}).get(bench) or {}
+    ns = row.get("elapsed_ns")
+    return ns / 1e9 if isinstance(ns, (int, float)) and ns > 0 else None
+
+
+def _all_secs(data: dict, kernel: str, smp: int, bench: str) -> list[float]:
+    return [s for s in (_secs(r, bench) for r in _runs(data, kernel, smp)) if s is not None]
+
+
+def elapsed(data: dict, kernel: str, smp: int, bench: str) -> Spread | None:
+    xs = _all_secs(data, kernel, smp, bench)
+    return Spread(min(xs), statistics.median(xs), max(xs), f"{len(xs)} runs") if xs else None
+
+
+def ratio(data: dict, kernel: str, smp: int, bench: str) -> Spread | None:
+    """Figure 2's ratio: elapsed at smp CPUs over elapsed at 1 CPU."""
+    a, b = _all_secs(data, kernel, smp, bench), _all_secs(data, kernel, 1, bench)
+    if not a or not b:
+        return None
+    return Spread(min(a) / max(b), statistics.median(a) / statistics.median(b),
+                  max(a) / min(b), f"{len(a)}+{len(b)} runs")
+
+
+def _env(data: dict, smp: int | None = None) -> str:
+    accel = (data.get("options") or {}).get("accel") or "tcg"
+    return accel + (f", {smp} CPU{'s' if smp != 1 else ''}" if smp else "")
+
+
+def _cell(s: Spread | None, digits: str = "") -> str:
+    return f"{fmt_sig(s.mid)} ({fmt_sig(s.lo)}..{fmt_sig(s.hi)})" if s else "—"
+
+
+def _release(data: dict, kernel: str) -> str:
+    for r in data.get("runs", []):
+        if r.get("kernel") == kernel and r.get("kernel_release"):
+            words = str(r["kernel_release"]).split()
+            return f"{kernel} {words[2]}" if len(words) > 2 else kernel
+    return kernel
+
+
+def _lock_rows(data: dict, smp: int) -> list[dict]:
+    """Per benchmark: ksync's class with the highest median miss ratio among the classes
+    it used (at least 100 hits per run), with its median hits and misses per run."""
+    out = []
+    for b in BENCHES:
+        per: dict[str, list[dict]] = {}
+        runs = _runs(data, "ksync", smp)
+        for r in runs:
+            for cls, d in ((r.get("locks") or {}).get(b) or {}).items():
+                if isinstance(d, dict):
+                    per.setdefault(cls, []).append(d)
+        best = None
+        for cls, ds in per.items():
+            hits = statistics.median([d.get("hits", 0) for d in ds] + [0] * (len(runs) - len(ds)))
+            miss = statistics.median([d.get("misses", 0) for d in ds] + [0] * (len(runs) - len(ds)))
+            if hits < 100:
+                continue
+            row = {"bench": b, "class": cls, "kind": ds[0].get("kind") or "", "hits": hits,
+                   "misses": miss, "ratio": miss / hits if hits else 0.0,
+                   "classes": len(per), "runs": len(runs)}
+            if best is None or (row["ratio"], row["hits"]) > (best["ratio"], best["hits"]):
+                best = row
+        if best is None and runs:
+            best = {"bench": b, "class": "", "kind": "", "hits": 0, "misses": 0, "ratio": 0.0,
+                    "classes": len(per), "runs": len(runs)}
+        if best is not None:
+            out.append(best)
+    return out
+
+
+def user_tables(data: dict | None) -> list[Table]:
+    if not data:
+        return []
+    ns = smps(data)
+    ks = kernels(data)
+    items = [(b, k) for b in BENCHES for k in ks]
+    cols = [ColumnSpec("benchmark", lambda it: it[0], "l"),
+            ColumnSpec("kernel", lambda it: _release(data, it[1]), "l")]
+    for n in ns:
+        cols.append(ColumnSpec(f"{n} CPU{'s' if n != 1 else ''}: s",
+                               lambda it, n=n: _cell(elapsed(data, it[1], n, it[0]))))
+    for n in ns:
+        if n > 1:
+            cols.append(ColumnSpec(f"ratio {n}/1",
+                                   lambda it, n=n: _cell(ratio(data, it[1], n, it[0]))))
+    failed = [f"{r.get('kernel')} smp={r.get('smp')} round {r.get('round', 0) + 1}: "
+              f"{r.get('reason')}" for r in data.get("runs", []) if not r.get("ok")]
+    opts = data.get("options") or {}
+    scales = opts.get("scales") or {}
+    tables = [build_table(
+        f"{TITLE_TIME} [{_env(data)}]", items, cols,
+        notes_above=["The same static binary (bench/user/sprite.c, musl) on every kernel, the "
+                     "same QEMU options, rounds interleaved. At n CPUs each benchmark runs n "
+                     "copies (pmake: one fixed tree, 2n job slots), as Hartman & Ousterhout's "
+                     "section 5; a cell: the median elapsed seconds over the ok runs (their "
+                     "range). ratio n/1 is Figure 2's: ideal 1.0, pmake 1/n. Emulator costs: "
+                     "compare ratios."],
+        notes_below=["Benchmarks: " + "; ".join(f"{b}: {WHAT[b]}" for b in BENCHES) + "."]
+        + ([f"Inputs of the workload: per-copy scales {', '.join(f'{b} {s}' for b, s in scales.items())}"
+            f" (x{opts.get('mult', 1)}); the compile step's work and the formatter's text are "
+            "the program's own."] if scales else [])
+        + (["Failed runs: " + "; ".join(failed)] if failed else []))]
+    top = max(ns) if ns else None
+    if top and _runs(data, "ksync"):
+        rows = _lock_rows(data, top)
+        mode = next((str((r.get("locks") or {}).get(b, {}).get("_mode"))
+                     for r in _runs(data, "ksync", top) for b in BENCHES
+                     if (r.get("locks") or {}).get(b, {}).get("_mode")), "counts")
+        lcols = [ColumnSpec("benchmark", lambda r: r["bench"], "l"),
+                 ColumnSpec("lock class", lambda r: r["class"] or "—", "l"),
+                 ColumnSpec("kind", lambda r: r["kind"], "l"),
+                 ColumnSpec("hits", lambda r: fmt_sig(r["hits"])),
+                 ColumnSpec("misses", lambda r: fmt_sig(r["misses"])),
+                 ColumnSpec("miss ratio", lambda r: f"{r['ratio'] * 100:.1f} %"),
+                 ColumnSpec("classes used", lambda r: str(r["classes"]))]
+        tables.append(build_table(
+            f"{TITLE_LOCKS} [{_env(data, top)}, ksync]", rows, lcols,
+            notes_above=[f"ksync's own statistics ({mode} mode) of its real kernel locks while "
+                         "the benchmark's timed part ran, at the top CPU count: the class with "
+                         "the highest miss ratio among those with at least 100 hits per run "
+                         "(medians over the runs). Sprite's Figures 6-7 name the lock each "
+                         "benchmark saturated the same way. Every kernel lock is a master lock "
+                         "today (issue 26 item 1 builds the papers' configurations)."]))
+    return tables
+
+
+def _bench_verdicts(data: dict, linux: str, smp: int) -> list[tuple[str, str, float]]:
+    out = []
+    for b in BENCHES:
+        k, l = elapsed(data, "ksync", smp, b), elapsed(data, linux, smp, b)
+        if k and l:
+            v = compare_greater(l, k)
+            out.append((b, {"holds": "met", "reversed": "not met"}.get(v, "within noise"),
+                        k.mid / l.mid))
+    return out
+
+
+def user_findings(data: dict | None) -> list[Finding]:
+    if not data:
+        return []
+    out: list[Finding] = []
+    ns = smps(data)
+    if not ns:
+        return out
+    top = max(ns)
+    for linux in (k for k in kernels(data) if k.startswith("linux")):
+        vs = _bench_verdicts(data, linux, top)
+        if not vs:
+            continue
+        met = [b for b, v, _ in vs if v == "met"]
+        not_met = [b for b, v, _ in vs if v == "not met"]
+        noise = [b for b, v, _ in vs if v == "within noise"]
+        verdict = "reversed" if not_met else "within noise" if noise else "holds"
+        today = (f"{len(met)} of {len(vs)} benchmarks faster on ksync, {len(not_met)} slower"
+                 + (f" ({', '.join(f'{b} {fmt_ratio(x)}x' for b, v, x in vs if v == 'not met')})"
+                    if not_met else "")
+                 + f", {len(noise)} within noise; median time ratio "
+                 f"{fmt_ratio(statistics.median(x for _, _, x in vs))}x")
+        out.append(Finding(PAPER, f"Sprite's benchmarks as real programs: ksync's elapsed time "
+                           f"at most {_release(data, linux)}'s", "(the paper measured Sprite "
+                           "alone)", today, _env(data, top), verdict,
+                           "per benchmark: ksync's range of runs wholly below Linux's (faster), "
+                           "above (slower) or overlapping (within noise); the claim holds only "
+                           "if every benchmark is faster. The same binary and QEMU options."))
+        k, l = elapsed(data, "ksync", top, "pmake"), elapsed(data, linux, top, "pmake")
+        if k and l and top > 1:
+            v = compare_greater(l, k)
+            out.append(Finding(PAPER, f"Issue 26's bar: pmake at the top CPU count at or above "
+                               f"{_release(data, linux)}'s throughput", "-",
+                               f"ksync {_cell(k)} s, Linux {_cell(l)} s",
+                               _env(data, top), v,
+                               "throughput = the fixed tree over the elapsed time; verdict from "
+                               "the two ranges. The bar names ksync's synthesis configuration, "
+                               "which is not built yet: this is today's kernel (master locks)."))
+    if top > 1:
+        for kernel in kernels(data):
+            macro = [r for r in (ratio(data, kernel, top, b) for b in MACRO if b not in FIXED) if r]
+            micro = [r for r in (ratio(data, kernel, top, b) for b in BENCHES if b not in MACRO) if r]
+            if not macro or not micro:
+                continue
+            ma = Spread(min(r.mid for r in macro), statistics.median(r.mid for r in macro),
+                        max(r.mid for r in macro), "benchmarks")
+            mi = Spread(min(r.mid for r in micro), statistics.median(r.mid for r in micro),
+                        max(r.mid for r in micro), "benchmarks")
+            out.append(Finding(PAPER, f"Figure 2 on {_release(data, kernel)}: the scaled "
+                               "macro-benchmarks (pmakeInd, troff) keep a lower elapsed-time "
+                               "ratio than every micro-benchmark",
+                               "macro near 1.0, micro rising to ~2 (cswitch above 5/n)",
+                               f"macro {fmt_ratio(ma.lo)}..{fmt_ratio(ma.hi)}, micro "
+                               f"{fmt_ratio(mi.lo)}..{fmt_ratio(mi.hi)} at {top} CPUs "
+                               "(medians of each benchmark's ratio)",
+                               _env(data, top), compare_greater(mi, ma),
+                               "holds when every micro-benchmark's median ratio lies above every "
+                               "macro one's, reversed when every one lies below, else within "
+                               "noise. The macro programs are the project's own stand-ins for "
+                               "cc and troff: their compute/system-call mix is an input."))
+    return out
+
+
+def user_figures(data: dict | None, out_dir: Path) -> dict[str, list[Figure]]:
+    """Figure 2 redrawn: each benchmark's elapsed-time ratio against the CPU count, one
+    line per kernel, the ideal dashed."""
+    if not data or len(smps(data)) < 2:
+        return {}
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ns = smps(data)
+    fig, axes = plt.subplots(3, 3, figsize=(10, 8.5), sharex=True)
+    for ax, b in zip(axes.flat, BENCHES):
+        for kernel in kernels(data):
+            pts = [(n, ratio(data, kernel, n, b)) for n in ns]
+            pts = [(n, r) for n, r in pts if r]
+            if not pts:
+                continue
+            xs = [n for n, _ in pts]
+            ax.errorbar(xs, [r.mid for _, r in pts],
+                        yerr=[[r.mid - r.lo for _, r in pts], [r.hi - r.mid for _, r in pts]],
+                        marker="o", capsize=3, label=_release(data, kernel))
+        ax.plot(ns, [1 / n if b in FIXED else 1.0 for n in ns], "k--", lw=0.8, label="ideal")
+        ax.set_title(b)
+        ax.set_xticks(ns)
+    for ax in axes[-1]:
+        ax.set_xlabel("CPUs")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("elapsed n / elapsed 1")
+    axes.flat[0].legend(fontsize=7)
+    fig.suptitle(f"Figure 2 redrawn: elapsed-time ratio, real programs [{_env(data)}]")
+    fig.tight_layout()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    png, svg = out_dir / "spriteuser_fig2.png", out_dir / "spriteuser_fig2.svg"
+    fig.savefig(png, dpi=110)
+    fig.savefig(svg)
+    plt.close(fig)
+    return {TITLE_TIME: [Figure(png.name, "Hartman & Ousterhout's Figure 2 from real programs: "
+                                "ksync beside Linux, each point the median ratio with its range "
+                                f"[{_env(data)}; emulator costs]", svg.name)]}
