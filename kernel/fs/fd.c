@@ -73,7 +73,7 @@ struct fdtable *fdtable_new(void)
 	struct fdtable *t = kzalloc(sizeof *t);
 	if (!t)
 		return NULL;
-	if (mon_init(&t->mon, &fs_fdtable_class, 0) != KSYNC_OK) {
+	if (mon_init(&t->mon, &fs_fdtable_class, fs_monitor_flags()) != KSYNC_OK) {
 		kfree(t);
 		return NULL;
 	}

@@ -237,7 +237,7 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 	if (!p)
 		return -LX_ENOMEM;
 	p->buf = kmalloc(PIPE_SIZE);
-	if (!p->buf || mon_init(&p->mon, &fs_pipe_class, 0) != KSYNC_OK) {
+	if (!p->buf || mon_init(&p->mon, &fs_pipe_class, fs_monitor_flags()) != KSYNC_OK) {
 		kfree(p->buf);
 		kfree(p);
 		return -LX_ENOMEM;

@@ -122,7 +122,7 @@ int ramfs_ensure(void)
 		unsigned zero = 0;
 		if (s == 0 && __atomic_compare_exchange_n(&ready, &zero, 1, false, __ATOMIC_ACQUIRE,
 							  __ATOMIC_ACQUIRE)) {
-			int rc = mon_init(&ramfs_mon, &fs_ramfs_class, 0);
+			int rc = mon_init(&ramfs_mon, &fs_ramfs_class, fs_monitor_flags());
 			if (rc != KSYNC_OK) {
 				__atomic_store_n(&ready, 0, __ATOMIC_RELEASE);
 				return -LX_ENOMEM;

@@ -165,6 +165,13 @@ int vfs_socketpair(struct fdtable *t, int domain, int type, int protocol, int fd
  * fs_init: once, from a thread (the scheduler running): creates "/", /dev with null,
  * zero, urandom, console, tty; /tmp (mode 1777); /proc (procfs.c). Idempotent. */
 int fs_init(void);
+/* The monitor flags (monitor.h: 0 or MON_QSCHED) every monitor of the file layer is made
+ * with - the RAM file system's, each descriptor table's, each pipe's: the kernel's lock
+ * configuration (urun.c `locks=`: Sprite's Figure 9 queues a monitor's waiters under
+ * sched_Mutex, its fix under the monitor's own interlock). Set once before fs_init and
+ * before any process runs; read at each monitor's creation. */
+void fs_set_monitor_flags(unsigned flags);
+unsigned fs_monitor_flags(void);
 /* Unpack a cpio newc archive ("070701") into "/": directories, regular files, symlinks,
  * modes, hard links (by ino), TRAILER!!!. A corrupt archive is refused (-LX_EINVAL) with
  * a message naming what is wrong and at which offset; `err`, if not NULL, receives it. */

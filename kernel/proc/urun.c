@@ -32,6 +32,7 @@
 #include "thread.h"
 #include "syscall/linux_abi.h"
 #include "fs/vfs.h"
+#include "monitor.h"
 #include <ksync/errors.h>
 
 extern uint64_t syscall_boot_epoch;
@@ -194,10 +195,54 @@ static void report_account(const struct pmm_account *a0, const struct pmm_accoun
 		(unsigned long)a0->stacks, (unsigned long)a1->stacks, unexplained);
 }
 
+/* The kernel's lock configurations (issue 26 item 1, docs/locks.md): which scheduler and
+ * how the file layer's monitors queue their waiters. Sprite (Hartman & Ousterhout, Figure
+ * 9): a monitor's miss takes the locked scheduler's sched_Mutex to queue itself, so every
+ * monitor's waiters contend on the scheduler's one lock; sprite-fix, the figure caption's
+ * remedy: each monitor's own interlock; synthesis (Massalin & Pu): the lock-free run queues,
+ * own interlocks (the file layer's monitors are not made lock-free: documented in
+ * docs/locks.md). fiasco (Hohmuth & Haertig's helping locks for kernel objects) is not
+ * built: refused with the reason. The process table, the futex buckets, the heap, the page
+ * pool and the address spaces are master locks in every configuration (docs/locks.md). */
+static const struct { const char *name, *sched; unsigned mon_flags; } lock_configs[] = {
+	{ "sprite", "locked", MON_QSCHED },
+	{ "sprite-fix", "locked", 0 },
+	{ "synthesis", "lockfree", 0 },
+};
+
+static int locks_config(const char *name, const char **sched_name, char *why, size_t n)
+{
+	char given[16];
+	bool has_sched = cmdline_get("sched", given, sizeof given) != NULL;
+	if (!strcmp(name, "fiasco")) {
+		ksnprintf(why, n, "the fiasco configuration (helping locks for the kernel's objects) "
+			  "is not built yet; sprite, sprite-fix and synthesis are");
+		return KSYNC_EINVAL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(lock_configs); i++) {
+		if (strcmp(name, lock_configs[i].name))
+			continue;
+		if (has_sched && strcmp(given, lock_configs[i].sched)) {
+			ksnprintf(why, n, "it runs the %s scheduler, and sched=%s was given",
+				  lock_configs[i].sched, given);
+			return KSYNC_EINVAL;
+		}
+		*sched_name = lock_configs[i].sched;
+		fs_set_monitor_flags(lock_configs[i].mon_flags);
+		kprintf("ksync: locks=%s: the %s scheduler, the file layer's monitors queue under %s\n",
+			name, lock_configs[i].sched,
+			lock_configs[i].mon_flags & MON_QSCHED ? "sched_Mutex (Figure 9)"
+							       : "their own interlocks");
+		return KSYNC_OK;
+	}
+	ksnprintf(why, n, "unknown configuration (sprite, sprite-fix, synthesis; fiasco not built)");
+	return KSYNC_EINVAL;
+}
+
 __attribute__((noreturn)) void urun_main(struct boot_info *bi);
 void urun_main(struct boot_info *bi)
 {
-	char spec[256], ep[24];
+	char spec[256], ep[24], spec_locks[24];
 	syscall_boot_epoch = cmdline_uint(cmdline_get("epoch", ep, sizeof ep), 0);
 	bool shell = cmdline_uint(cmdline_get("ushell", ep, sizeof ep), 0) != 0;
 	if (shell)
@@ -219,8 +264,18 @@ void urun_main(struct boot_info *bi)
 			arch_exit(false);
 		}
 	}
+	/* locks=CONFIG: the kernel's locks built one paper's way (docs/locks.md "The kernel's
+	 * lock configurations"); without it, the build's scheduler and own interlocks */
+	const char *sched_name = NULL;
+	if (cmdline_get("locks", spec_locks, sizeof spec_locks)) {
+		char why[200];
+		if (locks_config(spec_locks, &sched_name, why, sizeof why) != KSYNC_OK) {
+			kprintf("ksync: mode=user: locks=%s refused: %s\n", spec_locks, why);
+			arch_exit(false);
+		}
+	}
 	/* kernel/fs takes monitors: the scheduler runs first */
-	int rc = sched_start(NULL);
+	int rc = sched_start(sched_name);
 	if (rc != KSYNC_OK) {
 		kprintf("ksync: mode=user: sched_start: %s\n", ksync_strerror(rc));
 		arch_exit(false);
