@@ -129,3 +129,55 @@ def test_a_file_of_another_kind_is_refused(tmp_path):
     p.write_text('{"schema": "ksync-osprims-1", "runs": []}')
     with pytest.raises(Exception, match="not a spriteuser results file"):
         rep.load_spriteuser(p)
+
+
+@pytest.mark.parametrize("sprite,verdict", [(2.0, "holds"), (0.5, "reversed"),
+                                            (1.005, "within noise")])
+def test_figure_9_finding_compares_the_two_monitor_configurations(sprite, verdict):
+    d = _data(1.0, 1.0, 1.0, 1.0)
+    for r in list(d["runs"]):
+        if r["kernel"] == "ksync":
+            r["kernel"] = "ksync-sprite-fix"
+            s = dict(r, kernel="ksync-sprite",
+                     rows={b: dict(row, elapsed_ns=int(row["elapsed_ns"] * sprite))
+                           for b, row in r["rows"].items()})
+            d["runs"].append(s)
+    assert rep.ksyncs(d) == ["ksync-sprite", "ksync-sprite-fix"]
+    f = next(f for f in rep.user_findings(d) if f.claim.startswith("Figure 9"))
+    assert f.verdict == verdict
+    # one verdict against Linux per configuration, the table's lock rows per configuration
+    assert sum("elapsed time at most" in f.claim for f in rep.user_findings(d)) == 2
+    kernels = {r["kernel"] for r in rep._lock_rows(d, 2, "ksync-sprite")}
+    assert kernels == {"ksync-sprite"}
+
+
+def test_the_kernel_refuses_a_lock_configuration_it_does_not_build(exe):
+    for locks, extra, why in (("fiasco", (), "is not built yet"),
+                              ("bogus", (), "unknown configuration"),
+                              ("sprite", ("sched=lockfree",), "sched=lockfree was given")):
+        rec = spriteuser.run_ksync(ROOT, exe, 1, mult=0.05, timeout=120, locks=locks,
+                                   benches=("fork",), append=("lockstat=counts", *extra))
+        assert not rec["ok"] and rec["kernel"] == f"ksync-{locks}"
+        assert f"locks={locks} refused" in rec["reason"] and why in rec["reason"], rec["reason"]
+
+
+@pytest.mark.parametrize("locks", spriteuser.LOCK_CONFIGS)
+def test_each_lock_configuration_queues_monitor_waiters_where_it_says(exe, locks):
+    """Figure 9: under sprite a monitor's miss queues under sched_Mutex, never its own
+    interlock (mon_interlock); sprite-fix and synthesis use their own interlocks, and
+    synthesis has no sched_Mutex at all (the lock-free run queues)."""
+    rec = spriteuser.run_ksync(ROOT, exe, 2, mult=0.1, timeout=300, locks=locks,
+                               benches=("pdevtest",))
+    assert rec["ok"], rec["reason"]
+    lk = rec["locks"]["pdevtest"]
+    # a client reading its empty reply pipe waits on the pipe's condition variable, which
+    # queues it under the monitor's interlock (or sched_Mutex): 1,200 requests, each with
+    # a wait unless the server answered before the client's read
+    interlock = lk.get("mon_interlock", {}).get("hits", 0)
+    sched = lk.get("sched_Mutex", {}).get("hits", 0)
+    if locks == "sprite":
+        assert interlock == 0 and sched > 0, lk
+    elif locks == "sprite-fix":
+        assert interlock > 0 and sched > 0, lk
+    else:
+        assert interlock > 0 and sched == 0, lk

@@ -475,6 +475,9 @@ def build_parser() -> Parser:
                     help="boots per kernel and CPU count, interleaved (default 3)")
     su.add_argument("--linux", default="std", metavar="K[,K]",
                     help="Linux guests: std, rt, std,rt, or none (default std)")
+    su.add_argument("--locks", default="default", metavar="C[,C...]",
+                    help="ksync's lock configurations (docs/locks.md): default (the build's), "
+                         "sprite, sprite-fix, synthesis; several interleave (default: default)")
     su.add_argument("--mult", type=float, default=1.0, metavar="X",
                     help="multiply every benchmark's per-copy scale (default 1; 0.05..20)")
     su.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",

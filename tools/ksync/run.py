@@ -1286,6 +1286,12 @@ def cmd_sprite_user(args, repo: Path) -> int:
     if bad or not 0.05 <= args.mult <= 20:
         raise UsageError(f"--linux {args.linux}: each of std, rt (or none)" if bad else
                          f"--mult {args.mult}: 0.05..20")
+    locks = [x.strip() for x in args.locks.split(",")]
+    bad = [x for x in locks if x != "default" and x not in spriteuser.LOCK_CONFIGS]
+    if bad:
+        raise UsageError(f"--locks {args.locks}: each of default, "
+                         f"{', '.join(spriteuser.LOCK_CONFIGS)}"
+                         + (" (fiasco is not built yet)" if "fiasco" in bad else ""))
     if not args.no_build:
         make(repo, "kernel")
     meta = {"timestamp": utc_timestamp(), "commit": envdetect.git_commit(repo),
@@ -1293,7 +1299,8 @@ def cmd_sprite_user(args, repo: Path) -> int:
             "qemu_version": envdetect.qemu_version(envdetect.find_qemu(None))}
     data = spriteuser.collect(repo, _with_one(args.smp), args.rounds, linux, args.mult,
                               args.accel, log=lambda s: print(s, file=sys.stderr, flush=True),
-                              meta=meta)
+                              meta=meta,
+                              locks=[None if x == "default" else x for x in dict.fromkeys(locks)])
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / spriteuser.SPRITEUSER_JSON
     path.write_text(json.dumps(data, indent=1) + "\n")

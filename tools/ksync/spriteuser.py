@@ -11,7 +11,9 @@ runs here are shaped the same way: at ``smp`` CPUs every benchmark runs ``smp`` 
 * ``build(repo)`` builds the program (build/user-bench/sprite).
 * ``commands(smp, mult)`` the program's command lines for one boot, one per benchmark.
 * ``run_ksync(...)`` boots ksync in user mode (``lockstat=counts``: Sprite kept its lock
-  statistics on) with the program and the commands as /t/list.
+  statistics on) with the program and the commands as /t/list; ``locks`` names the
+  kernel's lock configuration (``LOCK_CONFIGS``, docs/locks.md; the record's kernel is then
+  ``ksync-<locks>``), None the build's default (``ksync``).
 * ``run_linux(...)`` boots a Linux guest image (``linuxguest``) with the same QEMU machine
   options and an /init that runs the commands (``osprimsrun.linux_boot``).
 * ``parse(text)`` reads the program's ``KSYNC-SPRITE`` lines (bench -> row) and its
@@ -52,6 +54,9 @@ FIXED = ("pmake",)                          # workload not scaled with the CPUs
 SCALES = {"fork": 2000, "fexec": 600, "mem": 250, "cswitch": 12000, "pdevtest": 12000,
           "pdevtestInd": 12000, "pmake": 2, "pmakeInd": 2, "troff": 120}
 WORKDIR = "/tmp/sprite"
+# the kernel's lock configurations a run can boot (kernel/proc/urun.c locks=; fiasco is
+# refused by the kernel: not built)
+LOCK_CONFIGS = ("sprite", "sprite-fix", "synthesis")
 LOCK_FIELDS = ("hits", "misses", "spins", "sleeps", "wakeups", "futile", "wait_ticks",
                "hold_ticks")
 MARK_BEGIN = "KSYNC-SPRITE-BEGIN"
@@ -163,10 +168,16 @@ def ksync_initrd(exe: Path, out: Path, cmds: list[list[str]]) -> Path:
     return out
 
 
+def kernel_name(locks: str | None) -> str:
+    return f"ksync-{locks}" if locks else "ksync"
+
+
 def run_ksync(repo: Path, exe: Path, smp: int, mult: float = 1.0, accel: str = "tcg",
               timeout: int = 900, rnd: int = 0, benches: tuple[str, ...] = BENCHES,
-              append: tuple[str, ...] = ("lockstat=counts",)) -> dict:
-    rec = _record("ksync", smp, rnd, accel)
+              append: tuple[str, ...] = ("lockstat=counts",), locks: str | None = None) -> dict:
+    rec = _record(kernel_name(locks), smp, rnd, accel)
+    if locks:
+        append = (*append, f"locks={locks}")
     cmds = commands("/t/sprite", smp, mult, benches)
     rd = ksync_initrd(exe, repo / "build" / "user-bench" / f"sprite-{smp}.cpio", cmds)
     t0 = time.monotonic()
@@ -177,7 +188,10 @@ def run_ksync(repo: Path, exe: Path, smp: int, mult: float = 1.0, accel: str = "
     cases = userprogs.parse_user_ktap(res.lines)
     text = "\n".join(c.out.decode("utf-8", "replace") for c in cases)
     if not res.passed:
-        rec["reason"] = (qemu.failure_report(res).splitlines() or ["no output"])[0]
+        # the kernel's own word first (a refused command-line word: "ksync: mode=user: ...")
+        said = [ln.strip() for ln in res.lines if ln.strip().startswith("ksync: mode=user: ")]
+        rec["reason"] = said[-1] if said else \
+            (qemu.failure_report(res).splitlines() or ["no output"])[0]
     return _finish(rec, text, benches)
 
 
@@ -206,8 +220,11 @@ def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, mult: float = 1
 
 def collect(repo: Path, smps: list[int], rounds: int, linux: list[str], mult: float = 1.0,
             accel: str = "tcg", log: Callable[[str], None] = print,
-            meta: dict | None = None, benches: tuple[str, ...] = BENCHES) -> dict:
-    """The runs, interleaved: for each round and CPU count, ksync then each Linux."""
+            meta: dict | None = None, benches: tuple[str, ...] = BENCHES,
+            locks: list[str | None] | None = None) -> dict:
+    """The runs, interleaved: for each round and CPU count, ksync under each lock
+    configuration (``locks``; [None]: the build's default), then each Linux."""
+    configs = locks or [None]
     exe = build(repo)
     images: dict[str, linuxguest.GuestImage] = {}
     missing: dict[str, str] = {}
@@ -220,8 +237,11 @@ def collect(repo: Path, smps: list[int], rounds: int, linux: list[str], mult: fl
     runs = []
     for rnd in range(rounds):
         for smp in smps:
-            log(f"ksync sprite-user: round {rnd + 1}/{rounds}, {smp} CPU(s): ksync")
-            runs.append(run_ksync(repo, exe, smp, mult, accel, rnd=rnd, benches=benches))
+            for cfg in configs:
+                log(f"ksync sprite-user: round {rnd + 1}/{rounds}, {smp} CPU(s): "
+                    f"{kernel_name(cfg)}")
+                runs.append(run_ksync(repo, exe, smp, mult, accel, rnd=rnd, benches=benches,
+                                      locks=cfg))
             for flavour, image in images.items():
                 log(f"ksync sprite-user: round {rnd + 1}/{rounds}, {smp} CPU(s): linux-{flavour}")
                 runs.append(run_linux(image, exe, smp, mult, accel, rnd=rnd,
@@ -229,5 +249,6 @@ def collect(repo: Path, smps: list[int], rounds: int, linux: list[str], mult: fl
     return {"schema": SCHEMA, "meta": dict(meta or {}),
             "options": {"smp": smps, "rounds": rounds, "linux": linux, "mult": mult,
                         "accel": accel, "scales": {b: SCALES[b] for b in benches},
-                        "benches": list(benches), "linux_missing": missing},
+                        "benches": list(benches), "linux_missing": missing,
+                        "locks": [kernel_name(c) for c in configs]},
             "runs": runs}
