@@ -181,3 +181,32 @@ def test_each_lock_configuration_queues_monitor_waiters_where_it_says(exe, locks
         assert interlock > 0 and sched > 0, lk
     else:
         assert interlock > 0 and sched == 0, lk
+
+
+def test_sched_mutex_is_top_only_when_its_range_clears_every_other():
+    d = _data(1.0, 1.0, 1.0, 1.0)
+    for r in d["runs"]:
+        if r["kernel"] == "ksync":
+            r["kernel"] = "ksync-sprite"
+            if r["smp"] == 2:
+                j = r["round"]
+                r["locks"] = {
+                    "fork": {"sched_Mutex": {"hits": 1000, "misses": 300 + j, "kind": "master"},
+                             "heap": {"hits": 1000, "misses": 10, "kind": "master"}},
+                    "fexec": {"sched_Mutex": {"hits": 1000, "misses": 10 + j, "kind": "master"},
+                              "uproc-table": {"hits": 1000, "misses": 200, "kind": "master"}},
+                    "mem": {"sched_Mutex": {"hits": 1000, "misses": 100 + 50 * j, "kind": "master"},
+                            "heap": {"hits": 1000, "misses": 120, "kind": "master"},
+                            "pipe": {"hits": 1000, "misses": 900, "kind": "monitor"}}}
+    assert rep.sched_mutex_top(d, "ksync-sprite", 2) == {"fork": "top", "fexec": "not top",
+                                                         "mem": "within noise"}
+    f = next(f for f in rep.user_findings(d) if f.claim.startswith("Figures 8 and 10"))
+    assert f.verdict == "within noise" and "highest in 1 of 3" in f.today
+
+
+def test_one_run_a_side_gives_no_verdict():
+    d = _data(1.0, 0.5, 1.0, 1.0)
+    d["runs"] = [r for r in d["runs"] if r["round"] == 0]
+    fs = rep.user_findings(d)
+    assert fs and all(f.verdict == "not measurable here" for f in fs), \
+        [(f.claim, f.verdict) for f in fs]

@@ -459,8 +459,12 @@ def cmd_run(args, repo: Path) -> int:
         # Sprite's nine benchmarks as user programs beside Debian's standard Linux
         if not args.no_build and args.what == "sprite-user":
             make(repo, "kernel", progress)
-        spriteuser_data = spriteuser.collect(repo, _with_one(args.smp), args.repeat, ["std"],
-                                             1.0, args.accel, log=progress, meta=meta)
+        # the three lock configurations and Debian's standard Linux; the bench set adds
+        # the PREEMPT_RT guest (about 30 s a round more)
+        spriteuser_data = spriteuser.collect(
+            repo, _with_one(args.smp), args.repeat,
+            ["std", "rt"] if args.set == "bench" else ["std"], 1.0, args.accel, log=progress,
+            meta=meta, locks=list(spriteuser.LOCK_CONFIGS))
         hosted_failed += [f"sprite-user {r['kernel']} smp={r['smp']} round {r['round'] + 1}"
                           for r in spriteuser_data["runs"] if not r["ok"]]
 

@@ -147,6 +147,39 @@ def _lock_rows(data: dict, smp: int, kernel: str = "ksync") -> list[dict]:
     return out
 
 
+def class_ratios(data: dict, kernel: str, smp: int, bench: str,
+                 kind: str | None = "master", min_hits: int = 100) -> dict[str, Spread]:
+    """lock class -> its miss ratio (misses / hits) over the runs, for the classes of that
+    kind with at least ``min_hits`` hits in every run that used them."""
+    per: dict[str, list[float]] = {}
+    for r in _runs(data, kernel, smp):
+        for cls, d in ((r.get("locks") or {}).get(bench) or {}).items():
+            if isinstance(d, dict) and (kind is None or d.get("kind") == kind):
+                per.setdefault(cls, []).append(d.get("misses", 0) / d["hits"]
+                                               if d.get("hits", 0) >= min_hits else -1.0)
+    return {c: Spread(min(v), statistics.median(v), max(v), f"{len(v)} runs")
+            for c, v in per.items() if v and min(v) >= 0}
+
+
+def sched_mutex_top(data: dict, kernel: str, smp: int) -> dict[str, str]:
+    """bench -> "top" when sched_Mutex's miss-ratio range lies wholly above every other
+    master lock's, "not top" when another's lies wholly above it, else "within noise";
+    benchmarks without sched_Mutex figures are left out."""
+    out = {}
+    for b in BENCHES:
+        rs = class_ratios(data, kernel, smp, b)
+        sm = rs.pop("sched_Mutex", None)
+        if sm is None:
+            continue
+        if all(compare_greater(sm, o) == "holds" for o in rs.values()):
+            out[b] = "top"
+        elif any(compare_greater(o, sm) == "holds" for o in rs.values()):
+            out[b] = "not top"
+        else:
+            out[b] = "within noise"
+    return out
+
+
 def user_tables(data: dict | None) -> list[Table]:
     if not data:
         return []
@@ -204,16 +237,36 @@ def user_tables(data: dict | None) -> list[Table]:
     return tables
 
 
+MIN_RUNS = 2     # runs on each side before two ranges can be compared
+
+
+def _runs_in(sp: Spread | None) -> int:
+    try:
+        return int(sp.how.split()[0]) if sp else 0
+    except (ValueError, IndexError):
+        return 0
+
+
+def _enough(*sps: Spread | None) -> bool:
+    return all(_runs_in(x) >= MIN_RUNS for x in sps)
+
+
 def _bench_verdicts(data: dict, linux: str, smp: int,
                     ks: str = "ksync") -> list[tuple[str, str, float]]:
     out = []
     for b in BENCHES:
         k, l = elapsed(data, ks, smp, b), elapsed(data, linux, smp, b)
-        if k and l:
+        if k and l and _enough(k, l):
             v = compare_greater(l, k)
             out.append((b, {"holds": "met", "reversed": "not met"}.get(v, "within noise"),
                         k.mid / l.mid))
     return out
+
+
+def _too_few(claim: str, data: dict, smp: int) -> Finding:
+    return Finding(PAPER, claim, "-", f"fewer than {MIN_RUNS} runs on a side", _env(data, smp),
+                   "not measurable here", f"a verdict needs at least {MIN_RUNS} runs of each "
+                   "side (a range to compare); run more rounds (--rounds, --repeat)")
 
 
 def user_findings(data: dict | None) -> list[Finding]:
@@ -228,6 +281,9 @@ def user_findings(data: dict | None) -> list[Finding]:
     for ks, linux in ((ks, linux) for ks in ksyncs(data) for linux in linuxes[:1]):
         vs = _bench_verdicts(data, linux, top, ks)
         if not vs:
+            if elapsed(data, ks, top, "fork") and elapsed(data, linux, top, "fork"):
+                out.append(_too_few(f"Sprite's benchmarks as real programs: {ks}'s elapsed "
+                                    f"time at most {_release(data, linux)}'s", data, top))
             continue
         met = [b for b, v, _ in vs if v == "met"]
         not_met = [b for b, v, _ in vs if v == "not met"]
@@ -249,7 +305,10 @@ def user_findings(data: dict | None) -> list[Finding]:
         ("ksync" if "ksync" in ksyncs(data) else None)
     for linux in (linuxes if bar_ks else []):
         k, l = elapsed(data, bar_ks, top, "pmake"), elapsed(data, linux, top, "pmake")
-        if k and l and top > 1:
+        if k and l and top > 1 and not _enough(k, l):
+            out.append(_too_few(f"Issue 26's bar: pmake at the top CPU count on {bar_ks} at or "
+                                f"above {_release(data, linux)}'s throughput", data, top))
+        elif k and l and top > 1:
             v = compare_greater(l, k)
             out.append(Finding(PAPER, f"Issue 26's bar: pmake at the top CPU count on {bar_ks} "
                                f"at or above {_release(data, linux)}'s throughput", "-",
@@ -259,19 +318,52 @@ def user_findings(data: dict | None) -> list[Finding]:
                                "the two ranges. The bar names the synthesis configuration: "
                                "lock-free run queues, the file layer's monitors with their own "
                                "interlocks (docs/locks.md)."))
+    # Figures 8 and 10 on real programs: sched_Mutex the most contended master lock
+    for ks in (k for k in ksyncs(data) if k in ("ksync-sprite", "ksync-sprite-fix")):
+        claim = (f"Figures 8 and 10 on {ks}: sched_Mutex has the highest master-lock miss ratio "
+                 "for almost all benchmarks")
+        if 0 < len(_runs(data, ks, top)) < MIN_RUNS:
+            out.append(_too_few(claim, data, top))
+            continue
+        tops = sched_mutex_top(data, ks, top)
+        if not tops:
+            continue
+        n_top = sum(v == "top" for v in tops.values())
+        n_not = sum(v == "not top" for v in tops.values())
+        verdict = "holds" if 3 * n_top >= 2 * len(tops) else \
+            "reversed" if 3 * n_not >= 2 * len(tops) else "within noise"
+        out.append(Finding(PAPER, claim,
+                           "sched_Mutex highest for almost all; ~70 % miss ratio at 5 CPUs",
+                           f"highest in {n_top} of {len(tops)} benchmarks"
+                           + (f" ({', '.join(b for b, v in tops.items() if v == 'top')})"
+                              if n_top else "")
+                           + f", another lock above it in {n_not}"
+                           + (f" ({', '.join(b for b, v in tops.items() if v == 'not top')})"
+                              if n_not else ""),
+                           _env(data, top), verdict,
+                           "per benchmark: sched_Mutex's range of miss ratios over the runs "
+                           "wholly above every other master lock's (with >= 100 hits), or "
+                           "another's wholly above it; holds when it is highest in at least "
+                           "two thirds of the benchmarks, reversed when another is in at "
+                           "least two thirds, else within noise"))
     # Figure 9 on real programs: sprite (monitor waiters queued under sched_Mutex) against
     # sprite-fix (their own interlocks), on the benchmarks whose kernel path is monitors
     if {"ksync-sprite", "ksync-sprite-fix"} <= set(ksyncs(data)):
         pairs = [(b, elapsed(data, "ksync-sprite", top, b),
                   elapsed(data, "ksync-sprite-fix", top, b)) for b in FIG9]
         pairs = [(b, a, c) for b, a, c in pairs if a and c]
-        if pairs:
+        if pairs and not _enough(*(x for _, a, c in pairs for x in (a, c))):
+            out.append(_too_few("Figure 9: queueing monitor waiters under sched_Mutex slows the "
+                                "monitor-bound benchmarks (sprite slower than sprite-fix)",
+                                data, top))
+        elif pairs:
             vs = [compare_greater(a, c) for _, a, c in pairs]
             verdict = "holds" if all(v == "holds" for v in vs) else \
                 "reversed" if all(v == "reversed" for v in vs) else "within noise"
             out.append(Finding(PAPER, "Figure 9: queueing monitor waiters under sched_Mutex "
                                "slows the monitor-bound benchmarks (sprite slower than "
-                               "sprite-fix)", "cswitch, pdevtest saturate on sched_Mutex",
+                               "sprite-fix)", "Figure 9's caption: a master lock per monitor's wait queue would "
+                               "shorten sched_Mutex's sections",
                                "; ".join(f"{b} {_cell(a)} vs {_cell(c)} s" for b, a, c in pairs),
                                _env(data, top), verdict,
                                "each benchmark's ranges of runs under the two configurations; "
@@ -279,6 +371,11 @@ def user_findings(data: dict | None) -> list[Finding]:
                                "one is faster, else within noise"))
     if top > 1:
         for kernel in kernels(data):
+            if any(0 < len(_runs(data, kernel, n)) < MIN_RUNS for n in (1, top)):
+                out.append(_too_few(f"Figure 2 on {_release(data, kernel)}: the scaled "
+                                    "macro-benchmarks keep a lower elapsed-time ratio than "
+                                    "every micro-benchmark", data, top))
+                continue
             macro = [r for r in (ratio(data, kernel, top, b) for b in MACRO if b not in FIXED) if r]
             micro = [r for r in (ratio(data, kernel, top, b) for b in BENCHES if b not in MACRO) if r]
             if not macro or not micro:
@@ -290,7 +387,8 @@ def user_findings(data: dict | None) -> list[Finding]:
             out.append(Finding(PAPER, f"Figure 2 on {_release(data, kernel)}: the scaled "
                                "macro-benchmarks (pmakeInd, troff) keep a lower elapsed-time "
                                "ratio than every micro-benchmark",
-                               "macro near 1.0, micro rising to ~2 (cswitch above 5/n)",
+                               "macro near 1.0 (troff, pmakeInd below it); micro rising "
+                               "steadily from 3 CPUs",
                                f"macro {fmt_ratio(ma.lo)}..{fmt_ratio(ma.hi)}, micro "
                                f"{fmt_ratio(mi.lo)}..{fmt_ratio(mi.hi)} at {top} CPUs "
                                "(medians of each benchmark's ratio)",
