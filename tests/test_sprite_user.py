@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ksync import base, linuxguest, spriteuser, userprogs
+from ksync import base, dynlibs, linuxguest, spriteuser, userprogs
 from ksync import spriteuserreport as rep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +36,10 @@ def test_every_benchmark_runs_on_ksync_with_its_locks(exe):
     assert r.returncode == 0, r.stdout + r.stderr
     rec = spriteuser.run_ksync(ROOT, exe, 2, mult=0.05, timeout=400)
     assert rec["ok"], rec["reason"] + "\n" + "\n".join(rec["errors"])
+    # Debian's hackbench after the nine, in the same boot (rt-tests: scripts/deps.sh)
+    hb = rec["rows"].pop("hackbench", None)
+    assert (hb is not None) == dynlibs.have_rt_tests()
+    assert hb is None or (hb["elapsed_ns"] > 0 and hb["args"] == "-p -g 4 -l 200")
     assert list(rec["rows"]) == list(spriteuser.BENCHES)
     for bench, row in rec["rows"].items():
         assert row["copies"] == spriteuser.copies(bench, 2), (bench, row)
@@ -57,7 +61,7 @@ def test_every_benchmark_runs_on_linux(exe):
     image = linuxguest.prepare("std", ROOT / linuxguest.DEFAULT_CACHE)
     rec = spriteuser.run_linux(image, exe, 2, mult=0.05, work=ROOT / "build" / "user-bench")
     assert rec["ok"], rec["reason"]
-    assert list(rec["rows"]) == list(spriteuser.BENCHES) and rec["locks"] == {}
+    assert list(rec["rows"]) == [*spriteuser.BENCHES, "hackbench"] and rec["locks"] == {}
 
 
 def _run(kernel: str, smp: int, rnd: int, secs: dict[str, float], locks=None) -> dict:
@@ -83,6 +87,15 @@ def _data(k1: float, k2: float, l1: float, l2: float, jitter: float = 0.01) -> d
             "runs": runs}
 
 
+def test_hackbench_time_is_a_row():
+    rows, locks, errors = spriteuser.parse("KSYNC-SPRITE {\"bench\":\"fork\",\"copies\":1,"
+                                           "\"scale\":1,\"ops\":1,\"elapsed_ns\":5}\n"
+                                           "Running in process mode with 4 groups\nTime: 1.25\n"
+                                           "sprite: fork: fork: Resource busy\n")
+    assert rows["hackbench"]["elapsed_ns"] == 1_250_000_000 and rows["fork"]["ops"] == 1
+    assert errors == ["sprite: fork: fork: Resource busy"] and locks == {}
+
+
 def test_ratio_is_figure_2s_with_the_runs_extremes():
     d = _data(1.0, 1.5, 1.0, 1.0)
     r = rep.ratio(d, "ksync", 2, "fork")
@@ -99,6 +112,7 @@ def test_verdict_against_linux_follows_the_spreads(k2, l2, verdict):
     assert f.verdict == verdict and f.env == "tcg, 2 CPUs"
     bar = next(f for f in fs if "pmake" in f.claim)
     assert bar.verdict == verdict
+    assert not any("hackbench" in f.claim for f in fs)     # no hackbench rows: no claim
 
 
 def test_locks_table_names_the_highest_miss_ratio_with_enough_hits():

@@ -351,7 +351,8 @@ def build_parser() -> Parser:
                         "each scheme the port builds at every --smp value (mode=bench "
                         "set=default) and build/hosted-port/costs(-hard)")
     r.add_argument("what", nargs="?",
-                   choices=("all", "prims", "irq", "sprite", "fiasco", "osprims", "sprite-user"),
+                   choices=("all", "prims", "irq", "sprite", "fiasco", "osprims", "sprite-user",
+                            "cyclic-user"),
                    default="all",
                    help="what to measure: all (default), prims, irq, sprite (the Sprite "
                         "benchmarks and lock statistics alone), fiasco, or osprims (the "
@@ -485,6 +486,34 @@ def build_parser() -> Parser:
     su.add_argument("--no-build", action="store_true", help="do not run make first")
     su.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
 
+    cu = sub.add_parser("cyclic-user", parents=[repo],
+                        help="cyclictest under load on ksync and Linux (Table 1, user-mode)",
+                        description="Run Debian's cyclictest (the same binary) under the same "
+                                    "load (hackbench and dd loops) on ksync under each lock "
+                                    "configuration and on Debian's Linux guests with the same "
+                                    "QEMU options, rounds interleaved; write cyclicuser.json and "
+                                    "the report (Hohmuth & Härtig's Table 1 with a user-mode "
+                                    "handler). ksync's timed sleeps wake at its clock tick "
+                                    "(--hz, an input). Under TCG the figures are the emulator's.")
+    cu.add_argument("--smp", type=int_range_type(1, 8), default=2, metavar="N",
+                    help="CPUs of every guest (default 2)")
+    cu.add_argument("--rounds", type=int_range_type(1, 50), default=3, metavar="R",
+                    help="boots per kernel, interleaved (default 3)")
+    cu.add_argument("--seconds", type=int_range_type(1, 3600), default=10, metavar="S",
+                    help="cyclictest's duration per boot (default 10)")
+    cu.add_argument("--hz", type=int_range_type(100, 100000), default=4000, metavar="HZ",
+                    help="ksync's clock rate, its timed sleeps' resolution (default 4000)")
+    cu.add_argument("--locks", default="sprite,sprite-fix,synthesis", metavar="C[,C...]",
+                    help="ksync's lock configurations: default, sprite, sprite-fix, synthesis "
+                         "(default the three)")
+    cu.add_argument("--linux", default="rt,std", metavar="K[,K]",
+                    help="Linux guests: rt, std, rt,std (default) or none")
+    cu.add_argument("--no-load", action="store_true", help="no hackbench/dd load")
+    cu.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
+                    help="accelerator of every guest (default tcg)")
+    cu.add_argument("--no-build", action="store_true", help="do not run make first")
+    cu.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
+
     e = sub.add_parser("env", parents=[repo], help="print the detected environment")
     e.add_argument("--qemu", metavar="PATH", help="QEMU binary to ask for its version")
     e.add_argument("--json", action="store_true", help="print JSON")
@@ -514,7 +543,7 @@ def build_parser() -> Parser:
 COMMANDS = {"test": run.cmd_test, "boot": run.cmd_boot, "run": run.cmd_run, "sh": run.cmd_sh,
             "env": run.cmd_env, "report": run.cmd_report, "mkdisk": run.cmd_mkdisk,
             "lockstat": run.cmd_lockstat, "osprims": run.cmd_osprims,
-            "sprite-user": run.cmd_sprite_user}
+            "sprite-user": run.cmd_sprite_user, "cyclic-user": run.cmd_cyclic_user}
 
 
 def _main(argv) -> int:

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import (fiascoreport, findings, hostedreport, irqfigures, irqreport, osprimsreport, peers,
-               pireport, report, schedreport, smclaims, spritereport, spriteuserreport)
+               pireport, report, schedreport, smclaims, spritereport, spriteuserreport,
+               cyclicuserreport)
 from .base import Chapter, Document, Figure, Finding, Summary, Table, cap_first
 from .hosteddata import HOSTED_JSON, load_hosted
 from .irqdata import IRQ_JSON, PRIMS_JSON, IrqIndex, load_irq
@@ -35,6 +36,7 @@ class Results:
     fiasco: dict | None = None
     osprims: dict | None = None
     spriteuser: dict | None = None
+    cyclicuser: dict | None = None
 
 
 def _none(r: Results) -> list:
@@ -179,6 +181,9 @@ PARTS: list[Part] = [
          tables=lambda r: fiascoreport.fiasco_tables(r.fiasco),
          findings=lambda r: fiascoreport.fiasco_findings(r.fiasco),
          figures=lambda r, d: fiascoreport.fiasco_figures(r.fiasco, d)),
+    Part("cyclictest as a user program", "hh",
+         tables=lambda r: cyclicuserreport.cyc_tables(r.cyclicuser),
+         findings=lambda r: cyclicuserreport.cyc_findings(r.cyclicuser)),
     Part("priority inversion", "hh", tables=lambda r: pireport.pi_tables(r.prims, r.hosted),
          findings=lambda r: pireport.pi_findings(r.prims, r.hosted),
          figures=lambda r, d: pireport.pi_figures(r.prims, r.hosted, d)),
@@ -266,7 +271,8 @@ FILES = (("prims", "primitive costs (prims.json)"),
          ("sprite", "Sprite's locks (sprite.json)"),
          ("fiasco", "Fiasco's experiments (fiasco.json)"),
          ("osprims", "OS primitives against Linux (osprims.json)"),
-         ("spriteuser", "Sprite's benchmarks as user programs (spriteuser.json)"))
+         ("spriteuser", "Sprite's benchmarks as user programs (spriteuser.json)"),
+         ("cyclicuser", "cyclictest under load on ksync and Linux (cyclicuser.json)"))
 
 
 def _records(data: dict | None) -> list[dict]:
@@ -276,7 +282,8 @@ def _records(data: dict | None) -> list[dict]:
 
 
 def _first(r: Results, *keys: str) -> str | None:
-    for data in (r.prims, r.irq, r.hosted, r.sprite, r.fiasco, r.osprims, r.spriteuser):
+    for data in (r.prims, r.irq, r.hosted, r.sprite, r.fiasco, r.osprims, r.spriteuser,
+                 r.cyclicuser):
         for src in (data or {}, (data or {}).get("meta") or {}):
             for k in keys:
                 v = src.get(k) if isinstance(src, dict) else None
@@ -316,16 +323,17 @@ def results_document(prims: dict | None, irq: dict | None,
                      figures: dict[str, list[Figure]] | None = None,
                      hosted: dict | None = None, sprite: dict | None = None,
                      fiasco: dict | None = None, osprims: dict | None = None,
-                     spriteuser: dict | None = None) -> Document:
+                     spriteuser: dict | None = None,
+                     cyclicuser: dict | None = None) -> Document:
     """The report of whatever results exist: the summary, then one chapter per paper with
     results (its findings, then its tables). ``figures`` (write_figures) are attached under
     their tables."""
     if prims is None and irq is None and hosted is None and sprite is None and fiasco is None \
-            and osprims is None and spriteuser is None:
+            and osprims is None and spriteuser is None and cyclicuser is None:
         raise KsyncError("no results to report (neither prims.json nor irq.json nor "
                          "hosted.json nor sprite.json nor fiasco.json nor osprims.json)",
                          exit_code=2)
-    r = Results(prims, irq, hosted, sprite, fiasco, osprims, spriteuser)
+    r = Results(prims, irq, hosted, sprite, fiasco, osprims, spriteuser, cyclicuser)
     chapters = {key: Chapter(title) for key, title in CHAPTERS.items()}
     for p in _in_papers_order():
         chapters[p.chapter].findings += p.findings(r)
@@ -353,7 +361,8 @@ def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | Non
                        strict: bool = False, warn=None, hosted: dict | None = None,
                        sprite: dict | None = None, fiasco: dict | None = None,
                        osprims: dict | None = None,
-                       spriteuser: dict | None = None) -> tuple[list[Path], Document]:
+                       spriteuser: dict | None = None,
+                       cyclicuser: dict | None = None) -> tuple[list[Path], Document]:
     """Write report.md / report.html and the figures (PNG + SVG) from ``prims`` / ``irq`` or,
     for the ones not given, from prims.json / irq.json in ``out_dir`` when they exist.
 
@@ -389,14 +398,17 @@ def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | Non
         osprims = load(osprimsreport.OSPRIMS_JSON, osprimsreport.load_osprims)
     if spriteuser is None:
         spriteuser = load(spriteuserreport.SPRITEUSER_JSON, spriteuserreport.load_spriteuser)
+    if cyclicuser is None:
+        cyclicuser = load(cyclicuserreport.CYCLICUSER_JSON, cyclicuserreport.load_cyclicuser)
     if prims is None and irq is None and hosted is None and sprite is None and fiasco is None \
-            and osprims is None and spriteuser is None:
+            and osprims is None and spriteuser is None and cyclicuser is None:
         raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}, "
                          f"{HOSTED_JSON}, {spritereport.SPRITE_JSON}, "
                          f"{fiascoreport.FIASCO_JSON}, {osprimsreport.OSPRIMS_JSON}); run "
                          "`ksync run` first (or pass --out DIR)", exit_code=2)
     figures = write_figures(prims, irq, out_dir, hosted, sprite, fiasco, spriteuser)
-    doc = results_document(prims, irq, figures, hosted, sprite, fiasco, osprims, spriteuser)
+    doc = results_document(prims, irq, figures, hosted, sprite, fiasco, osprims, spriteuser,
+                           cyclicuser)
     written = report.write_document(doc, out_dir)
     for figs in figures.values():
         for f in figs:

@@ -939,7 +939,7 @@ def summarize(parsed: dict, buckets: int) -> dict:
     return out
 
 
-def _empty_result(flavour: str, **kw) -> dict:
+def empty_result(flavour: str, **kw) -> dict:
     r = {k: None for k in RESULT_KEYS}
     r.update(ok=False, flavour=flavour, hist_us={}, other_qemu=[])
     r.update(kw)
@@ -1072,7 +1072,7 @@ def run(image: GuestImage, qemu_args: list[str], seconds: int, interval_us: int 
     qemu = qemu or shutil.which(envdetect.QEMU_BINARY)
     if boot == "auto":
         boot = "pvh" if image.vmlinux else "bzimage"
-    res = _empty_result(image.flavour, seconds=seconds, interval_us=interval_us,
+    res = empty_result(image.flavour, seconds=seconds, interval_us=interval_us,
                         buckets=buckets, load=bool(load), notes=[],
                         packages=dict(image.packages), boot_protocol=boot,
                         host_load={"start": _loadavg()})
@@ -1189,7 +1189,7 @@ def run(image: GuestImage, qemu_args: list[str], seconds: int, interval_us: int 
                 res["cyclictest_rc"] = int(line.split()[1])
             except (IndexError, ValueError):
                 pass
-    body = _between(lines, MARK_BEGIN, MARK_END)
+    body = between(lines, MARK_BEGIN, MARK_END)
     if body:    # the histogram's size as /init gave it to cyclictest (its INFO line)
         used = (res.get("info") or {}).get("buckets", "")
         res["buckets"] = int(used) if str(used).isdigit() else buckets
@@ -1204,7 +1204,7 @@ def run(image: GuestImage, qemu_args: list[str], seconds: int, interval_us: int 
     return res
 
 
-def _between(lines: list[str], begin: str, end: str) -> list[str]:
+def between(lines: list[str], begin: str, end: str) -> list[str]:
     try:
         i = next(k for k, l in enumerate(lines) if l.startswith(begin))
     except StopIteration:
@@ -1273,7 +1273,7 @@ def host_cyclictest(seconds: int, interval_us: int = 250, buckets: int = BUCKETS
     """cyclictest on the host with the guest's options and load (hackbench and the memory
     stream in their own process groups, killed at the end).  Needs rt-tests and root (for
     -m and SCHED_FIFO); otherwise ``ok`` False with the one-line reason."""
-    res = _empty_result("host", seconds=seconds, interval_us=interval_us, buckets=buckets,
+    res = empty_result("host", seconds=seconds, interval_us=interval_us, buckets=buckets,
                         load=bool(load), notes=[], boot_s=0.0,
                         host_load={"start": _loadavg()})
     res["kernel"] = _one_line(_run(["uname", "-a"], timeout=10)[1])

@@ -17,7 +17,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from . import (disk, document, envdetect, fiascorun, hkernel, hosted, hosteddata, irqdata,
+from . import (cyclicuser, cyclicuserreport, disk, document, envdetect, fiascorun, hkernel, hosted, hosteddata, irqdata,
                linuxguest, osprimsreport, osprimsrun, peers, qemu, report, schemes, spriteuser,
                spriteuserreport,
                spritereport, spriterun)
@@ -467,6 +467,18 @@ def cmd_run(args, repo: Path) -> int:
             meta=meta, locks=list(spriteuser.LOCK_CONFIGS))
         hosted_failed += [f"sprite-user {r['kernel']} smp={r['smp']} round {r['round'] + 1}"
                           for r in spriteuser_data["runs"] if not r["ok"]]
+    cyclicuser_data = None
+    if on_qemu and (args.what == "cyclic-user" or (args.what == "all" and args.set == "bench")):
+        # Table 1 with a user-mode handler: cyclictest under load on the three lock
+        # configurations and both Linux guests, at the top CPU count (make bench: about
+        # 20 s a boot; not in make run's default set for its time)
+        if not args.no_build and args.what == "cyclic-user":
+            make(repo, "kernel", progress)
+        cyclicuser_data = cyclicuser.collect(
+            repo, max(args.smp), args.repeat, 10, ["rt", "std"],
+            list(cyclicuser.LOCK_CONFIGS), accel=args.accel, log=progress, meta=meta)
+        hosted_failed += [f"cyclic-user {r['flavour']} round {r['round'] + 1}"
+                          for r in cyclicuser_data["runs"] if not r["ok"]]
 
     # (c) report: the JSON of what ran, then report.md/.html from every JSON in out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -476,7 +488,8 @@ def cmd_run(args, repo: Path) -> int:
                        (spriterun.SPRITE_JSON, sprite_data),
                        (fiascorun.FIASCO_JSON, fiasco_data),
                        (osprimsrun.OSPRIMS_JSON, osprims_data),
-                       (spriteuser.SPRITEUSER_JSON, spriteuser_data)):
+                       (spriteuser.SPRITEUSER_JSON, spriteuser_data),
+                       (cyclicuser.CYCLICUSER_JSON, cyclicuser_data)):
         if data is not None:
             path = out_dir / name
             path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n",
@@ -486,7 +499,8 @@ def cmd_run(args, repo: Path) -> int:
                                               warn=progress, hosted=hosted_data,
                                               sprite=sprite_data, fiasco=fiasco_data,
                                               osprims=osprims_data,
-                                              spriteuser=spriteuser_data)
+                                              spriteuser=spriteuser_data,
+                                              cyclicuser=cyclicuser_data)
     written += files
     print(report.render_text(doc), end="", flush=True)     # with the figures' file names
     progress("wrote " + ", ".join(display_path(p) for p in written))
@@ -1290,12 +1304,7 @@ def cmd_sprite_user(args, repo: Path) -> int:
     if bad or not 0.05 <= args.mult <= 20:
         raise UsageError(f"--linux {args.linux}: each of std, rt (or none)" if bad else
                          f"--mult {args.mult}: 0.05..20")
-    locks = [x.strip() for x in args.locks.split(",")]
-    bad = [x for x in locks if x != "default" and x not in spriteuser.LOCK_CONFIGS]
-    if bad:
-        raise UsageError(f"--locks {args.locks}: each of default, "
-                         f"{', '.join(spriteuser.LOCK_CONFIGS)}"
-                         + (" (fiasco is not built yet)" if "fiasco" in bad else ""))
+    locks = _locks_arg(args.locks, spriteuser.LOCK_CONFIGS)
     if not args.no_build:
         make(repo, "kernel")
     meta = {"timestamp": utc_timestamp(), "commit": envdetect.git_commit(repo),
@@ -1303,8 +1312,7 @@ def cmd_sprite_user(args, repo: Path) -> int:
             "qemu_version": envdetect.qemu_version(envdetect.find_qemu(None))}
     data = spriteuser.collect(repo, _with_one(args.smp), args.rounds, linux, args.mult,
                               args.accel, log=lambda s: print(s, file=sys.stderr, flush=True),
-                              meta=meta,
-                              locks=[None if x == "default" else x for x in dict.fromkeys(locks)])
+                              meta=meta, locks=locks)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / spriteuser.SPRITEUSER_JSON
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -1321,6 +1329,51 @@ def cmd_sprite_user(args, repo: Path) -> int:
     print("wrote " + ", ".join(display_path(p) for p in [path, *written]), file=sys.stderr)
     for flavour, why in (data["options"].get("linux_missing") or {}).items():
         print(f"ksync sprite-user: no linux-{flavour} column: {why}", file=sys.stderr)
+    return 1 if failed or not data["runs"] else 0
+
+
+def _locks_arg(text: str, known: tuple[str, ...]) -> list[str | None]:
+    locks = [x.strip() for x in text.split(",")]
+    bad = [x for x in locks if x != "default" and x not in known]
+    if bad:
+        raise UsageError(f"--locks {text}: each of default, {', '.join(known)}"
+                         + (" (fiasco is not built yet)" if "fiasco" in bad else ""))
+    return [None if x == "default" else x for x in dict.fromkeys(locks)]
+
+
+def cmd_cyclic_user(args, repo: Path) -> int:
+    """cyclictest under load on ksync's lock configurations and Linux guests, the same QEMU
+    configuration, rounds interleaved; cyclicuser.json and the report in --out."""
+    out_dir = Path(args.out) if args.out else repo / "results"
+    check_out_dir(out_dir)
+    linux = [] if args.linux == "none" else [x.strip() for x in args.linux.split(",")]
+    if any(x not in linuxguest.FLAVOURS for x in linux):
+        raise UsageError(f"--linux {args.linux}: each of rt, std (or none)")
+    locks = _locks_arg(args.locks, cyclicuser.LOCK_CONFIGS)
+    if not args.no_build:
+        make(repo, "kernel")
+    meta = {"timestamp": utc_timestamp(), "commit": envdetect.git_commit(repo),
+            "host_cpu_model": envdetect.cpu_model(), "host_cpus": envdetect.cpu_count(),
+            "qemu_version": envdetect.qemu_version(envdetect.find_qemu(None))}
+    data = cyclicuser.collect(repo, args.smp, args.rounds, args.seconds, linux, locks,
+                              hz=args.hz, load=not args.no_load, accel=args.accel,
+                              log=lambda s: print(s, file=sys.stderr, flush=True), meta=meta)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / cyclicuser.CYCLICUSER_JSON
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    failed = [r for r in data["runs"] if not r["ok"]]
+    for r in failed:
+        print(f"ksync cyclic-user: {r['flavour']} round {r['round'] + 1}: {r['reason']}",
+              file=sys.stderr)
+    written, _doc = document.render_results_doc(out_dir, cyclicuser=data, warn=lambda m: print(
+        f"ksync: {m}", file=sys.stderr))
+    for f in cyclicuserreport.cyc_findings(data):
+        print(f"{f.verdict}: {f.claim} [{f.env}]: {f.today}")
+    for t in cyclicuserreport.cyc_tables(data):
+        print(report.render_table_text(t))
+    print("wrote " + ", ".join(display_path(p) for p in [path, *written]), file=sys.stderr)
+    for flavour, why in (data["options"].get("linux_missing") or {}).items():
+        print(f"ksync cyclic-user: no linux-{flavour} rows: {why}", file=sys.stderr)
     return 1 if failed or not data["runs"] else 0
 
 

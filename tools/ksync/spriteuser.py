@@ -23,6 +23,11 @@ runs here are shaped the same way: at ``smp`` CPUs every benchmark runs ``smp`` 
 * ``collect(...)`` runs the rounds and returns the results record (``SPRITEUSER_JSON``)
   that ``spriteuserreport`` turns into tables, a figure and findings.
 
+After the nine, the same boot runs Debian's ``hackbench -p`` (rt-tests: the same dynamically
+linked binary on both kernels) with a fixed workload (``HB_ARGS``), as issue 26 item 5's
+sweep over the CPU counts: its ``Time:`` is the row ``hackbench`` (ideal ratio 1/n, as
+pmake's). Left out where rt-tests is not installed (the record's ``rows`` lack it).
+
 Inputs of the workload (not measured): the per-copy scales (``SCALES``), the pmake tree's
 size and the compile step's work (the program's own), the formatter's text.
 Every run record: kernel (``ksync`` / ``linux-std`` / ``linux-rt``), smp, round, env, ok,
@@ -36,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import linuxguest, osprimsrun, qemu, userprogs
+from . import dynlibs, linuxguest, osprimsrun, qemu, userprogs
 from .cpio import Entry, write_newc
 from .util import write_atomic
 
@@ -47,7 +52,10 @@ SCHEMA = "ksync-spriteuser-1"
 BENCHES = ("fork", "fexec", "mem", "cswitch", "pdevtest", "pdevtestInd", "pmake", "pmakeInd",
            "troff")
 MACRO = ("pmake", "pmakeInd", "troff")      # the paper's macro-benchmarks (Figures 2, 4)
-FIXED = ("pmake",)                          # workload not scaled with the CPUs
+FIXED = ("pmake", "hackbench")              # workload not scaled with the CPUs
+# Debian's hackbench over pipes, fixed work: 4 groups of 20 senders and 20 receivers,
+# 200 messages each (about a second under TCG at 1 CPU)
+HB_ARGS = ["-p", "-g", "4", "-l", "200"]
 # per-copy scale of each benchmark at mult=1: about half a second of one copy on ksync
 # under TCG at 1 CPU (measured on the 2-core AMD EPYC guest: fork 0.27 ms, fexec 0.85 ms,
 # a mem round 1.8 ms, a pipe round trip 43 us, a compile 11 ms, a troff pass 4 ms)
@@ -122,13 +130,21 @@ def lock_delta(before: dict, after: dict) -> dict[str, dict[str, int]]:
 
 def parse(text: str) -> tuple[dict[str, dict], dict[str, dict], list[str]]:
     """(bench -> its row {copies, scale, ops, elapsed_ns}, bench -> lock deltas, the
-    program's error lines) from the program's output."""
+    program's error lines) from the program's output; hackbench's ``Time: S`` as the row
+    ``hackbench``."""
     rows: dict[str, dict] = {}
     locks: dict[str, dict] = {}
     errors: list[str] = []
     for line in text.splitlines():
         line = line.strip()
-        if line.startswith("KSYNC-SPRITE {"):
+        if line.startswith("Time:"):
+            try:
+                secs = float(line.split()[1])
+            except (IndexError, ValueError):
+                continue
+            rows["hackbench"] = {"copies": 1, "scale": 1, "ops": 1,
+                                 "elapsed_ns": int(secs * 1e9), "args": " ".join(HB_ARGS)}
+        elif line.startswith("KSYNC-SPRITE {"):
             row = _json_after(line, "KSYNC-SPRITE ")
             if row and isinstance(row.get("bench"), str):
                 rows[row.pop("bench")] = row
@@ -159,10 +175,16 @@ def _finish(rec: dict, text: str, benches: tuple[str, ...]) -> dict:
 
 
 def ksync_initrd(exe: Path, out: Path, cmds: list[list[str]]) -> Path:
+    """/t/sprite, /t/list (the commands, then hackbench when rt-tests is installed) and
+    Debian's hackbench with its libraries and loader."""
+    rt = dynlibs.rt_tests_entries()
+    if rt:
+        cmds = [*cmds, ["/usr/bin/hackbench", *HB_ARGS]]
     entries = [Entry("t", stat.S_IFDIR | 0o755), Entry("tmp", stat.S_IFDIR | 0o777),
                Entry("t/sprite", stat.S_IFREG | 0o755, exe.read_bytes()),
                Entry("t/list", stat.S_IFREG | 0o644,
                      "".join(" ".join(c) + "\n" for c in cmds).encode())]
+    entries += [e for e in rt if not e.name.startswith(("t/", "tmp"))]
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, write_newc(entries))
     return out
@@ -180,6 +202,7 @@ def run_ksync(repo: Path, exe: Path, smp: int, mult: float = 1.0, accel: str = "
         append = (*append, f"locks={locks}")
     cmds = commands("/t/sprite", smp, mult, benches)
     rd = ksync_initrd(exe, repo / "build" / "user-bench" / f"sprite-{smp}.cpio", cmds)
+    want = (*benches, "hackbench") if dynlibs.have_rt_tests() else benches
     t0 = time.monotonic()
     res = qemu.boot(qemu.BootConfig(repo=repo, mode="user", smp=smp, accel=accel,
                                     timeout=timeout, initrd=rd,
@@ -192,7 +215,7 @@ def run_ksync(repo: Path, exe: Path, smp: int, mult: float = 1.0, accel: str = "
         said = [ln.strip() for ln in res.lines if ln.strip().startswith("ksync: mode=user: ")]
         rec["reason"] = said[-1] if said else \
             (qemu.failure_report(res).splitlines() or ["no output"])[0]
-    return _finish(rec, text, benches)
+    return _finish(rec, text, want)
 
 
 def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, mult: float = 1.0,
@@ -200,7 +223,7 @@ def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, mult: float = 1
               work: Path = Path("build/user-bench"),
               benches: tuple[str, ...] = BENCHES) -> dict:
     rec = _record(f"linux-{image.flavour}", smp, rnd, accel)
-    cmds = commands("/sprite", smp, mult, benches)
+    cmds = commands("/sprite", smp, mult, benches) + [["/usr/bin/hackbench", *HB_ARGS]]
     entries = [Entry("init", stat.S_IFREG | 0o755, LINUX_INIT.encode()),
                Entry("sprite", stat.S_IFREG | 0o755, exe.read_bytes()),
                Entry("sprite.list", stat.S_IFREG | 0o644,
@@ -215,7 +238,7 @@ def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, mult: float = 1
     body = out.split(MARK_BEGIN, 1)[1] if MARK_BEGIN in out else ""
     if not rec["reason"] and MARK_END not in body:
         rec["reason"] = f"the guest's output ended before the last benchmark (serial log: {rec['log']})"
-    return _finish(rec, body.split(MARK_END, 1)[0], benches)
+    return _finish(rec, body.split(MARK_END, 1)[0], (*benches, "hackbench"))
 
 
 def collect(repo: Path, smps: list[int], rounds: int, linux: list[str], mult: float = 1.0,
