@@ -1,7 +1,7 @@
 /*
  * sprite.c - the nine benchmarks of Hartman & Ousterhout, "Performance Measurements of a
- * Multiprocessor Sprite Kernel" (sections 5.1-5.2; /work/shared/papers/hartman-ousterhout-
- * sprite-mp-locks.md), as one static binary run unchanged on ksync and on Linux: the three
+ * Multiprocessor Sprite Kernel" (sections 5.1-5.2; the project's shared/papers/
+ * hartman-ousterhout-sprite-mp-locks.md), as one static binary run unchanged on ksync and on Linux: the three
  * macro-benchmarks (pmakeInd, pmake, troff) and the six micro-benchmarks (fork, fexec, mem,
  * cswitch, pdevtest, pdevtestInd) the paper discusses.
  *
