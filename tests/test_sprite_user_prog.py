@@ -38,7 +38,7 @@ def expected_ops(bench: str, copies: int, scale: int) -> int:
 @pytest.fixture(scope="module")
 def exe() -> Path:
     if not userprogs.have_musl():
-        pytest.skip("musl (Debian musl-tools) is missing: scripts/deps.sh installs it")
+        pytest.fail("musl (Debian musl-tools) is missing: scripts/deps.sh installs it")
     return userprogs.build_program(SRC, EXE)
 
 
@@ -65,7 +65,7 @@ def check_row(row: dict, bench: str, copies: int, scale: int) -> None:
 def test_builds_without_warnings(tmp_path):
     """The flags the program is written for: musl-gcc -static -O2 -Wall -Wextra -Werror."""
     if shutil.which("musl-gcc") is None:
-        pytest.skip("musl-gcc (Debian musl-tools) is missing: scripts/deps.sh installs it")
+        pytest.fail("musl-gcc (Debian musl-tools) is missing: scripts/deps.sh installs it")
     r = subprocess.run(["musl-gcc", "-static", "-O2", "-std=c11", "-Wall", "-Wextra",
                         "-Werror", "-o", str(tmp_path / "sprite"), str(SRC)],
                        capture_output=True, text=True, timeout=120)
