@@ -154,20 +154,6 @@ static struct inode *make_node(struct inode *dir, const char *name, uint32_t mod
 	return ramfs_add_new(dir, name, len, i) ? NULL : i;
 }
 
-/* written once before any monitor of the file layer exists (vfs.h), then only read:
- * relaxed (the thread that creates monitors was started after the write) */
-static unsigned file_mon_flags;
-
-void fs_set_monitor_flags(unsigned flags)
-{
-	__atomic_store_n(&file_mon_flags, flags, __ATOMIC_RELAXED);
-}
-
-unsigned fs_monitor_flags(void)
-{
-	return __atomic_load_n(&file_mon_flags, __ATOMIC_RELAXED);
-}
-
 int fs_init(void)
 {
 	int rc = ramfs_ensure();
