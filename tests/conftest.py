@@ -18,6 +18,20 @@ if str(ROOT / "tools") not in sys.path:
 # other's FIFO thread held off the core). A test that needs FIFO sets it back itself.
 os.environ.setdefault("KSYNC_HOSTED_FIFO", "0")
 
+# The host's answers must be a normal Linux's: a `make test` started in the background by
+# a non-interactive shell (`make test &` in a script) inherits SIGINT and SIGQUIT ignored
+# (POSIX: asynchronous commands without job control), an ignored signal stays ignored
+# across exec, and a non-interactive sh cannot trap a signal ignored at its start - the
+# host's busybox then printed no "got INT" for t/sh/trap_int.sh and every busybox and
+# user-program comparison failed. Python leaves an inherited SIG_IGN in place, so put the
+# defaults back here (each xdist worker imports this file too): children exec with SIG_DFL.
+import signal  # noqa: E402
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
