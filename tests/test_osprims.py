@@ -184,3 +184,19 @@ def test_linux_guest_column(exe):
     assert rec["rows"].pop("hackbench")["batches"][0] > 0
     assert "KSYNC-OSPRIMS-END" in Path(rec["log"]).read_text()     # the serial log kept
     _check_rows(rec["rows"])
+
+
+def test_a_table_and_a_finding_per_linux_guest():
+    """--linux std,rt: each guest gets its own table and finding at each CPU count."""
+    def run(kernel, rnd, t):
+        return {"kernel": kernel, "smp": 2, "round": rnd, "ok": True, "env": "tcg",
+                "rows": {"getppid": {"unit": "ns", "n": 10, "batches": [t, t]}}}
+    data = {"schema": rep.SCHEMA, "options": {"accel": "tcg"},
+            "runs": [run(k, r, t) for r in range(2)
+                     for k, t in (("ksync", 1.0), ("linux-std", 2.0), ("linux-rt", 0.5))]}
+    tables = rep.os_tables(data)
+    assert [("linux-std" in t.title, "linux-rt" in t.title) for t in tables] == \
+        [(False, True), (True, False)]
+    verdicts = {f.note.split("Against ")[1].split(",")[0]: f.verdict
+                for f in rep.os_findings(data)}
+    assert verdicts == {"linux-rt": "reversed", "linux-std": "holds"}

@@ -448,9 +448,9 @@ def build_parser() -> Parser:
                     help="CPU counts (default 1,2)")
     op.add_argument("--rounds", type=int_range_type(1, 50), default=3, metavar="R",
                     help="boots per kernel and CPU count, interleaved (default 3)")
-    op.add_argument("--linux", choices=("std", "rt", "none"), default="std",
-                    help="the Linux guest: Debian's standard kernel (default), PREEMPT_RT, "
-                         "or none (ksync only)")
+    op.add_argument("--linux", default="std", metavar="K[,K]",
+                    help="Linux guests: std (Debian's standard kernel, default), rt "
+                         "(PREEMPT_RT), std,rt (a column each), or none (ksync only)")
     op.add_argument("--batches", type=int_range_type(1, 32), default=5, metavar="B",
                     help="batches per row in each run (default 5)")
     op.add_argument("--scale", type=int_range_type(1, 1000), default=1, metavar="S",

@@ -229,29 +229,33 @@ def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, batches: int = 
     return rec
 
 
-def collect(repo: Path, smps: list[int], rounds: int, linux: str | None, batches: int,
-            scale: int, accel: str = "tcg", log: Callable[[str], None] = print,
+def collect(repo: Path, smps: list[int], rounds: int, linux: str | list[str] | None,
+            batches: int, scale: int, accel: str = "tcg", log: Callable[[str], None] = print,
             meta: dict | None = None) -> dict:
-    """The runs, interleaved: for each round and CPU count, ksync then Linux."""
+    """The runs, interleaved: for each round and CPU count, ksync then each Linux guest
+    (``linux``: a flavour, a list of them - std, rt - or None)."""
     exe = build(repo)
-    image = None
-    reason = None
-    if linux:
+    flavours = [linux] if isinstance(linux, str) else list(linux or [])
+    images: dict[str, linuxguest.GuestImage] = {}
+    missing: list[str] = []
+    for flavour in flavours:
         try:
-            image = linuxguest.prepare(linux, repo / linuxguest.DEFAULT_CACHE, log=log)
+            images[flavour] = linuxguest.prepare(flavour, repo / linuxguest.DEFAULT_CACHE,
+                                                 log=log)
         except linuxguest.GuestMissing as e:
-            reason = str(e)
-            log(f"ksync osprims: Linux guest ({linux}) not available: {e}")
+            missing.append(f"{flavour}: {e}")
+            log(f"ksync osprims: Linux guest ({flavour}) not available: {e}")
     runs = []
     for rnd in range(rounds):
         for smp in smps:
             log(f"ksync osprims: round {rnd + 1}/{rounds}, {smp} CPU(s): ksync")
             runs.append(run_ksync(repo, exe, smp, batches, scale, accel, rnd=rnd))
-            if image is not None:
-                log(f"ksync osprims: round {rnd + 1}/{rounds}, {smp} CPU(s): linux-{linux}")
+            for flavour, image in images.items():
+                log(f"ksync osprims: round {rnd + 1}/{rounds}, {smp} CPU(s): linux-{flavour}")
                 runs.append(run_linux(image, exe, smp, batches, scale, accel, rnd=rnd,
                                       work=repo / "build" / "user-bench"))
     return {"schema": SCHEMA, "meta": dict(meta or {}),
-            "options": {"smp": smps, "rounds": rounds, "linux": linux, "batches": batches,
-                        "scale": scale, "accel": accel, "linux_missing": reason},
+            "options": {"smp": smps, "rounds": rounds, "linux": flavours or None,
+                        "batches": batches, "scale": scale, "accel": accel,
+                        "linux_missing": "; ".join(missing) or None},
             "runs": runs}

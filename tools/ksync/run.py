@@ -449,7 +449,8 @@ def cmd_run(args, repo: Path) -> int:
         # Linux guest that cannot be built leaves ksync's column alone (its reason recorded)
         if not args.no_build and args.what == "osprims":
             make(repo, "kernel", progress)
-        osprims_data = osprimsrun.collect(repo, args.smp, args.repeat, "std", 5, 1,
+        osprims_data = osprimsrun.collect(repo, args.smp, args.repeat,
+                                          ["std", "rt"] if args.set == "bench" else "std", 5, 1,
                                           args.accel, log=progress, meta=meta)
         failed_os = [f"osprims {r['kernel']} smp={r['smp']} round {r['round'] + 1}"
                      for r in osprims_data["runs"] if not r["ok"]]
@@ -1268,7 +1269,9 @@ def cmd_osprims(args, repo: Path) -> int:
     meta = {"timestamp": utc_timestamp(), "commit": envdetect.git_commit(repo),
             "host_cpu_model": envdetect.cpu_model(), "host_cpus": envdetect.cpu_count(),
             "qemu_version": envdetect.qemu_version(envdetect.find_qemu(None))}
-    linux = None if args.linux == "none" else args.linux
+    linux = None if args.linux == "none" else [x.strip() for x in args.linux.split(",")]
+    if linux and any(x not in linuxguest.FLAVOURS for x in linux):
+        raise UsageError(f"--linux {args.linux}: each of std, rt (or none)")
     data = osprimsrun.collect(repo, args.smp, args.rounds, linux, args.batches, args.scale,
                               args.accel, log=lambda s: print(s, file=sys.stderr, flush=True),
                               meta=meta)
