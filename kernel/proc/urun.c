@@ -195,7 +195,7 @@ static void report_account(const struct pmm_account *a0, const struct pmm_accoun
 		(unsigned long)a0->stacks, (unsigned long)a1->stacks, unexplained);
 }
 
-/* The kernel's lock configurations (issue 26 item 1, docs/locks.md): which scheduler and
+/* The kernel's lock configurations (docs/locks.md "The kernel's own locks by configuration"): which scheduler and
  * how the file layer's monitors queue their waiters. Sprite (Hartman & Ousterhout, Figure
  * 9): a monitor's miss takes the locked scheduler's sched_Mutex to queue itself, so every
  * monitor's waiters contend on the scheduler's one lock; sprite-fix, the figure caption's

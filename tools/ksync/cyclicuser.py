@@ -1,4 +1,4 @@
-"""Hohmuth & Härtig's Table 1 with a user-mode handler (issue 26 item 4): Debian's cyclictest
+"""Hohmuth & Härtig's Table 1 with a user-mode handler (the papers' experiments on real programs): Debian's cyclictest
 (the same dynamically linked binary) on ksync under each lock configuration and on Debian's
 Linux guests (PREEMPT_RT and standard), with the same options, the same load and the same
 QEMU machine options, the kernels interleaved round by round.

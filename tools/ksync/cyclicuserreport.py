@@ -1,4 +1,4 @@
-"""Hohmuth & Härtig's Table 1 with a user-mode handler (issue 26 item 4): the table and
+"""Hohmuth & Härtig's Table 1 with a user-mode handler: the table and
 findings of cyclicuser.json (``cyclicuser.collect``): Debian's cyclictest under the same load
 on ksync (each lock configuration) and on Debian's Linux guests, the same QEMU options.
 
@@ -149,7 +149,7 @@ def cyc_findings(data: dict | None) -> list[Finding]:
                            "both lie above, else within noise. ksync's latencies include its "
                            "clock tick (an input)."))
     if rt:
-        out.append(Finding(PAPER, "Issue 26's bar: the fiasco configuration's p99.9 and maximum "
+        out.append(Finding(PAPER, "Bar for real programs: the fiasco configuration's p99.9 and maximum "
                            "below Linux PREEMPT_RT's", "-", "the fiasco lock configuration is "
                            "not built (docs/locks.md)", env, "not measurable here",
                            "ksync refuses locks=fiasco with the reason; the other "

@@ -1,4 +1,4 @@
-"""Sprite's benchmarks as user programs (issue 26 item 2): one static binary
+"""Sprite's benchmarks as user programs (the papers' experiments on real programs): one static binary
 (bench/user/sprite.c, musl) run unchanged on ksync and on Debian's Linux in the same QEMU
 configuration, at each CPU count, the kernels interleaved round by round.
 
@@ -24,8 +24,8 @@ runs here are shaped the same way: at ``smp`` CPUs every benchmark runs ``smp`` 
   that ``spriteuserreport`` turns into tables, a figure and findings.
 
 After the nine, the same boot runs Debian's ``hackbench -p`` (rt-tests: the same dynamically
-linked binary on both kernels) with a fixed workload (``HB_ARGS``), as issue 26 item 5's
-sweep over the CPU counts: its ``Time:`` is the row ``hackbench`` (ideal ratio 1/n, as
+linked binary on both kernels) with a fixed workload (``HB_ARGS``), as the OS-primitives
+comparison's sweep over the CPU counts: its ``Time:`` is the row ``hackbench`` (ideal ratio 1/n, as
 pmake's). Left out where rt-tests is not installed (the record's ``rows`` lack it).
 
 Inputs of the workload (not measured): the per-copy scales (``SCALES``), the pmake tree's

@@ -1,4 +1,4 @@
-"""Sprite's benchmarks as user programs, ksync beside Debian's Linux (issue 26 item 2):
+"""Sprite's benchmarks as user programs, ksync beside Debian's Linux:
 the tables, Figure 2 redrawn and the findings, from spriteuser.json (``spriteuser.collect``).
 
 Hartman & Ousterhout, section 5: n processors run n copies of each benchmark (pmake: one
@@ -309,7 +309,7 @@ def user_findings(data: dict | None) -> list[Finding]:
     for linux, bench in ((lx, b) for lx in (linuxes if bar_ks else [])
                          for b in ("pmake", "hackbench")):
         k, l = elapsed(data, bar_ks, top, bench), elapsed(data, linux, top, bench)
-        claim = (f"Issue 26's bar: {bench} at the top CPU count on {bar_ks} at or above "
+        claim = (f"Bar for real programs: {bench} at the top CPU count on {bar_ks} at or above "
                  f"{_release(data, linux)}'s throughput")
         if k and l and top > 1 and not _enough(k, l):
             out.append(_too_few(claim, data, top))
