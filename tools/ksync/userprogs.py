@@ -72,12 +72,13 @@ def _fresh(out: Path, deps: list[Path]) -> bool:
 
 
 def build_program(src: Path, exe: Path, opt: str = "-O2") -> Path:
-    """One C file as a static-pie musl binary at exe (rebuilt when src changed); the
-    benchmark programs (bench/user/). One build of exe at a time (the lock beside it)."""
+    """One C file as a static-pie musl binary at exe (rebuilt when src or a header beside
+    it changed: bench/user/cc_front.h is shared); the benchmark programs (bench/user/).
+    One build of exe at a time (the lock beside it)."""
     exe.parent.mkdir(parents=True, exist_ok=True)
     with open(exe.parent / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not _fresh(exe, [src]):
+        if not _fresh(exe, [src, *sorted(src.parent.glob("*.h"))]):
             obj = exe.with_suffix(".o")
             _compile(src, obj, pie=True, opt=opt)
             _link([obj], exe, pie=True)

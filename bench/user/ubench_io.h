@@ -1,0 +1,124 @@
+/*
+ * ubench_io.h - the small wrappers bench/user/sprite.c and bench/user/smload.c share: a
+ * bad argument (usage), a child's status, the monotonic clock, bounded paths, and
+ * open/close/pipe/read/write that fail with the call and strerror (die, fail). Each
+ * program includes it after its own die, fail, usage, and its `dir` and PATHMAX.
+ */
+#ifndef KSYNC_BENCH_UBENCH_IO_H
+#define KSYNC_BENCH_UBENCH_IO_H
+
+static noreturn void __attribute__((format(printf, 1, 2))) bad_arg(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	usage(msg);
+}
+
+static bool status_ok(int st)
+{
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static noreturn void status_fail(const char *who, pid_t pid, int st)
+{
+	if (WIFEXITED(st))
+		fail("%s (pid %d) exited with status %d", who, (int)pid, WEXITSTATUS(st));
+	fail("%s (pid %d) was killed by signal %d", who, (int)pid, WTERMSIG(st));
+}
+
+/* ---- small wrappers ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_MONOTONIC, &ts))
+		die("clock_gettime");
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void __attribute__((format(printf, 2, 3))) mkpath(char *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(out, PATHMAX, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= PATHMAX)
+		fail("path too long (%s...)", dir);
+}
+
+static int xopen(const char *path, int flags)
+{
+	int fd = open(path, flags, 0644);
+	if (fd < 0)
+		die("open %s", path);
+	return fd;
+}
+
+static void xclose(int fd, const char *what)
+{
+	if (close(fd))
+		die("close %s", what);
+}
+
+static void xpipe(int p[2], const char *what)
+{
+	if (pipe(p))
+		die("pipe (%s)", what);
+}
+
+static void write_all(int fd, const void *buf, size_t n, const char *what)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0)
+			die("write %s", what);
+		if (k == 0) {
+			errno = EIO;
+			die("write %s (wrote nothing)", what);
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+/* read until EOF or cap bytes; the count */
+static size_t read_all(int fd, void *buf, size_t cap, const char *what)
+{
+	size_t got = 0;
+	while (got < cap) {
+		ssize_t k = read(fd, (char *)buf + got, cap - got);
+		if (k < 0)
+			die("read %s", what);
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return got;
+}
+
+static void put1(int fd, int c, const char *what)
+{
+	unsigned char b = (unsigned char)c;
+	ssize_t k = write(fd, &b, 1);
+	if (k != 1) {
+		if (k == 0)
+			errno = EIO;
+		die("write %s", what);
+	}
+}
+
+/* one byte, or -1 at EOF */
+static int get1(int fd, const char *what)
+{
+	unsigned char b;
+	ssize_t k = read(fd, &b, 1);
+	if (k < 0)
+		die("read %s", what);
+	return k ? b : -1;
+}
+
+#endif
