@@ -224,3 +224,28 @@ def test_one_run_a_side_gives_no_verdict():
     fs = rep.user_findings(d)
     assert fs and all(f.verdict == "not measurable here" for f in fs), \
         [(f.claim, f.verdict) for f in fs]
+
+
+def test_gain_is_figure_4s_and_judged_against_one_cpu():
+    d = _data(1.0, 1.0, 1.0, 2.0)       # ksync: 2 copies in the time of 1; Linux: in twice
+    g = rep.gain(d, "ksync", 2, "troff")
+    assert g.mid == pytest.approx(1.0) and g.lo < 1.0 < g.hi
+    assert rep.gain(d, "linux-std", 2, "troff").mid == pytest.approx(0.0)
+    assert rep.gain(d, "ksync", 2, "pmake").mid == pytest.approx(0.0)   # fixed work
+    fs = {f.claim.split(":")[0]: f.verdict for f in rep.user_findings(d)
+          if f.claim.startswith("Figure 4")}
+    assert fs == {"Figure 4 on ksync": "within noise", "Figure 4 on linux-std": "reversed"}
+
+
+def test_gain_and_miss_figures_are_drawn(tmp_path):
+    d = _data(1.0, 1.2, 1.0, 1.1)
+    for r in d["runs"]:
+        if r["kernel"] == "ksync":
+            r["locks"] = {"fork": {"uproc-table": {"hits": 1000, "misses": 100 * r["smp"],
+                                                   "kind": "master"},
+                                   "pipe": {"hits": 500, "misses": 5, "kind": "monitor"}}}
+    figs = rep.user_figures(d, tmp_path)[rep.TITLE_TIME]
+    assert [f.src for f in figs] == ["spriteuser_fig2.png", "spriteuser_fig4.png",
+                                     "spriteuser_fig6.png"]
+    assert all((tmp_path / f.src).stat().st_size > 0 for f in figs)
+    assert rep.top_ratio(d, "ksync", 2, "fork", "master")[0] == "uproc-table"

@@ -1240,11 +1240,11 @@ def cmd_env(args, repo: Path) -> int:
 def cmd_report(args, repo: Path) -> int:
     out_dir = Path(args.out) if args.out else repo / "results"
     prims = irq = None
-    if (out_dir / irqdata.PRIMS_JSON).exists() or not (
-            (out_dir / irqdata.IRQ_JSON).exists()
-            or (out_dir / hosteddata.HOSTED_JSON).exists()
-            or (out_dir / spriterun.SPRITE_JSON).exists()
-            or (out_dir / osprimsreport.OSPRIMS_JSON).exists()):
+    others = (irqdata.IRQ_JSON, hosteddata.HOSTED_JSON, spriterun.SPRITE_JSON,
+              fiascorun.FIASCO_JSON, osprimsreport.OSPRIMS_JSON,
+              spriteuserreport.SPRITEUSER_JSON, cyclicuserreport.CYCLICUSER_JSON)
+    # prims.json is required only when no other results file is there (the error names it)
+    if (out_dir / irqdata.PRIMS_JSON).exists() or not any((out_dir / n).exists() for n in others):
         prims = report.load_prims(out_dir / irqdata.PRIMS_JSON)
     if (out_dir / irqdata.IRQ_JSON).exists():
         irq = irqdata.load_irq(out_dir / irqdata.IRQ_JSON)
