@@ -125,42 +125,8 @@ static long scale;			/* andrew: SCALE */
 static int clients;			/* webstone: CLIENTS */
 static long requests;			/* webstone: REQUESTS per client */
 
-/* ---- failures ---- */
-
-static noreturn void vfail(int err, const char *fmt, va_list ap)
-{
-	char msg[1024];
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	if (err)
-		fprintf(stderr, "smload: %s: %s: %s\n", load, msg, strerror(err));
-	else
-		fprintf(stderr, "smload: %s: %s\n", load, msg);
-	if (getpid() == main_pid) {
-		fflush(stdout);
-		void (*tidy)(void) = on_failure;
-		on_failure = NULL;		/* a failure while tidying just exits */
-		if (tidy)
-			tidy();
-	}
-	_exit(1);	/* children too: no stdio buffers of the parent's flushed twice */
-}
-
-/* a system call failed: what, and strerror(errno) */
-static noreturn void __attribute__((format(printf, 1, 2))) die(const char *fmt, ...)
-{
-	int err = errno;
-	va_list ap;
-	va_start(ap, fmt);
-	vfail(err ? err : EIO, fmt, ap);
-}
-
-/* a failure that is not a system call's */
-static noreturn void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vfail(0, fmt, ap);
-}
+#define UBENCH_PROG "smload"	/* ubench_io.h: the messages' prefix ... */
+#define UBENCH_PART load	/* ... and the part running */
 
 static noreturn void usage(const char *why)
 {
@@ -176,42 +142,6 @@ static noreturn void usage(const char *why)
 
 #include "ubench_io.h"	/* the wrappers shared with the other program */
 
-/* execve this program (argv[0]) with args (NULL-terminated, without argv[0]) */
-static noreturn void exec_self(const char *a1, const char *a2, const char *a3)
-{
-	char *argv[] = { (char *)self, (char *)a1, (char *)a2, (char *)a3, NULL };
-	execve(self, argv, environ);
-	die("execve %s", self);
-}
-
-/* remove a file or an empty directory; strict: a failure other than ENOENT fails */
-static void rm(const char *path, bool is_dir, bool strict)
-{
-	if ((is_dir ? rmdir(path) : unlink(path)) && errno != ENOENT && strict)
-		die("%s %s", is_dir ? "rmdir" : "unlink", path);
-}
-
-static void xmkdir(const char *path)
-{
-	if (mkdir(path, 0755))
-		die("mkdir %s", path);
-}
-
-/* DIR: made if missing, else it must be a directory */
-static void prepare_dir(void)
-{
-	struct stat st;
-	if (mkdir(dir, 0755) == 0)
-		return;
-	if (errno != EEXIST)
-		die("mkdir %s", dir);
-	if (stat(dir, &st))
-		die("stat %s", dir);
-	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		die("DIR %s", dir);
-	}
-}
 
 static void flush_stdout(void)
 {
