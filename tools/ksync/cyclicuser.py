@@ -161,14 +161,8 @@ def collect(repo: Path, smp: int, rounds: int, seconds: int, linux: list[str],
             meta: dict | None = None) -> dict:
     """The runs, interleaved: for each round, ksync under each configuration, then each
     Linux guest."""
-    images: dict[str, linuxguest.GuestImage] = {}
-    missing: dict[str, str] = {}
-    for flavour in linux:
-        try:
-            images[flavour] = linuxguest.prepare(flavour, repo / linuxguest.DEFAULT_CACHE, log=log)
-        except linuxguest.GuestMissing as e:
-            missing[flavour] = str(e)
-            log(f"ksync cyclic-user: Linux guest ({flavour}) not available: {e}")
+    images, missing = linuxguest.prepare_each(linux, repo / linuxguest.DEFAULT_CACHE, log,
+                                              "ksync cyclic-user")
     runs = []
     for rnd in range(rounds):
         for cfg in locks:

@@ -12,12 +12,11 @@ Public API: ``CYCLICUSER_JSON``, ``load_cyclicuser``, ``cyc_tables``, ``cyc_find
 """
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 
 from .base import ColumnSpec, Finding, Spread, Table, build_table, compare_greater, fmt_sig
-from .util import KsyncError
+from .util import load_runs_file
 
 CYCLICUSER_JSON = "cyclicuser.json"
 SCHEMA = "ksync-cyclicuser-1"
@@ -30,14 +29,7 @@ MIN_RUNS = 2
 
 
 def load_cyclicuser(path: Path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise KsyncError(f"{path}: cannot read: {e}", exit_code=2) from e
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA \
-            or not isinstance(data.get("runs"), list):
-        raise KsyncError(f"{path}: not a cyclicuser results file (schema {SCHEMA})", exit_code=2)
-    return data
+    return load_runs_file(path, SCHEMA, "a cyclicuser")
 
 
 def kernels(data: dict) -> list[str]:

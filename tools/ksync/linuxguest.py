@@ -734,6 +734,23 @@ def _image_from_manifest(path: Path) -> GuestImage | None:
     return img if img.kernel.is_file() and img.initramfs.is_file() else None
 
 
+def prepare_each(flavours: Iterable[str], cache_dir: Path = DEFAULT_CACHE,
+                 log: Callable[[str], None] = print,
+                 who: str = "ksync") -> tuple[dict[str, "GuestImage"], dict[str, str]]:
+    """``prepare`` for each flavour: (flavour -> image, flavour -> why it is missing). A
+    guest that cannot be had is logged ("<who>: Linux guest (...) not available: ...") and
+    left out; the experiment runs without its column."""
+    images: dict[str, GuestImage] = {}
+    missing: dict[str, str] = {}
+    for flavour in flavours:
+        try:
+            images[flavour] = prepare(flavour, cache_dir, log=log)
+        except GuestMissing as e:
+            missing[flavour] = str(e)
+            log(f"{who}: Linux guest ({flavour}) not available: {e}")
+    return images, missing
+
+
 def prepare(flavour: str, cache_dir: Path = DEFAULT_CACHE,
             log: Callable[[str], None] = print) -> GuestImage:
     """The kernel and initramfs of a Linux guest (``rt``: PREEMPT_RT, ``std``: Debian's

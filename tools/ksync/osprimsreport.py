@@ -15,13 +15,12 @@ Public API: ``OSPRIMS_JSON``, ``ROWS``, ``load_osprims``, ``row_spreads``, ``os_
 """
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 
 from .base import (ColumnSpec, Finding, Spread, Table, build_table, compare_greater,
                    fmt_ratio, fmt_sig)
-from .util import KsyncError
+from .util import load_runs_file
 
 OSPRIMS_JSON = "osprims.json"
 SCHEMA = "ksync-osprims-1"
@@ -48,14 +47,7 @@ BAR = "ksync's time at most Linux's on every row (aim 0.8x)"
 
 
 def load_osprims(path: Path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise KsyncError(f"{path}: cannot read: {e}", exit_code=2) from e
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA \
-            or not isinstance(data.get("runs"), list):
-        raise KsyncError(f"{path}: not an osprims results file (schema {SCHEMA})", exit_code=2)
-    return data
+    return load_runs_file(path, SCHEMA, "an osprims")
 
 
 def _figure(row: dict | None) -> float | None:

@@ -236,15 +236,8 @@ def collect(repo: Path, smps: list[int], rounds: int, linux: str | list[str] | N
     (``linux``: a flavour, a list of them - std, rt - or None)."""
     exe = build(repo)
     flavours = [linux] if isinstance(linux, str) else list(linux or [])
-    images: dict[str, linuxguest.GuestImage] = {}
-    missing: list[str] = []
-    for flavour in flavours:
-        try:
-            images[flavour] = linuxguest.prepare(flavour, repo / linuxguest.DEFAULT_CACHE,
-                                                 log=log)
-        except linuxguest.GuestMissing as e:
-            missing.append(f"{flavour}: {e}")
-            log(f"ksync osprims: Linux guest ({flavour}) not available: {e}")
+    images, missing = linuxguest.prepare_each(flavours, repo / linuxguest.DEFAULT_CACHE, log,
+                                              "ksync osprims")
     runs = []
     for rnd in range(rounds):
         for smp in smps:
@@ -257,5 +250,5 @@ def collect(repo: Path, smps: list[int], rounds: int, linux: str | list[str] | N
     return {"schema": SCHEMA, "meta": dict(meta or {}),
             "options": {"smp": smps, "rounds": rounds, "linux": flavours or None,
                         "batches": batches, "scale": scale, "accel": accel,
-                        "linux_missing": "; ".join(missing) or None},
+                        "linux_missing": "; ".join(f"{k}: {v}" for k, v in missing.items()) or None},
             "runs": runs}

@@ -1259,6 +1259,36 @@ def cmd_report(args, repo: Path) -> int:
 
 
 
+def _qemu_meta(repo: Path) -> dict:
+    """The run facts a real-programs results file records (when, which commit, where)."""
+    return {"timestamp": utc_timestamp(), "commit": envdetect.git_commit(repo),
+            "host_cpu_model": envdetect.cpu_model(), "host_cpus": envdetect.cpu_count(),
+            "qemu_version": envdetect.qemu_version(envdetect.find_qemu(None))}
+
+
+def _experiment_done(out_dir: Path, name: str, data: dict, doc_key: str, findings, tables,
+                     tag: str, run_name, missing_lines: list[str]) -> int:
+    """The end of a real-programs command: the results file, each failed run with its
+    reason, the report rendered, the findings and tables printed, what was written, the
+    Linux guests that could not be had; exit 1 when a run failed or none ran."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / name
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    failed = [r for r in data["runs"] if not r["ok"]]
+    for r in failed:
+        print(f"{tag}: {run_name(r)} round {r['round'] + 1}: {r['reason']}", file=sys.stderr)
+    written, _doc = document.render_results_doc(
+        out_dir, warn=lambda m: print(f"ksync: {m}", file=sys.stderr), **{doc_key: data})
+    for f in findings(data):
+        print(f"{f.verdict}: {f.claim} [{f.env}]: {f.today}")
+    for t in tables(data):
+        print(report.render_table_text(t))
+    print("wrote " + ", ".join(display_path(p) for p in [path, *written]), file=sys.stderr)
+    for line in missing_lines:
+        print(f"{tag}: {line}", file=sys.stderr)
+    return 1 if failed or not data["runs"] else 0
+
+
 def cmd_osprims(args, repo: Path) -> int:
     """The OS-primitives table: the same static binary on ksync and on Debian's Linux in the
     same QEMU configuration, rounds interleaved; osprims.json and the report in --out."""
@@ -1266,33 +1296,18 @@ def cmd_osprims(args, repo: Path) -> int:
     check_out_dir(out_dir)
     if not args.no_build:
         make(repo, "kernel")
-    meta = {"timestamp": utc_timestamp(), "commit": envdetect.git_commit(repo),
-            "host_cpu_model": envdetect.cpu_model(), "host_cpus": envdetect.cpu_count(),
-            "qemu_version": envdetect.qemu_version(envdetect.find_qemu(None))}
+    meta = _qemu_meta(repo)
     linux = None if args.linux == "none" else [x.strip() for x in args.linux.split(",")]
     if linux and any(x not in linuxguest.FLAVOURS for x in linux):
         raise UsageError(f"--linux {args.linux}: each of std, rt (or none)")
     data = osprimsrun.collect(repo, args.smp, args.rounds, linux, args.batches, args.scale,
                               args.accel, log=lambda s: print(s, file=sys.stderr, flush=True),
                               meta=meta)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / osprimsrun.OSPRIMS_JSON
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    bad = [r for r in data["runs"] if not r["ok"]]
-    for r in bad:
-        print(f"ksync osprims: {r['kernel']} smp={r['smp']} round {r['round'] + 1}: "
-              f"{r['reason']}", file=sys.stderr)
-    written, doc = document.render_results_doc(out_dir, osprims=data, warn=lambda m: print(
-        f"ksync: {m}", file=sys.stderr))
-    for f in osprimsreport.os_findings(data):
-        print(f"{f.verdict}: {f.claim} [{f.env}]: {f.today}")
-    for t in osprimsreport.os_tables(data):
-        print(report.render_table_text(t))
-    print("wrote " + ", ".join(display_path(p) for p in [path, *written]), file=sys.stderr)
-    if data["options"].get("linux_missing"):
-        print(f"ksync osprims: no Linux column: {data['options']['linux_missing']}",
-              file=sys.stderr)
-    return 1 if bad or not data["runs"] else 0
+    why = data["options"].get("linux_missing")
+    return _experiment_done(out_dir, osprimsrun.OSPRIMS_JSON, data, "osprims",
+                            osprimsreport.os_findings, osprimsreport.os_tables, "ksync osprims",
+                            lambda r: f"{r['kernel']} smp={r['smp']}",
+                            [f"no Linux column: {why}"] if why else [])
 
 
 def _with_one(smps: list[int]) -> list[int]:
@@ -1313,29 +1328,15 @@ def cmd_sprite_user(args, repo: Path) -> int:
     locks = _locks_arg(args.locks, spriteuser.LOCK_CONFIGS)
     if not args.no_build:
         make(repo, "kernel")
-    meta = {"timestamp": utc_timestamp(), "commit": envdetect.git_commit(repo),
-            "host_cpu_model": envdetect.cpu_model(), "host_cpus": envdetect.cpu_count(),
-            "qemu_version": envdetect.qemu_version(envdetect.find_qemu(None))}
+    meta = _qemu_meta(repo)
     data = spriteuser.collect(repo, _with_one(args.smp), args.rounds, linux, args.mult,
                               args.accel, log=lambda s: print(s, file=sys.stderr, flush=True),
                               meta=meta, locks=locks)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / spriteuser.SPRITEUSER_JSON
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    failed = [r for r in data["runs"] if not r["ok"]]
-    for r in failed:
-        print(f"ksync sprite-user: {r['kernel']} smp={r['smp']} round {r['round'] + 1}: "
-              f"{r['reason']}", file=sys.stderr)
-    written, _doc = document.render_results_doc(out_dir, spriteuser=data, warn=lambda m: print(
-        f"ksync: {m}", file=sys.stderr))
-    for f in spriteuserreport.user_findings(data):
-        print(f"{f.verdict}: {f.claim} [{f.env}]: {f.today}")
-    for t in spriteuserreport.user_tables(data):
-        print(report.render_table_text(t))
-    print("wrote " + ", ".join(display_path(p) for p in [path, *written]), file=sys.stderr)
-    for flavour, why in (data["options"].get("linux_missing") or {}).items():
-        print(f"ksync sprite-user: no linux-{flavour} column: {why}", file=sys.stderr)
-    return 1 if failed or not data["runs"] else 0
+    return _experiment_done(out_dir, spriteuser.SPRITEUSER_JSON, data, "spriteuser",
+                            spriteuserreport.user_findings, spriteuserreport.user_tables,
+                            "ksync sprite-user", lambda r: f"{r['kernel']} smp={r['smp']}",
+                            [f"no linux-{k} column: {v}" for k, v in
+                             (data["options"].get("linux_missing") or {}).items()])
 
 
 def _locks_arg(text: str, known: tuple[str, ...]) -> list[str | None]:
@@ -1358,29 +1359,15 @@ def cmd_cyclic_user(args, repo: Path) -> int:
     locks = _locks_arg(args.locks, cyclicuser.LOCK_CONFIGS)
     if not args.no_build:
         make(repo, "kernel")
-    meta = {"timestamp": utc_timestamp(), "commit": envdetect.git_commit(repo),
-            "host_cpu_model": envdetect.cpu_model(), "host_cpus": envdetect.cpu_count(),
-            "qemu_version": envdetect.qemu_version(envdetect.find_qemu(None))}
+    meta = _qemu_meta(repo)
     data = cyclicuser.collect(repo, args.smp, args.rounds, args.seconds, linux, locks,
                               hz=args.hz, load=not args.no_load, accel=args.accel,
                               log=lambda s: print(s, file=sys.stderr, flush=True), meta=meta)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / cyclicuser.CYCLICUSER_JSON
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    failed = [r for r in data["runs"] if not r["ok"]]
-    for r in failed:
-        print(f"ksync cyclic-user: {r['flavour']} round {r['round'] + 1}: {r['reason']}",
-              file=sys.stderr)
-    written, _doc = document.render_results_doc(out_dir, cyclicuser=data, warn=lambda m: print(
-        f"ksync: {m}", file=sys.stderr))
-    for f in cyclicuserreport.cyc_findings(data):
-        print(f"{f.verdict}: {f.claim} [{f.env}]: {f.today}")
-    for t in cyclicuserreport.cyc_tables(data):
-        print(report.render_table_text(t))
-    print("wrote " + ", ".join(display_path(p) for p in [path, *written]), file=sys.stderr)
-    for flavour, why in (data["options"].get("linux_missing") or {}).items():
-        print(f"ksync cyclic-user: no linux-{flavour} rows: {why}", file=sys.stderr)
-    return 1 if failed or not data["runs"] else 0
+    return _experiment_done(out_dir, cyclicuser.CYCLICUSER_JSON, data, "cyclicuser",
+                            cyclicuserreport.cyc_findings, cyclicuserreport.cyc_tables,
+                            "ksync cyclic-user", lambda r: str(r["flavour"]),
+                            [f"no linux-{k} rows: {v}" for k, v in
+                             (data["options"].get("linux_missing") or {}).items()])
 
 
 def cmd_mkdisk(args, repo: Path) -> int:

@@ -249,14 +249,8 @@ def collect(repo: Path, smps: list[int], rounds: int, linux: list[str], mult: fl
     configuration (``locks``; [None]: the build's default), then each Linux."""
     configs = locks or [None]
     exe = build(repo)
-    images: dict[str, linuxguest.GuestImage] = {}
-    missing: dict[str, str] = {}
-    for flavour in linux:
-        try:
-            images[flavour] = linuxguest.prepare(flavour, repo / linuxguest.DEFAULT_CACHE, log=log)
-        except linuxguest.GuestMissing as e:
-            missing[flavour] = str(e)
-            log(f"ksync sprite-user: Linux guest ({flavour}) not available: {e}")
+    images, missing = linuxguest.prepare_each(linux, repo / linuxguest.DEFAULT_CACHE, log,
+                                              "ksync sprite-user")
     runs = []
     for rnd in range(rounds):
         for smp in smps:

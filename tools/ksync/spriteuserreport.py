@@ -15,13 +15,12 @@ Public API: ``SPRITEUSER_JSON``, ``load_spriteuser``, ``elapsed``, ``ratio``,
 """
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 
 from .base import (ColumnSpec, Figure, Finding, Spread, Table, build_table, compare_greater,
                    fmt_ratio, fmt_sig)
-from .util import KsyncError
+from .util import load_runs_file
 
 SPRITEUSER_JSON = "spriteuser.json"
 SCHEMA = "ksync-spriteuser-1"
@@ -44,14 +43,7 @@ TITLE_LOCKS = "Sprite's benchmarks as user programs: the lock each benchmark met
 
 
 def load_spriteuser(path: Path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise KsyncError(f"{path}: cannot read: {e}", exit_code=2) from e
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA \
-            or not isinstance(data.get("runs"), list):
-        raise KsyncError(f"{path}: not a spriteuser results file (schema {SCHEMA})", exit_code=2)
-    return data
+    return load_runs_file(path, SCHEMA, "a spriteuser")
 
 
 def _runs(data: dict, kernel: str, smp: int | None = None) -> list[dict]:

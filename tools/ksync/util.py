@@ -121,6 +121,20 @@ def write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def load_runs_file(path: Path, schema: str, what: str) -> dict:
+    """A results file of runs (``{"schema": schema, "runs": [...]}``), or KsyncError
+    (exit 2) naming the file and why: unreadable, not JSON, or another kind of file."""
+    import json
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise KsyncError(f"{path}: cannot read: {e}", exit_code=2) from e
+    if not isinstance(data, dict) or data.get("schema") != schema \
+            or not isinstance(data.get("runs"), list):
+        raise KsyncError(f"{path}: not {what} results file (schema {schema})", exit_code=2)
+    return data
+
+
 def display_path(path: Path | str) -> str:
     """Path relative to cwd when it is below it, else absolute."""
     p = Path(path)
