@@ -14,15 +14,19 @@
  * spin time - the lock_stat table shows per class; a hot futex shows up as contention on
  * this class, as Sprite's per-lock-type figures showed its hot monitors).
  *
- * The sleep (Hohmuth & Haertig's condition flags, thread.h): a waiter queues itself
- * under its bucket's lock, THEN reads the user word (outside any lock: the read may
- * fault), and sleeps with PROC_COND_FUTEX until a waker took it off the queue (woken
- * set) - a wakeup between the read and the sleep leaves the flag set, so none is lost.
- * The word's writer (the user's atomic instruction, then FUTEX_WAKE) and the waiter
- * (queue, then read) are the store-buffer pattern: a full fence separates the waiter's
- * queueing from its read, and the waker's bucket lock (a locked instruction on x86, and
- * the system call entry before it) separates the user's store from the scan, so either
- * the waiter sees the new value (EAGAIN) or the waker sees the waiter.
+ * The sleep (Hohmuth & Haertig's condition flags, thread.h): a waiter reads the user word
+ * and queues itself in ONE section of its bucket's lock (word_read_locked: the page is
+ * found, or faulted in, under mm's lock inside it), and sleeps with PROC_COND_FUTEX until a
+ * waker took it off the queue (woken set) - a wakeup between the unlock and the sleep
+ * leaves the flag set, so none is lost. The word's writer (the user's atomic instruction,
+ * then FUTEX_WAKE, whose scan takes the same lock) either scanned before that section -
+ * its store happens-before the unlock the waiter's lock acquires, so the waiter reads the
+ * new value (EAGAIN) - or after it, and finds the waiter. As on Linux, a waiter another
+ * thread can see queued (FUTEX_REQUEUE's count) has passed its check: it was queued
+ * first and read the word afterwards until t/thr_futex's wakeop case showed the
+ * difference once in a make test (-smp 2, locked scheduler): a waiter counted queued read
+ * the word after the wake-op's add, left the queue before the wake-op's scan and answered
+ * EAGAIN, so the wake-op woke 1 where Linux wakes 2.
  *
  * Timeouts: a timed wait sleeps with the scheduler's timer (kernel/sched/timer.c,
  * sched_sleep_until): the clock tick at or after the deadline wakes it (1 ms resolution at
@@ -204,6 +208,24 @@ static uint32_t *word_lock(struct mm *mm, uint64_t uaddr, irqkey_t *k)
 	return (uint32_t *)(uintptr_t)(P2V(pa & ~4095ull) + (uaddr & 4095));
 }
 
+/* The word at uaddr, read while the caller holds a bucket's lock (Linux's
+ * get_futex_value_locked): through the direct map of its page, found - or faulted in, as
+ * the fault path does - under mm's lock (order: bucket, then mm; nothing takes a bucket
+ * while holding mm's lock). A word in no readable area: -EFAULT. */
+static long word_read_locked(struct mm *mm, uint64_t uaddr, uint32_t *out)
+{
+	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	struct vma *v = mm->vmas;
+	while (v && !(v->start <= uaddr && uaddr < v->end))
+		v = v->next;
+	uint64_t pa = v && (v->prot & ARCH_PROT_READ) ? arch_as_page(mm->as, uaddr, v->prot, false) : 0;
+	if (pa)	/* relaxed: the bucket's lock orders it against the waker's scan (top) */
+		*out = __atomic_load_n((uint32_t *)(uintptr_t)(P2V(pa & ~4095ull) + (uaddr & 4095)),
+				       __ATOMIC_RELAXED);
+	mlock_unlock_irqrestore(&mm->lock, k);
+	return pa ? 0 : -LX_EFAULT;
+}
+
 /* ---- the calls ------------------------------------------------------------------------- */
 struct fkey {
 	struct mm *mm;
@@ -240,23 +262,17 @@ static long futex_wait(struct process *p, uint64_t uaddr, bool private, uint32_t
 				  .t = thread_self(), .woken = 0 };
 	w.bucket = hash_of(key.mm, uaddr);
 	struct futex_bucket *b = &buckets[w.bucket];
+	/* the word read and the waiter queued in one section of the bucket's lock (top) */
+	uint32_t cur = 0;
 	irqkey_t k = mlock_lock_irqsave(&b->lock);
-	queue_locked(b, &w);
+	rc = word_read_locked(key.mm, uaddr, &cur);
+	if (!rc && cur == val)
+		queue_locked(b, &w);
 	mlock_unlock_irqrestore(&b->lock, k);
-	/* seq_cst: our queueing before the read of the word (the store-buffer pattern with
-	 * the waker's store and scan: see the top of the file) */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	uint32_t cur;
-	if (copy_from_user(&cur, (const void *)uaddr, 4)) {
-		if (!unqueue(&w))
-			return 0;
-		return -LX_EFAULT;
-	}
-	if (cur != val) {
-		if (!unqueue(&w))
-			return 0;	/* woken meanwhile: the wake counted us */
+	if (rc)
+		return rc;
+	if (cur != val)
 		return -LX_EAGAIN;
-	}
 	for (;;) {
 		/* acquire: pairs with take_locked's release */
 		if (__atomic_load_n(&w.woken, __ATOMIC_ACQUIRE))
