@@ -171,6 +171,18 @@ bool hosted_frame_call(void (*fn)(void));
  * in that frame call's IRQs-on code, and one that only records a source (a handler's
  * controller unmask delivering a held signal with the flag set). */
 #define HOSTED_SIGFRAMES_BOUND 3
+/* The hard-mask build (-DHOSTED_HARD_MASK=1) with a scheme whose handlers run with IRQs on
+ * (spl-optim and the other SPL_HANDLER_IF_ON schemes, kernel/spl/spl_common.h): there an
+ * enable inside a handler is a real unblock, so a source of a higher level nests a signal
+ * frame of its own inside the handler, as a higher interrupt nests on x86 - the middle
+ * frame above is then a chain. Each nested dispatch interrupted a level strictly above the
+ * one its outer frame interrupted (a source runs only above the level it finds), so the
+ * chain has at most one frame per level a source can interrupt below its own (`levels`:
+ * IPL_SOFT..IPL_CLOCK in spl.h, 5), on top of the frame call's frame, the first
+ * delivery into it and one recording frame. Seen: 4 frames (the storm test beside two
+ * CPU hogs: a clock tick nested in a replayed handler's IRQs-on window, then a recording
+ * frame), where the bound above had said 3. */
+#define HOSTED_SIGFRAMES_BOUND_NESTED(levels) (HOSTED_SIGFRAMES_BOUND + (levels))
 /* The per-stack half of the above, swapped by every context switch before its stack
  * switch, IRQs off (context.c): *save gets the running context's state, *load is the
  * state of the context switched to (zeros for a new one). A granted frame call not yet
