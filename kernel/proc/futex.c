@@ -188,42 +188,46 @@ long futex_wake(struct mm *mm, uint64_t uaddr, int n, uint32_t bits)
 /* ---- user words ------------------------------------------------------------------------ */
 static bool uaddr_ok(uint64_t a) { return a >= USER_VA_MIN && a + 4 <= USER_VA_END && a + 4 > a; }
 
-/* The word at uaddr as a kernel pointer (the direct map of its page), with mm's lock
- * held so that the page stays (munmap and the fault path take it): for an atomic
- * read-modify-write, as the user's own locked instructions do it. NULL (nothing held)
- * when the word is not in a writable area or no page is left: EFAULT. */
+/* The word at uaddr as a kernel pointer (the direct map of its page), mm's lock held by
+ * the caller: its area must allow `need` (ARCH_PROT_READ or ARCH_PROT_WRITE); the page is
+ * found or faulted in as the fault path does (made private for a write). NULL: no such
+ * area, or no page left (EFAULT). */
+static uint32_t *word_at(struct mm *mm, uint64_t uaddr, unsigned need)
+{
+	struct vma *v = mm->vmas;
+	while (v && !(v->start <= uaddr && uaddr < v->end))
+		v = v->next;
+	uint64_t pa = v && (v->prot & need) ?
+		arch_as_page(mm->as, uaddr, v->prot, need == ARCH_PROT_WRITE) : 0;
+	return pa ? (uint32_t *)(uintptr_t)(P2V(pa & ~4095ull) + (uaddr & 4095)) : NULL;
+}
+
+/* The word at uaddr, with mm's lock held so that the page stays (munmap and the fault
+ * path take it): for an atomic read-modify-write, as the user's own locked instructions
+ * do it. NULL (nothing held) when the word is not in a writable area or no page is left:
+ * EFAULT. */
 static uint32_t *word_lock(struct mm *mm, uint64_t uaddr, irqkey_t *k)
 {
 	if (!uaddr_ok(uaddr))
 		return NULL;
 	*k = mlock_lock_irqsave(&mm->lock);
-	struct vma *v = mm->vmas;
-	while (v && !(v->start <= uaddr && uaddr < v->end))
-		v = v->next;
-	uint64_t pa = v && (v->prot & ARCH_PROT_WRITE) ? arch_as_page(mm->as, uaddr, v->prot, true) : 0;
-	if (!pa) {
+	uint32_t *w = word_at(mm, uaddr, ARCH_PROT_WRITE);
+	if (!w)
 		mlock_unlock_irqrestore(&mm->lock, *k);
-		return NULL;
-	}
-	return (uint32_t *)(uintptr_t)(P2V(pa & ~4095ull) + (uaddr & 4095));
+	return w;
 }
 
 /* The word at uaddr, read while the caller holds a bucket's lock (Linux's
- * get_futex_value_locked): through the direct map of its page, found - or faulted in, as
- * the fault path does - under mm's lock (order: bucket, then mm; nothing takes a bucket
- * while holding mm's lock). A word in no readable area: -EFAULT. */
+ * get_futex_value_locked), under mm's lock (order: bucket, then mm; nothing takes a
+ * bucket while holding mm's lock). A word in no readable area: -EFAULT. */
 static long word_read_locked(struct mm *mm, uint64_t uaddr, uint32_t *out)
 {
 	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	struct vma *v = mm->vmas;
-	while (v && !(v->start <= uaddr && uaddr < v->end))
-		v = v->next;
-	uint64_t pa = v && (v->prot & ARCH_PROT_READ) ? arch_as_page(mm->as, uaddr, v->prot, false) : 0;
-	if (pa)	/* relaxed: the bucket's lock orders it against the waker's scan (top) */
-		*out = __atomic_load_n((uint32_t *)(uintptr_t)(P2V(pa & ~4095ull) + (uaddr & 4095)),
-				       __ATOMIC_RELAXED);
+	uint32_t *w = word_at(mm, uaddr, ARCH_PROT_READ);
+	if (w)	/* relaxed: the bucket's lock orders it against the waker's scan (top) */
+		*out = __atomic_load_n(w, __ATOMIC_RELAXED);
 	mlock_unlock_irqrestore(&mm->lock, k);
-	return pa ? 0 : -LX_EFAULT;
+	return w ? 0 : -LX_EFAULT;
 }
 
 /* ---- the calls ------------------------------------------------------------------------- */
