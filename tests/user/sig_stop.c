@@ -40,7 +40,19 @@ int main(int argc, char **argv)
 	}
 	setpgid(k, k);
 	int stopsig = !strcmp(c, "tstp") ? SIGTSTP : SIGSTOP;
+	/* the stop's SIGCHLD before the wait: Linux builds its siginfo after the child is
+	 * stopped, reading the stop code that a wait4 collecting the stop clears - a parent
+	 * whose wait4 came first saw si_status 0 (one run of the host in a make test) */
+	sigset_t e, b;
+	sigemptyset(&e);
+	sigemptyset(&b);
+	sigaddset(&b, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &b, NULL);
 	SHOW("stop", kill(k, stopsig));
+	if (strcmp(c, "nocldstop"))
+		while (!hits)
+			sigsuspend(&e);
+	sigprocmask(SIG_UNBLOCK, &b, NULL);
 	pid_t w = waitpid(k, &st, WUNTRACED);
 	show("wait stopped", k, st, w);
 	SHOW("wait again nohang", waitpid(k, &st, WUNTRACED | WNOHANG));
@@ -57,12 +69,7 @@ int main(int argc, char **argv)
 	w = waitpid(k, &st, WCONTINUED);
 	show("wait continued", k, st, w);
 	/* the SIGCHLD of the continue may come after wait4 saw it: wait for it */
-	sigset_t e;
-	sigemptyset(&e);
 	if (strcmp(c, "nocldstop")) {
-		sigset_t b;
-		sigemptyset(&b);
-		sigaddset(&b, SIGCHLD);
 		sigprocmask(SIG_BLOCK, &b, NULL);
 		while (!hits)
 			sigsuspend(&e);
