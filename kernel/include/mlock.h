@@ -80,7 +80,6 @@ struct mlock {
 					   release store) */
 	struct lockstat_inst st;	/* hits and migrations (the holder, before its release
 					   store); its class's list (lockstat.h) */
-	uint64_t misses;		/* this instance's misses (the holder, as hits) */
 	struct mcs_node *mcs_mine;	/* MLOCK_MCS: the holder's node */
 	const struct lock_class *cls;	/* set at init */
 	const char *init_site;		/* set at init */
@@ -132,6 +131,7 @@ void mlock_spin_slow(struct mlock *l, unsigned me, uint32_t ticket, struct mcs_n
  * uncontended acquisition in counts or contested mode never opens a shard. */
 struct mlock_ev {
 	bool missed;
+	bool hit, migrated;	/* the hit goes to the shard: a waiter spun on the lock's line */
 	uint64_t spins, wait, hold, irqoff;
 	const char *site;
 };
@@ -191,8 +191,8 @@ MLOCK_INLINE void mlock_acquire_(struct mlock *l, unsigned me, const char *site)
 	if (mode) {
 		hs->site = site;	/* the holder's site, for the messages */
 		/* read now, while the word's line has just arrived */
-		hs->migrated = lockstat_counts_migrations(mode) && l->last_cpu != me &&
-			       l->last_cpu != 0;
+		hs->migrated = lockstat_counts_migrations(mode) &&
+			       (hs->missed || (l->last_cpu != me && l->last_cpu != 0));
 		/* timing: the one timestamp of an uncontended acquisition - the hold's start,
 		 * standing for the mask's too (the slow path stamped a contended one) */
 		if (mode == LOCKSTAT_TIMING && !hs->missed)
@@ -201,6 +201,17 @@ MLOCK_INLINE void mlock_acquire_(struct mlock *l, unsigned me, const char *site)
 	/* relaxed stores: other CPUs read the list only for messages and mlock_destroy */
 	__atomic_store_n(&kc->mlock_held[d], l, __ATOMIC_RELAXED);
 	__atomic_store_n(&kc->mlock_depth, d + 1, __ATOMIC_RELAXED);
+}
+
+/* At a release: does a waiter spin on the lock's own line? The ticket lock's waiters do
+ * (a ticket taken beyond ours; relaxed: a waiter arriving after the load only costs the
+ * transfer this avoids, the counts stay exact either way). The test-and-set lock's
+ * waiters do too but leave no trace, and the MCS lock's spin on their own nodes: for
+ * them, no. */
+MLOCK_INLINE bool mlock_waited_on(const struct mlock *l)
+{
+	return l->algo == MLOCK_TICKET &&
+	       __atomic_load_n(&l->u.tk.next, __ATOMIC_RELAXED) != l->u.tk.serving + 1;
 }
 
 MLOCK_INLINE void mlock_release_(struct mlock *l, unsigned me, const char *site)
@@ -224,6 +235,7 @@ MLOCK_INLINE void mlock_release_(struct mlock *l, unsigned me, const char *site)
 	bool rare = false;
 	if (mode) {		/* this CPU's slot: local */
 		ev.missed = hs->missed;
+		ev.hit = false;
 		ev.hold = 0;
 		if (__builtin_expect(ev.missed, 0)) {
 			ev.spins = hs->spins;
@@ -237,12 +249,22 @@ MLOCK_INLINE void mlock_release_(struct mlock *l, unsigned me, const char *site)
 			ev.irqoff = now - hs->t_mask;
 			rare = true;
 		}
-		/* the lock's counters, right before the release store (its line) */
-		if (lockstat_counts_migrations(mode))
-			l->last_cpu = (uint16_t)me;
-		lockstat_inst_hit(&l->st, hs->migrated);
-		if (__builtin_expect(ev.missed, 0))
-			l->misses++;
+		if (__builtin_expect(mlock_waited_on(l), 0)) {
+			/* a waiter spins on the line: a store to it now would pull the line away
+			 * from the spinner and back before the release store can - a transfer
+			 * inside the section of a lock that is, being waited on, the
+			 * bottleneck. The hit goes to this CPU's shard after the release; the
+			 * next holder is that waiter (FIFO), which missed, so it knows it
+			 * migrated without last_cpu */
+			ev.hit = true;
+			ev.migrated = hs->migrated;
+			rare = true;
+		} else {
+			/* the lock's counters, right before the release store (its line) */
+			if (lockstat_counts_migrations(mode))
+				l->last_cpu = (uint16_t)me;
+			lockstat_inst_hit(&l->st, hs->migrated);
+		}
 	}
 	const struct lock_class *cls = l->cls;	/* constant: readable after the release */
 	switch (l->algo) {

@@ -175,6 +175,11 @@ static void missed_stat(unsigned me, unsigned mode, uint64_t t0, uint64_t spins)
 void mlock_commit_slow(const struct lock_class *c, const struct mlock_ev *ev)
 {
 	struct lockstat_shard *s = lockstat_open(c);
+	if (ev->hit) {		/* a waiter spun on the lock's line (mlock_release_) */
+		LOCKSTAT_ADD(s->hits, 1);
+		if (ev->migrated)
+			LOCKSTAT_ADD(s->migrations, 1);
+	}
 	if (ev->missed) {
 		LOCKSTAT_ADD(s->misses, 1);
 		LOCKSTAT_ADD(s->spins, ev->spins);

@@ -118,8 +118,12 @@ KTEST(lock_mlock_exclusion_each_algo)
 			KT_EXPECT_EQ(mx_counter, want);
 			read_class(&test_master_class);
 			KT_EXPECT_EQ(snap.hits, want);
-			KT_EXPECT_EQ(mx.st.hits, want);
-			KT_EXPECT_EQ(snap.misses, mx.misses);
+			/* in the lock, except (ticket) a release's that a waiter spun on: its
+			 * hit went to the shard (mlock_waited_on) */
+			if (a == MLOCK_TICKET)
+				KT_EXPECT(mx.st.hits <= want);
+			else
+				KT_EXPECT_EQ(mx.st.hits, want);
 			KT_EXPECT(snap.misses <= snap.hits);		/* at most one per hit */
 			KT_EXPECT_EQ(snap.wait.n, snap.misses);		/* one wait per miss */
 			KT_EXPECT_EQ(snap.hold.n, want);
@@ -186,8 +190,12 @@ KTEST(lock_mlock_one_miss_per_contended_hit)
 		read_class(&test_master_class);
 		KT_EXPECT_EQ(snap.hits, 2u);
 		KT_EXPECT_EQ(snap.misses, 1u);
-		KT_EXPECT_EQ(mx.misses, 1u);
 		KT_EXPECT_EQ(snap.migrations, 1u);	/* CPU 0 then CPU 1 */
+		/* where the hits were counted: the ticket lock's first release had the
+		 * contender spinning on its line, so that hit went to the shard and only the
+		 * contender's (released with nobody waiting) is in the lock; the MCS lock's
+		 * waiter spins on its own node, so both are in the lock */
+		KT_EXPECT_EQ(mx.st.hits, algos[i] == MLOCK_TICKET ? 1u : 2u);
 		/* the site of the miss is mx_contender's acquire */
 		KT_EXPECT(snap.sites[0].site && snap.sites[0].n == 1);
 		mlock_destroy(&mx);
