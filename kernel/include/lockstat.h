@@ -31,7 +31,9 @@
  *     protects the list, the instances' reset marks and the class's folded totals); a
  *     reader sums the live instances under that lock, an instance's destruction folds its
  *     counts into the class under it. Static locks (MLOCK_INIT) join their class's list
- *     through LOCKSTAT_STATIC, at lockstat_init.
+ *     through LOCKSTAT_STATIC, at lockstat_init. A master lock's release that a ticket
+ *     waiter spins on counts its hit in the shard instead (mlock.h: mlock_waited_on).
+ *     The class's sum is the same either way.
  *   - everything rarer (misses, spins, sleeps, wakeups, futile wakeups, queue lengths,
  *     wait / hold / masked times, call sites, created / destroyed, and the helping locks'
  *     hits, hlock.h): one shard per (CPU, class), written only by its CPU with interrupts

@@ -62,10 +62,14 @@ struct mcs_node {
  *     the stamps, a contended acquisition's spins and wait, whether it migrated - is in
  *     this CPU's slot for the lock's depth (struct mlock_hstat, beside the held list):
  *     local lines, never in the lock;
- *   - the instance's counters (hits, migrations, misses, the last holder's CPU) are in
- *     the lock word's own line, read right after the acquisition (the line has just
- *     arrived) and written right before the release store, which needs that line
- *     exclusively anyway: the counters ride on the release's own transfer.
+ *   - the instance's counters (hits, migrations, the last holder's CPU) are in the lock
+ *     word's own line, read right after the acquisition (the line has just arrived) and
+ *     written right before the release store, which needs that line exclusively anyway:
+ *     the counters ride on the release's own transfer - unless a waiter spins on that
+ *     line (a ticket taken beyond ours: mlock_waited_on). Then a store before the release
+ *     pulls the line back from the spinner, a transfer inside the section, so the hit and
+ *     migration go to this CPU's shard after the release instead (hosted, cswitch: the
+ *     counting cost +20.6 % -> +10.2 % of time per operation; docs/locks.md).
  * Nothing is committed to a shard inside the section: a miss's figures and a time go to
  * this CPU's shard after the word is released, before the mask is lifted. */
 struct mlock {
