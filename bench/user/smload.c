@@ -149,40 +149,7 @@ static void flush_stdout(void)
 		die("write stdout");
 }
 
-/* ---- generated text: deterministic ---- */
-
-static uint32_t rng;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 17;
-	rng ^= rng << 5;
-	return rng % n;
-}
-
-struct text {
-	char *buf;
-	size_t len, cap;
-};
-
-static void __attribute__((format(printf, 2, 3))) tprintf(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= t->cap - t->len)
-		fail("generated text larger than %zu bytes", t->cap);
-	t->len += (size_t)n;
-}
-
-static void write_file(const char *path, const char *buf, size_t len)
-{
-	int fd = xopen(path, O_WRONLY | O_CREAT | O_EXCL);
-	write_all(fd, buf, len, path);
-	xclose(fd, path);
-}
+/* generated text (deterministic): rnd, struct text, tprintf, text_write - ubench_io.h */
 
 /* ---- andrew: the source tree ---- */
 
@@ -195,7 +162,7 @@ static const char *const cw[] = {
 
 static void c_ident(struct text *t, uint32_t a, uint32_t b)
 {
-	tprintf(t, "%s_%s", cw[a % NCW], cw[b % NCW]);
+	text_ident(t, cw, NCW, a, b);
 }
 
 static uint32_t seed(uint32_t kind, long g, int s, int i)
@@ -302,7 +269,7 @@ static void tree_make(void)
 				t.len = 0;
 				gen_header(&t, g, s, h);
 				mkpath(path, "%s/g%ld/s%d/h%d.h", src_root, g, s, h);
-				write_file(path, t.buf, t.len);
+				text_write(path, &t, O_EXCL);
 				tree_files++;
 				tree_bytes += (long)t.len;
 			}
@@ -310,7 +277,7 @@ static void tree_make(void)
 				t.len = 0;
 				gen_source(&t, g, s, i);
 				mkpath(path, "%s/g%ld/s%d/c%d.c", src_root, g, s, i);
-				write_file(path, t.buf, t.len);
+				text_write(path, &t, O_EXCL);
 				tree_files++;
 				tree_bytes += (long)t.len;
 			}

@@ -551,40 +551,7 @@ static void bench_pdevtest_ind(void)
 	report("pdevtestInd", copies * scale, ns);
 }
 
-/* ---- generated text (pmake's sources, troff's man page): deterministic ---- */
-
-static uint32_t rng;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 17;
-	rng ^= rng << 5;
-	return rng % n;
-}
-
-struct text {
-	char *buf;
-	size_t len, cap;
-};
-
-static void __attribute__((format(printf, 2, 3))) tprintf(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= t->cap - t->len)
-		fail("generated text larger than %zu bytes", t->cap);
-	t->len += (size_t)n;
-}
-
-static void write_file(const char *path, const struct text *t)
-{
-	int fd = xopen(path, O_WRONLY | O_CREAT | O_TRUNC);
-	write_all(fd, t->buf, t->len, path);
-	xclose(fd, path);
-}
+/* generated text (deterministic): rnd, struct text, tprintf, text_write - ubench_io.h */
 
 /* ---- pmake, pmakeInd (5.1.1, 5.1.2) ---- */
 
@@ -597,7 +564,7 @@ static const char *const cw[] = {
 
 static void c_ident(struct text *t, uint32_t a, uint32_t b)
 {
-	tprintf(t, "%s_%s", cw[a % NCW], cw[b % NCW]);
+	text_ident(t, cw, NCW, a, b);
 }
 
 /* header h: macros and prototypes */
@@ -677,13 +644,13 @@ static void tree_make(const char *src, const char *obj)
 		t.len = 0;
 		gen_header(&t, h);
 		mkpath(path, "%s/h%d.h", src, h);
-		write_file(path, &t);
+		text_write(path, &t, O_TRUNC);
 	}
 	for (int i = 0; i < NSRC; i++) {
 		t.len = 0;
 		gen_source(&t, i);
 		mkpath(path, "%s/c%02d.c", src, i);
-		write_file(path, &t);
+		text_write(path, &t, O_TRUNC);
 	}
 }
 
@@ -1188,7 +1155,7 @@ static void troff_input(void)
 	struct text t = { troff_in, 0, sizeof troff_in };
 	mkpath(troff_path, "%s/troff.txt", dir);
 	gen_manpage(&t);
-	write_file(troff_path, &t);
+	text_write(troff_path, &t, O_TRUNC);
 }
 
 static void troff_tidy(void)

@@ -1,6 +1,7 @@
 /*
  * ubench_io.h - the small wrappers bench/user/sprite.c and bench/user/smload.c share: a
- * bad argument (usage), a child's status, the monotonic clock, bounded paths, and
+ * bad argument (usage), a child's status, the monotonic clock, bounded paths, generated
+ * text (a seeded xorshift, a bounded buffer, identifiers, files), and
  * open/close/pipe/read/write that fail with the call and strerror (die, fail). Each
  * program includes it after its own usage(), with UBENCH_PROG (its name, the messages'
  * prefix), UBENCH_PART (the variable naming the part running), main_pid, on_failure, self
@@ -195,6 +196,48 @@ static void prepare_dir(void)
 		errno = ENOTDIR;
 		die("DIR %s", dir);
 	}
+}
+
+/* ---- generated text: a seeded xorshift (rng, set by the caller) and a bounded buffer ---- */
+
+static uint32_t rng;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 17;
+	rng ^= rng << 5;
+	return rng % n;
+}
+
+struct text {
+	char *buf;
+	size_t len, cap;
+};
+
+static void __attribute__((format(printf, 2, 3))) tprintf(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= t->cap - t->len)
+		fail("generated text larger than %zu bytes", t->cap);
+	t->len += (size_t)n;
+}
+
+/* a C identifier from two of the program's words (its vocabulary: words[0..n-1]) */
+static void text_ident(struct text *t, const char *const *words, size_t n, uint32_t a, uint32_t b)
+{
+	tprintf(t, "%s_%s", words[a % n], words[b % n]);
+}
+
+/* t into a new file at path (O_EXCL: a file already there fails) or over it (O_TRUNC) */
+static void text_write(const char *path, const struct text *t, int how)
+{
+	int fd = xopen(path, O_WRONLY | O_CREAT | how);
+	write_all(fd, t->buf, t->len, path);
+	xclose(fd, path);
 }
 
 #endif
