@@ -40,6 +40,20 @@
  * releasing - a wakeup that comes before the sleep sets the flag, which the sleep then
  * consumes, so none is lost.
  *
+ * MON_HELPING (the kernel's `fiasco` configuration; Hohmuth & Haertig 2001, sections 3.2-3.3
+ * and 4.2: local state under wait-free locks with helping): the monitor's lock is a helping
+ * lock (hlock.h) instead of the word. A contender never sleeps on the monitor: it pushes
+ * itself on the lock's helper stack and runs the owner on its own CPU (priority
+ * inheritance by donation) until the lock is handed to it, the highest-priority helper
+ * first. Critical sections must then not sleep: a wait on a condition variable releases
+ * the monitor before it sleeps (Figure 2's unlock-sleep-lock; the paper's "nested monitor
+ * calls must not sleep": sched_sleep panics if another helping lock is held). The
+ * condition variables keep Mesa semantics (the queues under the monitor's own interlock,
+ * as above). Statistics: the helping lock counts its hits, misses (contended
+ * acquisitions), helps (as `spins`) and wait times in the class's shards (hlock.c); the
+ * instance counters (st, misses) stay 0. Refused with MON_QSCHED or MON_HANDOFF (the
+ * helping lock already passes the lock to its top helper).
+ *
  * Contexts: threads only (never handlers), never while holding a master lock. Blocking.
  * Bad use panics naming the class, the owner and the call sites: unlock by a thread that
  * is not the owner, recursion, waiting or signalling a condition variable without its
@@ -50,9 +64,11 @@
 
 #include "mlock.h"
 #include "thread.h"
+#include "hlock.h"
 
 #define MON_HANDOFF 1u	/* release hands the lock to the first waiter (default: broadcast) */
 #define MON_QSCHED 2u	/* wait queue under the locked scheduler's sched_Mutex (Figure 9) */
+#define MON_HELPING 4u	/* the lock is a helping lock (Hohmuth & Haertig 3.3): below */
 
 /* The lock word's bits (struct monitor.word) */
 #define MON_W_LOCKED 1u		/* held: set by test-and-set, cleared by the release */
@@ -87,6 +103,7 @@ struct monitor {
 	const struct lock_class *cls;	/* set at init */
 	const char *init_site;		/* set at init */
 	struct mlock own;
+	struct hlock hl;		/* MON_HELPING: the lock (its word: CAS only, hlock.h) */
 };
 
 struct condvar {

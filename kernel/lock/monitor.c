@@ -44,6 +44,13 @@
  * CPU's shard with interrupts masked, after the interlock is released (under Figure 9's
  * configuration the interlock is sched_Mutex, whose hold time must not grow by the
  * statistics).
+ *
+ * MON_HELPING (monitor.h; Hohmuth & Haertig 2001, sections 3.3 and 4.2, Figure 2): the
+ * lock is m->hl, a helping lock; lock and unlock are hlock_lock / hlock_unlock plus the
+ * owner fields, and a condition wait queues under the interlock, releases the helping lock
+ * and only then sleeps (a signaller must hold the monitor, so it comes after the release
+ * and finds the waiter queued; its wakeup before the sleep sets the condition flag, which
+ * the sleep consumes). The word, the miss path and the instance counters are unused.
  */
 #include "monitor.h"
 #include <ksync/errors.h>
@@ -160,8 +167,10 @@ static void wake_list(struct mon_waiter *w, uint64_t cond)
 
 int mon_init_at(struct monitor *m, const struct lock_class *c, unsigned flags, const char *site)
 {
-	if (!m || !c || (flags & ~(MON_HANDOFF | MON_QSCHED)))
+	if (!m || !c || (flags & ~(MON_HANDOFF | MON_QSCHED | MON_HELPING)))
 		return KSYNC_EINVAL;
+	if ((flags & MON_HELPING) && (flags & (MON_HANDOFF | MON_QSCHED)))
+		return KSYNC_EINVAL;	/* the helping lock hands over itself; no sched_Mutex */
 	memset(m, 0, sizeof *m);
 	struct mlock *sm = (flags & MON_QSCHED) ? sched_master_lock() : NULL;
 	if (!sm)
@@ -173,6 +182,8 @@ int mon_init_at(struct monitor *m, const struct lock_class *c, unsigned flags, c
 	m->flags = flags;
 	m->cls = c;
 	m->init_site = site;
+	/* the helping lock counts into the monitor's class (hlock.c's shard statistics) */
+	hlock_init(&m->hl, c, NULL);
 	lockstat_inst_add(c, &m->st);
 	return KSYNC_OK;
 }
@@ -183,6 +194,8 @@ void mon_destroy_at(struct monitor *m, const char *site)
 	unsigned w = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
 	unsigned q = m->qlen;
 	iunlock(m, k, site);
+	if ((m->flags & MON_HELPING) && hlock_owner(&m->hl))
+		w |= MON_W_LOCKED;
 	if ((w & MON_W_LOCKED) || q)
 		panic("mon_destroy at %s: monitor of class '%s' (init %s) is held by '%s' (since %s) "
 		      "with %u waiters", site, m->cls->name, m->init_site, tname(owner_of(m)),
@@ -330,6 +343,22 @@ void mon_lock_at(struct monitor *m, const char *site)
 {
 	struct thread *self = self_or_panic("mon_lock", site, m->cls);
 	mlock_assert_none("mon_lock", site);
+	if (m->flags & MON_HELPING) {
+		if (owner_of(m) == self)
+			panic("mon_lock: recursion: thread '%s' asks at %s for monitor of class '%s' "
+			      "(init %s) that it holds since %s", tname(self), site, m->cls->name,
+			      m->init_site, m->site ? m->site : "?");
+		/* helps the owner until the lock is handed over; never invalidated (only
+		 * hlock_invalidate does that, and monitors do not call it) */
+		int rc = hlock_lock(&m->hl);
+		if (rc != KSYNC_OK)
+			panic("mon_lock at %s: helping lock of monitor of class '%s' (init %s): %s",
+			      site, m->cls->name, m->init_site, ksync_strerror(rc));
+		/* the owner's fields, protected by the helping lock */
+		__atomic_store_n(&m->owner, self, __ATOMIC_RELAXED);
+		m->site = site;
+		return;
+	}
 	unsigned mode = lockstat_on();
 	uint64_t t0 = 0;
 	struct mon_ev e = { 0 };
@@ -387,6 +416,12 @@ void mon_unlock_at(struct monitor *m, const char *site)
 	struct thread *self = thread_self();
 	if (!self || owner_of(m) != self)
 		not_owner(m, "mon_unlock", site);
+	if (m->flags & MON_HELPING) {
+		__atomic_store_n(&m->owner, NULL, __ATOMIC_RELAXED);
+		m->site = NULL;
+		hlock_unlock(&m->hl);	/* to the top helper, if any (release) */
+		return;
+	}
 	struct mon_ev e = { 0 };
 	struct mon_waiter *wake = NULL;
 	releasing(m, &e);
@@ -461,6 +496,17 @@ void cv_wait_at(struct condvar *cv, const char *site)
 	enqueue(&cv->head, &cv->tail, &cv->qlen, &w);
 	cv->waits++;
 	struct mon_ev ce = { .sleeps = 1, .max_queue = cv->qlen }, me = { 0 };
+	if (m->flags & MON_HELPING) {
+		/* queued; now release the helping lock, then sleep (Figure 2) */
+		iunlock(m, k, site);
+		__atomic_store_n(&m->owner, NULL, __ATOMIC_RELAXED);
+		m->site = NULL;
+		hlock_unlock(&m->hl);
+		commit2(cv->cls, &ce, NULL, NULL);
+		sched_sleep(SCHED_COND_CV);
+		mon_lock_at(m, site);
+		return;
+	}
 	releasing(m, &me);
 	unsigned n;
 	struct mon_waiter *wake = pass_ilocked(m, &n);

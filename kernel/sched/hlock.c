@@ -123,13 +123,14 @@ static void stat_acquire(struct hlock *l, bool missed, uint64_t helps, uint64_t 
 {
 	irqkey_t k = arch_irq_save();
 	struct lockstat_shard *sh = lockstat_open(l->cls);
+	/* every acquisition is a hit (lockstat.h: hits are successful acquisitions, as a
+	 * master lock's miss is followed by its hit); a contended one is also a miss */
+	LOCKSTAT_ADD(sh->hits, 1);
 	if (missed) {
 		LOCKSTAT_ADD(sh->misses, 1);
 		LOCKSTAT_ADD(sh->spins, helps);
 		if (wait)
 			lockstat_time_add(&sh->wait, wait);
-	} else {
-		LOCKSTAT_ADD(sh->hits, 1);
 	}
 	lockstat_close(sh);
 	arch_irq_restore(k);

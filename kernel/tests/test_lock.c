@@ -227,11 +227,13 @@ static void mon_worker(void *arg)
 KTEST(lock_monitor_exclusion_every_mode)
 {
 	const char *s;
-	static const unsigned modes[4] = { 0, MON_HANDOFF, MON_QSCHED, MON_QSCHED | MON_HANDOFF };
+	static const unsigned modes[5] = { 0, MON_HANDOFF, MON_QSCHED, MON_QSCHED | MON_HANDOFF,
+					   MON_HELPING };
 	FOR_EACH_SCHED(s) {
-		for (unsigned mi = 0; mi < 4; mi++) {
+		for (unsigned mi = 0; mi < 5; mi++) {
 			KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
 			KT_ASSERT_EQ(mon_init(&mon, &test_monitor_class, modes[mi]), KSYNC_OK);
+			bool helping = modes[mi] & MON_HELPING;
 			/* the scheduler's lock protects the queue only under the locked scheduler */
 			bool qs = !strcmp(s, "locked") && (modes[mi] & MON_QSCHED);
 			KT_EXPECT_EQ(!!(mon_flags(&mon) & MON_QSCHED), qs);
@@ -249,8 +251,14 @@ KTEST(lock_monitor_exclusion_every_mode)
 			KT_EXPECT_EQ(mon_counter, want);
 			read_class(&test_monitor_class);
 			KT_EXPECT_EQ(snap.hits, want);
-			KT_EXPECT_EQ(mon.st.hits, want);
-			KT_EXPECT_EQ(snap.misses, mon.misses);
+			/* a helping monitor's lock counts in the class's shards, and its contenders
+			 * help instead of sleeping */
+			KT_EXPECT_EQ(mon.st.hits, helping ? 0 : want);
+			KT_EXPECT_EQ(snap.misses, helping ? snap.misses : mon.misses);
+			if (helping) {
+				KT_EXPECT_EQ(snap.sleeps, 0u);
+				KT_EXPECT(hlock_owner(&mon.hl) == NULL);
+			}
 			if (modes[mi] & MON_HANDOFF)	/* hand-off: a waiter misses once, never again */
 				KT_EXPECT(snap.misses <= snap.hits);
 			kt_diag(kt, "%s flags %u: %u threads: hits %lu misses %lu sleeps %lu max queue %lu",
@@ -336,6 +344,81 @@ KTEST(lock_monitor_handoff_fifo)
 		KT_EXPECT_EQ(snap.misses, (uint64_t)BK);	/* one each: the lock was handed over */
 		KT_EXPECT_EQ(snap.wakeups, (uint64_t)BK);
 		mon_destroy(&mon);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+}
+
+/* ---- a helping monitor (the fiasco configuration): a contender runs the owner -------------
+ * Hohmuth & Haertig 3.3: a thread that finds the lock taken pushes itself on the helper
+ * stack and passes its CPU to the owner instead of blocking. One CPU, strict priorities: a
+ * higher-priority contender created by the owner inside its section preempts it, misses,
+ * and must run the owner (a helps_local) - a sleeping monitor would queue it instead
+ * (qlen 1, a sleep in the class). */
+static struct thread *hm_contender;
+static volatile unsigned hm_got, hm_waited, hm_created;
+
+static void hm_contend(void *arg)
+{
+	(void)arg;
+	mon_lock(&mon);
+	__atomic_store_n(&hm_got, 1, __ATOMIC_RELAXED);
+	mon_unlock(&mon);
+}
+
+static bool hm_someone_waits(void)
+{
+	return (atomic_load_explicit(&mon.hl.word, memory_order_relaxed) & HLOCK_TOP_MASK) ||
+	       __atomic_load_n(&mon.qlen, __ATOMIC_RELAXED);
+}
+
+static void hm_owner(void *arg)
+{
+	(void)arg;
+	mon_lock(&mon);
+	hm_created = thread_create(&hm_contender, hm_contend, NULL, 0, 1, "hm-contender", 0) ==
+		     KSYNC_OK;
+	if (hm_created)
+		hm_waited = WAIT_UNTIL(hm_someone_waits(), 5000);
+	mon_unlock(&mon);
+}
+
+KTEST(lock_monitor_helping_contender_runs_the_owner)
+{
+	const char *s;
+	static const uint8_t strict[1] = { 0 };
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		(void)sched_table_set(strict, 1);
+		KT_ASSERT_EQ(mon_init(&mon, &test_monitor_class, MON_HELPING), KSYNC_OK);
+		KT_EXPECT_EQ(mon_flags(&mon), MON_HELPING);
+		lockstat_reset();
+		hlock_stats_reset();
+		hm_got = hm_waited = hm_created = 0;
+		struct thread *o;
+		KT_ASSERT_EQ(thread_create(&o, hm_owner, NULL, 3, 1, "hm-owner", 0), KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(o), KSYNC_OK);
+		KT_ASSERT(hm_created);
+		KT_EXPECT_EQ(thread_join(hm_contender), KSYNC_OK);
+		KT_EXPECT(hm_waited);
+		KT_EXPECT_EQ(hm_got, 1u);
+		read_class(&test_monitor_class);
+		struct hlock_stats hs;
+		hlock_stats_get(&hs);
+		kt_diag(kt, "%s: hits %lu misses %lu sleeps %lu helps here %lu remote %lu", s,
+			(unsigned long)snap.hits, (unsigned long)snap.misses,
+			(unsigned long)snap.sleeps, (unsigned long)hs.helps_local,
+			(unsigned long)hs.helps_remote);
+		KT_EXPECT_EQ(snap.hits, 2u);
+		KT_EXPECT_EQ(snap.misses, 1u);
+		KT_EXPECT_EQ(snap.sleeps, 0u);
+		KT_EXPECT(hs.helps_local > 0);
+		KT_EXPECT(hlock_owner(&mon.hl) == NULL);
+		/* a helping monitor takes neither sched_Mutex nor hand-off */
+		struct monitor bad;
+		KT_EXPECT_EQ(mon_init(&bad, &test_monitor_class, MON_HELPING | MON_QSCHED), KSYNC_EINVAL);
+		KT_EXPECT_EQ(mon_init(&bad, &test_monitor_class, MON_HELPING | MON_HANDOFF), KSYNC_EINVAL);
+		mon_destroy(&mon);
+		sched_table_default();
 		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
 	}
 }
@@ -543,10 +626,12 @@ static void st_consumer(void *arg)
 KTEST(lock_monitor_stress_condvar_exact)
 {
 	const char *s;
-	static const unsigned modes[4] = { 0, MON_HANDOFF, MON_QSCHED, MON_QSCHED | MON_HANDOFF };
+	static const unsigned modes[5] = { 0, MON_HANDOFF, MON_QSCHED, MON_QSCHED | MON_HANDOFF,
+					   MON_HELPING };
 	unsigned np = ncpu() > 4 ? 4 : ncpu(), nc = np;
 	FOR_EACH_SCHED(s) {
-		for (unsigned mi = 0; mi < 4; mi++) {
+		for (unsigned mi = 0; mi < 5; mi++) {
+			bool helping = modes[mi] & MON_HELPING;
 			KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
 			KT_ASSERT_EQ(mon_init(&mon, &test_monitor_class, modes[mi]), KSYNC_OK);
 			KT_ASSERT_EQ(cv_init(&st_notfull, &test_cv_class, &mon), KSYNC_OK);
@@ -582,8 +667,10 @@ KTEST(lock_monitor_stress_condvar_exact)
 			read_class(&test_monitor_class);
 			KT_EXPECT_EQ(cvs.sleeps, cvs.wakeups);		/* every wait was woken */
 			KT_EXPECT_EQ(snap.hits, st_locks + cvs.sleeps);	/* each wait reacquires */
-			KT_EXPECT_EQ(mon.st.hits, snap.hits);
-			KT_EXPECT_EQ(mon.misses, snap.misses);
+			KT_EXPECT_EQ(mon.st.hits, helping ? 0 : snap.hits);
+			KT_EXPECT_EQ(mon.misses, helping ? 0 : snap.misses);
+			if (helping)	/* only the condition waits sleep: the monitor's contenders help */
+				KT_EXPECT_EQ(snap.sleeps, 0u);
 			KT_EXPECT_EQ(snap.sleeps, snap.wakeups);	/* every queued waiter woken once */
 			KT_EXPECT(snap.sleeps <= snap.misses);		/* a sleep follows a miss */
 			if (modes[mi] & MON_HANDOFF)
