@@ -166,7 +166,7 @@ def test_figure_9_finding_compares_the_two_monitor_configurations(sprite, verdic
 
 
 def test_the_kernel_refuses_a_lock_configuration_it_does_not_build(exe):
-    for locks, extra, why in (("fiasco", (), "is not built yet"),
+    for locks, extra, why in (("fiasco", ("sched=locked",), "sched=locked was given"),
                               ("bogus", (), "unknown configuration"),
                               ("sprite", ("sched=lockfree",), "sched=lockfree was given")):
         rec = spriteuser.run_ksync(ROOT, exe, 1, mult=0.05, timeout=120, locks=locks,
@@ -179,7 +179,9 @@ def test_the_kernel_refuses_a_lock_configuration_it_does_not_build(exe):
 def test_each_lock_configuration_queues_monitor_waiters_where_it_says(exe, locks):
     """Figure 9: under sprite a monitor's miss queues under sched_Mutex, never its own
     interlock (mon_interlock); sprite-fix and synthesis use their own interlocks, and
-    synthesis has no sched_Mutex at all (the lock-free run queues)."""
+    synthesis has no sched_Mutex at all (the lock-free run queues). Under fiasco the
+    monitors' locks are helping locks: their contenders never sleep (only condition waits
+    do, queued under the own interlock), and there is no sched_Mutex either."""
     # one CPU: a client that wrote its request reads its reply pipe before the server
     # (woken, not preempting it) ran, so it waits on the pipe's condition variable, which
     # queues it under the monitor's interlock (or sched_Mutex) - 600 times. (At 2 CPUs
@@ -197,6 +199,11 @@ def test_each_lock_configuration_queues_monitor_waiters_where_it_says(exe, locks
         assert interlock > 0 and sched > 0, lk
     else:
         assert interlock > 0 and sched == 0, lk
+    if locks == "fiasco":
+        # the pipe's monitor: no sleep on the lock itself; its condition variables slept
+        pipe = lk.get("pipe", {})
+        assert pipe.get("hits", 0) > 0 and pipe.get("sleeps", 0) == 0, lk
+        assert sum(v.get("sleeps", 0) for k, v in lk.items() if k.startswith("pipe_")) > 0, lk
 
 
 def test_sched_mutex_is_top_only_when_its_range_clears_every_other():

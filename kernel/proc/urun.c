@@ -201,24 +201,23 @@ static void report_account(const struct pmm_account *a0, const struct pmm_accoun
  * monitor's waiters contend on the scheduler's one lock; sprite-fix, the figure caption's
  * remedy: each monitor's own interlock; synthesis (Massalin & Pu): the lock-free run queues,
  * own interlocks (the file layer's monitors are not made lock-free: documented in
- * docs/locks.md). fiasco (Hohmuth & Haertig's helping locks for kernel objects) is not
- * built: refused with the reason. The process table, the futex buckets, the heap, the page
+ * docs/locks.md); fiasco (Hohmuth & Haertig 2001, sections 3.2 and 4.2): the global state
+ * by CAS - the lock-free run queues, the threads' state words - and the local state (the
+ * file layer's objects: the RAM file system, descriptor tables, pipes) under wait-free
+ * locks with helping: the monitors' locks are helping locks (monitor.h MON_HELPING). The
+ * process table, the futex buckets, the heap, the page
  * pool and the address spaces are master locks in every configuration (docs/locks.md). */
 static const struct { const char *name, *sched; unsigned mon_flags; } lock_configs[] = {
 	{ "sprite", "locked", MON_QSCHED },
 	{ "sprite-fix", "locked", 0 },
 	{ "synthesis", "lockfree", 0 },
+	{ "fiasco", "lockfree", MON_HELPING },
 };
 
 static int locks_config(const char *name, const char **sched_name, char *why, size_t n)
 {
 	char given[16];
 	bool has_sched = cmdline_get("sched", given, sizeof given) != NULL;
-	if (!strcmp(name, "fiasco")) {
-		ksnprintf(why, n, "the fiasco configuration (helping locks for the kernel's objects) "
-			  "is not built yet; sprite, sprite-fix and synthesis are");
-		return KSYNC_EINVAL;
-	}
 	for (size_t i = 0; i < ARRAY_SIZE(lock_configs); i++) {
 		if (strcmp(name, lock_configs[i].name))
 			continue;
@@ -229,13 +228,15 @@ static int locks_config(const char *name, const char **sched_name, char *why, si
 		}
 		*sched_name = lock_configs[i].sched;
 		fs_set_monitor_flags(lock_configs[i].mon_flags);
-		kprintf("ksync: locks=%s: the %s scheduler, the file layer's monitors queue under %s\n",
+		unsigned mf = lock_configs[i].mon_flags;
+		kprintf("ksync: locks=%s: the %s scheduler, the file layer's monitors %s\n",
 			name, lock_configs[i].sched,
-			lock_configs[i].mon_flags & MON_QSCHED ? "sched_Mutex (Figure 9)"
-							       : "their own interlocks");
+			mf & MON_QSCHED ? "queue under sched_Mutex (Figure 9)"
+			: mf & MON_HELPING ? "on helping locks (contenders help the owner)"
+					   : "queue under their own interlocks");
 		return KSYNC_OK;
 	}
-	ksnprintf(why, n, "unknown configuration (sprite, sprite-fix, synthesis; fiasco not built)");
+	ksnprintf(why, n, "unknown configuration (sprite, sprite-fix, synthesis, fiasco)");
 	return KSYNC_EINVAL;
 }
 
