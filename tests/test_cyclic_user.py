@@ -83,7 +83,18 @@ def test_verdict_needs_both_p999_and_max(k, l, verdict):
     f = next(f for f in fs if "ksync-sprite" in f.claim)
     assert f.verdict == verdict
     bar = next(f for f in fs if "fiasco" in f.claim)
-    assert bar.verdict == "not measurable here"
+    assert bar.verdict == "not measurable here" and "did not run" in bar.today
+
+
+@pytest.mark.parametrize("k,verdict", [((100, 200), "holds"), ((300, 400), "reversed")])
+def test_the_bar_is_the_fiasco_configurations_row(k, verdict):
+    d = _data(100, 200, 200, 300)
+    for i in range(3):
+        j = 1 + 0.01 * (i - 1)
+        d["runs"].append(_run("ksync-fiasco", i, k[0] * j, k[1] * j))
+    bars = [f for f in rep.cyc_findings(d) if f.claim.startswith("Bar for real programs")]
+    assert len(bars) == 1 and "ksync-fiasco" in bars[0].claim
+    assert bars[0].verdict == verdict
 
 
 def test_a_censored_percentile_gives_no_verdict():

@@ -478,7 +478,7 @@ def build_parser() -> Parser:
                     help="Linux guests: std, rt, std,rt, or none (default std)")
     su.add_argument("--locks", default="default", metavar="C[,C...]",
                     help="ksync's lock configurations (docs/locks.md): default (the build's), "
-                         "sprite, sprite-fix, synthesis; several interleave (default: default)")
+                         "sprite, sprite-fix, synthesis, fiasco; several interleave (default: default)")
     su.add_argument("--mult", type=float, default=1.0, metavar="X",
                     help="multiply every benchmark's per-copy scale (default 1; 0.05..20)")
     su.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
@@ -503,9 +503,9 @@ def build_parser() -> Parser:
                     help="cyclictest's duration per boot (default 10)")
     cu.add_argument("--hz", type=int_range_type(100, 100000), default=4000, metavar="HZ",
                     help="ksync's clock rate, its timed sleeps' resolution (default 4000)")
-    cu.add_argument("--locks", default="sprite,sprite-fix,synthesis", metavar="C[,C...]",
-                    help="ksync's lock configurations: default, sprite, sprite-fix, synthesis "
-                         "(default the three)")
+    cu.add_argument("--locks", default="sprite,sprite-fix,synthesis,fiasco", metavar="C[,C...]",
+                    help="ksync's lock configurations: default, sprite, sprite-fix, synthesis, "
+                         "fiasco (default the four)")
     cu.add_argument("--linux", default="rt,std", metavar="K[,K]",
                     help="Linux guests: rt, std, rt,std (default) or none")
     cu.add_argument("--no-load", action="store_true", help="no hackbench/dd load")

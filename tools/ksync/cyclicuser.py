@@ -33,7 +33,7 @@ from .util import write_atomic
 
 CYCLICUSER_JSON = "cyclicuser.json"
 SCHEMA = "ksync-cyclicuser-1"
-LOCK_CONFIGS = ("sprite", "sprite-fix", "synthesis")
+LOCK_CONFIGS = ("sprite", "sprite-fix", "synthesis", "fiasco")
 DEFAULT_HZ = 4000       # ksync's clock: one tick per 250 us, cyclictest's default period
 # busybox applets the script runs by name, beyond busybox.APPLETS
 APPLETS = ("renice", "dd", "nproc", "kill", "sleep")

@@ -460,7 +460,7 @@ def cmd_run(args, repo: Path) -> int:
         # Sprite's nine benchmarks as user programs beside Debian's standard Linux
         if not args.no_build and args.what == "sprite-user":
             make(repo, "kernel", progress)
-        # the three lock configurations and Debian's standard Linux, each benchmark about
+        # the four lock configurations and Debian's standard Linux, each benchmark about
         # a quarter second (mult 0.5: the default set's 15 minutes; a round at mult 1 took
         # 70 s on the 2-core AMD EPYC guest); the bench set runs them at full scale and
         # adds the PREEMPT_RT guest
@@ -473,7 +473,7 @@ def cmd_run(args, repo: Path) -> int:
                           for r in spriteuser_data["runs"] if not r["ok"]]
     cyclicuser_data = None
     if on_qemu and (args.what == "cyclic-user" or (args.what == "all" and args.set == "bench")):
-        # Table 1 with a user-mode handler: cyclictest under load on the three lock
+        # Table 1 with a user-mode handler: cyclictest under load on the four lock
         # configurations and both Linux guests, at the top CPU count (make bench: about
         # 20 s a boot; not in make run's default set for its time)
         if not args.no_build and args.what == "cyclic-user":
@@ -1343,8 +1343,7 @@ def _locks_arg(text: str, known: tuple[str, ...]) -> list[str | None]:
     locks = [x.strip() for x in text.split(",")]
     bad = [x for x in locks if x != "default" and x not in known]
     if bad:
-        raise UsageError(f"--locks {text}: each of default, {', '.join(known)}"
-                         + (" (fiasco is not built yet)" if "fiasco" in bad else ""))
+        raise UsageError(f"--locks {text}: each of default, {', '.join(known)}")
     return [None if x == "default" else x for x in dict.fromkeys(locks)]
 
 

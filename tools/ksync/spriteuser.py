@@ -64,7 +64,7 @@ SCALES = {"fork": 2000, "fexec": 600, "mem": 250, "cswitch": 12000, "pdevtest": 
 WORKDIR = "/tmp/sprite"
 # the kernel's lock configurations a run can boot (kernel/proc/urun.c locks=; fiasco is
 # refused by the kernel: not built)
-LOCK_CONFIGS = ("sprite", "sprite-fix", "synthesis")
+LOCK_CONFIGS = ("sprite", "sprite-fix", "synthesis", "fiasco")
 LOCK_FIELDS = ("hits", "misses", "spins", "sleeps", "wakeups", "futile", "wait_ticks",
                "hold_ticks")
 MARK_BEGIN = "KSYNC-SPRITE-BEGIN"

@@ -51,7 +51,8 @@ def _runs(data: dict, kernel: str, smp: int | None = None) -> list[dict]:
             and r.get("kernel") == kernel and (smp is None or r.get("smp") == smp)]
 
 
-ORDER = ("ksync", "ksync-sprite", "ksync-sprite-fix", "ksync-synthesis", "linux-std", "linux-rt")
+ORDER = ("ksync", "ksync-sprite", "ksync-sprite-fix", "ksync-synthesis", "ksync-fiasco", "linux-std",
+         "linux-rt")
 
 
 def kernels(data: dict) -> list[str]:
