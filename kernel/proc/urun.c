@@ -207,12 +207,22 @@ static void report_account(const struct pmm_account *a0, const struct pmm_accoun
  * locks with helping: the monitors' locks are helping locks (monitor.h MON_HELPING). The
  * process table, the futex buckets, the heap, the page
  * pool and the address spaces are master locks in every configuration (docs/locks.md). */
-static const struct { const char *name, *sched; unsigned mon_flags; } lock_configs[] = {
-	{ "sprite", "locked", MON_QSCHED },
-	{ "sprite-fix", "locked", 0 },
-	{ "synthesis", "lockfree", 0 },
-	{ "fiasco", "lockfree", MON_HELPING },
+static const struct {
+	const char *name, *sched;
+	unsigned mon_flags;
+	/* hard priorities: the priority table {0} (the lowest non-empty level always runs),
+	 * the fixed-priority preemptive scheduling Fiasco's real-time guarantees assume
+	 * (Hohmuth & Haertig 3.3: "hard priorities"); the others keep Synthesis's default
+	 * table, which serves every level in proportion (thread.c sched_table_default) */
+	bool strict;
+} lock_configs[] = {
+	{ "sprite", "locked", MON_QSCHED, false },
+	{ "sprite-fix", "locked", 0, false },
+	{ "synthesis", "lockfree", 0, false },
+	{ "fiasco", "lockfree", MON_HELPING, true },
 };
+/* set by locks_config for sched_start's caller (boot thread only) */
+static bool locks_strict;
 
 static int locks_config(const char *name, const char **sched_name, char *why, size_t n)
 {
@@ -227,10 +237,12 @@ static int locks_config(const char *name, const char **sched_name, char *why, si
 			return KSYNC_EINVAL;
 		}
 		*sched_name = lock_configs[i].sched;
+		locks_strict = lock_configs[i].strict;
 		fs_set_monitor_flags(lock_configs[i].mon_flags);
 		unsigned mf = lock_configs[i].mon_flags;
-		kprintf("ksync: locks=%s: the %s scheduler, the file layer's monitors %s\n",
+		kprintf("ksync: locks=%s: the %s scheduler%s, the file layer's monitors %s\n",
 			name, lock_configs[i].sched,
+			locks_strict ? " with hard priorities (table {0})" : "",
 			mf & MON_QSCHED ? "queue under sched_Mutex (Figure 9)"
 			: mf & MON_HELPING ? "on helping locks (contenders help the owner)"
 					   : "queue under their own interlocks");
@@ -280,6 +292,11 @@ void urun_main(struct boot_info *bi)
 	if (rc != KSYNC_OK) {
 		kprintf("ksync: mode=user: sched_start: %s\n", ksync_strerror(rc));
 		arch_exit(false);
+	}
+	if (locks_strict) {
+		static const uint8_t hard[1] = { 0 };
+		rc = sched_table_set(hard, 1);
+		KASSERT(rc == KSYNC_OK);
 	}
 	char err[160];
 	long frc = fs_init();
@@ -340,8 +357,19 @@ void urun_main(struct boot_info *bi)
 	account(&a0);
 	kprintf("ktap: KTAP version 1\nktap: 1..%u\n", ncmd);
 	int failed = 0;
+	arch_win_reset();	/* KSYNC_WINDOWS builds: this CPU's (the BSP's) windows from here */
 	for (unsigned i = 0; i < ncmd; i++)
 		failed += run_one(i + 1, cmds[i], out);
+	/* KSYNC_WINDOWS builds (make kernel WINDOWS=1): the longest window that held the BSP's
+	 * clock back while the commands ran (IF=0, a level at or above the clock's, a
+	 * crit_enter section: the time no thread could be preempted there), with the code
+	 * addresses that opened and closed it; other builds have no tracker */
+	struct arch_win win;
+	if (arch_win_read(&win))
+		kprintf("KSYNC {\"kind\":\"user_windows\",\"cpu\":0,\"unit\":\"tsc_ticks\","
+			"\"max\":%lu,\"max_open\":\"0x%lx\",\"max_close\":\"0x%lx\",\"windows\":%lu}\n",
+			(unsigned long)win.max, (unsigned long)win.max_open,
+			(unsigned long)win.max_close, (unsigned long)win.windows);
 	syscall_report();
 	/* orphans may still be running, and a dead thread's stack is freed lazily (at the
 	 * next thread_create): give them a moment (bounded) before counting */
