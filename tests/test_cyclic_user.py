@@ -12,6 +12,7 @@ import pytest
 
 from ksync import busybox, cyclicuser, dynlibs, linuxguest
 from ksync import cyclicuserreport as rep
+from ksync.util import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,6 +48,32 @@ def test_cyclictest_under_load_on_ksync():
     # apart from its Max line by up to 1 us (seen: p99.9 464053 with Max 464052)
     assert 0 <= res["p50_us"] <= res["p99_us"] <= res["p999_us"] <= res["max_us"] + 1
     assert res["late_periods"] is not None and res["kernel"] == "ksync-sprite-fix (hz=1000)"
+
+
+@pytest.mark.skipif(not (busybox.have_busybox() and dynlibs.have_rt_tests()),
+                    reason="busybox-static and rt-tests: scripts/deps.sh")
+def test_cyclictest_in_virtual_time_on_ksync():
+    """The -icount part: one CPU, the fiasco configuration, QEMU's guest clock counting
+    instructions (the same boot path the Linux guests take with ksync_qemu_base)."""
+    r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", "kernel"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = cyclicuser.run_ksync(ROOT, 1, 1, locks="fiasco", hz=1000, icount=cyclicuser.ICOUNT)
+    assert res["ok"], res["reason"]
+    assert res["env"] == "tcg-icount" and res["icount"] == cyclicuser.ICOUNT
+    assert res["threads"] == 1 and 0 < res["samples"] <= 4001, res["samples"]
+    assert res["kernel"] == "ksync-fiasco (hz=1000)"
+
+
+def test_icount_runs_one_cpu_under_tcg_only():
+    cyclicuser.check_icount(1, "tcg", cyclicuser.ICOUNT)
+    cyclicuser.check_icount(2, "tcg", None)
+    with pytest.raises(UsageError, match="one CPU"):
+        cyclicuser.check_icount(2, "tcg", 4)
+    with pytest.raises(UsageError, match="tcg"):
+        cyclicuser.check_icount(1, "kvm", 4)
+    assert cyclicuser.icount_spec(4) == "shift=4" and cyclicuser.icount_spec(None) is None
+    assert cyclicuser.env_name("tcg", 4) == "tcg-icount" and cyclicuser.env_name("tcg", None) == "tcg"
 
 
 @pytest.mark.skipif(not os.environ.get("KSYNC_SLOW"), reason="boots Debian's Linux: KSYNC_SLOW=1")
@@ -111,3 +138,23 @@ def test_table_rows_per_kernel_and_failed_runs_named():
     t = rep.cyc_tables(d)[0]
     assert [r[0].split()[0] for r in t.rows] == ["ksync-sprite", "ksync-synthesis", "linux-rt"]
     assert any("boom" in n for n in t.notes_below)
+
+
+def test_a_merged_record_gives_each_qemu_configuration_its_table_and_findings():
+    wall = _data(100, 200, 300, 400)
+    virt = _data(300, 400, 100, 200)
+    for r in virt["runs"]:
+        r.update(smp=1, env="tcg-icount", icount="shift=4,align=off,sleep=on")
+    virt["options"] = dict(virt["options"], smp=1, icount="shift=4,align=off,sleep=on")
+    both = cyclicuser.merge(wall, virt)
+    assert len(both["runs"]) == len(wall["runs"]) + len(virt["runs"])
+    ts = rep.cyc_tables(both)
+    assert len(ts) == 2 and "tcg, 2 CPUs" in ts[0].title and "tcg-icount, 1 CPU" in ts[1].title
+    assert any("-icount shift=4" in n for n in ts[1].notes_above)
+    assert not any("-icount" in n for n in ts[0].notes_above)
+    fs = [f for f in rep.cyc_findings(both) if "ksync-sprite" in f.claim]
+    # each configuration judged on its own runs: opposite verdicts here
+    assert [(f.env, f.verdict) for f in fs] == [("tcg, 2 CPUs", "holds"),
+                                                ("tcg-icount, 1 CPU", "reversed")]
+    # a record of one configuration is its own single part
+    assert rep.groups(wall) == [wall]

@@ -509,6 +509,11 @@ def build_parser() -> Parser:
     cu.add_argument("--linux", default="rt,std", metavar="K[,K]",
                     help="Linux guests: rt, std, rt,std (default) or none")
     cu.add_argument("--no-load", action="store_true", help="no hackbench/dd load")
+    cu.add_argument("--icount", nargs="?", const="default", default=None, metavar="SPEC",
+                    help="also run every guest under QEMU -icount (virtual time; one CPU: "
+                         "Debian's Linux hangs bringing up CPU 1 under it), SPEC QEMU's value "
+                         "or N for shift=N (default shift=4,align=off,sleep=on); both parts go "
+                         "to cyclicuser.json, each with its own table")
     cu.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
                     help="accelerator of every guest (default tcg)")
     cu.add_argument("--no-build", action="store_true", help="do not run make first")

@@ -10,7 +10,12 @@ QEMU machine options, the kernels interleaved round by round.
   markers - so ``linuxguest``'s parser and summary read both kernels' output.
 * Linux runs are ``linuxguest.run`` with ksync's QEMU options (``ksync_qemu_base``).
 * ``collect(...)`` returns the results record (``CYCLICUSER_JSON``) that
-  ``cyclicuserreport`` turns into the table and its findings.
+  ``cyclicuserreport`` turns into the table and its findings; ``collect(icount=ICOUNT)``
+  runs every guest under QEMU's -icount (virtual time: the guest clock counts
+  instructions, so host load and the host's scheduling of QEMU do not reach the figures),
+  one CPU (``check_icount``). ``merge`` joins a wall-clock and an -icount record: each run
+  carries its ``env`` (tcg, tcg-icount) and ``smp``, and the report gives each pair its own
+  table and findings.
 
 Inputs (not measured): the period (-i), the duration (-D), the load, and ksync's clock rate
 ``hz``: ksync's timed sleep wakes at its periodic tick (kernel/sched/timer.c), Linux's at a
@@ -29,7 +34,7 @@ from typing import Callable
 
 from . import busybox, dynlibs, linuxguest, qemu, userprogs
 from .cpio import Entry
-from .util import write_atomic
+from .util import UsageError, write_atomic
 
 CYCLICUSER_JSON = "cyclicuser.json"
 SCHEMA = "ksync-cyclicuser-1"
@@ -91,14 +96,46 @@ def late_periods(res: dict, interval_us: int) -> int | None:
     return late + max(0, int(res.get("overflows") or 0) - int(res.get("overflow_values") or 0))
 
 
+# QEMU's -icount value for the virtual-time runs (docs/fiasco.md: the value linuxguest's
+# measurements found to boot Debian's Linux, one CPU; host load does not reach the figures)
+ICOUNT = "shift=4,align=off,sleep=on"
+
+
+def icount_spec(icount: str | int | None) -> str | None:
+    """QEMU's -icount value: None (wall-clock), an int N (shift=N) or the value itself."""
+    if icount is None:
+        return None
+    return f"shift={icount}" if str(icount).isdigit() else str(icount)
+
+
+def env_name(accel: str, icount: str | int | None) -> str:
+    """A run's QEMU configuration as the report names it: tcg, tcg-icount, kvm."""
+    return f"{accel}-icount" if icount is not None else accel
+
+
+def check_icount(smp: int, accel: str, icount: str | int | None) -> None:
+    """-icount needs TCG and one CPU: QEMU 7.2 has no icount with multi-threaded TCG, and
+    Debian's Linux 6.1 hangs bringing up CPU 1 under it (linuxguest.py's notes)."""
+    if icount is None:
+        return
+    if accel != "tcg":
+        raise UsageError(f"-icount needs the tcg accelerator (asked: {accel})")
+    if smp != 1:
+        raise UsageError(f"-icount runs one CPU (asked: {smp}): Debian's Linux 6.1 hangs "
+                         "bringing up CPU 1 under -icount, and both kernels run the same QEMU "
+                         "configuration")
+
+
 def run_ksync(repo: Path, smp: int, seconds: int, interval_us: int = 250,
               buckets: int = linuxguest.BUCKETS, load: bool = True, locks: str | None = None,
               hz: int = DEFAULT_HZ, accel: str = "tcg", timeout: int | None = None,
-              rnd: int = 0) -> dict:
+              rnd: int = 0, icount: str | None = None) -> dict:
     res = linuxguest.empty_result(kernel_name(locks), seconds=seconds,
                                    interval_us=interval_us, buckets=buckets, load=bool(load),
-                                   notes=[], hz=hz, smp=smp, round=rnd, env=accel)
+                                   notes=[], hz=hz, smp=smp, round=rnd,
+                                   env=env_name(accel, icount))
     res["kernel"] = f"{kernel_name(locks)} (hz={hz})"
+    res["icount"] = icount_spec(icount)
     if not busybox.have_busybox() or not dynlibs.have_rt_tests():
         res["reason"] = "busybox-static and rt-tests are needed (scripts/deps.sh)"
         return res
@@ -114,7 +151,7 @@ def run_ksync(repo: Path, smp: int, seconds: int, interval_us: int = 250,
     t0 = time.monotonic()
     boot = qemu.boot(qemu.BootConfig(repo=repo, mode="user", smp=smp, accel=accel,
                                      timeout=timeout or int(60 + 3 * seconds), initrd=rd,
-                                     append=append))
+                                     append=append, icount=icount_spec(icount)))
     res["wall_s"] = round(time.monotonic() - t0, 2)
     cases = userprogs.parse_user_ktap(boot.lines)
     lines = cases[0].out.decode("utf-8", "replace").splitlines() if cases else []
@@ -146,10 +183,12 @@ def run_ksync(repo: Path, smp: int, seconds: int, interval_us: int = 250,
 
 def run_linux(image: linuxguest.GuestImage, smp: int, seconds: int, interval_us: int = 250,
               buckets: int = linuxguest.BUCKETS, load: bool = True, accel: str = "tcg",
-              rnd: int = 0, log_dir: Path | None = linuxguest.DEFAULT_LOG_DIR) -> dict:
-    res = linuxguest.run(image, linuxguest.ksync_qemu_base(smp, accel), seconds, interval_us,
-                         buckets, load, log_dir=log_dir)
-    res.update(smp=smp, round=rnd, env=accel, hz=None)
+              rnd: int = 0, log_dir: Path | None = linuxguest.DEFAULT_LOG_DIR,
+              icount: str | None = None) -> dict:
+    res = linuxguest.run(image, linuxguest.ksync_qemu_base(smp, accel, icount_spec(icount)),
+                         seconds, interval_us, buckets, load, log_dir=log_dir)
+    res.update(smp=smp, round=rnd, env=env_name(accel, icount), hz=None,
+               icount=icount_spec(icount))
     res["late_periods"] = late_periods(res, interval_us)
     res["flavour"] = f"linux-{image.flavour}"
     return res
@@ -158,26 +197,44 @@ def run_linux(image: linuxguest.GuestImage, smp: int, seconds: int, interval_us:
 def collect(repo: Path, smp: int, rounds: int, seconds: int, linux: list[str],
             locks: list[str | None], hz: int = DEFAULT_HZ, interval_us: int = 250,
             load: bool = True, accel: str = "tcg", log: Callable[[str], None] = print,
-            meta: dict | None = None) -> dict:
+            meta: dict | None = None, icount: str | None = None) -> dict:
     """The runs, interleaved: for each round, ksync under each configuration, then each
-    Linux guest."""
+    Linux guest. icount: QEMU's -icount value for every guest (``ICOUNT``; one CPU only:
+    ``check_icount``), or None for wall-clock TCG."""
+    check_icount(smp, accel, icount)
+    env = env_name(accel, icount)
     images, missing = linuxguest.prepare_each(linux, repo / linuxguest.DEFAULT_CACHE, log,
                                               "ksync cyclic-user")
     runs = []
     for rnd in range(rounds):
         for cfg in locks:
-            log(f"ksync cyclic-user: round {rnd + 1}/{rounds}: {kernel_name(cfg)}, hz={hz}")
+            log(f"ksync cyclic-user: round {rnd + 1}/{rounds}: {kernel_name(cfg)}, hz={hz}, {env}")
             r = run_ksync(repo, smp, seconds, interval_us, load=load, locks=cfg, hz=hz,
-                          accel=accel, rnd=rnd)
+                          accel=accel, rnd=rnd, icount=icount)
             r["flavour"] = kernel_name(cfg)
             runs.append(r)
         for flavour, image in images.items():
-            log(f"ksync cyclic-user: round {rnd + 1}/{rounds}: linux-{flavour}")
+            log(f"ksync cyclic-user: round {rnd + 1}/{rounds}: linux-{flavour}, {env}")
             runs.append(run_linux(image, smp, seconds, interval_us, load=load, accel=accel,
-                                  rnd=rnd, log_dir=repo / linuxguest.DEFAULT_LOG_DIR))
+                                  rnd=rnd, log_dir=repo / linuxguest.DEFAULT_LOG_DIR,
+                                  icount=icount))
     return {"schema": SCHEMA, "meta": dict(meta or {}),
             "options": {"smp": smp, "rounds": rounds, "seconds": seconds, "hz": hz,
                         "interval_us": interval_us, "load": load, "accel": accel,
+                        "icount": icount_spec(icount),
                         "linux": linux, "linux_missing": missing,
                         "locks": [kernel_name(c) for c in locks]},
             "runs": runs}
+
+
+def merge(*records: dict) -> dict:
+    """Several collect() records (e.g. wall-clock and -icount) as one: the first record's
+    options, every record's runs (each names its env and smp), and each record's options
+    under ``options["parts"]``."""
+    recs = [r for r in records if r]
+    if not recs:
+        raise ValueError("merge: no record")
+    out = dict(recs[0])
+    out["options"] = dict(recs[0]["options"], parts=[r["options"] for r in recs])
+    out["runs"] = [run for r in recs for run in r["runs"]]
+    return out

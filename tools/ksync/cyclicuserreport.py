@@ -71,15 +71,47 @@ def _label(data: dict, kernel: str) -> str:
     return kernel
 
 
+def _icount(data: dict) -> str:
+    specs = sorted({str(r.get("icount")) for r in data.get("runs", []) if r.get("icount")})
+    return ", ".join(specs) or "?"
+
+
 def _cell(s: Spread | None, censored: bool) -> str:
     if censored:
         return "censored (past the histogram)"
     return f"{fmt_sig(s.mid)} ({fmt_sig(s.lo)}..{fmt_sig(s.hi)})" if s else "—"
 
 
+def _key(data: dict, r: dict) -> tuple:
+    o = data.get("options") or {}
+    return (r.get("env") or o.get("accel") or "tcg", r.get("smp") or o.get("smp"))
+
+
+def groups(data: dict) -> list[dict]:
+    """The record split by QEMU configuration (a run's env - tcg, tcg-icount - and CPU
+    count; cyclicuser.merge joins such records), in the order the runs appear: each part is
+    the record with only its runs and its configuration in the options. One part: the
+    record itself."""
+    keys: list[tuple] = []
+    for r in data.get("runs", []):
+        if isinstance(r, dict) and _key(data, r) not in keys:
+            keys.append(_key(data, r))
+    if len(keys) <= 1:
+        return [data]
+    o = data.get("options") or {}
+    return [dict(data, options=dict(o, accel=env, smp=smp),
+                 runs=[r for r in data["runs"] if isinstance(r, dict) and _key(data, r) == (env, smp)])
+            for env, smp in keys]
+
+
 def cyc_tables(data: dict | None) -> list[Table]:
     if not data:
         return []
+    parts = groups(data)
+    return [t for g in parts for t in _tables_one(g)]
+
+
+def _tables_one(data: dict) -> list[Table]:
     o = data.get("options") or {}
     cols = [ColumnSpec("kernel", lambda k: _label(data, k), "l"),
             ColumnSpec("ok runs", lambda k: str(len(_ok(data, k))))]
@@ -101,6 +133,10 @@ def cyc_tables(data: dict | None) -> list[Table]:
                      + (f" ksync's timed sleep wakes at its clock tick (hz={o['hz']}: up to "
                         f"{1e6 / o['hz']:.0f} us of each latency is the tick's)."
                         if o.get("hz") else ""),
+                     *([f"tcg-icount: QEMU -icount {_icount(data)} (the guest clock counts "
+                        "instructions, so host load and the host's scheduling of QEMU do not "
+                        "reach these figures), one CPU on both kernels."]
+                       if str(o.get("accel")).endswith("-icount") else []),
                      "Hohmuth & Härtig's Table 1 measured a kernel-mode handler; this is its "
                      "user-mode counterpart (the kernel-thread handler's rows are in the "
                      "lateness table)."],
@@ -112,6 +148,10 @@ def cyc_tables(data: dict | None) -> list[Table]:
 def cyc_findings(data: dict | None) -> list[Finding]:
     if not data:
         return []
+    return [f for g in groups(data) for f in _findings_one(g)]
+
+
+def _findings_one(data: dict) -> list[Finding]:
     out: list[Finding] = []
     rt = "linux-rt" if _ok(data, "linux-rt") else None
     env = _env(data)

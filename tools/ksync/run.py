@@ -481,6 +481,11 @@ def cmd_run(args, repo: Path) -> int:
         cyclicuser_data = cyclicuser.collect(
             repo, max(args.smp), args.repeat, 10, ["rt", "std"],
             list(cyclicuser.LOCK_CONFIGS), accel=args.accel, log=progress, meta=meta)
+        if args.accel == "tcg":
+            # and in virtual time (-icount, one CPU): host load cannot reach these figures
+            cyclicuser_data = cyclicuser.merge(cyclicuser_data, cyclicuser.collect(
+                repo, 1, args.repeat, 10, ["rt", "std"], list(cyclicuser.LOCK_CONFIGS),
+                accel=args.accel, log=progress, meta=meta, icount=cyclicuser.ICOUNT))
         hosted_failed += [f"cyclic-user {r['flavour']} round {r['round'] + 1}"
                           for r in cyclicuser_data["runs"] if not r["ok"]]
 
@@ -1359,9 +1364,21 @@ def cmd_cyclic_user(args, repo: Path) -> int:
     if not args.no_build:
         make(repo, "kernel")
     meta = _qemu_meta(repo)
+    icount = None if args.icount is None else \
+        cyclicuser.ICOUNT if args.icount == "default" else args.icount
+    if icount is not None:
+        cyclicuser.check_icount(1, args.accel, icount)
+
+    def log(s: str) -> None:
+        print(s, file=sys.stderr, flush=True)
     data = cyclicuser.collect(repo, args.smp, args.rounds, args.seconds, linux, locks,
                               hz=args.hz, load=not args.no_load, accel=args.accel,
-                              log=lambda s: print(s, file=sys.stderr, flush=True), meta=meta)
+                              log=log, meta=meta)
+    if icount is not None:
+        # the same kernels under -icount, one CPU (cyclicuser.check_icount)
+        data = cyclicuser.merge(data, cyclicuser.collect(
+            repo, 1, args.rounds, args.seconds, linux, locks, hz=args.hz,
+            load=not args.no_load, accel=args.accel, log=log, meta=meta, icount=icount))
     return _experiment_done(out_dir, cyclicuser.CYCLICUSER_JSON, data, "cyclicuser",
                             cyclicuserreport.cyc_findings, cyclicuserreport.cyc_tables,
                             "ksync cyclic-user", lambda r: str(r["flavour"]),
