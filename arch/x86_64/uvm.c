@@ -388,10 +388,36 @@ void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len)
 	}
 }
 
-void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned prot)
+uint64_t arch_as_unmap_some(struct arch_as *as, uint64_t va, uint64_t end, unsigned max_pages)
 {
-	uint64_t end = va + len < va ? ~0ull : va + len;
-	for (uint64_t a = va, next; a < end && a >= va; a = next) {
+	/* a step: max_pages pages unmapped, or 4 * max_pages entries or absent tables
+	 * looked at (a sparse range's walk is work too) */
+	unsigned pages = 0, looks = 0;
+	uint64_t a = va, next;
+	for (; a < end && a >= va && pages < max_pages && looks < 4 * max_pages; a = next) {
+		looks++;
+		uint64_t *pte = walk_next(as, a, &next);
+		if (!pte || !has_page(*pte))
+			continue;
+		uint64_t pa = *pte & PTE_ADDR;
+		*pte = 0;
+		flush(as, a);
+		uref_put(pa);
+		as->npages--;
+		pages++;
+	}
+	return a < end && a >= va ? a : end;
+}
+
+uint64_t arch_as_protect_some(struct arch_as *as, uint64_t va, uint64_t end, unsigned prot,
+			      unsigned max_pages)
+{
+	/* a step, bounded as arch_as_unmap_some's; max_pages 0: the whole range */
+	unsigned pages = 0, looks = 0;
+	uint64_t a = va, next;
+	for (; a < end && a >= va && (!max_pages || (pages < max_pages && looks < 4 * max_pages));
+	     a = next) {
+		looks++;
 		uint64_t *pte = walk_next(as, a, &next);
 		if (!pte || !has_page(*pte))
 			continue;
@@ -399,7 +425,14 @@ void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned pro
 		/* a shared page stays read-only; the write fault will copy it */
 		*pte = pa | cow | sh | leaf_bits(cow ? prot & ~ARCH_PROT_WRITE : prot);
 		flush(as, a);
+		pages++;
 	}
+	return a < end && a >= va ? a : end;
+}
+
+void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned prot)
+{
+	(void)arch_as_protect_some(as, va, va + len < va ? ~0ull : va + len, prot, 0);
 }
 
 static int fork_level(uint64_t *pt, uint64_t *ct, int level, uint64_t *npages)
@@ -450,6 +483,105 @@ int arch_as_fork(struct arch_as *parent, struct arch_as *child)
 	/* every page the parent could write is now read-only: flush its whole TLB */
 	if ((read_cr3() & PTE_ADDR) == V2P(parent->pml4))
 		__asm__ volatile("mov %0, %%cr3" :: "r"(V2P(parent->pml4)) : "memory");
+	return rc;
+}
+
+/* arch_as_fork's walk restricted to [lo, hi) and to a budget: the entries of table pt
+ * (its first address base, level as in fork_level) whose span meets the range; a child
+ * table made by an earlier call is reused. A copied page costs one of c->budget (the
+ * walk then stops after it), and so do FORK_VISITS entries looked at (a sparse range's
+ * empty entries are work too: the walk then stops before the entry, which is not yet
+ * looked into); c->stop is where the next call resumes, every entry below it done. */
+#define FORK_VISITS 32u
+struct fork_cursor {
+	uint64_t lo, hi, stop;
+	unsigned budget, visits;
+	uint64_t *npages;
+};
+
+static int fork_range_level(uint64_t *pt, uint64_t *ct, int level, uint64_t base,
+			    struct fork_cursor *c)
+{
+	uint64_t span = 1ull << (12 + 9 * level);
+	/* only the entries that meet [lo, hi): a scan of all 512 at each level was most of
+	 * a short step's time */
+	unsigned first = c->lo > base ? (unsigned)((c->lo - base) / span) : 0;
+	uint64_t last = (c->hi - base + span - 1) / span;	/* hi > base: the caller's */
+	unsigned end = last < 512 ? (unsigned)last : 512;
+	for (unsigned i = first; i < end && !c->stop; i++) {
+		uint64_t a = base + i * span;
+		if (++c->visits >= FORK_VISITS && a > c->lo) {
+			c->visits = 0;
+			if (c->budget && --c->budget == 0) {
+				c->stop = a;	/* resume at this entry: the ones before it are done */
+				break;
+			}
+		}
+		uint64_t e = pt[i];
+		if (!(level == 0 ? has_page(e) : (e & PTE_P)))
+			continue;
+		if (level == 0) {
+			/* as fork_level: every private page copy-on-write in both */
+			if (!(e & PTE_SHARED) && (e & (PTE_RW | PTE_COW)) != PTE_COW) {
+				e = (e & ~PTE_RW) | PTE_COW;
+				pt[i] = e;	/* the parent's TLB: flushed by arch_as_fork_range */
+			}
+			if (!uref_tryget(e & PTE_ADDR))
+				return KSYNC_ENOMEM;
+			ct[i] = e;
+			(*c->npages)++;
+			if (c->budget && --c->budget == 0)
+				c->stop = a + span;
+			continue;
+		}
+		uint64_t n;
+		if (ct[i] & PTE_P) {
+			n = (uint64_t)P2V(ct[i] & PTE_ADDR);
+		} else {
+			n = zpage();
+			if (!n)
+				return KSYNC_ENOMEM;
+			ct[i] = V2P(n) | (e & ~PTE_ADDR);
+		}
+		int rc = fork_range_level((uint64_t *)P2V(e & PTE_ADDR), (uint64_t *)n, level - 1, a, c);
+		if (rc)
+			return rc;
+	}
+	return KSYNC_OK;
+}
+
+int arch_as_fork_range(struct arch_as *parent, struct arch_as *child, uint64_t lo, uint64_t hi,
+		       unsigned max_pages, uint64_t *next)
+{
+	uint64_t *pr = (uint64_t *)parent->pml4, *cr = (uint64_t *)child->pml4;
+	struct fork_cursor c = { lo, hi, 0, max_pages ? max_pages : ~0u, 0, &child->npages };
+	int rc = KSYNC_OK;
+	unsigned first = (unsigned)(lo >> 39), end = (unsigned)((hi + (1ull << 39) - 1) >> 39);
+	first = first > SLOT_MIN ? first : SLOT_MIN;
+	if (end > SLOT_END)
+		end = SLOT_END;
+	for (unsigned i = first; i < end && rc == KSYNC_OK && !c.stop; i++) {
+		uint64_t a = (uint64_t)i << 39;
+		if (!(pr[i] & PTE_P))
+			continue;
+		uint64_t n;
+		if (cr[i] & PTE_P) {
+			n = (uint64_t)P2V(cr[i] & PTE_ADDR);
+		} else {
+			n = zpage();
+			if (!n) {
+				rc = KSYNC_ENOMEM;
+				break;
+			}
+			cr[i] = V2P(n) | (pr[i] & ~PTE_ADDR);
+		}
+		rc = fork_range_level((uint64_t *)P2V(pr[i] & PTE_ADDR), (uint64_t *)n, 2, a, &c);
+	}
+	/* the pages the parent could write are read-only now: flush its TLB here, before the
+	 * caller's lock is released (no CPU keeps a writable entry of them) */
+	if ((read_cr3() & PTE_ADDR) == V2P(parent->pml4))
+		__asm__ volatile("mov %0, %%cr3" :: "r"(V2P(parent->pml4)) : "memory");
+	*next = c.stop && c.stop < hi ? c.stop : hi;
 	return rc;
 }
 

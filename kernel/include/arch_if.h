@@ -340,6 +340,9 @@ void arch_as_destroy(struct arch_as *as);
  * it through the direct map: P2V) or 0 when out of memory. The fault path and exec use it. */
 uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write);
 void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len);	/* page-aligned */
+/* A step of an unmap of [va, end): at most max_pages pages (and a bounded walk); returns
+ * where the next step starts (end when done). kernel/proc/mm.c's steps. */
+uint64_t arch_as_unmap_some(struct arch_as *as, uint64_t va, uint64_t end, unsigned max_pages);
 /* MAP_SHARED of a file: map the kernel page `page` (a direct-map address, pmm's) at va
  * with prot, replacing what was there; the mapping holds a reference on the page (fork
  * shares it writable, never copy-on-write). Its physical address, 0 if out of memory. */
@@ -354,9 +357,20 @@ uint64_t arch_as_map_page_cow(struct arch_as *as, uint64_t va, void *page, unsig
 void arch_page_hold(void *page);
 void arch_page_release(void *page);
 void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned prot);
+/* A step of a protect of [va, end), bounded as arch_as_unmap_some's (max_pages 0: the
+ * whole range); returns where the next step starts (end when done). */
+uint64_t arch_as_protect_some(struct arch_as *as, uint64_t va, uint64_t end, unsigned prot,
+			      unsigned max_pages);
 /* child (new, empty) gets every mapping of parent; writable pages become read-only
  * copy-on-write in both. KSYNC_OK or KSYNC_ENOMEM (child then partly filled: destroy it). */
 int arch_as_fork(struct arch_as *parent, struct arch_as *child);
+/* The same for the pages in [lo, hi) (page-aligned), at most max_pages of them (0: no
+ * limit): a fork in steps (kernel/proc/mm.c mm_fork). *next: where the next step starts
+ * (hi when the range is done). The child's tables made by earlier steps are reused; the
+ * steps' ranges must not overlap. Each call flushes the parent's TLB on this CPU, as
+ * arch_as_fork does at its end. KSYNC_OK or KSYNC_ENOMEM. */
+int arch_as_fork_range(struct arch_as *parent, struct arch_as *child, uint64_t lo, uint64_t hi,
+		       unsigned max_pages, uint64_t *next);
 uint64_t arch_as_npages(const struct arch_as *as);	/* user pages mapped */
 /* The space's entries changed (unmap, protect) while other CPUs may run it (threads of
  * one process, issue 25): each other CPU that has it loaded reloads its root, so that
