@@ -82,7 +82,7 @@ ABI_CASES = {
                  "getcpu"],
     "abi_path": ["fstatat", "getdents", "eloop", "dirs_at", "rename", "umask", "cwd",
                  "readlink", "link"],
-    "abi_mm": ["mmap_err", "munmap_part", "mprotect_segv", "brk"],
+    "abi_mm": ["mmap_err", "munmap_part", "mprotect_segv", "brk", "steps"],
 }
 CASES += [[f"t/{prog}", case] for prog, cases in ABI_CASES.items() for case in cases]
 # user threads and futexes (issue 25: clone with CLONE_THREAD, kernel/proc/futex.c)

@@ -278,6 +278,10 @@ unsigned proc_pids(int *out, unsigned max);	/* ascending */
 void proc_set_comm(struct process *p, const char *name);
 void procfs_init(void);		/* kernel/proc/procfs.c: /proc's generator to kernel/fs */
 struct process *proc_current(void);	/* NULL in a kernel thread */
+/* mm is the caller's own space and its thread group has no other thread that has not
+ * ended: nothing but the caller faults in mm or changes its areas until it clones
+ * (mm.c then maps and forks in steps, the lock released between them). */
+bool proc_mm_solo(const struct mm *mm);
 /* A new process running path with argv/envp (kernel strings), child of nobody, with a
  * copy of the descriptor table fds (its close-on-exec descriptors closed) and cwd "/";
  * its pid or -LX_E*. The kernel's runner (urun.c) waits for it with proc_wait_kernel.

@@ -29,6 +29,20 @@ LOCK_CLASS(uproc_table_class, "uproc-table", LOCK_MASTER, LOCK_DATA);
 
 static struct mlock proc_table_lock = MLOCK_INIT(uproc_table_class, MLOCK_TICKET);
 LOCKSTAT_STATIC(proc_table_lock);	/* on its class's list of instances (lockstat.h) */
+
+bool proc_mm_solo(const struct mm *mm)
+{
+	struct process *p = proc_current();
+	if (!p || p->mm != mm)
+		return false;
+	/* nthreads counts the group's threads that have not ended (an exiting one still
+	 * writes its clear_child_tid word); only the group's own threads raise it (clone),
+	 * so a count of 1 read by that one thread stays 1 until it clones */
+	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	bool solo = proc_group(p)->nthreads == 1;
+	mlock_unlock_irqrestore(&proc_table_lock, k);
+	return solo;
+}
 static struct process procs[PROC_MAX];	/* slots: proc_table_lock */
 static int next_pid = 1;		/* proc_table_lock */
 

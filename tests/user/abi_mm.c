@@ -1,7 +1,7 @@
 /* memory calls' corners (issue 24, differential): mmap's EINVAL/EBADF/ENODEV/EACCES,
  * munmap of part of a mapping (the hole faults, the rest stays), mprotect then a fault
  * (SIGSEGV, seen by a parent's wait4 and by a handler's si_code), mprotect/munmap across
- * holes, brk's refusals. Usage: abi_mm CASE. */
+ * holes, brk's refusals; big operations done in steps (steps). Usage: abi_mm CASE. */
 #include "ut.h"
 #include <fcntl.h>
 #include <setjmp.h>
@@ -197,11 +197,68 @@ static void c_brk(void)
 	rawsys(SYS_brk, b0, 0, 0, 0, 0, 0);
 }
 
+/* Big operations of a one-thread process, which ksync does in steps with its space's lock
+ * given back between them (kernel/proc/mm.c "Steps"): a 300-page private file mapping,
+ * an area replaced inside it, an mprotect and a munmap across hundreds of pages, a fork
+ * of all of it (copy-on-write both ways). Every page's content is checked. */
+#define SN 300
+static unsigned long page_sum(volatile unsigned long *p, int from, int to)
+{
+	unsigned long s = 0;
+	for (int i = from; i < to; i++)
+		s += p[i * (PG / 8)];
+	return s;
+}
+
+static void c_steps(void)
+{
+	int fd = open("mmsteps.tmp", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	static unsigned long buf[PG / 8];
+	for (int i = 0; i < SN; i++) {
+		buf[0] = 1000 + (unsigned long)i;
+		if (write(fd, buf, PG) != PG)
+			printf("write %d failed\n", i);
+	}
+	volatile unsigned long *p = mmap(NULL, SN * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	printf("mapped %d, sum %lu\n", p != MAP_FAILED, page_sum(p, 0, SN));
+	/* an anonymous area over pages 100..199 (the file's there are unmapped) */
+	void *q = mmap((char *)p + 100 * PG, 100 * PG, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	printf("replaced %d, sum %lu\n", q == (char *)p + 100 * PG, page_sum(p, 0, SN));
+	for (int i = 100; i < 200; i++)
+		p[i * (PG / 8)] = 5000 + (unsigned long)i;
+	printf("mprotect ro %d\n", mprotect((void *)p, SN * PG, PROT_READ));
+	touch("write after ro", (volatile char *)p + 250 * PG, 1);
+	printf("mprotect rw %d\n", mprotect((void *)p, SN * PG, PROT_READ | PROT_WRITE));
+	p[250 * (PG / 8)] = 7;
+	unsigned long before = page_sum(p, 0, SN);
+	fflush(stdout);
+	pid_t c = fork();
+	if (c == 0) {
+		/* the child's copy: all of it, then its writes stay its own */
+		unsigned long s = page_sum(p, 0, SN);
+		for (int i = 0; i < SN; i++)
+			p[i * (PG / 8)] += 1;
+		printf("child: sum %s, after its writes %lu\n", s == before ? "same" : "differs",
+		       page_sum(p, 0, SN));
+		fflush(stdout);
+		_exit(0);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	printf("parent: child exited %d, sum %s\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+	       page_sum(p, 0, SN) == before ? "unchanged" : "changed");
+	printf("munmap %d\n", munmap((void *)p, SN * PG));
+	touch("read after munmap", (volatile char *)p + 150 * PG, 0);
+	close(fd);
+	unlink("mmsteps.tmp");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); } cs[] = {
 		{"mmap_err", c_mmap_err}, {"munmap_part", c_munmap_part},
-		{"mprotect_segv", c_mprotect_segv}, {"brk", c_brk},
+		{"mprotect_segv", c_mprotect_segv}, {"brk", c_brk}, {"steps", c_steps},
 	};
 	for (unsigned i = 0; i < sizeof cs / sizeof cs[0]; i++)
 		if (argc < 2 || !strcmp(argv[1], cs[i].name))
