@@ -375,30 +375,21 @@ void arch_page_release(void *page) { uref_put(V2P((uint64_t)(uintptr_t)page)); }
 
 void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len)
 {
-	uint64_t end = va + len < va ? ~0ull : va + len;
-	for (uint64_t a = va, next; a < end && a >= va; a = next) {
-		uint64_t *pte = walk_next(as, a, &next);
-		if (!pte || !has_page(*pte))
-			continue;	/* (empty tables stay until destroy) */
-		uint64_t pa = *pte & PTE_ADDR;
-		*pte = 0;
-		flush(as, a);
-		uref_put(pa);
-		as->npages--;
-	}
+	(void)arch_as_unmap_some(as, va, va + len < va ? ~0ull : va + len, 0);
 }
 
 uint64_t arch_as_unmap_some(struct arch_as *as, uint64_t va, uint64_t end, unsigned max_pages)
 {
 	/* a step: max_pages pages unmapped, or 4 * max_pages entries or absent tables
-	 * looked at (a sparse range's walk is work too) */
+	 * looked at (a sparse range's walk is work too); max_pages 0: the whole range */
 	unsigned pages = 0, looks = 0;
 	uint64_t a = va, next;
-	for (; a < end && a >= va && pages < max_pages && looks < 4 * max_pages; a = next) {
+	for (; a < end && a >= va && (!max_pages || (pages < max_pages && looks < 4 * max_pages));
+	     a = next) {
 		looks++;
 		uint64_t *pte = walk_next(as, a, &next);
 		if (!pte || !has_page(*pte))
-			continue;
+			continue;	/* (empty tables stay until destroy) */
 		uint64_t pa = *pte & PTE_ADDR;
 		*pte = 0;
 		flush(as, a);
@@ -435,57 +426,6 @@ void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned pro
 	(void)arch_as_protect_some(as, va, va + len < va ? ~0ull : va + len, prot, 0);
 }
 
-static int fork_level(uint64_t *pt, uint64_t *ct, int level, uint64_t *npages)
-{
-	for (unsigned i = 0; i < 512; i++) {
-		uint64_t e = pt[i];
-		if (!(level == 0 ? has_page(e) : (e & PTE_P)))
-			continue;
-		if (level == 0) {
-			/* every shared page copy-on-write, also a read-only or PROT_NONE one:
-			 * a later mprotect(PROT_WRITE) must not make it writable shared */
-			if (!(e & PTE_SHARED) && (e & (PTE_RW | PTE_COW)) != PTE_COW) {
-				e = (e & ~PTE_RW) | PTE_COW;
-				pt[i] = e;	/* the parent's TLB: flushed whole by the caller */
-			}
-			if (!uref_tryget(e & PTE_ADDR))
-				return KSYNC_ENOMEM;
-			ct[i] = e;
-			(*npages)++;
-			continue;
-		}
-		uint64_t n = zpage();
-		if (!n)
-			return KSYNC_ENOMEM;
-		ct[i] = V2P(n) | (e & ~PTE_ADDR);
-		int rc = fork_level((uint64_t *)P2V(e & PTE_ADDR), (uint64_t *)n, level - 1, npages);
-		if (rc)
-			return rc;
-	}
-	return KSYNC_OK;
-}
-
-int arch_as_fork(struct arch_as *parent, struct arch_as *child)
-{
-	uint64_t *pr = (uint64_t *)parent->pml4, *cr = (uint64_t *)child->pml4;
-	int rc = KSYNC_OK;
-	for (unsigned i = SLOT_MIN; i < SLOT_END && rc == KSYNC_OK; i++) {
-		if (!(pr[i] & PTE_P))
-			continue;
-		uint64_t n = zpage();
-		if (!n) {
-			rc = KSYNC_ENOMEM;
-			break;
-		}
-		cr[i] = V2P(n) | (pr[i] & ~PTE_ADDR);
-		rc = fork_level((uint64_t *)P2V(pr[i] & PTE_ADDR), (uint64_t *)n, 2, &child->npages);
-	}
-	/* every page the parent could write is now read-only: flush its whole TLB */
-	if ((read_cr3() & PTE_ADDR) == V2P(parent->pml4))
-		__asm__ volatile("mov %0, %%cr3" :: "r"(V2P(parent->pml4)) : "memory");
-	return rc;
-}
-
 /* arch_as_fork's walk restricted to [lo, hi) and to a budget: the entries of table pt
  * (its first address base, level as in fork_level) whose span meets the range; a child
  * table made by an earlier call is reused. A copied page costs one of c->budget (the
@@ -510,9 +450,9 @@ static int fork_range_level(uint64_t *pt, uint64_t *ct, int level, uint64_t base
 	unsigned end = last < 512 ? (unsigned)last : 512;
 	for (unsigned i = first; i < end && !c->stop; i++) {
 		uint64_t a = base + i * span;
-		if (++c->visits >= FORK_VISITS && a > c->lo) {
+		if (c->budget && ++c->visits >= FORK_VISITS && a > c->lo) {
 			c->visits = 0;
-			if (c->budget && --c->budget == 0) {
+			if (--c->budget == 0) {
 				c->stop = a;	/* resume at this entry: the ones before it are done */
 				break;
 			}
@@ -554,7 +494,7 @@ int arch_as_fork_range(struct arch_as *parent, struct arch_as *child, uint64_t l
 		       unsigned max_pages, uint64_t *next)
 {
 	uint64_t *pr = (uint64_t *)parent->pml4, *cr = (uint64_t *)child->pml4;
-	struct fork_cursor c = { lo, hi, 0, max_pages ? max_pages : ~0u, 0, &child->npages };
+	struct fork_cursor c = { lo, hi, 0, max_pages, 0, &child->npages };	/* 0: no budget */
 	int rc = KSYNC_OK;
 	unsigned first = (unsigned)(lo >> 39), end = (unsigned)((hi + (1ull << 39) - 1) >> 39);
 	first = first > SLOT_MIN ? first : SLOT_MIN;
@@ -583,6 +523,12 @@ int arch_as_fork_range(struct arch_as *parent, struct arch_as *child, uint64_t l
 		__asm__ volatile("mov %0, %%cr3" :: "r"(V2P(parent->pml4)) : "memory");
 	*next = c.stop && c.stop < hi ? c.stop : hi;
 	return rc;
+}
+
+int arch_as_fork(struct arch_as *parent, struct arch_as *child)
+{
+	uint64_t next;
+	return arch_as_fork_range(parent, child, USER_VA_MIN, USER_VA_END, 0, &next);
 }
 
 uint64_t arch_as_npages(const struct arch_as *as) { return as->npages; }

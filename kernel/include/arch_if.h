@@ -340,8 +340,9 @@ void arch_as_destroy(struct arch_as *as);
  * it through the direct map: P2V) or 0 when out of memory. The fault path and exec use it. */
 uint64_t arch_as_page(struct arch_as *as, uint64_t va, unsigned prot, bool write);
 void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len);	/* page-aligned */
-/* A step of an unmap of [va, end): at most max_pages pages (and a bounded walk); returns
- * where the next step starts (end when done). kernel/proc/mm.c's steps. */
+/* A step of an unmap of [va, end): at most max_pages pages (and a bounded walk; 0: the
+ * whole range); returns where the next step starts (end when done). kernel/proc/mm.c's
+ * steps. */
 uint64_t arch_as_unmap_some(struct arch_as *as, uint64_t va, uint64_t end, unsigned max_pages);
 /* MAP_SHARED of a file: map the kernel page `page` (a direct-map address, pmm's) at va
  * with prot, replacing what was there; the mapping holds a reference on the page (fork
