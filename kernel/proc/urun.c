@@ -38,7 +38,9 @@
 extern uint64_t syscall_boot_epoch;
 __attribute__((noreturn)) void ushell_run(struct fs_ctx *ctx);	/* ushell.c */
 #define MAX_CMDS 256
-#define OUT_CAP (64u << 10)
+/* a command's output kept for the log: cyclictest's histogram and spike lines under a
+ * wide latency spread passed 64 KiB (its exit code then went unseen) */
+#define OUT_CAP (512u << 10)
 #define MAX_WORDS 16
 
 static struct fs_ctx *ctx;	/* the runner's (cwd "/"): set once before the programs */

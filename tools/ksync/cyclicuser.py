@@ -99,6 +99,10 @@ def late_periods(res: dict, interval_us: int) -> int | None:
 # QEMU's -icount value for the virtual-time runs (docs/fiasco.md: the value linuxguest's
 # measurements found to boot Debian's Linux, one CPU; host load does not reach the figures)
 ICOUNT = "shift=4,align=off,sleep=on"
+# ksync's clock in the -icount part: its timed sleeps wake at the tick, and under -icount a
+# 50 us tick costs instructions, not host time (under wall-clock TCG at 20000 Hz ksync
+# missed most periods: 9-18 thousand samples of 80 thousand, 2 CPUs)
+ICOUNT_HZ = 20000
 
 
 def icount_spec(icount: str | int | None) -> str | None:
@@ -167,8 +171,12 @@ def run_ksync(repo: Path, smp: int, seconds: int, interval_us: int = 250,
     if body:
         res.update(linuxguest.summarize(linuxguest.parse_cyclictest(body), buckets))
     said = [ln.strip() for ln in boot.lines if ln.strip().startswith("ksync: mode=user: ")]
+    cut = [ln.strip() for ln in boot.lines if "out-truncated" in ln]
     if said:
         res["reason"] = said[-1]
+    elif cut:
+        res["reason"] = ("the script's output passed ksync's capture of a command's output "
+                         f"(kernel/proc/urun.c OUT_CAP: {cut[0].split('out-truncated:')[-1].strip()})")
     elif not boot.passed and not body:
         res["reason"] = (qemu.failure_report(boot).splitlines() or ["no output"])[0]
     elif res.get("cyclictest_rc") != 0:
