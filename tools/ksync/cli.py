@@ -509,6 +509,10 @@ def build_parser() -> Parser:
     cu.add_argument("--linux", default="rt,std", metavar="K[,K]",
                     help="Linux guests: rt, std, rt,std (default) or none")
     cu.add_argument("--no-load", action="store_true", help="no hackbench/dd load")
+    cu.add_argument("--icount-hz", type=int_range_type(100, 100000), default=20000, metavar="HZ",
+                    help="ksync's clock rate in the -icount part (default 20000: a 50 us tick "
+                         "costs instructions there, not host time; at 20000 under wall-clock "
+                         "TCG ksync missed most periods)")
     cu.add_argument("--icount", nargs="?", const="default", default=None, metavar="SPEC",
                     help="also run every guest under QEMU -icount (virtual time; one CPU: "
                          "Debian's Linux hangs bringing up CPU 1 under it), SPEC QEMU's value "

@@ -135,7 +135,10 @@ def _tables_one(data: dict) -> list[Table]:
                         if o.get("hz") else ""),
                      *([f"tcg-icount: QEMU -icount {_icount(data)} (the guest clock counts "
                         "instructions, so host load and the host's scheduling of QEMU do not "
-                        "reach these figures), one CPU on both kernels."]
+                        "reach these figures), one CPU on both kernels. ksync's rounds replay "
+                        "one run (nothing in its boot varies), so its ranges show no "
+                        "run-to-run spread; any change of its code moves every event's phase "
+                        "and can move its tail figures by tens of us."]
                        if str(o.get("accel")).endswith("-icount") else []),
                      "Hohmuth & Härtig's Table 1 measured a kernel-mode handler; this is its "
                      "user-mode counterpart (the kernel-thread handler's rows are in the "

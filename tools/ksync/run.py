@@ -485,7 +485,8 @@ def cmd_run(args, repo: Path) -> int:
             # and in virtual time (-icount, one CPU): host load cannot reach these figures
             cyclicuser_data = cyclicuser.merge(cyclicuser_data, cyclicuser.collect(
                 repo, 1, args.repeat, 10, ["rt", "std"], list(cyclicuser.LOCK_CONFIGS),
-                accel=args.accel, log=progress, meta=meta, icount=cyclicuser.ICOUNT))
+                hz=cyclicuser.ICOUNT_HZ, accel=args.accel, log=progress, meta=meta,
+                icount=cyclicuser.ICOUNT))
         hosted_failed += [f"cyclic-user {r['flavour']} round {r['round'] + 1}"
                           for r in cyclicuser_data["runs"] if not r["ok"]]
 
@@ -1377,7 +1378,7 @@ def cmd_cyclic_user(args, repo: Path) -> int:
     if icount is not None:
         # the same kernels under -icount, one CPU (cyclicuser.check_icount)
         data = cyclicuser.merge(data, cyclicuser.collect(
-            repo, 1, args.rounds, args.seconds, linux, locks, hz=args.hz,
+            repo, 1, args.rounds, args.seconds, linux, locks, hz=args.icount_hz,
             load=not args.no_load, accel=args.accel, log=log, meta=meta, icount=icount))
     return _experiment_done(out_dir, cyclicuser.CYCLICUSER_JSON, data, "cyclicuser",
                             cyclicuserreport.cyc_findings, cyclicuserreport.cyc_tables,
