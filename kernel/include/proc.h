@@ -64,6 +64,11 @@ struct mm {
 	struct arch_as *as;
 	struct vma *vmas;
 	uint64_t brk_start, brk;	/* the heap: [brk_start, ALIGN_UP(brk)) is a VMA */
+	/* no thread but one uses the space: true from mm_create (a new space is nobody's or
+	 * one process's), then the group's nthreads == 1, stored by proc.c under
+	 * proc_table_lock at each change (relaxed atomics). Read by that one thread, it
+	 * stays true until the thread clones: mm.c's steps rely on that */
+	bool solo;
 };
 struct mm *mm_create(void);
 void mm_destroy(struct mm *mm);
@@ -278,10 +283,6 @@ unsigned proc_pids(int *out, unsigned max);	/* ascending */
 void proc_set_comm(struct process *p, const char *name);
 void procfs_init(void);		/* kernel/proc/procfs.c: /proc's generator to kernel/fs */
 struct process *proc_current(void);	/* NULL in a kernel thread */
-/* mm is the caller's own space and its thread group has no other thread that has not
- * ended: nothing but the caller faults in mm or changes its areas until it clones
- * (mm.c then maps and forks in steps, the lock released between them). */
-bool proc_mm_solo(const struct mm *mm);
 /* A new process running path with argv/envp (kernel strings), child of nobody, with a
  * copy of the descriptor table fds (its close-on-exec descriptors closed) and cwd "/";
  * its pid or -LX_E*. The kernel's runner (urun.c) waits for it with proc_wait_kernel.

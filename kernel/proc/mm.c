@@ -9,11 +9,11 @@
  * a data lock with statistics), guards the VMA list, brk and the page tables. The fault
  * path takes it with IRQs off, so no holder touches user memory.
  *
- * Steps (issue 26 item 4: a held mm->lock is a window no thread of that CPU can be
+ * Steps (a held mm->lock is a window no thread of that CPU can be
  * preempted in; under -icount one CPU, a libc mmap's page mapping held it 1.56 ms and a
  * fork's page-table copy 0.99 ms while cyclictest waited). Where the caller is its
- * space's only thread (proc_mm_solo: no other thread can fault in the space or change
- * its areas meanwhile), a file mapping maps, an unmap or a replaced area unmaps, an
+ * space's only thread (mm->solo, proc.h: no other thread can fault in the space or
+ * change its areas meanwhile; exec's new space is nobody's yet), a file mapping maps, an unmap or a replaced area unmaps, an
  * mprotect changes and a fork copies MM_STEP pages per hold of the lock (with a bounded
  * walk of empty tables), the lock (and the CPU's IRQs) given back between steps. With other threads in the space both stay one hold, as Linux makes them one
  * step for the space's faults (mmap_lock): a fork's copy must be one instant of memory
@@ -36,6 +36,7 @@ struct mm *mm_create(void)
 	if (!mm)
 		return NULL;
 	mlock_init(&mm->lock, &proc_mm_class, MLOCK_TICKET);
+	mm->solo = true;
 	mm->as = arch_as_create();
 	if (!mm->as) {
 		kfree(mm);
@@ -84,8 +85,14 @@ static long vma_split_at(struct mm *mm, uint64_t addr)
  * comment) */
 #define MM_STEP 32u
 
+/* The steps apply: the caller is the space's only thread (proc.h struct mm solo) */
+static bool mm_solo(const struct mm *mm)
+{
+	return __atomic_load_n(&mm->solo, __ATOMIC_RELAXED);
+}
+
 /* Remove every VMA inside [start, end) (after splitting), unmapping its pages. mm->lock
- * held (*k its key). steps: the caller is the space's only thread (proc_mm_solo): the
+ * held (*k its key). steps: the caller is the space's only thread (mm->solo): the
  * areas leave the list first, then their pages go MM_STEP at a time, the lock given back
  * between the steps (a fault there finds no area, as after the whole removal). */
 static long vma_remove(struct mm *mm, uint64_t start, uint64_t end, bool steps, irqkey_t *k)
@@ -152,7 +159,7 @@ static struct vma *vma_find(struct mm *mm, uint64_t addr)
 
 long mm_map_bus(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus)
 {
-	bool steps = proc_mm_solo(mm);
+	bool steps = mm_solo(mm);
 	irqkey_t k = mlock_lock_irqsave(&mm->lock);
 	long rc = vma_remove(mm, start, end, steps, &k);
 	if (!rc)
@@ -164,7 +171,7 @@ long mm_map_bus(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint
 static long map_pages(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus,
 		      void *const *pages, size_t n, bool cow)
 {
-	bool steps = proc_mm_solo(mm);
+	bool steps = mm_solo(mm);
 	irqkey_t k = mlock_lock_irqsave(&mm->lock);
 	long rc = vma_remove(mm, start, end, steps, &k);
 	if (!rc)
@@ -213,7 +220,7 @@ long mm_map(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 
 long mm_unmap(struct mm *mm, uint64_t start, uint64_t end)
 {
-	bool steps = proc_mm_solo(mm);
+	bool steps = mm_solo(mm);
 	irqkey_t k = mlock_lock_irqsave(&mm->lock);
 	long rc = vma_remove(mm, start, end, steps, &k);
 	mlock_unlock_irqrestore(&mm->lock, k);
@@ -222,7 +229,7 @@ long mm_unmap(struct mm *mm, uint64_t start, uint64_t end)
 
 long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 {
-	bool steps = proc_mm_solo(mm);
+	bool steps = mm_solo(mm);
 	irqkey_t k = mlock_lock_irqsave(&mm->lock);
 	/* Linux: ENOMEM when part of the range is not mapped - after the areas from start
 	 * up to the first hole were changed (do_mprotect_pkey goes area by area); nothing
@@ -340,7 +347,7 @@ int mm_fault(struct mm *mm, uint64_t addr, bool write, bool exec)
 long mm_fork(struct mm *parent, struct mm *child)
 {
 	long rc = 0;
-	bool steps = proc_mm_solo(parent);
+	bool steps = mm_solo(parent);
 	irqkey_t k = mlock_lock_irqsave(&parent->lock);
 	child->brk_start = parent->brk_start;
 	child->brk = parent->brk;

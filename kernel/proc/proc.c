@@ -30,18 +30,14 @@ LOCK_CLASS(uproc_table_class, "uproc-table", LOCK_MASTER, LOCK_DATA);
 static struct mlock proc_table_lock = MLOCK_INIT(uproc_table_class, MLOCK_TICKET);
 LOCKSTAT_STATIC(proc_table_lock);	/* on its class's list of instances (lockstat.h) */
 
-bool proc_mm_solo(const struct mm *mm)
+/* The group's thread count changed (proc_table_lock held): its space's solo mark (proc.h
+ * struct mm) follows it. nthreads counts the threads that have not ended (an exiting one
+ * still writes its clear_child_tid word); only the group's own threads raise it (clone),
+ * so a mark read as set by that one thread stays set until it clones. */
+static void mm_solo_update(struct process *g)
 {
-	struct process *p = proc_current();
-	if (!p || p->mm != mm)
-		return false;
-	/* nthreads counts the group's threads that have not ended (an exiting one still
-	 * writes its clear_child_tid word); only the group's own threads raise it (clone),
-	 * so a count of 1 read by that one thread stays 1 until it clones */
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
-	bool solo = proc_group(p)->nthreads == 1;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
-	return solo;
+	if (g->mm)
+		__atomic_store_n(&g->mm->solo, g->nthreads == 1, __ATOMIC_RELAXED);
 }
 static struct process procs[PROC_MAX];	/* slots: proc_table_lock */
 static int next_pid = 1;		/* proc_table_lock */
@@ -158,6 +154,7 @@ static struct process *proc_alloc(struct process *parent, struct process *group)
 				p->nthreads = p->live = 0;
 				group->nthreads++;
 				group->live++;
+				mm_solo_update(group);
 			}
 			break;
 		}
@@ -456,6 +453,7 @@ static long clone_thread(struct trapframe *tf, uint64_t flags, uint64_t newsp, u
 		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
 		g->nthreads--;
 		g->live--;
+		mm_solo_update(g);
 		c->mm = NULL;
 		c->fdt = NULL;
 		c->fs = NULL;
@@ -643,6 +641,7 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 	k = mlock_lock_irqsave(&proc_table_lock);
 	p->thread_done = true;
 	bool last = --g->nthreads == 0;
+	mm_solo_update(g);
 	if (p != g) {
 		/* a thread's slot is free at once (Linux reaps threads itself) */
 		mine = p->uctx;
