@@ -60,3 +60,35 @@ def test_monitor_model_finds_seeded_bug(tmp_path: Path, name: str, defines: list
     out = _pan(tmp_path, defines, opt="-O0")
     assert "errors: 0" not in out and report in out, \
         f"the seeded bug {name} was not reported as {report!r}:\n{out[-4000:]}"
+
+
+# ---- a condition wait on a monitor whose lock is a helping lock (spin/monitor_cv_helping.pml;
+# MON_HELPING, the fiasco configuration): queue under the interlock, release the lock, sleep
+CV_MODEL = ROOT / "spin" / "monitor_cv_helping.pml"
+CV_MUTANTS = [("release_before_queueing", ["-DMUTANT=1"]),
+              ("wake_before_sleep_dropped", ["-DMUTANT=2"])]
+
+
+def _pan_cv(tmp_path: Path, defines: list, cc_flags=("-DSAFETY",), run_flags=("-m100000",),
+            opt: str = "-O2") -> str:
+    return spin_util.run_pan(SPIN, CV_MODEL, tmp_path, defines, cc_flags=cc_flags,
+                             run_flags=run_flags, opt=opt)
+
+
+@pytest.mark.parametrize("nw", [2, 3])
+def test_helping_monitor_condition_wait_verifies(tmp_path: Path, nw: int):
+    out = _pan_cv(tmp_path, [f"-DNW={nw}"], run_flags=("-m200000",))
+    assert "errors: 0" in out, f"spin found a violation ({nw} waiters):\n{out[-4000:]}"
+    assert "invalid end states\t+" in out, "the end-state check must be on"
+
+
+def test_helping_monitor_condition_wait_has_no_cycles(tmp_path: Path):
+    out = _pan_cv(tmp_path, ["-DNW=2"], cc_flags=("-DNP",), run_flags=("-l", "-m200000"))
+    assert "errors: 0" in out, f"a non-progress cycle:\n{out[-4000:]}"
+
+
+@pytest.mark.parametrize("name,defines", CV_MUTANTS, ids=[m[0] for m in CV_MUTANTS])
+def test_helping_monitor_model_finds_seeded_bug(tmp_path: Path, name: str, defines: list):
+    out = _pan_cv(tmp_path, defines, opt="-O0")
+    assert "errors: 0" not in out and "invalid end state" in out, \
+        f"the seeded bug {name} was not reported as a lost wakeup:\n{out[-4000:]}"
