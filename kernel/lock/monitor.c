@@ -103,6 +103,14 @@ static struct thread *owner_of(const struct monitor *m)
 	return __atomic_load_n(&m->owner, __ATOMIC_RELAXED);	/* diagnostics and checks */
 }
 
+__attribute__((noreturn)) static void recursion(const struct monitor *m, struct thread *self,
+						 const char *site)
+{
+	panic("mon_lock: recursion: thread '%s' asks at %s for monitor of class '%s' (init %s) "
+	      "that it holds since %s", tname(self), site, m->cls->name, m->init_site,
+	      m->site ? m->site : "?");
+}
+
 static struct thread *self_or_panic(const char *what, const char *site, const struct lock_class *c)
 {
 	struct thread *t = thread_self();
@@ -298,9 +306,7 @@ static void lock_missed(struct monitor *m, struct thread *self, const char *site
 	for (;;) {
 		/* owner == self only if we stored it: a recursive acquire */
 		if (owner_of(m) == self)
-			panic("mon_lock: recursion: thread '%s' asks at %s for monitor of class '%s' "
-			      "(init %s) that it holds since %s", tname(self), site, m->cls->name,
-			      m->init_site, m->site ? m->site : "?");
+			recursion(m, self, site);
 		void (*hook)(enum mon_point, struct monitor *) =
 			__atomic_load_n(&test_hook, __ATOMIC_ACQUIRE);
 		if (__builtin_expect(hook != NULL, 0))
@@ -345,9 +351,7 @@ void mon_lock_at(struct monitor *m, const char *site)
 	mlock_assert_none("mon_lock", site);
 	if (m->flags & MON_HELPING) {
 		if (owner_of(m) == self)
-			panic("mon_lock: recursion: thread '%s' asks at %s for monitor of class '%s' "
-			      "(init %s) that it holds since %s", tname(self), site, m->cls->name,
-			      m->init_site, m->site ? m->site : "?");
+			recursion(m, self, site);
 		/* helps the owner until the lock is handed over; never invalidated (only
 		 * hlock_invalidate does that, and monitors do not call it) */
 		int rc = hlock_lock(&m->hl);
@@ -403,6 +407,15 @@ static struct mon_waiter *pass_ilocked(struct monitor *m, unsigned *n)
 	return wake;
 }
 
+/* MON_HELPING: the owner's fields cleared, then the helping lock released (to the top
+ * helper, if any; release order: our section before the next owner's) */
+static void helping_release(struct monitor *m)
+{
+	__atomic_store_n(&m->owner, NULL, __ATOMIC_RELAXED);
+	m->site = NULL;
+	hlock_unlock(&m->hl);
+}
+
 __attribute__((noreturn)) static void not_owner(const struct monitor *m, const char *what,
 						const char *site)
 {
@@ -417,9 +430,7 @@ void mon_unlock_at(struct monitor *m, const char *site)
 	if (!self || owner_of(m) != self)
 		not_owner(m, "mon_unlock", site);
 	if (m->flags & MON_HELPING) {
-		__atomic_store_n(&m->owner, NULL, __ATOMIC_RELAXED);
-		m->site = NULL;
-		hlock_unlock(&m->hl);	/* to the top helper, if any (release) */
+		helping_release(m);
 		return;
 	}
 	struct mon_ev e = { 0 };
@@ -499,9 +510,7 @@ void cv_wait_at(struct condvar *cv, const char *site)
 	if (m->flags & MON_HELPING) {
 		/* queued; now release the helping lock, then sleep (Figure 2) */
 		iunlock(m, k, site);
-		__atomic_store_n(&m->owner, NULL, __ATOMIC_RELAXED);
-		m->site = NULL;
-		hlock_unlock(&m->hl);
+		helping_release(m);
 		commit2(cv->cls, &ce, NULL, NULL);
 		sched_sleep(SCHED_COND_CV);
 		mon_lock_at(m, site);
