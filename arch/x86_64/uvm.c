@@ -378,10 +378,13 @@ void arch_as_unmap(struct arch_as *as, uint64_t va, uint64_t len)
 	(void)arch_as_unmap_some(as, va, va + len < va ? ~0ull : va + len, 0);
 }
 
-uint64_t arch_as_unmap_some(struct arch_as *as, uint64_t va, uint64_t end, unsigned max_pages)
+/* A step over the present leaf entries of [va, end): each unmapped (unmap) or given prot.
+ * At most max_pages of them, and 4 * max_pages entries or absent tables looked at (a
+ * sparse range's walk is work too); max_pages 0: the whole range. Returns where the next
+ * step starts (end when done). */
+static uint64_t leaf_step(struct arch_as *as, uint64_t va, uint64_t end, unsigned max_pages,
+			  bool unmap, unsigned prot)
 {
-	/* a step: max_pages pages unmapped, or 4 * max_pages entries or absent tables
-	 * looked at (a sparse range's walk is work too); max_pages 0: the whole range */
 	unsigned pages = 0, looks = 0;
 	uint64_t a = va, next;
 	for (; a < end && a >= va && (!max_pages || (pages < max_pages && looks < 4 * max_pages));
@@ -390,35 +393,31 @@ uint64_t arch_as_unmap_some(struct arch_as *as, uint64_t va, uint64_t end, unsig
 		uint64_t *pte = walk_next(as, a, &next);
 		if (!pte || !has_page(*pte))
 			continue;	/* (empty tables stay until destroy) */
-		uint64_t pa = *pte & PTE_ADDR;
-		*pte = 0;
-		flush(as, a);
-		uref_put(pa);
-		as->npages--;
+		uint64_t e = *pte, pa = e & PTE_ADDR, cow = e & PTE_COW, sh = e & PTE_SHARED;
+		if (unmap) {
+			*pte = 0;
+			flush(as, a);
+			uref_put(pa);
+			as->npages--;
+		} else {
+			/* a shared page stays read-only; the write fault will copy it */
+			*pte = pa | cow | sh | leaf_bits(cow ? prot & ~ARCH_PROT_WRITE : prot);
+			flush(as, a);
+		}
 		pages++;
 	}
 	return a < end && a >= va ? a : end;
 }
 
+uint64_t arch_as_unmap_some(struct arch_as *as, uint64_t va, uint64_t end, unsigned max_pages)
+{
+	return leaf_step(as, va, end, max_pages, true, 0);
+}
+
 uint64_t arch_as_protect_some(struct arch_as *as, uint64_t va, uint64_t end, unsigned prot,
 			      unsigned max_pages)
 {
-	/* a step, bounded as arch_as_unmap_some's; max_pages 0: the whole range */
-	unsigned pages = 0, looks = 0;
-	uint64_t a = va, next;
-	for (; a < end && a >= va && (!max_pages || (pages < max_pages && looks < 4 * max_pages));
-	     a = next) {
-		looks++;
-		uint64_t *pte = walk_next(as, a, &next);
-		if (!pte || !has_page(*pte))
-			continue;
-		uint64_t e = *pte, pa = e & PTE_ADDR, cow = e & PTE_COW, sh = e & PTE_SHARED;
-		/* a shared page stays read-only; the write fault will copy it */
-		*pte = pa | cow | sh | leaf_bits(cow ? prot & ~ARCH_PROT_WRITE : prot);
-		flush(as, a);
-		pages++;
-	}
-	return a < end && a >= va ? a : end;
+	return leaf_step(as, va, end, max_pages, false, prot);
 }
 
 void arch_as_protect(struct arch_as *as, uint64_t va, uint64_t len, unsigned prot)

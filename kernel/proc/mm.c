@@ -91,6 +91,14 @@ static bool mm_solo(const struct mm *mm)
 	return __atomic_load_n(&mm->solo, __ATOMIC_RELAXED);
 }
 
+/* Between two steps: the lock (and this CPU's IRQs) given back, so that a tick - and a
+ * preemption - may come in, then taken again. */
+static void mm_between_steps(struct mlock *l, irqkey_t *k)
+{
+	mlock_unlock_irqrestore(l, *k);
+	*k = mlock_lock_irqsave(l);
+}
+
 /* Remove every VMA inside [start, end) (after splitting), unmapping its pages. mm->lock
  * held (*k its key). steps: the caller is the space's only thread (mm->solo): the
  * areas leave the list first, then their pages go MM_STEP at a time, the lock given back
@@ -123,8 +131,7 @@ static long vma_remove(struct mm *mm, uint64_t start, uint64_t end, bool steps, 
 		gone = v->next;
 		for (uint64_t a = v->start; a < v->end;) {
 			a = arch_as_unmap_some(mm->as, a, v->end, MM_STEP);
-			mlock_unlock_irqrestore(&mm->lock, *k);
-			*k = mlock_lock_irqsave(&mm->lock);
+			mm_between_steps(&mm->lock, k);
 		}
 		kfree(v);
 	}
@@ -177,11 +184,8 @@ static long map_pages(struct mm *mm, uint64_t start, uint64_t end, unsigned prot
 	if (!rc)
 		rc = vma_insert(mm, start, end, prot, bus);
 	for (size_t i = 0; i < n && !rc; i++) {
-		if (steps && i && i % MM_STEP == 0) {
-			/* the caller is the only thread: a tick (and a preemption) may come in */
-			mlock_unlock_irqrestore(&mm->lock, k);
-			k = mlock_lock_irqsave(&mm->lock);
-		}
+		if (steps && i && i % MM_STEP == 0)
+			mm_between_steps(&mm->lock, &k);
 		uint64_t va = start + i * PAGE_SIZE;
 		if (!(cow ? arch_as_map_page_cow(mm->as, va, pages[i], prot)
 			  : arch_as_map_page(mm->as, va, pages[i], prot)))
@@ -263,10 +267,8 @@ long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 		/* the areas first, then the pages (in steps: the top comment) */
 		for (uint64_t a2 = start; a2 < upto;) {
 			a2 = arch_as_protect_some(mm->as, a2, upto, prot, steps ? MM_STEP : 0);
-			if (steps && a2 < upto) {
-				mlock_unlock_irqrestore(&mm->lock, k);
-				k = mlock_lock_irqsave(&mm->lock);
-			}
+			if (steps && a2 < upto)
+				mm_between_steps(&mm->lock, &k);
 		}
 	}
 	mlock_unlock_irqrestore(&mm->lock, k);
@@ -363,13 +365,11 @@ long mm_fork(struct mm *parent, struct mm *child)
 	for (struct vma *v = parent->vmas; v && !rc && steps; v = v->next) {
 		rc = vma_insert(child, v->start, v->end, v->prot, v->bus);
 		for (uint64_t a = v->start; a < v->end && !rc;) {
-			mlock_unlock_irqrestore(&parent->lock, k);
-			k = mlock_lock_irqsave(&parent->lock);
+			mm_between_steps(&parent->lock, &k);
 			if (arch_as_fork_range(parent->as, child->as, a, v->end, MM_STEP, &a) != KSYNC_OK)
 				rc = -LX_ENOMEM;
 		}
-		mlock_unlock_irqrestore(&parent->lock, k);
-		k = mlock_lock_irqsave(&parent->lock);
+		mm_between_steps(&parent->lock, &k);
 	}
 	mlock_unlock_irqrestore(&parent->lock, k);
 	return rc;
