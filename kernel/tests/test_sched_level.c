@@ -290,8 +290,10 @@ KTEST(sched_level_running_elsewhere)
 		__atomic_store_n(&lr_stop, 1, __ATOMIC_RELEASE);
 		KT_EXPECT_EQ(thread_join(h), KSYNC_OK);
 		KT_EXPECT_EQ(thread_join(r), KSYNC_OK);
-		kt_diag(kt, "%s: H waited %lu rounds of R at level 0; lowered to 2, R went %lu more "
-			"round(s) before H ran", s, (unsigned long)(r1 - r0), (unsigned long)(at - r1));
+		/* at - r1 is negative where H ran before this CPU read r1 (R counted on after H) */
+		kt_diag(kt, "%s: H waited %lu rounds of R at level 0; lowered to 2, R went %ld "
+			"round(s) past the call's return before H ran", s, (unsigned long)(r1 - r0),
+			(long)(at - r1));
 		KT_EXPECT_EQ(before, 0);
 		KT_EXPECT_EQ(after, 1);
 		KT_EXPECT(at <= r1 + 1);	/* at R's next pick */
