@@ -82,7 +82,7 @@ static long urandom_read(struct file *f, void *buf, size_t n, uint64_t *pos)
 	for (size_t done = 0; done < n;) {
 		uint64_t words[32];
 		size_t k = n - done < sizeof words ? n - done : sizeof words;
-		irqkey_t key = mlock_lock_irqsave(&urandom_lock);
+		mlock_lock(&urandom_lock);
 		uint64_t s = arch_cycles();
 		if (!rng_seeded) {
 			for (int i = 0; i < 4; i++)
@@ -92,7 +92,7 @@ static long urandom_read(struct file *f, void *buf, size_t n, uint64_t *pos)
 		rng[0] ^= s;	/* the TSC's low bits vary between reads */
 		for (size_t w = 0; w < (k + 7) / 8; w++)
 			words[w] = rng_next();
-		mlock_unlock_irqrestore(&urandom_lock, key);
+		mlock_unlock(&urandom_lock);
 		memcpy(b + done, words, k);
 		done += k;
 	}

@@ -12,7 +12,9 @@
  * the kernel console (kwrite) with OPOST/ONLCR; the echo too.
  *
  * Shared state: everything in struct tty under tty.lock, a master lock (class "tty")
- * taken with the CPU's own mask, since tty_receive runs in the serial interrupt handler;
+ * taken inside the interrupt scheme's critical section (mlock_lock: crit_enter, the level
+ * that holds back every source): tty_receive runs in the serial interrupt handler, a
+ * scheme source (ushell.c), held back on this CPU while a section runs;
  * out_fn: atomic (set by tests); flow_fn: see "Flow control" below. Echo is gathered under the lock and written after it is
  * released (the console has its own lock). Readers sleep on the fs wait channel (wait.c):
  * a handler cannot signal a condition variable.
@@ -74,10 +76,10 @@ static void (*out_fn)(const char *s, size_t n);
 
 void tty_set_flow(void (*fn)(bool stop))
 {
-	irqkey_t k = mlock_lock_irqsave(&tty.lock);
+	mlock_lock(&tty.lock);
 	flow_fn = fn;
 	__atomic_store_n(&tty.throttled, false, __ATOMIC_RELAXED);
-	mlock_unlock_irqrestore(&tty.lock, k);
+	mlock_unlock(&tty.lock);
 }
 
 bool tty_throttled(void)
@@ -108,22 +110,22 @@ void tty_set_output(void (*fn)(const char *s, size_t n))
 
 int tty_fg_pgrp(void)
 {
-	irqkey_t k = mlock_lock_irqsave(&tty.lock);
+	mlock_lock(&tty.lock);
 	int p = tty.pgrp;
-	mlock_unlock_irqrestore(&tty.lock, k);
+	mlock_unlock(&tty.lock);
 	return p;
 }
 
 void tty_set_fg_pgrp(int pgrp)
 {
-	irqkey_t k = mlock_lock_irqsave(&tty.lock);
+	mlock_lock(&tty.lock);
 	tty.pgrp = pgrp;
-	mlock_unlock_irqrestore(&tty.lock, k);
+	mlock_unlock(&tty.lock);
 }
 
 void tty_reset(void)
 {
-	irqkey_t k = mlock_lock_irqsave(&tty.lock);
+	mlock_lock(&tty.lock);
 	tty.tio = tio_default;
 	tty.ws = (struct lx_winsize){ 24, 80, 0, 0 };
 	tty.pgrp = 0;
@@ -132,7 +134,7 @@ void tty_reset(void)
 	if (tty.throttled && flow_fn)
 		flow_fn(false);
 	__atomic_store_n(&tty.throttled, false, __ATOMIC_RELAXED);
-	mlock_unlock_irqrestore(&tty.lock, k);
+	mlock_unlock(&tty.lock);
 }
 
 /* Output with OPOST/ONLCR (no lock held). The kernel console (kwrite) already writes
@@ -206,7 +208,7 @@ void tty_receive(char c)
 {
 	struct echo e = { .n = 0 };
 	int sig = 0;
-	irqkey_t k = mlock_lock_irqsave(&tty.lock);
+	mlock_lock(&tty.lock);
 	const struct lx_termios *t = &tty.tio;
 	bool echo = t->c_lflag & LX_ECHO;
 	if ((t->c_iflag & LX_ICRNL) && c == '\r')
@@ -269,7 +271,7 @@ void tty_receive(char c)
 	flow_check();
 	bool notify = readable() && fs_wait_wanted();
 	uint32_t oflag = t->c_oflag;
-	mlock_unlock_irqrestore(&tty.lock, k);
+	mlock_unlock(&tty.lock);
 	if (e.n)
 		emit(e.b, e.n, oflag);
 	if (notify)
@@ -322,10 +324,10 @@ static long tty_read(struct file *f, void *buf, size_t n, uint64_t *pos)
 	uint64_t gen = fs_wait_begin();
 	long r;
 	for (;;) {
-		irqkey_t k = mlock_lock_irqsave(&tty.lock);
+		mlock_lock(&tty.lock);
 		r = take(buf, n);
 		flow_check();
-		mlock_unlock_irqrestore(&tty.lock, k);
+		mlock_unlock(&tty.lock);
 		if (r != -LX_EAGAIN)
 			break;
 		if (__atomic_load_n(&f->flags, __ATOMIC_RELAXED) & LX_O_NONBLOCK)
@@ -343,9 +345,9 @@ static long tty_read(struct file *f, void *buf, size_t n, uint64_t *pos)
 static long tty_write(struct file *f, const void *buf, size_t n, uint64_t *pos)
 {
 	(void)f, (void)pos;
-	irqkey_t k = mlock_lock_irqsave(&tty.lock);
+	mlock_lock(&tty.lock);
 	uint32_t oflag = tty.tio.c_oflag;
-	mlock_unlock_irqrestore(&tty.lock, k);
+	mlock_unlock(&tty.lock);
 	emit(buf, n, oflag);
 	return (long)n;
 }
@@ -353,9 +355,9 @@ static long tty_write(struct file *f, const void *buf, size_t n, uint64_t *pos)
 static unsigned tty_poll(struct file *f)
 {
 	(void)f;
-	irqkey_t k = mlock_lock_irqsave(&tty.lock);
+	mlock_lock(&tty.lock);
 	unsigned r = LX_POLLOUT | (readable() ? LX_POLLIN : 0);
-	mlock_unlock_irqrestore(&tty.lock, k);
+	mlock_unlock(&tty.lock);
 	return r;
 }
 
@@ -387,7 +389,7 @@ static long tty_ioctl(struct file *f, unsigned cmd, void *arg)
 	long rc = 0;
 	uint32_t was_canon;
 	bool notify = false;
-	irqkey_t k = mlock_lock_irqsave(&tty.lock);
+	mlock_lock(&tty.lock);
 	switch (cmd) {
 	case LX_TCGETS:
 		memcpy(arg, &tty.tio, sizeof tty.tio);
@@ -424,7 +426,7 @@ static long tty_ioctl(struct file *f, unsigned cmd, void *arg)
 		rc = -LX_ENOTTY;
 	}
 	flow_check();
-	mlock_unlock_irqrestore(&tty.lock, k);
+	mlock_unlock(&tty.lock);
 	if (notify)
 		fs_wait_notify();
 	return rc;

@@ -13,8 +13,9 @@
  *                      (Hartman & Ousterhout section 2), registered here while they wait
  *                      so that fs_interrupt can broadcast on them.
  *
- * Shared state, all under fs_wait_lock (a master lock, class "fs_wait"; taken with the
- * CPU's own mask, since the tty's handler notifies): chan_gen, chan_head (the sleepers'
+ * Shared state, all under fs_wait_lock (a master lock, class "fs_wait"; taken inside the
+ * interrupt scheme's critical section, which holds back the tty's handler, a scheme source
+ * that notifies): chan_gen, chan_head (the sleepers'
  * records, on their stacks), cv_head (the registered condition-variable waits).
  * npollers: atomic - the threads between fs_wait_begin and fs_wait_end; a notifier reads
  * it under the object's lock (fs_wait_wanted), which orders it against a waiter's test
@@ -106,9 +107,9 @@ static bool chan_remove(struct chan_waiter *w)
 /* The generation now (for the caller's next test). */
 static uint64_t gen_now(void)
 {
-	irqkey_t k = mlock_lock_irqsave(&fs_wait_lock);
+	mlock_lock(&fs_wait_lock);
 	uint64_t g = chan_gen;
-	mlock_unlock_irqrestore(&fs_wait_lock, k);
+	mlock_unlock(&fs_wait_lock);
 	return g;
 }
 
@@ -120,15 +121,15 @@ int fs_wait_sleep(uint64_t *gen)
 int fs_wait_sleep_until(uint64_t *gen, uint64_t deadline)
 {
 	struct chan_waiter w = { NULL, thread_self() };
-	irqkey_t k = mlock_lock_irqsave(&fs_wait_lock);
+	mlock_lock(&fs_wait_lock);
 	if (chan_gen != *gen) {		/* notified since the caller's test: test again */
 		*gen = chan_gen;
-		mlock_unlock_irqrestore(&fs_wait_lock, k);
+		mlock_unlock(&fs_wait_lock);
 		return 0;
 	}
 	w.next = chan_head;
 	chan_head = &w;
-	mlock_unlock_irqrestore(&fs_wait_lock, k);
+	mlock_unlock(&fs_wait_lock);
 	/* a signal posted before we were queued found nobody to wake: test it now */
 	bool intr = fs_sig_pending();
 	/* every wakeup with FS_COND_WAIT follows the removal of our record by the waker;
@@ -136,9 +137,9 @@ int fs_wait_sleep_until(uint64_t *gen, uint64_t deadline)
 	 * still queued */
 	uint64_t got = intr ? 0 : sched_sleep_until(FS_COND_WAIT, deadline);
 	if (!(got & FS_COND_WAIT)) {
-		k = mlock_lock_irqsave(&fs_wait_lock);
+		mlock_lock(&fs_wait_lock);
 		bool mine = chan_remove(&w);
-		mlock_unlock_irqrestore(&fs_wait_lock, k);
+		mlock_unlock(&fs_wait_lock);
 		if (!mine)	/* a waker took the record: its flag is (being) set, consume it */
 			sched_sleep(FS_COND_WAIT);
 	}
@@ -148,11 +149,11 @@ int fs_wait_sleep_until(uint64_t *gen, uint64_t deadline)
 
 void fs_wait_notify(void)
 {
-	irqkey_t k = mlock_lock_irqsave(&fs_wait_lock);
+	mlock_lock(&fs_wait_lock);
 	chan_gen++;
 	struct chan_waiter *w = chan_head;
 	chan_head = NULL;
-	mlock_unlock_irqrestore(&fs_wait_lock, k);
+	mlock_unlock(&fs_wait_lock);
 	while (w) {	/* a record lives on its sleeper's stack: read next first */
 		struct chan_waiter *next = w->next;
 		struct thread *t = w->t;
@@ -168,21 +169,21 @@ void fs_wait_notify(void)
 int fs_cv_wait(struct fs_cvwait *w)
 {
 	w->t = thread_self();
-	irqkey_t k = mlock_lock_irqsave(&fs_wait_lock);
+	mlock_lock(&fs_wait_lock);
 	w->next = cv_head;
 	cv_head = w;
-	mlock_unlock_irqrestore(&fs_wait_lock, k);
+	mlock_unlock(&fs_wait_lock);
 	/* after registering: a signal posted earlier is seen here, a later one finds us */
 	bool intr = fs_sig_pending();
 	if (!intr)
 		cv_wait(w->cv[0]);
-	k = mlock_lock_irqsave(&fs_wait_lock);
+	mlock_lock(&fs_wait_lock);
 	for (struct fs_cvwait **pp = &cv_head; *pp; pp = &(*pp)->next)
 		if (*pp == w) {
 			*pp = w->next;
 			break;
 		}
-	mlock_unlock_irqrestore(&fs_wait_lock, k);
+	mlock_unlock(&fs_wait_lock);
 	return intr || fs_sig_pending() ? -LX_EINTR : 0;
 }
 
@@ -191,7 +192,7 @@ void fs_interrupt(struct thread *t)
 	/* the wait channel: take t's records off, then wake it */
 	bool wake = false;
 	struct fs_cvwait *cw = NULL;
-	irqkey_t k = mlock_lock_irqsave(&fs_wait_lock);
+	mlock_lock(&fs_wait_lock);
 	for (struct chan_waiter **pp = &chan_head; *pp;) {
 		if ((*pp)->t == t) {
 			*pp = (*pp)->next;
@@ -212,7 +213,7 @@ void fs_interrupt(struct thread *t)
 	struct condvar *cv0 = cw ? cw->cv[0] : NULL, *cv1 = cw ? cw->cv[1] : NULL;
 	void *obj = cw ? cw->obj : NULL;
 	void (*put)(void *) = cw ? cw->put : NULL;
-	mlock_unlock_irqrestore(&fs_wait_lock, k);
+	mlock_unlock(&fs_wait_lock);
 	if (wake)
 		(void)sched_wakeup(t, FS_COND_WAIT);
 	if (mon) {

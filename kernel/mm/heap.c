@@ -62,7 +62,7 @@ void *kmalloc(size_t n)
 		size_t pages = (n + HDR + PAGE_SIZE - 1) / PAGE_SIZE;
 		uint64_t pa = 0;
 		if (pages >= 2 && pages <= BIG_KEPT_MAX) {
-			irqkey_t k = mlock_lock_irqsave(&heap_lock);
+			mlock_lock(&heap_lock);
 			struct freeblk *b = big_free[pages];
 			if (b) {
 				pa = (uint64_t)b;
@@ -70,7 +70,7 @@ void *kmalloc(size_t n)
 				big_kept[pages]--;
 				slab_pages -= pages;
 			}
-			mlock_unlock_irqrestore(&heap_lock, k);
+			mlock_unlock(&heap_lock);
 		}
 		if (!pa)
 			pa = pmm_alloc_contig(pages);
@@ -82,11 +82,11 @@ void *kmalloc(size_t n)
 		__atomic_fetch_add(&big_pages, pages, __ATOMIC_RELAXED);
 		return (uint8_t *)h + HDR;
 	}
-	irqkey_t k = mlock_lock_irqsave(&heap_lock);
+	mlock_lock(&heap_lock);
 	if (!freelist[c]) {
 		uint64_t pa = pmm_alloc();
 		if (!pa) {
-			mlock_unlock_irqrestore(&heap_lock, k);
+			mlock_unlock(&heap_lock);
 			return NULL;
 		}
 		size_t sz = class_size(c);
@@ -102,7 +102,7 @@ void *kmalloc(size_t n)
 	struct freeblk *b = freelist[c];
 	freelist[c] = b->next;
 	blocks_live++;
-	mlock_unlock_irqrestore(&heap_lock, k);
+	mlock_unlock(&heap_lock);
 	KASSERT(b->h.magic == MAGIC_FREE);
 	b->h.magic = MAGIC_USED;
 	return (uint8_t *)b + HDR;
@@ -137,7 +137,7 @@ void kfree(void *p)
 		if (pages >= 2 && pages <= BIG_KEPT_MAX) {
 			struct freeblk *b = (struct freeblk *)h;
 			b->h.magic = MAGIC_FREE;
-			irqkey_t k = mlock_lock_irqsave(&heap_lock);
+			mlock_lock(&heap_lock);
 			bool keep = big_kept[pages] < BIG_KEEP;
 			if (keep) {
 				b->next = big_free[pages];
@@ -145,7 +145,7 @@ void kfree(void *p)
 				big_kept[pages]++;
 				slab_pages += pages;
 			}
-			mlock_unlock_irqrestore(&heap_lock, k);
+			mlock_unlock(&heap_lock);
 			if (keep)
 				return;
 		}
@@ -155,18 +155,18 @@ void kfree(void *p)
 	}
 	struct freeblk *b = (struct freeblk *)h;
 	b->h.magic = MAGIC_FREE;
-	irqkey_t k = mlock_lock_irqsave(&heap_lock);
+	mlock_lock(&heap_lock);
 	b->next = freelist[b->h.info];
 	freelist[b->h.info] = b;
 	blocks_live--;
-	mlock_unlock_irqrestore(&heap_lock, k);
+	mlock_unlock(&heap_lock);
 }
 
 void heap_stats(struct heap_stats *st)
 {
-	irqkey_t k = mlock_lock_irqsave(&heap_lock);
+	mlock_lock(&heap_lock);
 	st->slab_pages = slab_pages;
 	st->blocks_live = blocks_live;
-	mlock_unlock_irqrestore(&heap_lock, k);
+	mlock_unlock(&heap_lock);
 	st->big_pages = __atomic_load_n(&big_pages, __ATOMIC_RELAXED);
 }

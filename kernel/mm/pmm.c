@@ -5,7 +5,8 @@
  *  - the frame pool: one bit per 4 KiB frame below 3 GiB (the identity-mapped write-back
  *    range), set = in the pool. First-fit from a rotating hint; serves contiguous runs
  *    and refills the freelist. The bitmap, the hint and pool_free are protected by
- *    pool_lock (a master lock in Sprite's sense: a spin lock with IRQs off).
+ *    pool_lock (a master lock in Sprite's sense: a spin lock inside the interrupt scheme's
+ *    critical section, crit_enter, which the cli schemes make IRQs off).
  *  - the freelist of single frames, lock-free as in Synthesis (Massalin & Pu 1991,
  *    "Memory management": "free pages [are kept on a] linked freelist; a page is
  *    allocated by deleting [it] from the freelist ... freed by inserting [it] back at
@@ -159,13 +160,13 @@ uint64_t pmm_alloc_contig(size_t n)
 		return 0;
 	if (n == 1)
 		return pmm_alloc();	/* the free list's hot frame, as pmm_free_contig(1) frees */
-	irqkey_t k = mlock_lock_irqsave(&pool_lock);
+	mlock_lock(&pool_lock);
 	uint64_t pa = pool_take_run(n);
 	if (!pa) {
 		drain_freelist();
 		pa = pool_take_run(n);
 	}
-	mlock_unlock_irqrestore(&pool_lock, k);
+	mlock_unlock(&pool_lock);
 	for (size_t i = 0; pa && i < n; i++)
 		mark_held(pa + i * PAGE_SIZE);
 	return pa ? P2V(pa) : 0;
@@ -181,7 +182,7 @@ uint64_t pmm_alloc(void)
 			return (uint64_t)node;
 		}
 		/* empty: refill a batch from the pool (the only locked step) */
-		irqkey_t k = mlock_lock_irqsave(&pool_lock);
+		mlock_lock(&pool_lock);
 		uint64_t got[PMM_REFILL];
 		size_t ngot = 0;
 		while (ngot < PMM_REFILL) {
@@ -190,7 +191,7 @@ uint64_t pmm_alloc(void)
 				break;
 			got[ngot++] = pa;
 		}
-		mlock_unlock_irqrestore(&pool_lock, k);
+		mlock_unlock(&pool_lock);
 		if (!ngot) {
 			if (lf_stack_empty(&freelist))
 				return 0;	/* out of memory */
@@ -223,11 +224,11 @@ void pmm_free_contig(uint64_t va, size_t n)
 	uint64_t pa = V2P(va);
 	for (size_t i = 0; i < n; i++)
 		mark_free(pa + i * PAGE_SIZE);
-	irqkey_t k = mlock_lock_irqsave(&pool_lock);
+	mlock_lock(&pool_lock);
 	for (size_t f = pa / PAGE_SIZE; f < pa / PAGE_SIZE + n; f++)
 		pool_put(f);
 	pool_free_add((int64_t)n);
-	mlock_unlock_irqrestore(&pool_lock, k);
+	mlock_unlock(&pool_lock);
 }
 
 size_t pmm_free_pages(void)

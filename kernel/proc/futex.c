@@ -81,7 +81,7 @@ struct futex_waiter {
 };
 
 struct futex_bucket {
-	struct mlock lock;		/* class futex-bucket; a master lock, IRQs off, short */
+	struct mlock lock;		/* class futex-bucket; a master lock in the scheme's critical section, short */
 	struct futex_waiter *head;	/* lock: FIFO, the oldest first */
 };
 static struct futex_bucket buckets[FUTEX_BUCKETS];	/* each its own lock */
@@ -138,13 +138,13 @@ static bool unqueue(struct futex_waiter *w)
 		 * waiter only while holding both buckets' locks) */
 		unsigned bi = __atomic_load_n(&w->bucket, __ATOMIC_RELAXED);
 		struct futex_bucket *b = &buckets[bi];
-		irqkey_t k = mlock_lock_irqsave(&b->lock);
+		mlock_lock(&b->lock);
 		if (w->bucket != bi) {
-			mlock_unlock_irqrestore(&b->lock, k);
+			mlock_unlock(&b->lock);
 			continue;
 		}
 		bool was = !w->woken && unlink_locked(b, w);
-		mlock_unlock_irqrestore(&b->lock, k);
+		mlock_unlock(&b->lock);
 		return was;
 	}
 }
@@ -177,9 +177,9 @@ long futex_wake(struct mm *mm, uint64_t uaddr, int n, uint32_t bits)
 		return 0;
 	struct futex_bucket *b = &buckets[hash_of(mm, uaddr)];
 	struct thread *t[PROC_MAX];	/* every waiter is a thread of the table */
-	irqkey_t k = mlock_lock_irqsave(&b->lock);
+	mlock_lock(&b->lock);
 	int got = take_locked(b, mm, uaddr, n < PROC_MAX ? n : PROC_MAX, bits, t);
-	mlock_unlock_irqrestore(&b->lock, k);
+	mlock_unlock(&b->lock);
 	for (int i = 0; i < got; i++)
 		sched_wakeup(t[i], PROC_COND_FUTEX);
 	return got;
@@ -206,14 +206,14 @@ static uint32_t *word_at(struct mm *mm, uint64_t uaddr, unsigned need)
  * path take it): for an atomic read-modify-write, as the user's own locked instructions
  * do it. NULL (nothing held) when the word is not in a writable area or no page is left:
  * EFAULT. */
-static uint32_t *word_lock(struct mm *mm, uint64_t uaddr, irqkey_t *k)
+static uint32_t *word_lock(struct mm *mm, uint64_t uaddr)
 {
 	if (!uaddr_ok(uaddr))
 		return NULL;
-	*k = mlock_lock_irqsave(&mm->lock);
+	mlock_lock(&mm->lock);
 	uint32_t *w = word_at(mm, uaddr, ARCH_PROT_WRITE);
 	if (!w)
-		mlock_unlock_irqrestore(&mm->lock, *k);
+		mlock_unlock(&mm->lock);
 	return w;
 }
 
@@ -222,11 +222,11 @@ static uint32_t *word_lock(struct mm *mm, uint64_t uaddr, irqkey_t *k)
  * bucket while holding mm's lock). A word in no readable area: -EFAULT. */
 static long word_read_locked(struct mm *mm, uint64_t uaddr, uint32_t *out)
 {
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	mlock_lock(&mm->lock);
 	uint32_t *w = word_at(mm, uaddr, ARCH_PROT_READ);
 	if (w)	/* relaxed: the bucket's lock orders it against the waker's scan (top) */
 		*out = __atomic_load_n(w, __ATOMIC_RELAXED);
-	mlock_unlock_irqrestore(&mm->lock, k);
+	mlock_unlock(&mm->lock);
 	return w ? 0 : -LX_EFAULT;
 }
 
@@ -268,11 +268,11 @@ static long futex_wait(struct process *p, uint64_t uaddr, bool private, uint32_t
 	struct futex_bucket *b = &buckets[w.bucket];
 	/* the word read and the waiter queued in one section of the bucket's lock (top) */
 	uint32_t cur = 0;
-	irqkey_t k = mlock_lock_irqsave(&b->lock);
+	mlock_lock(&b->lock);
 	rc = word_read_locked(key.mm, uaddr, &cur);
 	if (!rc && cur == val)
 		queue_locked(b, &w);
-	mlock_unlock_irqrestore(&b->lock, k);
+	mlock_unlock(&b->lock);
 	if (rc)
 		return rc;
 	if (cur != val)
@@ -330,7 +330,7 @@ static long futex_requeue(struct process *p, uint64_t uaddr, uint64_t uaddr2, bo
 	/* the two locks in index order (one when they are the same bucket) */
 	struct futex_bucket *lo = i1 <= i2 ? b1 : b2, *hi = i1 <= i2 ? b2 : b1;
 	struct thread *t[PROC_MAX];
-	irqkey_t k = mlock_lock_irqsave(&lo->lock);
+	mlock_lock(&lo->lock);
 	if (hi != lo)
 		mlock_lock(&hi->lock);
 	/* Linux reads the word with both locks held; the read may fault, so here it is read
@@ -366,7 +366,7 @@ static long futex_requeue(struct process *p, uint64_t uaddr, uint64_t uaddr2, bo
 	}
 	if (hi != lo)
 		mlock_unlock(&hi->lock);
-	mlock_unlock_irqrestore(&lo->lock, k);
+	mlock_unlock(&lo->lock);
 	if (cmp && cur != val3)
 		return -LX_EAGAIN;
 	for (int i = 0; i < got; i++)
@@ -393,8 +393,7 @@ static long futex_wake_op(struct process *p, uint64_t uaddr, uint64_t uaddr2, bo
 		oparg = (int)(1u << (oparg & 31));	/* FUTEX_OP_OPARG_SHIFT */
 	if (op > 4)
 		return -LX_ENOSYS;	/* before the word is touched */
-	irqkey_t k;
-	uint32_t *w = word_lock(k2.mm, uaddr2, &k);
+	uint32_t *w = word_lock(k2.mm, uaddr2);
 	if (!w)
 		return -LX_EFAULT;
 	uint32_t old;
@@ -407,7 +406,7 @@ static long futex_wake_op(struct process *p, uint64_t uaddr, uint64_t uaddr2, bo
 	case 3: old = __atomic_fetch_and(w, ~(uint32_t)oparg, __ATOMIC_SEQ_CST); break;
 	default: old = __atomic_fetch_xor(w, (uint32_t)oparg, __ATOMIC_SEQ_CST); break;
 	}
-	mlock_unlock_irqrestore(&k2.mm->lock, k);
+	mlock_unlock(&k2.mm->lock);
 	int o = (int)old;
 	bool c;
 	if (cmpop > 5)
@@ -514,8 +513,7 @@ static bool futex_death(struct process *p, uint64_t uaddr, uint32_t tid, bool pe
 {
 	if ((uaddr & 3) || !uaddr_ok(uaddr))
 		return false;
-	irqkey_t k;
-	uint32_t *w = word_lock(p->mm, uaddr, &k);
+	uint32_t *w = word_lock(p->mm, uaddr);
 	if (!w)
 		return false;
 	/* seq_cst: as the user's lock cmpxchg on the same word */
@@ -537,7 +535,7 @@ static bool futex_death(struct process *p, uint64_t uaddr, uint32_t tid, bool pe
 			break;
 		}
 	}
-	mlock_unlock_irqrestore(&p->mm->lock, k);
+	mlock_unlock(&p->mm->lock);
 	if (wake)
 		futex_wake(p->mm, uaddr, 1, FUTEX_BITSET_MATCH_ANY);
 	return true;	/* the page was made writable (a copy-on-write break, maybe) */

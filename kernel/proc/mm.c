@@ -6,8 +6,9 @@
  *
  * Massalin & Pu 1991 (Synthesis) "Address spaces", "Memory management", "Page fault".
  * Lock (proc.h): mm->lock, a master lock of class "proc-mm" (Hartman & Ousterhout §2:
- * a data lock with statistics), guards the VMA list, brk and the page tables. The fault
- * path takes it with IRQs off, so no holder touches user memory.
+ * a data lock with statistics), guards the VMA list, brk and the page tables. It is taken
+ * inside the interrupt scheme's critical section (mlock_lock: crit_enter; no handler takes
+ * it), the fault path with IRQs off as well, so no holder touches user memory.
  *
  * Steps (a held mm->lock is a window no thread of that CPU can be
  * preempted in; under -icount one CPU, a libc mmap's page mapping held it 1.56 ms and a
@@ -15,7 +16,7 @@
  * space's only thread (mm->solo, proc.h: no other thread can fault in the space or
  * change its areas meanwhile; exec's new space is nobody's yet), a file mapping maps, an unmap or a replaced area unmaps, an
  * mprotect changes and a fork copies MM_STEP pages per hold of the lock (with a bounded
- * walk of empty tables), the lock (and the CPU's IRQs) given back between steps. With other threads in the space both stay one hold, as Linux makes them one
+ * walk of empty tables), the lock (and the scheme's critical section) given back between steps. With other threads in the space both stay one hold, as Linux makes them one
  * step for the space's faults (mmap_lock): a fork's copy must be one instant of memory
  * that other threads write, and a fault between the steps would find the area half
  * mapped. Every page lies inside an area (the fault path, exec's loader and the
@@ -91,19 +92,19 @@ static bool mm_solo(const struct mm *mm)
 	return __atomic_load_n(&mm->solo, __ATOMIC_RELAXED);
 }
 
-/* Between two steps: the lock (and this CPU's IRQs) given back, so that a tick - and a
+/* Between two steps: the lock (and the scheme's critical section) given back, so that a tick - and a
  * preemption - may come in, then taken again. */
-static void mm_between_steps(struct mlock *l, irqkey_t *k)
+static void mm_between_steps(struct mlock *l)
 {
-	mlock_unlock_irqrestore(l, *k);
-	*k = mlock_lock_irqsave(l);
+	mlock_unlock(l);
+	mlock_lock(l);
 }
 
 /* Remove every VMA inside [start, end) (after splitting), unmapping its pages. mm->lock
  * held (*k its key). steps: the caller is the space's only thread (mm->solo): the
  * areas leave the list first, then their pages go MM_STEP at a time, the lock given back
  * between the steps (a fault there finds no area, as after the whole removal). */
-static long vma_remove(struct mm *mm, uint64_t start, uint64_t end, bool steps, irqkey_t *k)
+static long vma_remove(struct mm *mm, uint64_t start, uint64_t end, bool steps)
 {
 	long rc = vma_split_at(mm, start);
 	if (!rc)
@@ -131,7 +132,7 @@ static long vma_remove(struct mm *mm, uint64_t start, uint64_t end, bool steps, 
 		gone = v->next;
 		for (uint64_t a = v->start; a < v->end;) {
 			a = arch_as_unmap_some(mm->as, a, v->end, MM_STEP);
-			mm_between_steps(&mm->lock, k);
+			mm_between_steps(&mm->lock);
 		}
 		kfree(v);
 	}
@@ -167,11 +168,11 @@ static struct vma *vma_find(struct mm *mm, uint64_t addr)
 long mm_map_bus(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, uint64_t bus)
 {
 	bool steps = mm_solo(mm);
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	long rc = vma_remove(mm, start, end, steps, &k);
+	mlock_lock(&mm->lock);
+	long rc = vma_remove(mm, start, end, steps);
 	if (!rc)
 		rc = vma_insert(mm, start, end, prot, bus);
-	mlock_unlock_irqrestore(&mm->lock, k);
+	mlock_unlock(&mm->lock);
 	return rc;
 }
 
@@ -179,19 +180,19 @@ static long map_pages(struct mm *mm, uint64_t start, uint64_t end, unsigned prot
 		      void *const *pages, size_t n, bool cow)
 {
 	bool steps = mm_solo(mm);
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	long rc = vma_remove(mm, start, end, steps, &k);
+	mlock_lock(&mm->lock);
+	long rc = vma_remove(mm, start, end, steps);
 	if (!rc)
 		rc = vma_insert(mm, start, end, prot, bus);
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (steps && i && i % MM_STEP == 0)
-			mm_between_steps(&mm->lock, &k);
+			mm_between_steps(&mm->lock);
 		uint64_t va = start + i * PAGE_SIZE;
 		if (!(cow ? arch_as_map_page_cow(mm->as, va, pages[i], prot)
 			  : arch_as_map_page(mm->as, va, pages[i], prot)))
 			rc = -LX_ENOMEM;
 	}
-	mlock_unlock_irqrestore(&mm->lock, k);
+	mlock_unlock(&mm->lock);
 	return rc;
 }
 
@@ -209,11 +210,11 @@ long mm_map_private(struct mm *mm, uint64_t start, uint64_t end, unsigned prot, 
 
 long mm_place_cow(struct mm *mm, uint64_t va, void *page)
 {
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	mlock_lock(&mm->lock);
 	struct vma *v = vma_find(mm, va);
 	long rc = !v ? -LX_EFAULT
 		     : arch_as_map_page_cow(mm->as, va, page, v->prot) ? 0 : -LX_ENOMEM;
-	mlock_unlock_irqrestore(&mm->lock, k);
+	mlock_unlock(&mm->lock);
 	return rc;
 }
 
@@ -225,16 +226,16 @@ long mm_map(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 long mm_unmap(struct mm *mm, uint64_t start, uint64_t end)
 {
 	bool steps = mm_solo(mm);
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
-	long rc = vma_remove(mm, start, end, steps, &k);
-	mlock_unlock_irqrestore(&mm->lock, k);
+	mlock_lock(&mm->lock);
+	long rc = vma_remove(mm, start, end, steps);
+	mlock_unlock(&mm->lock);
 	return rc;
 }
 
 long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 {
 	bool steps = mm_solo(mm);
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	mlock_lock(&mm->lock);
 	/* Linux: ENOMEM when part of the range is not mapped - after the areas from start
 	 * up to the first hole were changed (do_mprotect_pkey goes area by area); nothing
 	 * changes when start itself is not mapped */
@@ -252,7 +253,7 @@ long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 	 * every area before it changes one) */
 	for (struct vma *v = mm->vmas; v && (prot & ARCH_PROT_WRITE); v = v->next)
 		if (v->start < upto && start < v->end && (v->prot & VMA_SHARED_RO)) {
-			mlock_unlock_irqrestore(&mm->lock, k);
+			mlock_unlock(&mm->lock);
 			return -LX_EACCES;
 		}
 	long rc2 = 0;
@@ -268,10 +269,10 @@ long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 		for (uint64_t a2 = start; a2 < upto;) {
 			a2 = arch_as_protect_some(mm->as, a2, upto, prot, steps ? MM_STEP : 0);
 			if (steps && a2 < upto)
-				mm_between_steps(&mm->lock, &k);
+				mm_between_steps(&mm->lock);
 		}
 	}
-	mlock_unlock_irqrestore(&mm->lock, k);
+	mlock_unlock(&mm->lock);
 	return rc2 ? rc2 : rc;
 }
 
@@ -279,11 +280,11 @@ long mm_protect(struct mm *mm, uint64_t start, uint64_t end, unsigned prot)
 
 bool mm_overlaps(struct mm *mm, uint64_t start, uint64_t end)
 {
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	mlock_lock(&mm->lock);
 	bool any = false;
 	for (struct vma *v = mm->vmas; v && !any; v = v->next)
 		any = v->start < end && start < v->end;
-	mlock_unlock_irqrestore(&mm->lock, k);
+	mlock_unlock(&mm->lock);
 	return any;
 }
 
@@ -312,14 +313,14 @@ long mm_write(struct mm *mm, uint64_t va, const void *src, size_t n)
 		size_t off = va & (PAGE_SIZE - 1), chunk = PAGE_SIZE - off;
 		if (chunk > n)
 			chunk = n;
-		irqkey_t k = mlock_lock_irqsave(&mm->lock);
+		mlock_lock(&mm->lock);
 		struct vma *v = vma_find(mm, va);
 		uint64_t pa = v ? arch_as_page(mm->as, va, v->prot, true) : 0;
-		/* copied under the lock: nothing can unmap the page meanwhile (a page, IRQs
-		 * off for its copy) */
+		/* copied under the lock: nothing can unmap the page meanwhile (a page, inside
+		 * the critical section for its copy) */
 		if (pa)
 			memcpy((uint8_t *)(uintptr_t)P2V(pa) + off, s, chunk);	/* the direct map */
-		mlock_unlock_irqrestore(&mm->lock, k);
+		mlock_unlock(&mm->lock);
 		if (!pa)
 			return v ? -LX_ENOMEM : -LX_EFAULT;
 		s += chunk;
@@ -334,13 +335,13 @@ long mm_write(struct mm *mm, uint64_t va, const void *src, size_t n)
  * IRQs off. */
 int mm_fault(struct mm *mm, uint64_t addr, bool write, bool exec)
 {
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	mlock_lock(&mm->lock);
 	struct vma *v = vma_find(mm, addr);
 	int rc = -1;
 	if (v && (v->prot & (write ? ARCH_PROT_WRITE : exec ? ARCH_PROT_EXEC : ARCH_PROT_READ)))
 		rc = v->bus && addr >= v->bus ? KERNEL_FAULT_BUS	/* past the file's end */
 		     : arch_as_page(mm->as, addr, v->prot, write) ? 0 : KERNEL_FAULT_OOM;
-	mlock_unlock_irqrestore(&mm->lock, k);
+	mlock_unlock(&mm->lock);
 	return rc;
 }
 
@@ -350,7 +351,7 @@ long mm_fork(struct mm *parent, struct mm *child)
 {
 	long rc = 0;
 	bool steps = mm_solo(parent);
-	irqkey_t k = mlock_lock_irqsave(&parent->lock);
+	mlock_lock(&parent->lock);
 	child->brk_start = parent->brk_start;
 	child->brk = parent->brk;
 	if (!steps) {
@@ -365,13 +366,13 @@ long mm_fork(struct mm *parent, struct mm *child)
 	for (struct vma *v = parent->vmas; v && !rc && steps; v = v->next) {
 		rc = vma_insert(child, v->start, v->end, v->prot, v->bus);
 		for (uint64_t a = v->start; a < v->end && !rc;) {
-			mm_between_steps(&parent->lock, &k);
+			mm_between_steps(&parent->lock);
 			if (arch_as_fork_range(parent->as, child->as, a, v->end, MM_STEP, &a) != KSYNC_OK)
 				rc = -LX_ENOMEM;
 		}
-		mm_between_steps(&parent->lock, &k);
+		mm_between_steps(&parent->lock);
 	}
-	mlock_unlock_irqrestore(&parent->lock, k);
+	mlock_unlock(&parent->lock);
 	return rc;
 }
 
@@ -381,9 +382,9 @@ long mm_fork(struct mm *parent, struct mm *child)
  * could not be mapped. */
 uint64_t mm_map_free(struct mm *mm, uint64_t len, unsigned prot, long *rc)
 {
-	irqkey_t k = mlock_lock_irqsave(&mm->lock);
+	mlock_lock(&mm->lock);
 	uint64_t best = gap_locked(mm, len);
 	*rc = best ? vma_insert(mm, best, best + len, prot, 0) : 0;
-	mlock_unlock_irqrestore(&mm->lock, k);
+	mlock_unlock(&mm->lock);
 	return *rc ? 0 : best;
 }

@@ -94,11 +94,11 @@ void mm_shootdown(struct mm *mm)
 uint64_t proc_pages_in_use(void)
 {
 	uint64_t n = 0;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	for (unsigned i = 0; i < PROC_MAX; i++)
 		if (procs[i].state == PROC_LIVE && procs[i].mm && procs[i].leader == &procs[i])
 			n += arch_as_npages(procs[i].mm->as);	/* a group's space once */
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	return n;
 }
 
@@ -109,12 +109,12 @@ uint64_t proc_pages_in_use(void)
  * a zombie counts until it is reaped, as Linux's release_task drops the count). */
 static struct process *proc_alloc(struct process *parent, struct process *group)
 {
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	struct process *p = NULL;
 	struct arch_uctx *stale = NULL;
 	if (group && (group->group_exit || group->execer || group->state != PROC_LIVE)) {
 		/* the group is ending (exit_group, a fatal signal, an execve): no new thread */
-		mlock_unlock_irqrestore(&proc_table_lock, k);
+		mlock_unlock(&proc_table_lock);
 		return NULL;
 	}
 	if (parent) {
@@ -122,7 +122,7 @@ static struct process *proc_alloc(struct process *parent, struct process *group)
 		for (unsigned i = 0; i < PROC_MAX; i++)
 			n += procs[i].state != PROC_FREE;
 		if (n >= parent->rlim_nproc[0]) {
-			mlock_unlock_irqrestore(&proc_table_lock, k);
+			mlock_unlock(&proc_table_lock);
 			return NULL;
 		}
 	}
@@ -159,7 +159,7 @@ static struct process *proc_alloc(struct process *parent, struct process *group)
 			break;
 		}
 	}
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	if (stale)
 		arch_uctx_destroy(stale);
 	return p;
@@ -170,10 +170,10 @@ static void proc_free(struct process *p)
 {
 	if (p->uctx)
 		arch_uctx_destroy(p->uctx);
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	p->uctx = NULL;
 	p->state = PROC_FREE;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 }
 
 /* What a process holds of kernel/fs: its descriptor table and fs context (either may
@@ -193,12 +193,12 @@ static void user_thread_main(void *arg)
 	struct process *p = arg;
 	/* recorded by the thread itself before it can wait in a file: a kill that finds it
 	 * wakes that wait (fs_interrupt); a kill before this is pending before any wait */
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	p->thread = thread_self();
 	/* a policy set after proc_start read it and before this record found no thread to
 	 * move (proc_sched): its level applies here, under the same lock */
 	(void)thread_set_level(p->thread, sched_level(p->sched_policy));
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	sched_lowered();	/* lowered by it: a higher thread that is ready runs first */
 	arch_user_enter(p->uctx);
 }
@@ -209,9 +209,9 @@ static long proc_start(struct process *p)
 	char name[SCHED_NAME_MAX];
 	ksnprintf(name, sizeof name, "pid%d", p->pid);
 	struct thread *t;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	unsigned level = sched_level(p->sched_policy);	/* its policy's (fork, clone: inherited) */
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	int rc = thread_create_user(&t, user_thread_main, p, level, SCHED_AFFINITY_ANY, name, p->uctx);
 	if (rc != KSYNC_OK)
 		return -LX_EAGAIN;
@@ -267,33 +267,33 @@ static void image_commit(struct process *p, struct image_names *n, const char *p
 		proc_set_comm(p, comm);
 		return;
 	}
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	memcpy(p->comm, n->comm, sizeof p->comm);
 	memcpy(p->exe, n->exe, sizeof p->exe);
 	memcpy(p->cmdline, n->cmdline, sizeof p->cmdline);
 	p->cmdline_len = n->cmdline_len;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	kfree(n);
 }
 
 void proc_set_comm(struct process *p, const char *name)
 {
 	p = proc_group(p);	/* one name per process (Linux's is per thread: docs) */
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	memcpy(p->comm, name, sizeof p->comm);
 	p->comm[sizeof p->comm - 1] = 0;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 }
 
 /* ---- /proc's view (kernel/proc/procfs.c formats it) ------------------------------------- */
 unsigned proc_pids(int *out, unsigned max)
 {
 	unsigned n = 0;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	for (unsigned i = 0; i < PROC_MAX; i++)
 		if (procs[i].state != PROC_FREE && procs[i].leader == &procs[i] && n < max)
 			out[n++] = procs[i].pid;	/* processes, not threads (as Linux's /proc) */
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	for (unsigned i = 1; i < n; i++)	/* slots are reused: sort (at most PROC_MAX) */
 		for (unsigned j = i; j > 0 && out[j - 1] > out[j]; j--) {
 			int t = out[j];
@@ -308,7 +308,7 @@ bool proc_snapshot(int pid, struct proc_snap *s)
 	struct process *self = proc_current();
 	self = self ? proc_group(self) : NULL;
 	bool found = false;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	for (unsigned i = 0; i < PROC_MAX && !found; i++) {
 		struct process *p = &procs[i];
 		if (p->state == PROC_FREE || p->pid != pid)
@@ -329,7 +329,7 @@ bool proc_snapshot(int pid, struct proc_snap *s)
 		s->sig_pending = __atomic_load_n(&p->sig_pending, __ATOMIC_RELAXED);
 		s->nthreads = p->nthreads ? p->nthreads : 1;
 	}
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	return found;
 }
 
@@ -373,7 +373,7 @@ long proc_spawn(const char *path, char *const argv[], char *const envp[], struct
 int proc_wait_kernel(int pid)
 {
 	for (;;) {
-		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+		mlock_lock(&proc_table_lock);
 		struct process *p = NULL;
 		for (unsigned i = 0; i < PROC_MAX; i++)
 			if (procs[i].state != PROC_FREE && procs[i].pid == pid)
@@ -381,12 +381,12 @@ int proc_wait_kernel(int pid)
 		KASSERT(p && p->kernel_waited);
 		if (p->state == PROC_ZOMBIE) {
 			int st = p->wstatus;
-			mlock_unlock_irqrestore(&proc_table_lock, k);
+			mlock_unlock(&proc_table_lock);
 			proc_free(p);
 			return st;
 		}
 		p->kwaiter = thread_self();
-		mlock_unlock_irqrestore(&proc_table_lock, k);
+		mlock_unlock(&proc_table_lock);
 		sched_sleep(PROC_COND_CHILD);
 	}
 }
@@ -432,10 +432,10 @@ static long clone_thread(struct trapframe *tf, uint64_t flags, uint64_t newsp, u
 		c->sigmask = self->sigmask;
 		c->rlim_core = self->rlim_core;
 		c->rlim_core_max = self->rlim_core_max;
-		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+		mlock_lock(&proc_table_lock);
 		c->sched_prio = self->sched_prio;	/* a new thread inherits them */
 		c->sched_policy = sched_fork_policy(self->sched_policy, &c->sched_prio);
-		mlock_unlock_irqrestore(&proc_table_lock, k);
+		mlock_unlock(&proc_table_lock);
 		if (flags & LX_CLONE_CHILD_CLEARTID)
 			c->clear_child_tid = ctid;
 		uint32_t tid = (uint32_t)c->pid;
@@ -450,14 +450,14 @@ static long clone_thread(struct trapframe *tf, uint64_t flags, uint64_t newsp, u
 		rc = proc_start(c);
 	}
 	if (rc) {
-		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+		mlock_lock(&proc_table_lock);
 		g->nthreads--;
 		g->live--;
 		mm_solo_update(g);
 		c->mm = NULL;
 		c->fdt = NULL;
 		c->fs = NULL;
-		mlock_unlock_irqrestore(&proc_table_lock, k);
+		mlock_unlock(&proc_table_lock);
 		proc_free(c);
 		return rc;
 	}
@@ -504,7 +504,7 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp, uint64_t pt
 		mm_shootdown(self->mm);
 	}
 	if (!rc) {
-		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);	/* the group's fields */
+		mlock_lock(&proc_table_lock);	/* the group's fields */
 		memcpy(c->sig_handler, g->sig_handler, sizeof c->sig_handler);
 		memcpy(c->sig_flags, g->sig_flags, sizeof c->sig_flags);
 		memcpy(c->sig_restorer, g->sig_restorer, sizeof c->sig_restorer);
@@ -515,7 +515,7 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp, uint64_t pt
 		memcpy(c->exe, g->exe, sizeof c->exe);
 		memcpy(c->cmdline, g->cmdline, sizeof c->cmdline);
 		c->cmdline_len = g->cmdline_len;
-		mlock_unlock_irqrestore(&proc_table_lock, k);
+		mlock_unlock(&proc_table_lock);
 		c->sigmask = self->sigmask;
 		c->ss_sp = self->ss_sp;
 		c->ss_size = self->ss_size;
@@ -545,11 +545,11 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp, uint64_t pt
 	if (vfork) {
 		/* the parent waits until the child exec'd or exited */
 		for (;;) {
-			irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+			mlock_lock(&proc_table_lock);
 			bool done = c->vfork_done || c->state != PROC_LIVE || c->pid != pid;
 			if (!done)
 				g->waiter = thread_self();
-			mlock_unlock_irqrestore(&proc_table_lock, k);
+			mlock_unlock(&proc_table_lock);
 			if (done)
 				break;
 			sched_sleep(PROC_COND_CHILD);
@@ -561,10 +561,10 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp, uint64_t pt
 /* The vfork parent (if any) may go on: exec and exit call it. */
 void proc_vfork_release(struct process *p)
 {
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	p->vfork_done = true;
 	struct thread *w = p->parent ? p->parent->waiter : NULL;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	if (w)
 		sched_wakeup(w, PROC_COND_CHILD);
 }
@@ -614,7 +614,7 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 	struct process *g = proc_group(p);
 	struct thread *wake[PROC_MAX];
 	unsigned nw = 0;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	/* a thread killed by execve's de_thread ends alone */
 	if (group && !g->group_exit && !(g->execer && g->execer != p)) {
 		g->group_exit = true;
@@ -629,7 +629,7 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 		g->wstatus = wstatus;
 	g->live--;
 	bool others = g->nthreads > 1;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	for (unsigned i = 0; i < nw; i++)
 		wake_signalled(wake[i]);
 	/* the robust list and clear_child_tid, while the space is still loaded */
@@ -638,7 +638,7 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 	 * frees (a leader's) or this thread itself (another's), even before its last switch */
 	thread_drop_uctx();
 	struct arch_uctx *mine = NULL;
-	k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	p->thread_done = true;
 	bool last = --g->nthreads == 0;
 	mm_solo_update(g);
@@ -657,7 +657,7 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 			p->fs = NULL;
 			p->state = PROC_FREE;
 		}
-		mlock_unlock_irqrestore(&proc_table_lock, k);
+		mlock_unlock(&proc_table_lock);
 		if (mine)
 			arch_uctx_destroy(mine);
 		if (ex)
@@ -673,7 +673,7 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 	p->mm = g->mm = NULL;	/* /proc reads mm under this lock */
 	p->fdt = g->fdt = NULL;
 	p->fs = g->fs = NULL;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	if (mine)
 		arch_uctx_destroy(mine);
 	if (fdt)
@@ -685,7 +685,7 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 	 * unlock (not left to the slot's reuse: a run's heap account must balance) */
 	struct arch_uctx *gone[PROC_MAX + 1];
 	unsigned ngone = 0;
-	k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	wstatus = g->group_exit ? g->group_status : g->wstatus;
 	/* children: zombies nobody will wait for are freed, the living are orphaned */
 	for (unsigned i = 0; i < PROC_MAX; i++) {
@@ -737,7 +737,7 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 		gone[ngone++] = g->uctx;
 		g->uctx = NULL;
 	}
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	for (unsigned i = 0; i < ngone; i++)
 		arch_uctx_destroy(gone[i]);
 	if (w)
@@ -761,7 +761,7 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 	if (pid == INT32_MIN)
 		return -LX_ESRCH;	/* -INT_MIN is no group: Linux's kernel_wait4 */
 	for (;;) {
-		irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+		mlock_lock(&proc_table_lock);
 		bool any = false;
 		struct process *z = NULL, *rep = NULL;
 		int rst = 0;
@@ -801,7 +801,7 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 			z->parent = NULL;	/* reaped: nobody else sees it */
 			set_ppid(z, NULL);
 		}
-		mlock_unlock_irqrestore(&proc_table_lock, k);
+		mlock_unlock(&proc_table_lock);
 		if (rep) {	/* a stop or a continue: the child stays */
 			if (ustatus && copy_to_user((void *)ustatus, &rst, sizeof rst))
 				return -LX_EFAULT;
@@ -823,10 +823,10 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 		if (options & LX_WNOHANG)
 			return 0;
 		if (proc_sig_any_acts(self)) {
-			irqkey_t k2 = mlock_lock_irqsave(&proc_table_lock);
+			mlock_lock(&proc_table_lock);
 			if (g->waiter == thread_self())
 				g->waiter = NULL;
-			mlock_unlock_irqrestore(&proc_table_lock, k2);
+			mlock_unlock(&proc_table_lock);
 			return -LX_ERESTARTSYS;	/* EINTR, or made again after SA_RESTART */
 		}
 		sched_sleep(PROC_COND_CHILD | PROC_COND_SIG);
@@ -838,7 +838,7 @@ long proc_rlimit_nproc(int pid, const struct lx_rlimit *nw, struct lx_rlimit *ol
 	if (nw && nw->rlim_cur > nw->rlim_max)
 		return -LX_EINVAL;
 	long rc = 0;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	struct process *t = pid ? find_locked(pid) : proc_group(proc_current());
 	if (!t || t->state != PROC_LIVE) {
 		rc = -LX_ESRCH;
@@ -854,7 +854,7 @@ long proc_rlimit_nproc(int pid, const struct lx_rlimit *nw, struct lx_rlimit *ol
 			t->rlim_nproc[1] = nw->rlim_max;
 		}
 	}
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	return rc;
 }
 
@@ -986,11 +986,11 @@ static void notify_parent_locked(struct process *p, int code, int status)
 static void parent_wake(struct process *p)
 {
 	struct thread *w[PROC_MAX];
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	struct process *par = p->parent;
 	unsigned n = par ? group_threads_locked(par, NULL, w) : 0;
 	struct thread *t = par ? target_locked(par, LX_SIGCHLD) : NULL;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	for (unsigned i = 0; i < n; i++)
 		sched_wakeup(w[i], PROC_COND_CHILD);
 	if (t)
@@ -1016,7 +1016,7 @@ static void stop_wait(struct process *p)
 {
 	struct process *g = p->leader;
 	struct thread *wake[PROC_MAX];
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	bool tell = false;
 	if (g->stopped && !p->stop_joined) {
 		p->stop_joined = true;
@@ -1024,12 +1024,12 @@ static void stop_wait(struct process *p)
 		g->stop_sleeper = thread_self();
 		tell = stop_complete_locked(g);
 	}
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	if (tell)
 		parent_wake(g);
 	for (;;) {
 		unsigned nw = 0;
-		k = mlock_lock_irqsave(&proc_table_lock);
+		mlock_lock(&proc_table_lock);
 		/* relaxed: SIGKILL's bit is set under this lock */
 		bool killed = proc_sig_pending(p) & PROC_SIGBIT(LX_SIGKILL);
 		bool go = !g->stopped || killed;
@@ -1043,7 +1043,7 @@ static void stop_wait(struct process *p)
 			if (!killed)
 				nw = group_threads_locked(g, p, wake);
 		}
-		mlock_unlock_irqrestore(&proc_table_lock, k);
+		mlock_unlock(&proc_table_lock);
 		if (go) {
 			for (unsigned i = 0; i < nw; i++)
 				sched_wakeup(wake[i], PROC_COND_SIG);	/* the other sleepers */
@@ -1064,7 +1064,7 @@ void proc_stop(struct process *p, int sig)
 	struct process *g = p->leader;
 	struct thread *wake[PROC_MAX];
 	unsigned nw = 0;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	if (!g->stopped) {
 		/* relaxed: proc_sig_any_acts's hint; everything else reads it under here */
 		__atomic_store_n(&g->stopped, true, __ATOMIC_RELAXED);
@@ -1074,7 +1074,7 @@ void proc_stop(struct process *p, int sig)
 		g->stop_notified = false;
 		nw = group_threads_locked(g, p, wake);
 	}
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	for (unsigned i = 0; i < nw; i++)
 		wake_signalled(wake[i]);
 	stop_wait(p);
@@ -1087,9 +1087,9 @@ void proc_stop_join(struct process *p)
 
 void proc_signal_send(struct process *p, int sig, const struct lx_siginfo *info)
 {
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	struct thread *t = p->state == PROC_LIVE && !p->thread_done ? tpost_locked(p, sig, info) : NULL;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	if (t)
 		wake_signalled(t);
 }
@@ -1120,34 +1120,34 @@ static bool take_locked(struct process *p, uint64_t *pending, uint64_t *valid,
 bool proc_signal_take(struct process *p, int sig, struct lx_siginfo *info)
 {
 	struct process *g = p->leader;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	bool had = take_locked(p, &p->tsig_pending, &p->tsig_info_valid, p->tsig_info, sig, info) ||
 		   take_locked(p, &g->sig_pending, &g->sig_info_valid, g->sig_info, sig, info);
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	return had;
 }
 
 void proc_sigaction_set(struct process *p, int sig, const struct lx_sigaction *sa)
 {
 	struct process *g = p->leader;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	/* relaxed stores: proc_sig_acts reads them without the lock */
 	__atomic_store_n(&g->sig_handler[sig], sa->handler, __ATOMIC_RELAXED);
 	g->sig_flags[sig] = sa->flags;
 	g->sig_restorer[sig] = sa->restorer;
 	g->sig_mask_of[sig] = sa->mask;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 }
 
 void proc_sigaction_get(struct process *p, int sig, struct lx_sigaction *sa)
 {
 	struct process *g = p->leader;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	sa->handler = g->sig_handler[sig];
 	sa->flags = g->sig_flags[sig];
 	sa->restorer = g->sig_restorer[sig];
 	sa->mask = g->sig_mask_of[sig];
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 }
 
 /* kill (Linux's kill_something_info): pid > 0 the process with that id (a thread's id
@@ -1165,7 +1165,7 @@ long proc_kill(int pid, int sig)
 	si.u.k.pid = self->pid;
 	struct thread *wake[PROC_MAX];
 	unsigned nw = 0, found = 0;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	for (unsigned i = 0; i < PROC_MAX; i++) {
 		struct process *t = &procs[i];
 		if (t->state == PROC_FREE)
@@ -1184,7 +1184,7 @@ long proc_kill(int pid, int sig)
 				wake[nw++] = th;
 		}
 	}
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	for (unsigned i = 0; i < nw; i++)
 		wake_signalled(wake[i]);
 	return found ? 0 : -LX_ESRCH;
@@ -1200,7 +1200,7 @@ long proc_tkill(int tgid, int tid, int sig)
 	si.u.k.pid = self->pid;
 	struct thread *th = NULL;
 	bool found = false;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	for (unsigned i = 0; i < PROC_MAX; i++) {
 		struct process *t = &procs[i];
 		if (t->state != PROC_LIVE || t->thread_done || t->pid != tid)
@@ -1211,7 +1211,7 @@ long proc_tkill(int tgid, int tid, int sig)
 		if (sig)
 			th = tpost_locked(t, sig, &si);
 	}
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	if (th)
 		wake_signalled(th);
 	return found ? 0 : -LX_ESRCH;
@@ -1235,7 +1235,7 @@ long proc_setpgid(int pid, int pgid)
 	if (pgid < 0)
 		return -LX_EINVAL;
 	long rc = 0;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	struct process *t = pid ? find_locked(pid) : self;
 	if (!t || (t != self && t->parent != self)) {
 		rc = -LX_ESRCH;
@@ -1260,7 +1260,7 @@ long proc_setpgid(int pid, int pgid)
 	}
 	t->pgid = pgid;
 out:
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	return rc;
 }
 
@@ -1268,10 +1268,10 @@ out:
  * proc_table_lock (setpgid and setsid write them there) */
 static long group_of(int pid, bool session)
 {
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	struct process *t = pid ? find_locked(pid) : proc_group(proc_current());
 	long rc = !t ? -LX_ESRCH : session ? t->sid : t->pgid;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	return rc;
 }
 
@@ -1304,7 +1304,7 @@ int sched_fork_policy(int policy, int *prio)
  * main thread); each task keeps its own policy. */
 long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio)
 {
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	struct process *t = NULL;
 	if (!pid)
 		t = proc_current();
@@ -1326,7 +1326,7 @@ long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int s
 				(void)thread_set_level(t->thread, sched_level(t->sched_policy));
 		}
 	}
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	if (set)
 		sched_lowered();	/* the caller lowered itself: a higher ready thread first */
 	return t ? 0 : -LX_ESRCH;
@@ -1337,7 +1337,7 @@ long proc_setsid(void)
 {
 	struct process *self = proc_group(proc_current());
 	long rc;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	bool leader = false;
 	for (unsigned i = 0; i < PROC_MAX; i++)
 		if (procs[i].state != PROC_FREE && procs[i].leader == &procs[i] &&
@@ -1349,7 +1349,7 @@ long proc_setsid(void)
 		self->sid = self->pgid = self->pid;
 		rc = self->pid;
 	}
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	return rc;
 }
 
@@ -1363,14 +1363,14 @@ static void tty_group_signal(int sig)
 	struct lx_siginfo si = { .si_signo = sig, .si_code = LX_SI_KERNEL };
 	struct thread *wake[PROC_MAX];
 	unsigned nw = 0;
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	for (unsigned i = 0; i < PROC_MAX; i++)
 		if (procs[i].state == PROC_LIVE && procs[i].leader == &procs[i] && procs[i].pgid == pgrp) {
 			struct thread *th = post_locked(&procs[i], sig, &si);
 			if (th)
 				wake[nw++] = th;
 		}
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	for (unsigned i = 0; i < nw; i++)
 		wake_signalled(wake[i]);
 }
@@ -1386,7 +1386,7 @@ static void become_leader(struct process *p)
 	struct process *tmp = kmalloc(sizeof *tmp);
 	if (!tmp)
 		return;	/* it goes on as a thread of its own id: getpid still answers */
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	*tmp = *g;	/* the group's fields */
 	tmp->thread = p->thread;	/* the thread's own */
 	tmp->sched_policy = p->sched_policy;	/* the task's, as its level */
@@ -1424,7 +1424,7 @@ static void become_leader(struct process *p)
 	g->fs = NULL;
 	g->leader = g;
 	g->state = PROC_FREE;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	kfree(tmp);
 	if (old)
 		arch_uctx_destroy(old);
@@ -1434,33 +1434,33 @@ static long de_thread(struct process *p)
 {
 	struct process *g = p->leader;
 	struct thread *wake[PROC_MAX];
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	if (g->group_exit || g->execer) {
-		mlock_unlock_irqrestore(&proc_table_lock, k);
+		mlock_unlock(&proc_table_lock);
 		return -LX_EAGAIN;	/* the group is ending, or another thread execs */
 	}
 	if (g->nthreads == 1 && p == g) {
-		mlock_unlock_irqrestore(&proc_table_lock, k);
+		mlock_unlock(&proc_table_lock);
 		return 0;
 	}
 	g->execer = p;
 	unsigned nw = kill_others_locked(g, p, wake);
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	for (unsigned i = 0; i < nw; i++)
 		wake_signalled(wake[i]);
 	for (;;) {
-		k = mlock_lock_irqsave(&proc_table_lock);
+		mlock_lock(&proc_table_lock);
 		bool done = g->nthreads == 1;
-		mlock_unlock_irqrestore(&proc_table_lock, k);
+		mlock_unlock(&proc_table_lock);
 		if (done)
 			break;
 		sched_sleep(PROC_COND_CHILD);	/* the next to last thread's end wakes it */
 	}
 	if (p != g)
 		become_leader(p);
-	k = mlock_lock_irqsave(&proc_table_lock);
+	mlock_lock(&proc_table_lock);
 	p->leader->execer = NULL;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	return 0;
 }
 
@@ -1485,10 +1485,10 @@ long proc_execve(struct trapframe *tf, const char *path, char *const argv[], cha
 	/* the point of no return: the new space replaces the old */
 	struct mm *old = p->mm;
 	struct process *g = proc_group(p);	/* p itself, unless become_leader had no memory */
-	irqkey_t k = mlock_lock_irqsave(&proc_table_lock);	/* /proc reads mm under it */
+	mlock_lock(&proc_table_lock);	/* /proc reads mm under it */
 	p->mm = nm;
 	g->mm = nm;
-	mlock_unlock_irqrestore(&proc_table_lock, k);
+	mlock_unlock(&proc_table_lock);
 	arch_uctx_set_as(p->uctx, nm->as);
 	mm_destroy(old);
 	arch_uctx_set_fs(p->uctx, 0);
