@@ -3,8 +3,8 @@
  * cli/sti around critical sections and around whole handlers.
  *
  * Any level above IPL_NONE means IF off: splraise from IPL_NONE executes cli, the splx
- * that returns to IPL_NONE executes sti, and because IF is off exactly when the level is
- * above IPL_NONE the level itself is the saved IF state (nesting-safe without pushf).
+ * that returns to IPL_NONE executes sti if IF was on at that raise (the cookie's
+ * SPL_COOKIE_IF: a section entered where the caller had masked already leaves IF off).
  * Handlers run entirely with IF off at IPL_HIGH: nothing nests, a higher-priority
  * interrupt waits for a lower one's handler to finish (the data-loss case of section 6:
  * fast serial behind a long PIO handler). Nested critical sections: cookie = old level.
@@ -29,6 +29,7 @@ static void replay_done(struct spl_cpu *c, struct intr_source *src) { (void)c; (
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
+	spl_census_arrival();	/* KSYNC_WINDOWS builds (spl.h): inside a section? */
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
@@ -37,13 +38,15 @@ void spl_intr_entry(struct trapframe *tf, void *arg)
 	spl_handle_now(c, src, s, tf);
 }
 
-/* splx to IPL_NONE with soft interrupts pending: IF is off here (level was above NONE). */
+/* splx to IPL_NONE with soft interrupts pending: IF is off here (level was above NONE);
+ * on only if it was on at the section's raise (the cookie). */
 void spl_lower_slow(struct spl_cpu *c, spl_t s)
 {
 	arch_irq_disable();
 	spl_replay(c, SPL_LEVEL(s), hw_of(SPL_LEVEL(s)));
-	if (SPL_LEVEL(s) == IPL_NONE)
+	if (SPL_LEVEL(s) == IPL_NONE && (s & SPL_COOKIE_IF))
 		arch_irq_enable();
+	spl_census_unmasked();	/* KSYNC_WINDOWS builds: what the section held was taken */
 	sched_lowered();	/* a reschedule held by the section happens now */
 }
 

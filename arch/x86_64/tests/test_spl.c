@@ -551,6 +551,32 @@ KTEST(spl_levels_and_sections_nest)
 	KT_EXPECT_EQ(kcpu_of(0)->spl.violations, 0);
 }
 
+/* A section entered where the caller has masked already (arch_irq_save: the scheduler's
+ * paths, a trap's entry) leaves IF as it found it: the kernel's master locks take crit
+ * sections inside such regions, and an sti at their end would let interrupts and
+ * preemption in. cli-pessim's splx once turned IF on unconditionally at IPL_NONE. */
+KTEST(spl_sections_inside_masked_region_keep_if_off)
+{
+	irqkey_t k = arch_irq_save();
+	crit_enter();
+	crit_leave();
+	KT_EXPECT(!arch_irq_enabled());
+	spl_t s = splraise(IPL_BIO);
+	splx(s);
+	KT_EXPECT(!arch_irq_enabled());
+	crit_enter();
+	crit_enter();
+	crit_leave();
+	crit_leave();
+	KT_EXPECT(!arch_irq_enabled());
+	KT_EXPECT_EQ(spl_level(), IPL_NONE);
+	arch_irq_restore(k);
+	KT_EXPECT(arch_irq_enabled());
+	crit_enter();		/* and with IF on, on again after */
+	crit_leave();
+	KT_EXPECT(arch_irq_enabled());
+}
+
 /* Everything held in one critical section runs exactly once afterwards; where the scheme
  * orders replay (spl.h SPL_REPLAY_ORDERED) the order is highest level first.
  *

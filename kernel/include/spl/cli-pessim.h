@@ -19,16 +19,21 @@
 #define SPL_RUN_AT_NONE_ONLY 1
 #define SPL_USES_TPR 0
 
-/* IF is off exactly when the level is above IPL_NONE (handlers run at IPL_HIGH with IF
- * off), so the level doubles as the saved IF state and nesting needs no pushf. */
+/* IF is off whenever the level is above IPL_NONE (handlers run at IPL_HIGH with IF off),
+ * so a raise from a level above IPL_NONE needs no pushf. A raise from IPL_NONE reads IF
+ * first (pushf; cli) and the cookie carries it (SPL_COOKIE_IF): the caller may have masked
+ * already (arch_irq_save, a trap's entry), and the kernel's master locks take a critical
+ * section inside such regions (the heap from the scheduler, an address space from the
+ * page fault) - an unconditional sti at the matching splx would turn interrupts, and
+ * preemption, back on inside them. */
 static inline spl_t splraise(unsigned level)
 {
 	SPL_CHECK_RAISE(level);
 	struct spl_cpu *c = spl_self();
 	spl_t s = c->ipl;
 	if (level > s) {
-		if (s == IPL_NONE)
-			arch_irq_disable();
+		if (s == IPL_NONE && arch_irqkey_on(arch_irq_save()))
+			s |= SPL_COOKIE_IF;
 		c->ipl = level;
 	}
 	return s;
@@ -37,13 +42,14 @@ static inline void splx(spl_t s)
 {
 	struct spl_cpu *c = spl_self();
 	SPL_CHECK_LOWER(c, s);
-	if (s < c->ipl) {
-		if (c->pending & SPL_RUNNABLE(s)) {
+	unsigned l = SPL_LEVEL(s);
+	if (l < c->ipl) {
+		if (c->pending & SPL_RUNNABLE(l)) {
 			spl_lower_slow(c, s);
 			return;
 		}
-		c->ipl = s;
-		if (s == IPL_NONE)
+		c->ipl = l;
+		if (s & SPL_COOKIE_IF)
 			arch_irq_enable();
 	}
 }
