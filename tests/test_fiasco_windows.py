@@ -37,7 +37,9 @@ def test_tracker_tests_run_on_windows_kernel(windows_kernel):
     res = _boot(True, mode="test", filter="win_*")
     names = {c.name: c for c in res.ktap.results}
     assert res.passed, "\n".join(res.tail())
-    assert len(names) == 4 and not any(c.skipped for c in names.values()), names
+    # the tracker's four and the critical-section census (spl.h, the same builds)
+    assert len(names) == 5 and not any(c.skipped for c in names.values()), names
+    assert "win_census_counts_sections" in names
 
 
 def test_tracker_tests_skip_with_reason_elsewhere(windows_kernel):

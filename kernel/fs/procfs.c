@@ -56,7 +56,8 @@ static const struct procfs_source *src(void)
 	return __atomic_load_n(&source, __ATOMIC_ACQUIRE);
 }
 
-static const char *const root_files[] = { "cpuinfo", "meminfo", "uptime", "ksync-lockstat" };
+static const char *const root_files[] = { "cpuinfo", "meminfo", "uptime", "ksync-lockstat",
+					      "ksync-critsec" };
 static const char *const pid_files[] = { "cmdline", "stat", "status" };
 
 /* A new entry name in dir (ramfs_mon held); NULL if out of memory. */

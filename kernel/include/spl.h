@@ -114,6 +114,98 @@ extern const uint8_t spl_tpr_class[IPL_COUNT];
  * schemes that mask by level (kernel/spl/intr_hw.c). IF off. */
 void spl_mask_setlevel(struct spl_cpu *c, unsigned level);
 
+/* ---- the critical-section census (KSYNC_WINDOWS builds only, beside the masked-window
+ * tracker: make WINDOWS=1) ----------------------------------------------------------------
+ * Small & Manley 1997 section 4 (Table 3: critical sections per second and their mean
+ * duration; Table 4: the fraction of sections during which an interrupt arrived; Figure
+ * 1: the distribution of their durations), counted from the kernel's own crit_enter /
+ * crit_leave sections under real load (issue 26 item 3). Per CPU, only its own CPU
+ * writes, every update with IF off (the hooks clear it themselves) so that its own
+ * handlers never see half an update; read by /proc/ksync-critsec (kernel/proc/procfs.c)
+ * as a snapshot that may lag by the sections in progress.
+ *   - a section is an outermost crit_enter..crit_leave; its duration runs from the
+ *     enter's masking to the leave's start (before the unmask or the replay), in TSC
+ *     ticks, and includes the census's own rdtsc;
+ *   - interrupted: a scheme source's interrupt arrived inside it (spl_intr_entry):
+ *     deferred by an optimistic section, held by the hardware in a pessimistic one - that
+ *     one is taken at the leave's unmask, which `closing` covers (an arrival while it is
+ *     set counts the section that just closed; it is cleared once the lowering is done,
+ *     before any reschedule);
+ *   - a section opened while one is live (a raw IPI's call inside a section: tests only)
+ *     counts as part of the outer one (`nest`). */
+#ifdef KSYNC_WINDOWS
+#define SPL_CENSUS 1
+#define SPL_CENSUS_BUCKETS 40	/* bucket b: durations in [2^(b-1), 2^b) ticks, b = 0 for 0 */
+struct spl_census {
+	uint64_t sections, ticks, interrupted;	/* completed sections */
+	uint64_t hist[SPL_CENSUS_BUCKETS];
+	uint64_t t0;		/* the live section's start */
+	uint32_t live, nest;	/* inside a section; sections opened inside it */
+	uint32_t hit, closing;	/* an interrupt arrived inside; a section just closed */
+} __attribute__((aligned(64)));
+extern struct spl_census spl_census_cpu[MAX_CPUS];
+static inline struct spl_census *spl_census_self(void) { return &spl_census_cpu[arch_cpu_id()]; }
+static inline void spl_census_open(void)
+{
+	irqkey_t k = arch_irq_save();
+	struct spl_census *z = spl_census_self();
+	if (z->live) {
+		z->nest++;
+	} else {
+		z->live = 1;
+		z->hit = 0;
+		z->closing = 0;
+		z->t0 = arch_cycles();
+	}
+	arch_irq_restore(k);
+}
+static inline void spl_census_close(bool held_to_unmask)
+{
+	irqkey_t k = arch_irq_save();
+	struct spl_census *z = spl_census_self();
+	if (z->nest) {
+		z->nest--;
+	} else if (z->live) {
+		uint64_t d = arch_cycles() - z->t0;
+		z->live = 0;
+		z->sections++;
+		z->ticks += d;
+		z->hist[d ? (64 - __builtin_clzll(d) < SPL_CENSUS_BUCKETS ? 64 - __builtin_clzll(d)
+								: SPL_CENSUS_BUCKETS - 1) : 0]++;
+		if (z->hit)
+			z->interrupted++;
+		else if (held_to_unmask)
+			z->closing = 1;	/* a held interrupt taken at the unmask counts it */
+	}
+	arch_irq_restore(k);
+}
+/* after the pessimistic leave's unmask (and in every scheme's lowering slow path, before
+ * the reschedule it may make): what the section held has been taken */
+static inline void spl_census_unmasked(void)
+{
+	irqkey_t k = arch_irq_save();
+	spl_census_self()->closing = 0;
+	arch_irq_restore(k);
+}
+/* a scheme source's interrupt entry (IF off) */
+static inline void spl_census_arrival(void)
+{
+	struct spl_census *z = spl_census_self();
+	if (z->live) {
+		z->hit = 1;
+	} else if (z->closing) {
+		z->closing = 0;
+		z->interrupted++;
+	}
+}
+#else
+#define SPL_CENSUS 0
+static inline void spl_census_open(void) {}
+static inline void spl_census_close(bool held_to_unmask) { (void)held_to_unmask; }
+static inline void spl_census_unmasked(void) {}
+static inline void spl_census_arrival(void) {}
+#endif
+
 #ifndef KSYNC_SPL_HEADER
 #error "no interrupt scheme selected: build with make SCHEME=<name> (see docs/irq-schemes.md)"
 #endif

@@ -26,6 +26,14 @@
  *                        Hartman & Ousterhout section 4's per-lock-type statistics
  *                        gathered around real programs). Classes that do not fit the
  *                        buffer are counted in "left_out", never cut mid-object.
+ *   /proc/ksync-critsec  ksync's own: the critical-section census (spl.h; KSYNC_WINDOWS
+ *                        builds) as one line of JSON, {"census","scheme","tsc_hz","cpus",
+ *                        "unit","sections","ticks","interrupted","hist_log2"}: outermost
+ *                        crit_enter sections since boot summed over CPUs, their TSC
+ *                        ticks, those an interrupt arrived in, and a log2 histogram of
+ *                        their durations (Small & Manley's Tables 3-4 and Figure 1 under
+ *                        real programs, bench/user/smload.c). Other builds print
+ *                        "census":false and no counts.
  *
  * Locks: proc_snapshot takes the process table's lock (uproc-table, a master lock) to
  * copy one process's fields and releases it before anything is formatted; the caller
@@ -38,6 +46,7 @@
  */
 #include "kernel.h"
 #include "lockstat.h"
+#include "spl.h"
 #include "mm.h"
 #include "proc.h"
 #include "fs/vfs.h"
@@ -166,6 +175,38 @@ static long gen_lockstat(char *buf, size_t n)
 	return (long)at;
 }
 
+/* /proc/ksync-critsec (top comment): the critical-section census of a KSYNC_WINDOWS build
+ * (spl.h), summed over CPUs - cumulative since boot; a program reads it before and after
+ * what it measures. Other builds: "census":false and nothing else counted. A snapshot of
+ * counters other CPUs go on writing: each one read once, relaxed (a figure may lag by
+ * the sections in progress). */
+static long gen_critsec(char *buf, size_t n)
+{
+	size_t at = 0;
+	put(buf, n, &at, "{\"census\":%s,\"scheme\":\"%s\",\"tsc_hz\":%lu,\"cpus\":%u",
+	    SPL_CENSUS ? "true" : "false", spl_scheme_name(), (unsigned long)arch_tsc_hz(),
+	    arch_ncpus());
+#if SPL_CENSUS
+	uint64_t sec = 0, ticks = 0, intr = 0, hist[SPL_CENSUS_BUCKETS] = { 0 };
+	for (unsigned c = 0; c < arch_ncpus(); c++) {
+		const struct spl_census *z = &spl_census_cpu[c];
+		sec += __atomic_load_n(&z->sections, __ATOMIC_RELAXED);
+		ticks += __atomic_load_n(&z->ticks, __ATOMIC_RELAXED);
+		intr += __atomic_load_n(&z->interrupted, __ATOMIC_RELAXED);
+		for (unsigned b = 0; b < SPL_CENSUS_BUCKETS; b++)
+			hist[b] += __atomic_load_n(&z->hist[b], __ATOMIC_RELAXED);
+	}
+	put(buf, n, &at, ",\"unit\":\"tsc_ticks\",\"sections\":%lu,\"ticks\":%lu,"
+	    "\"interrupted\":%lu,\"hist_log2\":[", (unsigned long)sec, (unsigned long)ticks,
+	    (unsigned long)intr);
+	for (unsigned b = 0; b < SPL_CENSUS_BUCKETS; b++)
+		put(buf, n, &at, "%s%lu", b ? "," : "", (unsigned long)hist[b]);
+	put(buf, n, &at, "]");
+#endif
+	put(buf, n, &at, "}\n");
+	return (long)at;
+}
+
 static long gen_root(const char *name, char *buf, size_t n)
 {
 	size_t at = 0;
@@ -202,6 +243,8 @@ static long gen_root(const char *name, char *buf, size_t n)
 		}
 	} else if (!strcmp(name, "ksync-lockstat")) {
 		return gen_lockstat(buf, n);
+	} else if (!strcmp(name, "ksync-critsec")) {
+		return gen_critsec(buf, n);
 	} else if (!strcmp(name, "uptime")) {
 		uint64_t cs = ktime_ns() / 10000000;	/* hundredths */
 		put(buf, n, &at, "%lu.%02lu 0.00\n", (unsigned long)(cs / 100), (unsigned long)(cs % 100));

@@ -32,6 +32,7 @@ __attribute__((unused)) static uint32_t hw_of(unsigned level) { return level; }
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
+	spl_census_arrival();	/* KSYNC_WINDOWS builds (spl.h): inside a section? */
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
@@ -48,6 +49,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	spl_replay(c, SPL_LEVEL(s), hw_get(c));	/* the handler mask stays as it is */
 	if (s & SPL_COOKIE_IF)
 		arch_irq_enable();
+	spl_census_unmasked();	/* KSYNC_WINDOWS builds: what the section held was taken */
 	sched_lowered();	/* a reschedule held by the section happens now */
 }
 

@@ -21,6 +21,9 @@ _Static_assert(INTR_MAX_CPUS == MAX_CPUS, "intr.h's per-CPU arrays cover every C
 _Static_assert(KSYNC_MWCAS_CPU_SLOTS >= MAX_CPUS, "libksync's mwcas has a slot per kernel CPU");
 
 struct kcpu kcpus[MAX_CPUS];
+#if SPL_CENSUS
+struct spl_census spl_census_cpu[MAX_CPUS];	/* each CPU's own (spl.h, the census) */
+#endif
 struct intr_source *intr_by_bit[32];
 static struct intr_source *isa_src[16];
 static struct intr_source *clock_src;

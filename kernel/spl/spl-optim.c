@@ -44,6 +44,7 @@ static void replay_done(struct spl_cpu *c, struct intr_source *src)
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
+	spl_census_arrival();	/* KSYNC_WINDOWS builds (spl.h): inside a section? */
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
@@ -68,6 +69,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 		arch_win_soft_close(ARCH_WIN_LEVEL);
 	if (!c->crit_flag)
 		arch_win_soft_close(ARCH_WIN_CRIT);
+	spl_census_unmasked();	/* KSYNC_WINDOWS builds: what the section held was taken */
 	sched_lowered();	/* a reschedule held by the section happens now */
 }
 

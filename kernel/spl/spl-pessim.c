@@ -37,6 +37,7 @@ static uint32_t hw_of(unsigned level) { return level; }
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
+	spl_census_arrival();	/* KSYNC_WINDOWS builds (spl.h): inside a section? */
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl;
@@ -52,6 +53,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	irqkey_t k = arch_irq_save();
 	spl_replay(c, SPL_LEVEL(s), hw_of(SPL_LEVEL(s)));
 	arch_irq_restore(k);
+	spl_census_unmasked();	/* KSYNC_WINDOWS builds: what the section held was taken */
 	sched_lowered();	/* a reschedule held by the section happens now */
 }
 

@@ -61,6 +61,7 @@ static void tpr_lower(struct spl_cpu *c, unsigned lvl)
 
 void spl_intr_entry(struct trapframe *tf, void *arg)
 {
+	spl_census_arrival();	/* KSYNC_WINDOWS builds (spl.h): inside a section? */
 	struct intr_source *src = arg;
 	struct spl_cpu *c = spl_self();
 	unsigned s = c->ipl, eff = spl_effective(c);
@@ -90,6 +91,7 @@ void spl_lower_slow(struct spl_cpu *c, spl_t s)
 	irqkey_t k = arch_irq_save();
 	tpr_lower(c, SPL_LEVEL(s));
 	arch_irq_restore(k);
+	spl_census_unmasked();	/* KSYNC_WINDOWS builds: what the section held was taken */
 	sched_lowered();	/* a reschedule held by the section happens now */
 }
 

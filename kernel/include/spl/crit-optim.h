@@ -36,6 +36,7 @@ static inline void crit_enter(void)
 	} else {
 		c->crit_flag = 1;
 		arch_win_soft_open(ARCH_WIN_CRIT);	/* KSYNC_WINDOWS builds; empty otherwise */
+		spl_census_open();	/* the same builds (spl.h) */
 	}
 	ksync_compiler_barrier();	/* the section's accesses stay after the flag */
 }
@@ -49,6 +50,7 @@ static inline void crit_leave(void)
 		c->crit_flag = f - 1;	/* nested: the outer section goes on */
 		return;
 	}
+	spl_census_close(false);	/* still flagged: a deferral has marked it; the replay is not in it */
 	c->crit_flag = 0;
 	ksync_compiler_barrier();	/* the check reads pending after the store */
 	uint32_t p = c->pending;
