@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "bench" / "user" / "smload.c"
 EXE = ROOT / "build" / "user-bench" / "smload"
 PREFIX = "KSYNC-SMLOAD "
+CENSUS = "KSYNC-SMLOAD-CRITSEC "
 PHASES = ["mkdir", "copy", "stat", "read", "make", "total"]
 # webstone's document sizes (every one a multiple of 512 bytes)
 SIZES = {512, 5 * 1024, 50 * 1024, 500 * 1024}
@@ -276,4 +277,13 @@ def test_ksync_runs_both_loads_as_the_host_does(exe, tmp_path):
         host = run(exe, *[str(tmp_path / a[5:]) if a.startswith("/tmp/") else a for a in cmd])
         assert host.returncode == 0, host.stderr
         strip = lambda rs: [{k: v for k, v in x.items() if k != "elapsed_ns"} for x in rs]
-        assert strip(rows(case.out.decode())) == strip(rows(host.stdout)), cmd
+        out = case.out.decode().splitlines()
+        census = [json.loads(ln[len(CENSUS):]) for ln in out if ln.startswith(CENSUS)]
+        assert strip(rows("\n".join(ln for ln in out if not ln.startswith(CENSUS)))) == \
+            strip(rows(host.stdout)), cmd
+        # ksync has /proc/ksync-critsec: one census line per timed part, this build's
+        # ("census":false: the default kernel has no census compiled in)
+        assert [c["phase"] for c in census] == \
+            (PHASES[:-1] if cmd[0] == "andrew" else ["run"]), cmd
+        assert all(c["before"]["census"] is False and c["after"] == c["before"]
+                   for c in census), census

@@ -59,6 +59,13 @@
  * requests and bytes (the bodies') summed over the clients; each client and the server
  * report their counts through a pipe at the end and the two sides must agree.
  *
+ * On ksync, where /proc/ksync-critsec exists (the kernel's critical-section census, spl.h:
+ * real figures in a KSYNC_WINDOWS build, "census":false in others), each andrew phase and
+ * the webstone run also print the file's text before and after the timed part (Small &
+ * Manley's Tables 3-4 and Figure 1 under these loads; the host has no such file and
+ * prints no such line):
+ *   KSYNC-SMLOAD-CRITSEC {"load":"andrew","phase":"copy","before":{...},"after":{...}}
+ *
  * Not as in the paper: the NFS run of Andrew is not made (ksync has no network file
  * system); WebStone's clients ran on another machine and reached Apache's pool of
  * processes over TCP, here they are local processes talking to one server process
@@ -533,6 +540,47 @@ static void ph_make(void)
 	walk(dst_root, false, visit_make);
 }
 
+/* ---- the critical-section census (/proc/ksync-critsec on ksync; absent on Linux) ---- */
+#define CRITSEC "/proc/ksync-critsec"
+#define CRITSEC_MAX 2048
+static char cs_before[CRITSEC_MAX + 1], cs_after[CRITSEC_MAX + 1];
+static long cs_before_n = -1;	/* -1: no file (or not read) */
+
+/* The file's one line of JSON (newline dropped) into buf; -1 if there is no such file. */
+static long critsec_read(char *buf)
+{
+	int fd = open(CRITSEC, O_RDONLY);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return -1;
+		die("open %s", CRITSEC);
+	}
+	size_t n = read_all(fd, buf, CRITSEC_MAX + 1, CRITSEC);
+	xclose(fd, CRITSEC);
+	if (n > CRITSEC_MAX)
+		fail("%s: more than %d bytes", CRITSEC, CRITSEC_MAX);
+	if (n && buf[n - 1] == '\n')
+		n--;
+	if (n == 0 || memchr(buf, '\n', n))
+		fail("%s: not one line of text", CRITSEC);
+	return (long)n;
+}
+
+static void critsec_begin(void) { cs_before_n = critsec_read(cs_before); }
+
+static void critsec_end(const char *load, const char *phase)
+{
+	if (cs_before_n < 0)
+		return;
+	long n = critsec_read(cs_after);
+	if (n < 0)
+		fail("%s: gone since the run started", CRITSEC);
+	printf("KSYNC-SMLOAD-CRITSEC {\"load\":\"%s\",\"phase\":\"%s\",\"before\":%.*s,"
+	       "\"after\":%.*s}\n", load, phase, (int)cs_before_n, cs_before, (int)n, cs_after);
+	cs_before_n = -1;
+	flush_stdout();
+}
+
 static void andrew_line(const char *phase, long ops, uint64_t ns)
 {
 	printf("KSYNC-SMLOAD {\"load\":\"andrew\",\"phase\":\"%s\",\"ops\":%ld,"
@@ -557,9 +605,11 @@ static void andrew_main(void)
 	on_failure = trees_tidy;
 	tree_make();
 	for (size_t i = 0; i < sizeof phases / sizeof phases[0]; i++) {
+		critsec_begin();
 		uint64_t t0 = now_ns();
 		phases[i].run();
 		uint64_t ns = now_ns() - t0;
+		critsec_end("andrew", phases[i].name);
 		long want = i == 0 ? dirs : i == 1 ? files : i == 2 ? 2 * (dirs + files) :
 			    i == 3 ? tree_bytes : scale * NSUB * NCFILE;
 		if (ph_ops != want)
@@ -1035,7 +1085,9 @@ static void webstone_main(void)
 	for (int j = 0; j < clients; j++)
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, w.sock[j]))
 			die("socketpair (client %d)", j);
+	critsec_begin();
 	uint64_t ns = group_run(clients + 1, clients, web_proc, web_parent_close, &w);
+	critsec_end("webstone", "run");
 	size_t got = read_all(w.results[0], t, sizeof t, "results pipe");
 	xclose(w.results[0], "results pipe");
 	if (got != (size_t)(clients + 1) * sizeof t[0])
