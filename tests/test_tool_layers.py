@@ -22,7 +22,7 @@ BASE = {"base", "plots", "irqdata", "hosteddata", "schemes", "util"}
 # one module per paper or experiment
 REPORTS = {"report", "irqreport", "irqfigures", "findings", "smclaims", "hostedreport",
            "schedreport", "spritereport", "fiascoreport", "pireport", "peers", "osprimsreport",
-           "spriteuserreport", "cyclicuserreport"}
+           "spriteuserreport", "cyclicuserreport", "smuserreport"}
 
 
 def _targets(node: ast.AST, module: str) -> list[tuple[str, list[str]]]:

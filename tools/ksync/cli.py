@@ -21,7 +21,7 @@ import argparse
 import os
 import sys
 
-from . import __version__, disk, envdetect, hkernel, hosted, peers, qemu, run, schemes, spriterun
+from . import __version__, disk, envdetect, hkernel, hosted, peers, qemu, run, schemes, smuser, spriterun
 from .util import (KsyncError, Terminated, UsageError, find_repo, install_signal_handlers,
                    restore_signal_handlers)
 
@@ -352,7 +352,7 @@ def build_parser() -> Parser:
                         "set=default) and build/hosted-port/costs(-hard)")
     r.add_argument("what", nargs="?",
                    choices=("all", "prims", "irq", "sprite", "fiasco", "osprims", "sprite-user",
-                            "cyclic-user"),
+                            "cyclic-user", "sm-user"),
                    default="all",
                    help="what to measure: all (default), prims, irq, sprite (the Sprite "
                         "benchmarks and lock statistics alone), fiasco, or osprims (the "
@@ -523,6 +523,34 @@ def build_parser() -> Parser:
     cu.add_argument("--no-build", action="store_true", help="do not run make first")
     cu.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
 
+    sm = sub.add_parser("sm-user", parents=[repo],
+                        help="Small & Manley's Tables 3-4 and Figure 1 under real programs",
+                        description="Run the Andrew-like and WebStone-like loads (one static "
+                                    "binary, bench/user/smload.c) on ksync's census kernels "
+                                    "(make WINDOWS=1, one per interrupt-masking scheme), the "
+                                    "schemes interleaved round by round; the kernel counts its "
+                                    "own critical sections (how many, their durations, those an "
+                                    "interrupt arrived in). Write smuser.json and the report. "
+                                    "Under TCG the durations are the emulator's.")
+    sm.add_argument("--schemes", type=schemes_type, default=None, metavar="LIST",
+                    help="comma-separated schemes (default " + ",".join(smuser.DEFAULT_SCHEMES)
+                         + "; all: " + ",".join(schemes.SCHEMES) + ")")
+    sm.add_argument("--rounds", type=int_range_type(1, 50), default=3, metavar="R",
+                    help="boots per scheme, interleaved (default 3)")
+    sm.add_argument("--smp", type=int_range_type(1, 8), default=1, metavar="N",
+                    help="CPUs (default 1: the paper's uniprocessor)")
+    sm.add_argument("--scale", type=int_range_type(1, 100), default=smuser.ANDREW_SCALE,
+                    metavar="S", help=f"andrew's SCALE (default {smuser.ANDREW_SCALE})")
+    sm.add_argument("--clients", type=int_range_type(1, 64), default=smuser.WEB_CLIENTS,
+                    metavar="C", help=f"webstone's clients (default {smuser.WEB_CLIENTS})")
+    sm.add_argument("--requests", type=int_range_type(1, 100000), default=smuser.WEB_REQUESTS,
+                    metavar="Q", help="webstone's requests per client (default "
+                                      f"{smuser.WEB_REQUESTS})")
+    sm.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
+                    help="accelerator (default tcg)")
+    sm.add_argument("--no-build", action="store_true", help="do not run make first")
+    sm.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
+
     e = sub.add_parser("env", parents=[repo], help="print the detected environment")
     e.add_argument("--qemu", metavar="PATH", help="QEMU binary to ask for its version")
     e.add_argument("--json", action="store_true", help="print JSON")
@@ -552,7 +580,8 @@ def build_parser() -> Parser:
 COMMANDS = {"test": run.cmd_test, "boot": run.cmd_boot, "run": run.cmd_run, "sh": run.cmd_sh,
             "env": run.cmd_env, "report": run.cmd_report, "mkdisk": run.cmd_mkdisk,
             "lockstat": run.cmd_lockstat, "osprims": run.cmd_osprims,
-            "sprite-user": run.cmd_sprite_user, "cyclic-user": run.cmd_cyclic_user}
+            "sprite-user": run.cmd_sprite_user, "cyclic-user": run.cmd_cyclic_user,
+            "sm-user": run.cmd_sm_user}
 
 
 def _main(argv) -> int:

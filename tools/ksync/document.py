@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import (fiascoreport, findings, hostedreport, irqfigures, irqreport, osprimsreport, peers,
-               pireport, report, schedreport, smclaims, spritereport, spriteuserreport,
-               cyclicuserreport)
+               pireport, report, schedreport, smclaims, smuserreport, spritereport,
+               spriteuserreport, cyclicuserreport)
 from .base import Chapter, Document, Figure, Finding, Summary, Table, cap_first
 from .hosteddata import HOSTED_JSON, load_hosted
 from .irqdata import IRQ_JSON, PRIMS_JSON, IrqIndex, load_irq
@@ -37,6 +37,7 @@ class Results:
     osprims: dict | None = None
     spriteuser: dict | None = None
     cyclicuser: dict | None = None
+    smuser: dict | None = None
 
 
 def _none(r: Results) -> list:
@@ -162,6 +163,10 @@ PARTS: list[Part] = [
     Part("interrupt-masking schemes", "sm",
          tables=lambda r: irqreport.irq_tables(r.irq) if r.irq is not None else []),
     Part("the hosted kernel", "sm", tables=_hosted_sm_tables),
+    Part("critical sections under real programs", "sm",
+         tables=lambda r: smuserreport.sm_tables(r.smuser),
+         findings=lambda r: smuserreport.sm_findings(r.smuser),
+         figures=lambda r, d: smuserreport.sm_figures(r.smuser, d)),
     Part("lock-free costs", "mp",
          tables=lambda r: _prims_tables(r, mp=True) + _hosted_mp_tables(r),
          findings=_mp_findings),
@@ -217,11 +222,11 @@ def all_findings(prims: dict | None, irq: dict | None,
 
 def write_figures(prims: dict | None, irq: dict | None, out_dir: Path,
                   hosted: dict | None = None, sprite: dict | None = None,
-                  fiasco: dict | None = None, spriteuser: dict | None = None
-                  ) -> dict[str, list[Figure]]:
+                  fiasco: dict | None = None, spriteuser: dict | None = None,
+                  smuser: dict | None = None) -> dict[str, list[Figure]]:
     """Draw every figure the results support into ``out_dir``; returns the figures keyed
     by the title prefix of the table they belong under."""
-    r = Results(prims, irq, hosted, sprite, fiasco, spriteuser=spriteuser)
+    r = Results(prims, irq, hosted, sprite, fiasco, spriteuser=spriteuser, smuser=smuser)
     out: dict[str, list[Figure]] = {}
     for p in _in_papers_order():
         for key, figs in p.figures(r, out_dir).items():
@@ -272,7 +277,8 @@ FILES = (("prims", "primitive costs (prims.json)"),
          ("fiasco", "Fiasco's experiments (fiasco.json)"),
          ("osprims", "OS primitives against Linux (osprims.json)"),
          ("spriteuser", "Sprite's benchmarks as user programs (spriteuser.json)"),
-         ("cyclicuser", "cyclictest under load on ksync and Linux (cyclicuser.json)"))
+         ("cyclicuser", "cyclictest under load on ksync and Linux (cyclicuser.json)"),
+         ("smuser", "critical sections under real programs (smuser.json)"))
 
 
 def _records(data: dict | None) -> list[dict]:
@@ -283,7 +289,7 @@ def _records(data: dict | None) -> list[dict]:
 
 def _first(r: Results, *keys: str) -> str | None:
     for data in (r.prims, r.irq, r.hosted, r.sprite, r.fiasco, r.osprims, r.spriteuser,
-                 r.cyclicuser):
+                 r.cyclicuser, r.smuser):
         for src in (data or {}, (data or {}).get("meta") or {}):
             for k in keys:
                 v = src.get(k) if isinstance(src, dict) else None
@@ -324,16 +330,18 @@ def results_document(prims: dict | None, irq: dict | None,
                      hosted: dict | None = None, sprite: dict | None = None,
                      fiasco: dict | None = None, osprims: dict | None = None,
                      spriteuser: dict | None = None,
-                     cyclicuser: dict | None = None) -> Document:
+                     cyclicuser: dict | None = None,
+                     smuser: dict | None = None) -> Document:
     """The report of whatever results exist: the summary, then one chapter per paper with
     results (its findings, then its tables). ``figures`` (write_figures) are attached under
     their tables."""
     if prims is None and irq is None and hosted is None and sprite is None and fiasco is None \
-            and osprims is None and spriteuser is None and cyclicuser is None:
+            and osprims is None and spriteuser is None and cyclicuser is None \
+            and smuser is None:
         raise KsyncError("no results to report (neither prims.json nor irq.json nor "
                          "hosted.json nor sprite.json nor fiasco.json nor osprims.json)",
                          exit_code=2)
-    r = Results(prims, irq, hosted, sprite, fiasco, osprims, spriteuser, cyclicuser)
+    r = Results(prims, irq, hosted, sprite, fiasco, osprims, spriteuser, cyclicuser, smuser)
     chapters = {key: Chapter(title) for key, title in CHAPTERS.items()}
     for p in _in_papers_order():
         chapters[p.chapter].findings += p.findings(r)
@@ -362,7 +370,8 @@ def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | Non
                        sprite: dict | None = None, fiasco: dict | None = None,
                        osprims: dict | None = None,
                        spriteuser: dict | None = None,
-                       cyclicuser: dict | None = None) -> tuple[list[Path], Document]:
+                       cyclicuser: dict | None = None,
+                       smuser: dict | None = None) -> tuple[list[Path], Document]:
     """Write report.md / report.html and the figures (PNG + SVG) from ``prims`` / ``irq`` or,
     for the ones not given, from prims.json / irq.json in ``out_dir`` when they exist.
 
@@ -400,15 +409,17 @@ def render_results_doc(out_dir: Path, prims: dict | None = None, irq: dict | Non
         spriteuser = load(spriteuserreport.SPRITEUSER_JSON, spriteuserreport.load_spriteuser)
     if cyclicuser is None:
         cyclicuser = load(cyclicuserreport.CYCLICUSER_JSON, cyclicuserreport.load_cyclicuser)
+    if smuser is None:
+        smuser = load(smuserreport.SMUSER_JSON, smuserreport.load_smuser)
     if prims is None and irq is None and hosted is None and sprite is None and fiasco is None \
-            and osprims is None and spriteuser is None and cyclicuser is None:
+            and osprims is None and spriteuser is None and cyclicuser is None and smuser is None:
         raise KsyncError(f"{out_dir / PRIMS_JSON} not found (nor {IRQ_JSON}, "
                          f"{HOSTED_JSON}, {spritereport.SPRITE_JSON}, "
                          f"{fiascoreport.FIASCO_JSON}, {osprimsreport.OSPRIMS_JSON}); run "
                          "`ksync run` first (or pass --out DIR)", exit_code=2)
-    figures = write_figures(prims, irq, out_dir, hosted, sprite, fiasco, spriteuser)
+    figures = write_figures(prims, irq, out_dir, hosted, sprite, fiasco, spriteuser, smuser)
     doc = results_document(prims, irq, figures, hosted, sprite, fiasco, osprims, spriteuser,
-                           cyclicuser)
+                           cyclicuser, smuser)
     written = report.write_document(doc, out_dir)
     for figs in figures.values():
         for f in figs:

@@ -18,8 +18,8 @@ from datetime import datetime
 from pathlib import Path
 
 from . import (cyclicuser, cyclicuserreport, disk, document, envdetect, fiascorun, hkernel, hosted, hosteddata, irqdata,
-               linuxguest, osprimsreport, osprimsrun, peers, qemu, report, schemes, spriteuser,
-               spriteuserreport,
+               linuxguest, osprimsreport, osprimsrun, peers, qemu, report, schemes, smuser,
+               smuserreport, spriteuser, spriteuserreport,
                spritereport, spriterun)
 from . import busybox, cpio, dynlibs, shell, userprogs
 from .util import KsyncError, Progress, UsageError, display_path, make, utc_timestamp
@@ -490,6 +490,21 @@ def cmd_run(args, repo: Path) -> int:
         hosted_failed += [f"cyclic-user {r['flavour']} round {r['round'] + 1}"
                           for r in cyclicuser_data["runs"] if not r["ok"]]
 
+    smuser_data = None
+    if on_qemu and args.what in ("all", "sm-user"):
+        # Small & Manley's Tables 3-4 and Figure 1 from the kernel's own critical sections
+        # under the Andrew-like and WebStone-like programs (about 1.5 s a boot): the paper's
+        # four schemes in the default set, all seven in the bench set
+        names = list(schemes.SCHEMES) if args.set == "bench" else \
+            [s for s in ("spl-pessim", "spl-optim", "cli-pessim", "cli-optim")
+             if s in schemes.SCHEMES]
+        if not args.no_build:
+            smuser.build(repo, names, progress)
+        smuser_data = smuser.collect(repo, names, args.repeat, 1, log=progress, meta=meta,
+                                     accel=args.accel)
+        hosted_failed += [f"sm-user {r['scheme']} round {r['round'] + 1}"
+                          for r in smuser_data["runs"] if not r["ok"]]
+
     # (c) report: the JSON of what ran, then report.md/.html from every JSON in out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -499,7 +514,8 @@ def cmd_run(args, repo: Path) -> int:
                        (fiascorun.FIASCO_JSON, fiasco_data),
                        (osprimsrun.OSPRIMS_JSON, osprims_data),
                        (spriteuser.SPRITEUSER_JSON, spriteuser_data),
-                       (cyclicuser.CYCLICUSER_JSON, cyclicuser_data)):
+                       (cyclicuser.CYCLICUSER_JSON, cyclicuser_data),
+                       (smuser.SMUSER_JSON, smuser_data)):
         if data is not None:
             path = out_dir / name
             path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n",
@@ -510,7 +526,8 @@ def cmd_run(args, repo: Path) -> int:
                                               sprite=sprite_data, fiasco=fiasco_data,
                                               osprims=osprims_data,
                                               spriteuser=spriteuser_data,
-                                              cyclicuser=cyclicuser_data)
+                                              cyclicuser=cyclicuser_data,
+                                              smuser=smuser_data)
     written += files
     print(report.render_text(doc), end="", flush=True)     # with the figures' file names
     progress("wrote " + ", ".join(display_path(p) for p in written))
@@ -1385,6 +1402,24 @@ def cmd_cyclic_user(args, repo: Path) -> int:
                             "ksync cyclic-user", lambda r: str(r["flavour"]),
                             [f"no linux-{k} rows: {v}" for k, v in
                              (data["options"].get("linux_missing") or {}).items()])
+
+
+def cmd_sm_user(args, repo: Path) -> int:
+    """Small & Manley's Tables 3-4 and Figure 1 under real programs: smload on each scheme's
+    census kernel, rounds interleaved; smuser.json and the report in --out."""
+    out_dir = Path(args.out) if args.out else repo / "results"
+    check_out_dir(out_dir)
+    names = smuser.check_schemes(args.schemes or list(smuser.DEFAULT_SCHEMES))
+
+    def log(s: str) -> None:
+        print(s, file=sys.stderr, flush=True)
+    if not args.no_build:
+        smuser.build(repo, names, log)
+    data = smuser.collect(repo, names, args.rounds, args.smp, args.scale, args.clients,
+                          args.requests, args.accel, log=log, meta=_qemu_meta(repo))
+    return _experiment_done(out_dir, smuser.SMUSER_JSON, data, "smuser",
+                            smuserreport.sm_findings, smuserreport.sm_tables, "ksync sm-user",
+                            lambda r: str(r["scheme"]), [])
 
 
 def cmd_mkdisk(args, repo: Path) -> int:

@@ -1,0 +1,172 @@
+"""Small & Manley's Tables 3-4 and Figure 1 under real programs (tools/ksync/smuser.py,
+smuserreport.py; the kernel's critical-section census, kernel/include/spl.h): smload's
+census lines read into parts, a kernel without the census or readings that go back are
+refused with the reason, the report's verdicts follow the rounds' ranges, and one real run
+on the default scheme's census kernel (the build's windows-kernel) gives every part its
+sections. The census's own kernel test under a pessimistic scheme runs with make stress."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_ksync
+from ksync import qemu, smuser
+from ksync import smuserreport as rep
+
+ROOT = Path(__file__).resolve().parent.parent
+HZ = 2_000_000_000
+
+
+def reading(sections, ticks, interrupted, hist=None, census=True):
+    d = {"census": census, "scheme": "spl-optim", "tsc_hz": HZ, "cpus": 1}
+    if census:
+        d.update(unit="tsc_ticks", sections=sections, ticks=ticks, interrupted=interrupted,
+                 hist_log2=hist or [0] * 40)
+    return d
+
+
+def census_line(load, phase, before, after):
+    return smuser.CENSUS + json.dumps({"load": load, "phase": phase, "before": before,
+                                       "after": after})
+
+
+def test_census_delta_is_the_difference_and_refuses_what_does_not_fit():
+    h0, h1 = [0] * 40, [0] * 40
+    h1[10] = 7
+    d = smuser.census_delta(reading(5, 100, 1, h0), reading(12, 900, 2, h1))
+    assert d == {"sections": 7, "ticks": 800, "interrupted": 1, "tsc_hz": HZ,
+                 "hist_log2": h1}
+    assert smuser.census_delta(reading(0, 0, 0, census=False),
+                               reading(0, 0, 0, census=False)) is None
+    assert smuser.census_delta(reading(12, 900, 2), reading(5, 100, 1)) is None   # went back
+    assert smuser.census_delta({"census": True}, reading(1, 1, 0)) is None
+
+
+def test_parse_output_pairs_rows_with_their_census_and_names_what_is_missing():
+    b, a = reading(0, 0, 0), reading(10, 1000, 1, [0] * 9 + [10] + [0] * 30)
+    out = "\n".join([
+        census_line("andrew", "mkdir", b, a),
+        'KSYNC-SMLOAD {"load":"andrew","phase":"mkdir","ops":3,"elapsed_ns":1000000}',
+        'KSYNC-SMLOAD {"load":"andrew","phase":"copy","ops":4,"elapsed_ns":2000000}',
+        'KSYNC-SMLOAD {"load":"andrew","phase":"total","ops":4,"elapsed_ns":3000000}',
+        census_line("webstone", "run", b, a)])
+    parts, problems = smuser.parse_output(out)
+    assert [(p["load"], p["phase"]) for p in parts] == [("andrew", "mkdir"), ("andrew", "copy")]
+    assert parts[0]["census"]["sections"] == 10 and parts[1]["census"] is None
+    assert any("andrew copy: no census" in p for p in problems), problems
+    assert any("webstone run: a census without its row" in p for p in problems), problems
+
+
+def run_record(scheme, rnd, pct_interrupted, short_share=0.9, n=10000, secs=1.0):
+    """A run whose every part has n sections, pct_interrupted % of them interrupted and
+    short_share of them in a bucket below 2^SHORT_LOG2 ticks."""
+    hist = [0] * 40
+    hist[10] = int(n * short_share)
+    hist[20] = n - hist[10]
+    parts = []
+    for load, phase in [*(("andrew", p) for p in rep.ANDREW_PHASES), ("webstone", "run")]:
+        parts.append({"load": load, "phase": phase, "ops": 1, "elapsed_ns": int(secs * 1e9),
+                      "census": {"sections": n, "ticks": n * 2000,
+                                 "interrupted": round(n * pct_interrupted / 100),
+                                 "tsc_hz": HZ, "hist_log2": list(hist)}})
+    return {"scheme": scheme, "round": rnd, "smp": 1, "env": "tcg", "ok": True,
+            "reason": None, "parts": parts}
+
+
+def record(runs):
+    return {"schema": rep.SCHEMA, "meta": {},
+            "options": {"schemes": ["spl-optim", "cli-pessim"], "rounds": 2, "smp": 1,
+                        "accel": "tcg", "andrew_scale": 2, "web_clients": 4,
+                        "web_requests": 400}, "runs": runs}
+
+
+def verdicts(data):
+    return {f.claim.split(" (")[0] + " " + f.claim.split("(")[1].split()[0]: f.verdict
+            for f in rep.sm_findings(data)}
+
+
+def test_findings_follow_the_rounds_ranges():
+    few = record([run_record("spl-optim", 0, 0.1), run_record("spl-optim", 1, 0.3)])
+    v = verdicts(few)
+    assert v["very few critical sections are interrupted Andrew-like"] == "holds"
+    assert v["most critical sections are very short WebStone-like"] == "holds"
+    many = record([run_record("spl-optim", 0, 2.0, 0.2), run_record("spl-optim", 1, 3.0, 0.3)])
+    v = verdicts(many)
+    assert v["very few critical sections are interrupted WebStone-like"] == "reversed"
+    assert v["most critical sections are very short Andrew-like"] == "reversed"
+    mixed = record([run_record("spl-optim", 0, 0.5), run_record("spl-optim", 1, 1.5)])
+    assert verdicts(mixed)["very few critical sections are interrupted Andrew-like"] == \
+        "within noise"
+    one = record([run_record("spl-optim", 0, 0.1)])
+    assert set(verdicts(one).values()) == {"not measurable here"}
+
+
+def test_table_rows_and_the_andrew_sum():
+    data = record([run_record("spl-optim", 0, 0.1, secs=0.5), run_record("spl-optim", 1, 0.1)])
+    t = rep.sm_tables(data)[0]
+    rows = [r for r in t.rows if r[0] == "spl-optim"]
+    assert [r[2] for r in rows] == ["all 5 phases", *rep.ANDREW_PHASES, "run"]
+    # the sum of five parts of 10000 sections, each in 0.5 s or 1 s: 50000 sections in
+    # 2.5 s or 5 s, 20000 or 10000 a second (a rate over the summed time)
+    assert rows[0][4] == "15000 (10000..20000)", rows[0]
+    assert all(r[3] == "0" for r in t.rows if r[0] == "cli-pessim")   # no ok rounds
+
+
+def test_figure_drawn_from_the_histograms(tmp_path):
+    data = record([run_record("spl-optim", 0, 0.1), run_record("cli-pessim", 0, 0.1)])
+    figs = rep.sm_figures(data, tmp_path)
+    (fig,) = figs["Tables 3-4 under real programs"]
+    assert (tmp_path / fig.src).stat().st_size > 0 and (tmp_path / fig.svg).exists()
+    assert rep.sm_figures(record([]), tmp_path) == {}
+
+
+def test_bad_scheme_is_refused_with_the_list(tmp_path):
+    rc, out = run_ksync("sm-user", "--no-build", "--schemes", "spl-optim,nope", "--out",
+                        str(tmp_path))
+    assert rc == 2 and "nope" in out, out
+
+
+def test_sm_user_on_the_default_census_kernel(tmp_path):
+    """A real run: the default scheme's census kernel (make windows-kernel), two rounds;
+    every part of both loads has its sections, the quiet phases too, and the report has
+    the table and Figure 1."""
+    r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", "windows-kernel"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rc, out = run_ksync("sm-user", "--no-build", "--schemes", "spl-optim", "--rounds", "2",
+                        "--scale", "1", "--clients", "2", "--requests", "100",
+                        "--out", str(tmp_path))
+    assert rc == 0, out
+    data = json.loads((tmp_path / smuser.SMUSER_JSON).read_text())
+    assert [r["ok"] for r in data["runs"]] == [True, True], data["runs"]
+    for run in data["runs"]:
+        assert [(p["load"], p["phase"]) for p in run["parts"]] == \
+            [*(("andrew", p) for p in rep.ANDREW_PHASES), ("webstone", "run")]
+        for p in run["parts"]:
+            c = p["census"]
+            assert c["sections"] > 0 and c["ticks"] > 0 and sum(c["hist_log2"]) == c["sections"]
+            assert 0 <= c["interrupted"] <= c["sections"]
+    md = (tmp_path / "report.md").read_text()
+    assert "Tables 3-4 under real programs" in md and "smuser_fig1.png" in md
+
+
+def test_census_kernel_test_under_a_pessimistic_scheme(request):
+    """The census's kernel test (kernel/tests/test_windows.c) on cli-pessim's census kernel:
+    a held clock tick counts at the leave's unmask. make stress (one more kernel build)."""
+    if not request.config.getoption("--run-stress"):
+        pytest.skip("long size: make stress (--run-stress)")
+    r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", "WINDOWS=1",
+                        "SCHEME=cli-pessim", "kernel"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    cfg = qemu.BootConfig(repo=ROOT, smp=1, accel="tcg", timeout=240, windows=True,
+                          mode="test", filter="win_census*", scheme="cli-pessim")
+    cfg.disk = None
+    res = qemu.boot(cfg)
+    names = {c.name: c for c in res.ktap.results}
+    assert res.passed and not names["win_census_counts_sections"].skipped, res.tail()
