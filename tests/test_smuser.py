@@ -125,6 +125,40 @@ def test_figure_drawn_from_the_histograms(tmp_path):
     assert rep.sm_figures(record([]), tmp_path) == {}
 
 
+def irq_record(costs: dict[str, float]) -> dict:
+    """irq.json with each scheme's crit_enter_leave median (TSC ticks)."""
+    return {"schema": "x", "options": {}, "commit": "abc", "timestamp": "t",
+            "schemes": [{"scheme": s, "status": "ok", "tsc_hz": HZ,
+                         "rows": [{"kind": "irq_prim", "name": "crit_enter_leave",
+                                   "median": c}]} for s, c in costs.items()]}
+
+
+def run_elapsed(scheme, rnd, secs):
+    return run_record(scheme, rnd, 0.0, secs=secs)
+
+
+def test_table6_model_against_the_measured_difference():
+    """10000 sections a part: at 20000 ticks a section (10 us at 2 GHz) the model says
+    0.1 s a part beyond a free flag scheme; a measured extra of 0.5 s a part (x5 for
+    Andrew's five phases) is outside the model: reversed; 0.05..0.15 s a part contains it:
+    holds."""
+    irq = irq_record({"spl-pessim": 20000, "spl-optim": 0.001, "cli-pessim": 100,
+                      "tpr-pessim": 100})
+    slow = record([run_elapsed("spl-pessim", 0, 1.5), run_elapsed("spl-pessim", 1, 1.5),
+                   run_elapsed("spl-optim", 0, 1.0), run_elapsed("spl-optim", 1, 1.0)])
+    t = rep.sm_model_table(slow, irq)
+    row = next(r for r in t.rows if r[0] == "spl-pessim" and r[1] == "WebStone-like")
+    assert row[3] == "100" and row[6] == "100" and row[7] == "500", row
+    f = [x for x in rep.sm_findings(slow, irq) if "Table 6" in x.claim]
+    assert [x.verdict for x in f] == ["reversed", "reversed"], f
+    fits = record([run_elapsed("spl-pessim", 0, 1.05), run_elapsed("spl-pessim", 1, 1.15),
+                   run_elapsed("spl-optim", 0, 1.0), run_elapsed("spl-optim", 1, 1.0)])
+    f = [x for x in rep.sm_findings(fits, irq) if "Table 6" in x.claim]
+    assert [x.verdict for x in f] == ["holds", "holds"], [x.today for x in f]
+    assert "measured 100 (50..150) ms (100 % of it)" in f[1].today, f[1].today
+    assert rep.sm_model_table(slow, None) is None     # no irq.json: no model table
+
+
 def test_bad_scheme_is_refused_with_the_list(tmp_path):
     rc, out = run_ksync("sm-user", "--no-build", "--schemes", "spl-optim,nope", "--out",
                         str(tmp_path))

@@ -28,6 +28,7 @@ the paper's microseconds.
 from __future__ import annotations
 
 import json
+import os
 import stat
 import subprocess
 import time
@@ -62,8 +63,8 @@ def build(repo: Path, names: list[str], log: Callable[[str], None] = print) -> N
     """Each scheme's census kernel (KSYNC_WINDOWS build) and the program."""
     for s in names:
         log(f"ksync sm-user: make WINDOWS=1 SCHEME={s} kernel")
-        r = subprocess.run(["make", "-s", "WINDOWS=1", f"SCHEME={s}", "kernel"], cwd=repo,
-                           capture_output=True, text=True)
+        r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", "WINDOWS=1",
+                            f"SCHEME={s}", "kernel"], cwd=repo, capture_output=True, text=True)
         if r.returncode:
             raise UsageError(f"make WINDOWS=1 SCHEME={s} kernel failed:\n"
                              + (r.stdout + r.stderr)[-2000:])
