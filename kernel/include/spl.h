@@ -144,6 +144,10 @@ struct spl_census {
 	uint32_t hit, closing;	/* an interrupt arrived inside; a section just closed */
 } __attribute__((aligned(64)));
 extern struct spl_census spl_census_cpu[MAX_CPUS];
+/* the counters other CPUs read (procfs): relaxed atomic load and store by the owner, no
+ * lock prefix (one writer); t0, live, nest, hit and closing are the owner's alone */
+#define SPL_CENSUS_ADD(x, v) \
+	__atomic_store_n(&(x), __atomic_load_n(&(x), __ATOMIC_RELAXED) + (v), __ATOMIC_RELAXED)
 static inline struct spl_census *spl_census_self(void) { return &spl_census_cpu[arch_cpu_id()]; }
 static inline void spl_census_open(void)
 {
@@ -167,13 +171,13 @@ static inline void spl_census_close(bool held_to_unmask)
 		z->nest--;
 	} else if (z->live) {
 		uint64_t d = arch_cycles() - z->t0;
+		unsigned b = d ? 64u - (unsigned)__builtin_clzll(d) : 0u;
 		z->live = 0;
-		z->sections++;
-		z->ticks += d;
-		z->hist[d ? (64 - __builtin_clzll(d) < SPL_CENSUS_BUCKETS ? 64 - __builtin_clzll(d)
-								: SPL_CENSUS_BUCKETS - 1) : 0]++;
+		SPL_CENSUS_ADD(z->sections, 1);
+		SPL_CENSUS_ADD(z->ticks, d);
+		SPL_CENSUS_ADD(z->hist[b < SPL_CENSUS_BUCKETS ? b : SPL_CENSUS_BUCKETS - 1], 1);
 		if (z->hit)
-			z->interrupted++;
+			SPL_CENSUS_ADD(z->interrupted, 1);
 		else if (held_to_unmask)
 			z->closing = 1;	/* a held interrupt taken at the unmask counts it */
 	}
@@ -195,7 +199,7 @@ static inline void spl_census_arrival(void)
 		z->hit = 1;
 	} else if (z->closing) {
 		z->closing = 0;
-		z->interrupted++;
+		SPL_CENSUS_ADD(z->interrupted, 1);
 	}
 }
 #else
