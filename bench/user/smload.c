@@ -546,24 +546,10 @@ static void ph_make(void)
 static char cs_before[CRITSEC_MAX + 1], cs_after[CRITSEC_MAX + 1];
 static long cs_before_n = -1;	/* -1: no file (or not read) */
 
-/* The file's one line of JSON (newline dropped) into buf; -1 if there is no such file. */
+/* The file's one line (ubench_io.h read_one_line); -1 if there is no such file. */
 static long critsec_read(char *buf)
 {
-	int fd = open(CRITSEC, O_RDONLY);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return -1;
-		die("open %s", CRITSEC);
-	}
-	size_t n = read_all(fd, buf, CRITSEC_MAX + 1, CRITSEC);
-	xclose(fd, CRITSEC);
-	if (n > CRITSEC_MAX)
-		fail("%s: more than %d bytes", CRITSEC, CRITSEC_MAX);
-	if (n && buf[n - 1] == '\n')
-		n--;
-	if (n == 0 || memchr(buf, '\n', n))
-		fail("%s: not one line of text", CRITSEC);
-	return (long)n;
+	return read_one_line(CRITSEC, buf, CRITSEC_MAX);
 }
 
 static void critsec_begin(void) { cs_before_n = critsec_read(cs_before); }

@@ -146,27 +146,10 @@ static void reap(pid_t pid, const char *who)
 static char ls_before[LOCKSTAT_MAX + 1], ls_after[LOCKSTAT_MAX + 1];
 static size_t ls_before_n;
 
-/* The file's text (one line of JSON, its newline dropped) into buf; -1 if there is no
- * such file (ENOENT); a text that is empty, longer or of several lines fails. */
+/* The file's one line (ubench_io.h read_one_line); -1 if there is no such file. */
 static long lockstat_read(char *buf)
 {
-	int fd = open(LOCKSTAT, O_RDONLY);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return -1;
-		die("open %s", LOCKSTAT);
-	}
-	size_t n = read_all(fd, buf, LOCKSTAT_MAX + 1, LOCKSTAT);
-	xclose(fd, LOCKSTAT);
-	if (n > LOCKSTAT_MAX)
-		fail("%s: more than %d bytes", LOCKSTAT, LOCKSTAT_MAX);
-	if (n && buf[n - 1] == '\n')
-		n--;
-	if (n == 0)
-		fail("%s: empty", LOCKSTAT);
-	if (memchr(buf, '\n', n))
-		fail("%s: more than one line", LOCKSTAT);
-	return (long)n;
+	return read_one_line(LOCKSTAT, buf, LOCKSTAT_MAX);
 }
 
 /* before the timed part: whether there is a file (its text kept) */

@@ -2,7 +2,8 @@
  * ubench_io.h - the small wrappers bench/user/sprite.c and bench/user/smload.c share: a
  * bad argument (usage), a child's status, the monotonic clock, bounded paths, generated
  * text (a seeded xorshift, a bounded buffer, identifiers, files), and
- * open/close/pipe/read/write that fail with the call and strerror (die, fail). Each
+ * open/close/pipe/read/write that fail with the call and strerror (die, fail), ksync's
+ * one-line /proc files (read_one_line). Each
  * program includes it after its own usage(), with UBENCH_PROG (its name, the messages'
  * prefix), UBENCH_PART (the variable naming the part running), main_pid, on_failure, self
  * (argv[0]), `dir` and PATHMAX defined.
@@ -138,6 +139,30 @@ static size_t read_all(int fd, void *buf, size_t cap, const char *what)
 		got += (size_t)k;
 	}
 	return got;
+}
+
+/* A file of one line of text (ksync's /proc/ksync-* JSON files) into buf, its newline
+ * dropped; buf holds max + 1 bytes. -1 if there is no such file (ENOENT: not ksync, or not
+ * this build); a text that is empty, longer than max or of several lines fails. */
+static __attribute__((unused)) long read_one_line(const char *path, char *buf, size_t max)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return -1;
+		die("open %s", path);
+	}
+	size_t n = read_all(fd, buf, max + 1, path);
+	xclose(fd, path);
+	if (n > max)
+		fail("%s: more than %zu bytes", path, max);
+	if (n && buf[n - 1] == '\n')
+		n--;
+	if (n == 0)
+		fail("%s: empty", path);
+	if (memchr(buf, '\n', n))
+		fail("%s: more than one line", path);
+	return (long)n;
 }
 
 static void put1(int fd, int c, const char *what)

@@ -1,4 +1,4 @@
-"""Small & Manley's Tables 3 and 4 and Figure 1 under real programs (issue 26 item 3): the
+"""Small & Manley's Tables 3 and 4 and Figure 1 under real programs: the
 Andrew-like and WebStone-like loads (bench/user/smload.c, one static musl binary) on ksync,
 its critical sections counted by the kernel itself under each interrupt-masking scheme.
 
