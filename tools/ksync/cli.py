@@ -223,6 +223,15 @@ def port_type(text: str) -> int:
 # parser
 
 
+def _real_program_args(p, accel_help: str) -> None:
+    """The options every real-programs command shares (osprims, sprite-user, cyclic-user,
+    sm-user): the guests' accelerator, no build, the results directory."""
+    p.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
+                   help=f"{accel_help} (default tcg)")
+    p.add_argument("--no-build", action="store_true", help="do not run make first")
+    p.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
+
+
 def build_parser() -> Parser:
     p = Parser(prog="ksync",
                description="Host-side tool for the ksync research kernel: build, boot under "
@@ -455,10 +464,7 @@ def build_parser() -> Parser:
                     help="batches per row in each run (default 5)")
     op.add_argument("--scale", type=int_range_type(1, 1000), default=1, metavar="S",
                     help="multiply every row's operation count (default 1)")
-    op.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
-                    help="accelerator of both guests (default tcg)")
-    op.add_argument("--no-build", action="store_true", help="do not run make first")
-    op.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
+    _real_program_args(op, "accelerator of both guests")
 
     su = sub.add_parser("sprite-user", parents=[repo],
                         help="Sprite's nine benchmarks as user programs, ksync beside Linux",
@@ -481,10 +487,7 @@ def build_parser() -> Parser:
                          "sprite, sprite-fix, synthesis, fiasco; several interleave (default: default)")
     su.add_argument("--mult", type=float, default=1.0, metavar="X",
                     help="multiply every benchmark's per-copy scale (default 1; 0.05..20)")
-    su.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
-                    help="accelerator of every guest (default tcg)")
-    su.add_argument("--no-build", action="store_true", help="do not run make first")
-    su.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
+    _real_program_args(su, "accelerator of every guest")
 
     cu = sub.add_parser("cyclic-user", parents=[repo],
                         help="cyclictest under load on ksync and Linux (Table 1, user-mode)",
@@ -518,10 +521,7 @@ def build_parser() -> Parser:
                          "Debian's Linux hangs bringing up CPU 1 under it), SPEC QEMU's value "
                          "or N for shift=N (default shift=4,align=off,sleep=on); both parts go "
                          "to cyclicuser.json, each with its own table")
-    cu.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
-                    help="accelerator of every guest (default tcg)")
-    cu.add_argument("--no-build", action="store_true", help="do not run make first")
-    cu.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
+    _real_program_args(cu, "accelerator of every guest")
 
     sm = sub.add_parser("sm-user", parents=[repo],
                         help="Small & Manley's Tables 3-4 and Figure 1 under real programs",
@@ -546,10 +546,7 @@ def build_parser() -> Parser:
     sm.add_argument("--requests", type=int_range_type(1, 100000), default=smuser.WEB_REQUESTS,
                     metavar="Q", help="webstone's requests per client (default "
                                       f"{smuser.WEB_REQUESTS})")
-    sm.add_argument("--accel", choices=("tcg", "kvm", "auto"), default="tcg",
-                    help="accelerator (default tcg)")
-    sm.add_argument("--no-build", action="store_true", help="do not run make first")
-    sm.add_argument("--out", metavar="DIR", help="results directory (default <repo>/results)")
+    _real_program_args(sm, "accelerator")
 
     e = sub.add_parser("env", parents=[repo], help="print the detected environment")
     e.add_argument("--qemu", metavar="PATH", help="QEMU binary to ask for its version")
