@@ -616,8 +616,24 @@ static void serial_delayed(struct ktest_ctx *kt, enum delay how)
 {
 	struct window w = { 0, 0, 0, 0 };
 	const uint64_t n = 40000;		/* 434 ms at 921600 baud: the hold falls inside
-						   the stream even when the host is slow */
-	serial_run(kt, 921600, 8, n, how, &w);
+						   the stream unless the host stalls the emulator */
+	const int attempts = 4;
+	int attempt;
+	/* The hold proves a loss only if the stream was still on the wire when it ended:
+	 * the model's arrivals are TSC-paced, so an emulator the host stopped for longer
+	 * than the stream (seen: 540 ms, a CI run) finds every character's time past and
+	 * only the FIFO's 16 "arrive" in the window. Such a run is the host's, not the
+	 * driver's: its accounting is still checked (serial_run), then it is run again. */
+	for (attempt = 1; attempt <= attempts; attempt++) {
+		serial_run(kt, 921600, 8, n, how, &w);
+		if (paced_arrived(&sm.p, w.hi) < n)
+			break;
+		kt_diag(kt, "attempt %d: the stream's last character was due before the hold "
+			"ended (held %lu us; the host stopped the emulator past the stream's "
+			"434 ms): again", attempt, tsc_to_us(w.hi - w.lo));
+	}
+	if (attempt > attempts)
+		KT_SKIP("host too noisy: in every run the stream ended before the hold did");
 	KT_EXPECT_EQ(w.irqs_in, 0);		/* nothing got through while held off */
 	KT_EXPECT(w.min_lost > 0);
 	KT_EXPECT(sm.lost >= w.min_lost);
