@@ -22,6 +22,8 @@ LOCK_CLASS(fs_fdtable_class, "fdtable", LOCK_MONITOR, LOCK_DATA);
 struct fdtable {
 	struct monitor mon;
 	unsigned refs;				/* atomic */
+	bool solo;				/* atomic: one thread uses the table
+						   (fdtable_set_solo, vfs.h) */
 	struct file *fd[FS_NOFILE];		/* mon */
 	uint64_t cloexec[FS_NOFILE / 64];	/* mon */
 };
@@ -95,6 +97,28 @@ struct fdtable *fdtable_clone(struct fdtable *src)
 	memcpy(t->cloexec, src->cloexec, sizeof t->cloexec);
 	mon_unlock(&src->mon);
 	return t;
+}
+
+/* The only lock-free reader of fd[] is the table's one user (solo): every writer is that
+ * user too, so the plain read sees its own writes; a writer that used the table before
+ * the mark was set is ordered by the mark's release and acquire. */
+KERNEL_HOT struct file *fdtable_file_light(struct fdtable *t, int fd, bool *ref)
+{
+	if (fd < 0 || fd >= FS_NOFILE) {
+		*ref = false;
+		return NULL;
+	}
+	if (__atomic_load_n(&t->solo, __ATOMIC_ACQUIRE) && !fs_fd_lookup_locked()) {
+		*ref = false;
+		return t->fd[fd];
+	}
+	*ref = true;
+	return fdtable_file(t, fd);
+}
+
+void fdtable_set_solo(struct fdtable *t, bool solo)
+{
+	__atomic_store_n(&t->solo, solo, __ATOMIC_RELEASE);
 }
 
 void fdtable_get(struct fdtable *t)

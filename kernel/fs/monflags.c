@@ -20,3 +20,16 @@ unsigned fs_monitor_flags(void)
 {
 	return __atomic_load_n(&file_mon_flags, __ATOMIC_RELAXED);
 }
+
+/* as file_mon_flags */
+static bool fd_lookup_locked;
+
+void fs_set_fd_lookup_locked(bool locked)
+{
+	__atomic_store_n(&fd_lookup_locked, locked, __ATOMIC_RELAXED);
+}
+
+bool fs_fd_lookup_locked(void)
+{
+	return __atomic_load_n(&fd_lookup_locked, __ATOMIC_RELAXED);
+}

@@ -324,9 +324,11 @@ int vfs_openat(struct fdtable *t, struct fs_ctx *c, int dirfd, const char *path,
 
 /* ---- read, write, seek --------------------------------------------------------------------- */
 
-long vfs_read(struct fdtable *t, int fd, void *buf, size_t n)
+/* read, write, pread, pwrite: the one-call lookup (vfs.h fdtable_file_light) */
+KERNEL_HOT long vfs_read(struct fdtable *t, int fd, void *buf, size_t n)
 {
-	struct file *f = fdtable_file(t, fd);
+	bool ref;
+	struct file *f = fdtable_file_light(t, fd, &ref);
 	if (!f)
 		return -LX_EBADF;
 	long rc;
@@ -336,13 +338,14 @@ long vfs_read(struct fdtable *t, int fd, void *buf, size_t n)
 		rc = -LX_EINVAL;
 	else
 		rc = f->ops->read(f, buf, n, &f->pos);
-	file_put(f);
+	fdtable_file_done(f, ref);
 	return rc;
 }
 
-long vfs_write(struct fdtable *t, int fd, const void *buf, size_t n)
+KERNEL_HOT long vfs_write(struct fdtable *t, int fd, const void *buf, size_t n)
 {
-	struct file *f = fdtable_file(t, fd);
+	bool ref;
+	struct file *f = fdtable_file_light(t, fd, &ref);
 	if (!f)
 		return -LX_EBADF;
 	long rc;
@@ -352,13 +355,14 @@ long vfs_write(struct fdtable *t, int fd, const void *buf, size_t n)
 		rc = -LX_EINVAL;
 	else
 		rc = f->ops->write(f, buf, n, &f->pos);
-	file_put(f);
+	fdtable_file_done(f, ref);
 	return rc;
 }
 
 long vfs_pread(struct fdtable *t, int fd, void *buf, size_t n, int64_t off)
 {
-	struct file *f = fdtable_file(t, fd);
+	bool ref;
+	struct file *f = fdtable_file_light(t, fd, &ref);
 	if (!f)
 		return -LX_EBADF;
 	long rc;
@@ -371,13 +375,14 @@ long vfs_pread(struct fdtable *t, int fd, void *buf, size_t n, int64_t off)
 		rc = -LX_EINVAL;
 	else
 		rc = f->ops->read(f, buf, n, &pos);
-	file_put(f);
+	fdtable_file_done(f, ref);
 	return rc;
 }
 
 long vfs_pwrite(struct fdtable *t, int fd, const void *buf, size_t n, int64_t off)
 {
-	struct file *f = fdtable_file(t, fd);
+	bool ref;
+	struct file *f = fdtable_file_light(t, fd, &ref);
 	if (!f)
 		return -LX_EBADF;
 	long rc;
@@ -390,7 +395,7 @@ long vfs_pwrite(struct fdtable *t, int fd, const void *buf, size_t n, int64_t of
 		rc = -LX_EINVAL;
 	else
 		rc = f->ops->write(f, buf, n, &pos);
-	file_put(f);
+	fdtable_file_done(f, ref);
 	return rc;
 }
 

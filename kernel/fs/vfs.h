@@ -87,6 +87,23 @@ void fdtable_put(struct fdtable *t);			/* last put closes every descriptor */
 void fdtable_close_on_exec(struct fdtable *t);		/* execve */
 /* The open file behind fd with a reference (file_put when done), or NULL. */
 struct file *fdtable_file(struct fdtable *t, int fd);
+/* Linux's fdget/fdput (__fget_light): the same lookup for the duration of one system
+ * call of the table's user. A table marked solo (fdtable_set_solo: one thread uses it)
+ * is changed by nobody but its caller, so the file stays open until the caller's own
+ * close: the lookup takes neither the monitor nor a reference (*ref = false); otherwise
+ * it is fdtable_file (*ref = true). Release with fdtable_file_done(f, *ref). The file
+ * layer's configuration may keep every lookup locked (fs_set_fd_lookup_locked). */
+struct file *fdtable_file_light(struct fdtable *t, int fd, bool *ref);
+static inline void fdtable_file_done(struct file *f, bool ref)
+{
+	if (ref)
+		file_put(f);
+}
+/* Whether one thread alone uses the table (kernel/proc: the group's thread count is 1,
+ * set under its table lock at each change, as mm's solo mark). A new table is not solo.
+ * Release: the table's changes by threads that used it before happen-before a lookup
+ * that reads the mark (acquire). Only the one user's clone can end a solo period. */
+void fdtable_set_solo(struct fdtable *t, bool solo);
 /* Install f (the caller's reference moves to the table) at the lowest free fd >= min.
  * -LX_EMFILE if none (the reference is then dropped). */
 int fdtable_install(struct fdtable *t, struct file *f, int min, bool cloexec);
@@ -172,6 +189,11 @@ int fs_init(void);
  * before any process runs; read at each monitor's creation. */
 void fs_set_monitor_flags(unsigned flags);
 unsigned fs_monitor_flags(void);
+/* Every descriptor lookup takes its table's monitor, solo or not (Sprite's handle table
+ * monitor, grabbed on each access - the locks=sprite and sprite-fix configurations); by
+ * default a solo table's lookup takes none (fdtable_file_light). Set as the flags. */
+void fs_set_fd_lookup_locked(bool locked);
+bool fs_fd_lookup_locked(void);
 /* Unpack a cpio newc archive ("070701") into "/": directories, regular files, symlinks,
  * modes, hard links (by ino), TRAILER!!!. A corrupt archive is refused (-LX_EINVAL) with
  * a message naming what is wrong and at which offset; `err`, if not NULL, receives it. */

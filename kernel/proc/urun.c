@@ -217,11 +217,15 @@ static const struct {
 	 * (Hohmuth & Haertig 3.3: "hard priorities"); the others keep Synthesis's default
 	 * table, which serves every level in proportion (thread.c sched_table_default) */
 	bool strict;
+	/* every descriptor lookup takes the table's monitor (vfs.h fs_set_fd_lookup_locked):
+	 * Sprite's handle table monitor, "grabbed each time a pipe is accessed" (section 5);
+	 * the others look up in a table only one thread uses without it, as Linux does */
+	bool fd_locked;
 } lock_configs[] = {
-	{ "sprite", "locked", MON_QSCHED, false },
-	{ "sprite-fix", "locked", 0, false },
-	{ "synthesis", "lockfree", 0, false },
-	{ "fiasco", "lockfree", MON_HELPING, true },
+	{ "sprite", "locked", MON_QSCHED, false, true },
+	{ "sprite-fix", "locked", 0, false, true },
+	{ "synthesis", "lockfree", 0, false, false },
+	{ "fiasco", "lockfree", MON_HELPING, true, false },
 };
 /* set by locks_config for sched_start's caller (boot thread only) */
 static bool locks_strict;
@@ -241,13 +245,16 @@ static int locks_config(const char *name, const char **sched_name, char *why, si
 		*sched_name = lock_configs[i].sched;
 		locks_strict = lock_configs[i].strict;
 		fs_set_monitor_flags(lock_configs[i].mon_flags);
+		fs_set_fd_lookup_locked(lock_configs[i].fd_locked);
 		unsigned mf = lock_configs[i].mon_flags;
-		kprintf("ksync: locks=%s: the %s scheduler%s, the file layer's monitors %s\n",
-			name, lock_configs[i].sched,
+		kprintf("ksync: locks=%s: the %s scheduler%s, the file layer's monitors %s, "
+			"%s\n", name, lock_configs[i].sched,
 			locks_strict ? " with hard priorities (table {0})" : "",
 			mf & MON_QSCHED ? "queue under sched_Mutex (Figure 9)"
 			: mf & MON_HELPING ? "on helping locks (contenders help the owner)"
-					   : "queue under their own interlocks");
+					   : "queue under their own interlocks",
+			lock_configs[i].fd_locked ? "every descriptor lookup under its table's monitor"
+			: "a one-thread table's lookups without it");
 		return KSYNC_OK;
 	}
 	ksnprintf(why, n, "unknown configuration (sprite, sprite-fix, synthesis, fiasco)");

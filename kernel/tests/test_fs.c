@@ -756,6 +756,54 @@ out:
 	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
 }
 
+/* The one-call lookup (vfs.h fdtable_file_light): a table not marked solo, or a
+ * configuration that keeps every lookup locked, looks up under the monitor with a
+ * reference; a solo table's lookup takes neither, and finds the same file. The reference
+ * count shows which: a locked lookup holds one more until fdtable_file_done. */
+KTEST(fs_fdtable_solo_lookup_without_lock_or_reference)
+{
+	KT_ASSERT_EQ(sched_start("lockfree"), KSYNC_OK);
+	struct world w;
+	if (!world_open(kt, &w, "/t_solo"))
+		goto out;
+	KT_EXPECT_EQ(put_file(&w, "f", "ab"), 0);
+	int fd = vfs_openat(T(w), C(w), AT, "f", LX_O_RDONLY, 0);
+	KT_ASSERT(fd >= 0);
+	bool ref = false;
+	struct file *locked = fdtable_file_light(T(w), fd, &ref);	/* new: not solo */
+	KT_EXPECT(locked != NULL);
+	KT_EXPECT(ref);
+	KT_EXPECT_EQ(__atomic_load_n(&locked->refs, __ATOMIC_RELAXED), 2u);
+	fdtable_file_done(locked, ref);
+	fdtable_set_solo(T(w), true);
+	struct file *light = fdtable_file_light(T(w), fd, &ref);
+	KT_EXPECT(light == locked);
+	KT_EXPECT(!ref);
+	KT_EXPECT_EQ(__atomic_load_n(&light->refs, __ATOMIC_RELAXED), 1u);
+	fdtable_file_done(light, ref);
+	KT_EXPECT(fdtable_file_light(T(w), 77, &ref) == NULL);	/* an empty slot */
+	KT_EXPECT(fdtable_file_light(T(w), -1, &ref) == NULL);
+	KT_EXPECT(fdtable_file_light(T(w), FS_NOFILE, &ref) == NULL);
+	fs_set_fd_lookup_locked(true);		/* locks=sprite, sprite-fix */
+	struct file *sprite = fdtable_file_light(T(w), fd, &ref);
+	KT_EXPECT(sprite == locked && ref);
+	fdtable_file_done(sprite, ref);
+	fs_set_fd_lookup_locked(false);
+	char c;
+	KT_EXPECT_EQ(vfs_read(T(w), fd, &c, 1), 1);	/* solo: read and pread through it */
+	KT_EXPECT_EQ(c, 'a');
+	KT_EXPECT_EQ(vfs_pread(T(w), fd, &c, 1, 1), 1);
+	KT_EXPECT_EQ(c, 'b');
+	KT_EXPECT_EQ(vfs_write(T(w), fd, "x", 1), -LX_EBADF);
+	KT_EXPECT_EQ(vfs_read(T(w), 77, &c, 1), -LX_EBADF);
+	KT_EXPECT_EQ(__atomic_load_n(&light->refs, __ATOMIC_RELAXED), 1u);
+	fdtable_set_solo(T(w), false);
+	vfs_close(T(w), fd);
+	world_close(kt, &w, "/t_solo");
+out:
+	KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+}
+
 /* Two threads on one table (CLONE_FILES): one dup2s onto a slot and closes it, the other
  * reads and fcntls through that slot. Every answer is the file's or EBADF, and no file
  * reference is lost or leaked (the inode goes when the last descriptor closes). Under
