@@ -352,3 +352,10 @@ void arch_uctx_switch(struct arch_uctx *prev, struct arch_uctx *next)
 	(void)next;
 	panic("arch_uctx_switch: the hosted port has no user threads");
 }
+
+/* Likewise (the scheduler's per-CPU current process, kcpu.h proc_cur). */
+void *arch_uctx_owner(const struct arch_uctx *u)
+{
+	(void)u;
+	panic("arch_uctx_owner: the hosted port has no user threads");
+}

@@ -34,9 +34,14 @@
 	.section .text
 	.code64
 
+	.pushsection .text.hot, "ax"	/* kernel.h KERNEL_HOT */
 	.globl syscall_entry
 	.type syscall_entry, @function
-	.align 16
+	/* 256-aligned, shorter than 256 bytes: never across a page boundary. Under TCG a
+	 * jump to another guest page is not chained (a lookup each time), and the entry's
+	 * blocks split at the boundary: a layout change elsewhere moved it across one and
+	 * made every system call ~40 % slower there (getppid, tcg). */
+	.p2align 8
 syscall_entry:
 	swapgs
 	movq %rsp, %gs:24		/* scratch_rsp */
@@ -103,6 +108,7 @@ syscall_entry:
 	sysretq
 9:	jmp isr_return
 	.size syscall_entry, . - syscall_entry
+	.popsection
 
 /* void uentry_iret(uint64_t kstack_top [rdi], const struct trapframe *tf [rsi]):
  * the first entry of a user thread (and a fresh image): copy *tf to just below
@@ -121,21 +127,34 @@ uentry_iret:
 	.size uentry_iret, . - uentry_iret
 
 /* size_t uaccess_copy(void *dst [rdi], const void *src [rsi], size_t n [rdx]): the bytes
- * NOT copied (0: all). The rep movsb is the one instruction that touches user memory;
- * its exception-table entry resumes at 2f with rcx = what was left. */
+ * NOT copied (0: all). Whole quadwords first (rep movsq), then the 0..7 bytes left (rep
+ * movsb): the two instructions that touch user memory; their exception-table entries
+ * resume with rcx = what that instruction had left (a fault in the first leaves all the
+ * tail too, rdx). By quadwords because a rep string instruction repeats once per element
+ * and an emulator (QEMU's TCG) runs each repetition as a translation block of its own:
+ * a 32-byte struct sigaction was 33 blocks by bytes, 4 by quadwords. */
+	.pushsection .text.hot, "ax"
 	.globl uaccess_copy
 	.type uaccess_copy, @function
 uaccess_copy:
 	movq %rdx, %rcx
+	shrq $3, %rcx
+	andl $7, %edx
 	cld
-1:	rep movsb
+1:	rep movsq
+	movq %rdx, %rcx
+3:	rep movsb
 	xorl %eax, %eax
 	ret
-2:	movq %rcx, %rax
+2:	leaq (%rdx,%rcx,8), %rax	/* quadwords left, and the tail */
+	ret
+4:	movq %rcx, %rax
 	ret
 	.size uaccess_copy, . - uaccess_copy
+	.popsection
 	.section __ex_table, "a"
 	.quad 1b, 2b
+	.quad 3b, 4b
 	.previous
 
 /* long uaccess_strncpy(char *dst [rdi], const char *src [rsi], size_t n [rdx]): copies

@@ -600,7 +600,7 @@ struct arch_uctx *arch_uctx_create(struct arch_as *as, void *owner)
 	return u;
 }
 
-void *arch_uctx_owner(const struct arch_uctx *u) { return u->owner; }
+KERNEL_HOT void *arch_uctx_owner(const struct arch_uctx *u) { return u->owner; }
 void arch_uctx_set_start_sp(struct arch_uctx *u, uint64_t sp) { u->start.rsp = sp; }
 
 void arch_uctx_destroy(struct arch_uctx *u)
@@ -692,17 +692,15 @@ uint64_t arch_uctx_get_fs(const struct arch_uctx *u) { return u->fsbase; }
 /* ---- the system-call frame ---------------------------------------------------------------- */
 uint64_t arch_sys_nr(const struct trapframe *tf) { return tf->rax; }
 
-uint64_t arch_sys_arg(const struct trapframe *tf, unsigned i)
+KERNEL_HOT uint64_t arch_sys_args(const struct trapframe *tf, uint64_t a[6])
 {
-	switch (i) {
-	case 0: return tf->rdi;
-	case 1: return tf->rsi;
-	case 2: return tf->rdx;
-	case 3: return tf->r10;
-	case 4: return tf->r8;
-	case 5: return tf->r9;
-	}
-	return 0;
+	a[0] = tf->rdi;
+	a[1] = tf->rsi;
+	a[2] = tf->rdx;
+	a[3] = tf->r10;
+	a[4] = tf->r8;
+	a[5] = tf->r9;
+	return tf->rax;
 }
 
 void arch_uregs_exec(struct trapframe *tf, uint64_t entry, uint64_t sp)
@@ -793,8 +791,8 @@ void arch_uregs_call(struct trapframe *tf, uint64_t ip, uint64_t sp, uint64_t a0
 	tf->ss = USER_SS;
 }
 
-uint64_t arch_sys_result(const struct trapframe *tf) { return tf->rax; }
-void arch_sys_set_result(struct trapframe *tf, long v) { tf->rax = (uint64_t)v; }
+KERNEL_HOT uint64_t arch_sys_result(const struct trapframe *tf) { return tf->rax; }
+KERNEL_HOT void arch_sys_set_result(struct trapframe *tf, long v) { tf->rax = (uint64_t)v; }
 
 void arch_sys_restart(struct trapframe *tf, uint64_t nr)
 {
@@ -845,18 +843,20 @@ void arch_fpu_load(const void *fx512)
 void syscall_entry_c(struct trapframe *tf);
 /* A copy-on-write break by a user copy of the kernel's (a system call, a signal frame)
  * shot down before the thread returns to ring 3; thread context, IRQs on. */
-void uvm_shoot_pending(void)
+KERNEL_HOT void uvm_shoot_pending(void)
 {
 	struct arch_uctx *u = kcpu_this_uctx();
-	if (u && u->shoot) {
+	if (!u)
+		return;
+	if (u->shoot) {
 		u->shoot = false;
 		arch_as_shootdown(u->as);
 	}
-	if (u)
+	if (u->ndeferred)
 		put_deferred(u);
 }
 
-void syscall_entry_c(struct trapframe *tf)
+KERNEL_HOT void syscall_entry_c(struct trapframe *tf)
 {
 	tf->rax = (uint64_t)kernel_syscall(tf);
 	uvm_shoot_pending();
@@ -868,14 +868,14 @@ static bool user_range(uint64_t a, size_t n)
 	return a >= USER_VA_MIN && a <= USER_VA_END && n <= USER_VA_END - a;
 }
 
-long copy_from_user(void *dst, const void *usrc, size_t n)
+KERNEL_HOT long copy_from_user(void *dst, const void *usrc, size_t n)
 {
 	if (!user_range((uint64_t)usrc, n))
 		return -14;
 	return uaccess_copy(dst, usrc, n) ? -14 : 0;
 }
 
-long copy_to_user(void *udst, const void *src, size_t n)
+KERNEL_HOT long copy_to_user(void *udst, const void *src, size_t n)
 {
 	if (!user_range((uint64_t)udst, n))
 		return -14;

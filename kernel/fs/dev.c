@@ -19,13 +19,13 @@ static long null_read(struct file *f, void *buf, size_t n, uint64_t *pos)
 	return 0;
 }
 
-static long sink_write(struct file *f, const void *buf, size_t n, uint64_t *pos)
+KERNEL_HOT static long sink_write(struct file *f, const void *buf, size_t n, uint64_t *pos)
 {
 	(void)f, (void)buf, (void)pos;
 	return (long)n;
 }
 
-static long zero_read(struct file *f, void *buf, size_t n, uint64_t *pos)
+KERNEL_HOT static long zero_read(struct file *f, void *buf, size_t n, uint64_t *pos)
 {
 	(void)f, (void)pos;
 	memset(buf, 0, n);

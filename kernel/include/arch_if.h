@@ -405,7 +405,8 @@ uint64_t arch_uctx_get_fs(const struct arch_uctx *u);
 /* The system-call frame (a struct trapframe): number, arguments 0..5, result; execve
  * resets it to a fresh image's entry. */
 uint64_t arch_sys_nr(const struct trapframe *tf);
-uint64_t arch_sys_arg(const struct trapframe *tf, unsigned i);
+/* The number, with arguments 0..5 copied into a (one call on the dispatch path). */
+uint64_t arch_sys_args(const struct trapframe *tf, uint64_t a[6]);
 void arch_uregs_exec(struct trapframe *tf, uint64_t entry, uint64_t sp);
 uint64_t arch_uregs_ip(const struct trapframe *tf);
 /* Signal frames (kernel/proc/signal.c builds them in portable C; these are the port's

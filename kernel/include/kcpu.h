@@ -46,6 +46,12 @@ struct kcpu {
 			 * IRQs off at a switch; read by any CPU only for reports). */
 			volatile uint32_t resched;
 			struct thread *sched_cur;
+			/* kernel/sched/: the running thread's process - its user context's
+			 * owner (arch_uctx_owner), NULL for a kernel thread; written with
+			 * sched_cur at a switch and by thread_drop_uctx, this CPU with IRQs
+			 * off; read by this CPU (proc_current: one load on the system-call
+			 * path instead of three calls) */
+			void *proc_cur;
 			/* kernel/lock/: this CPU's lock-statistics shards, one per class
 			 * (lockstat.h; set once by lockstat_init before the mode is on);
 			 * the master locks this CPU holds, innermost last, and the MCS queue

@@ -350,7 +350,8 @@ unsigned sched_level(int policy);
  * inherited, and with it a real-time policy becomes SCHED_OTHER, priority 0). */
 int sched_fork_policy(int policy, int *prio);
 /* signal.c: at each return to ring 3 (kernel_user_return), nr the system call whose
- * result tf holds (-1: an interrupt or exception return) */
+ * result tf holds when it may be restarted (a restart code, -512..-516); -1 otherwise
+ * and at an interrupt or exception return */
 void signal_user_return(struct trapframe *tf, long nr);
 void signal_force(int sig, const struct lx_siginfo *info);	/* a fault's: unblocked, not ignored */
 __attribute__((noreturn)) void signal_die(int sig);	/* the default action: terminate */

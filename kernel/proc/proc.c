@@ -31,13 +31,17 @@ static struct mlock proc_table_lock = MLOCK_INIT(uproc_table_class, MLOCK_TICKET
 LOCKSTAT_STATIC(proc_table_lock);	/* on its class's list of instances (lockstat.h) */
 
 /* The group's thread count changed (proc_table_lock held): its space's solo mark (proc.h
- * struct mm) follows it. nthreads counts the threads that have not ended (an exiting one
- * still writes its clear_child_tid word); only the group's own threads raise it (clone),
- * so a mark read as set by that one thread stays set until it clones. */
+ * struct mm) and its descriptor table's (vfs.h fdtable_set_solo: a lookup without the
+ * table's monitor) follow it. nthreads counts the threads that have not ended (an exiting
+ * one still writes its clear_child_tid word; it has given up the table before its
+ * count goes); only the group's own threads raise it (clone), so a mark read as set by
+ * that one thread stays set until it clones. */
 static void mm_solo_update(struct process *g)
 {
 	if (g->mm)
 		__atomic_store_n(&g->mm->solo, g->nthreads == 1, __ATOMIC_RELAXED);
+	if (g->fdt)
+		fdtable_set_solo(g->fdt, g->nthreads == 1);
 }
 static struct process procs[PROC_MAX];	/* slots: proc_table_lock */
 static int next_pid = 1;		/* proc_table_lock */
@@ -51,11 +55,11 @@ void proc_init(void)
 	futex_init();
 }
 
-struct process *proc_current(void)
+KERNEL_HOT struct process *proc_current(void)
 {
-	struct thread *t = thread_self();
-	struct arch_uctx *u = t ? thread_uctx(t) : NULL;
-	return u ? arch_uctx_owner(u) : NULL;	/* set at create, constant */
+	/* the running thread's user context's owner (set at create, constant), which the
+	 * scheduler keeps per CPU (kcpu.h proc_cur) */
+	return kcpu_this()->proc_cur;
 }
 
 /* Pages a kernel copy into user memory may not take: when fewer are free, its fault
@@ -342,6 +346,8 @@ long proc_spawn(const char *path, char *const argv[], char *const envp[], struct
 	p->kernel_waited = true;
 	p->mm = mm_create();
 	p->fdt = fds ? fdtable_clone(fds) : fdtable_new();
+	if (p->fdt)
+		fdtable_set_solo(p->fdt, true);	/* the new process's one thread's */
 	p->fs = fs_ctx_new();
 	p->uctx = p->mm ? arch_uctx_create(p->mm->as, p) : NULL;
 	long rc = -LX_ENOMEM;
@@ -492,6 +498,8 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp, uint64_t pt
 		return -LX_EAGAIN;
 	c->mm = mm_create();
 	c->fdt = fdtable_clone(self->fdt);
+	if (c->fdt)
+		fdtable_set_solo(c->fdt, true);	/* the child's one thread's */
 	c->fs = fs_ctx_clone(self->fs);
 	c->uctx = c->mm ? arch_uctx_create(c->mm->as, c) : NULL;
 	long rc = c->mm && c->fdt && c->fs && c->uctx ? 0 : -LX_ENOMEM;
@@ -861,7 +869,7 @@ long proc_rlimit_nproc(int pid, const struct lx_rlimit *nw, struct lx_rlimit *ol
 /* The parent's pid as it was at some moment of the call (it may change right after, as
  * on Linux): one load, no lock - the null system call of the OS-primitives table, which
  * took proc_table_lock (interrupts masked, the lock's statistics) until then. */
-long proc_getppid(void)
+KERNEL_HOT long proc_getppid(void)
 {
 	return __atomic_load_n(&proc_group(proc_current())->ppid, __ATOMIC_RELAXED);
 }
@@ -1127,7 +1135,7 @@ bool proc_signal_take(struct process *p, int sig, struct lx_siginfo *info)
 	return had;
 }
 
-void proc_sigaction_set(struct process *p, int sig, const struct lx_sigaction *sa)
+KERNEL_HOT void proc_sigaction_set(struct process *p, int sig, const struct lx_sigaction *sa)
 {
 	struct process *g = p->leader;
 	mlock_lock(&proc_table_lock);

@@ -133,7 +133,7 @@ static bool setup_frame(struct process *p, struct trapframe *tf, int s, const st
 
 /* The result of an interrupted system call, once it is known whether a handler runs
  * (Linux's handle_signal / arch_do_signal_or_restart). */
-static void restart_syscall(struct trapframe *tf, long nr, bool handler, uint64_t flags)
+KERNEL_HOT static void restart_syscall(struct trapframe *tf, long nr, bool handler, uint64_t flags)
 {
 	if (nr < 0)
 		return;
@@ -160,7 +160,7 @@ static void restart_syscall(struct trapframe *tf, long nr, bool handler, uint64_
 	arch_sys_restart(tf, (uint64_t)nr);
 }
 
-void signal_user_return(struct trapframe *tf, long nr)
+KERNEL_HOT void signal_user_return(struct trapframe *tf, long nr)
 {
 	struct process *p = proc_current();
 	if (!p)
@@ -211,7 +211,8 @@ void signal_user_return(struct trapframe *tf, long nr)
 		}
 		return;	/* one frame per return; the next at rt_sigreturn */
 	}
-	restart_syscall(tf, nr, false, 0);
+	if (nr >= 0)
+		restart_syscall(tf, nr, false, 0);
 	if (p->restore_sigmask) {
 		proc_set_sigmask(p, p->saved_sigmask);
 		p->restore_sigmask = false;

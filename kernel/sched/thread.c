@@ -413,6 +413,7 @@ static void switch_to(struct thread *prev, struct thread *next, bool preempted)
 	sc->prev = prev;
 	sc->prev_preempted = preempted;
 	kcpu_this()->sched_cur = next;
+	kcpu_this()->proc_cur = next->uctx ? arch_uctx_owner(next->uctx) : NULL;
 	if (prev->uctx || next->uctx)	/* a user thread: its address space, FS, kernel stack */
 		arch_uctx_switch(prev->uctx, next->uctx);
 	if ((prev->flags | next->flags) & THREAD_FP)
@@ -973,7 +974,7 @@ int thread_create_user(struct thread **out, thread_fn fn, void *arg, unsigned le
 	return thread_create_(out, fn, arg, level, affinity, name, THREAD_FP | THREAD_DETACHED, uctx);
 }
 
-struct arch_uctx *thread_uctx(const struct thread *t) { return t->uctx; }
+KERNEL_HOT struct arch_uctx *thread_uctx(const struct thread *t) { return t->uctx; }
 
 void thread_drop_uctx(void)
 {
@@ -981,6 +982,7 @@ void thread_drop_uctx(void)
 	struct thread *self = kcpu_this()->sched_cur;
 	struct arch_uctx *u = self->uctx;
 	self->uctx = NULL;
+	kcpu_this()->proc_cur = NULL;
 	if (u)
 		arch_uctx_switch(u, NULL);
 	arch_irq_restore(k);
@@ -1228,7 +1230,7 @@ void sched_unboost(void)
 		sched_lowered_slow();
 }
 
-struct thread *thread_self(void) { return kcpu_this()->sched_cur; }
+KERNEL_HOT struct thread *thread_self(void) { return kcpu_this()->sched_cur; }
 const char *thread_name(const struct thread *t) { return t ? t->name : "?"; }
 unsigned thread_id(const struct thread *t) { return t->id; }
 uint64_t thread_state(const struct thread *t) { return atomic_load_explicit(&((struct thread *)t)->state, memory_order_acquire); }

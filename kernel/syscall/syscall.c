@@ -45,13 +45,13 @@ uint64_t syscall_boot_epoch;			/* Unix time at boot (urun.c: epoch=) */
 #define CUR (&(struct sysf_ctx){ proc_current()->fdt, proc_current()->fs })
 
 /* ---- the file calls: sysfile.c ------------------------------------------------------ */
-static long sys_read(struct trapframe *tf, const uint64_t a[6])
+KERNEL_HOT static long sys_read(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	return sysf_read(CUR, a);
 }
 
-static long sys_write(struct trapframe *tf, const uint64_t a[6])
+KERNEL_HOT static long sys_write(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	return sysf_write(CUR, a);
@@ -455,7 +455,7 @@ static long sys_get_robust_list(struct trapframe *tf, const uint64_t a[6])
 	return 0;
 }
 
-static long sys_getppid(struct trapframe *tf, const uint64_t a[6])
+KERNEL_HOT static long sys_getppid(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	(void)a;
@@ -1031,7 +1031,7 @@ static long sys_sched_yield(struct trapframe *tf, const uint64_t a[6])
 }
 
 /* ---- signals (kernel/proc/signal.c delivers them) ------------------------------------- */
-static long sys_rt_sigaction(struct trapframe *tf, const uint64_t a[6])
+KERNEL_HOT static long sys_rt_sigaction(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	struct process *p = proc_current();
@@ -1364,12 +1364,10 @@ static bool restartable(uint64_t nr)
 	return false;
 }
 
-long kernel_syscall(struct trapframe *tf)
+KERNEL_HOT long kernel_syscall(struct trapframe *tf)
 {
-	uint64_t nr = arch_sys_nr(tf);
 	uint64_t a[6];
-	for (unsigned i = 0; i < 6; i++)
-		a[i] = arch_sys_arg(tf, i);
+	uint64_t nr = arch_sys_args(tf, a);
 	sys_fn fn = nr < LX_NR_SYSCALLS && table[nr] ? table[nr] : sys_enosys;
 	long rc = fn(tf, a);
 	if (fn == sys_rt_sigreturn) {
@@ -1384,7 +1382,11 @@ long kernel_syscall(struct trapframe *tf)
 	if (rc == -LX_EINTR && restartable(nr))
 		rc = -LX_ERESTARTSYS;
 	arch_sys_set_result(tf, rc);
-	signal_user_return(tf, (long)nr);	/* signal.c: a signal sent to this process */
+	/* signal.c: a signal sent to this process. The number goes along only with a
+	 * restart code (-512..-516), the one result the return may rewrite (restart_syscall):
+	 * with -1 the return skips that step */
+	bool restart = (unsigned long)(-rc - LX_ERESTARTSYS) <= LX_ERESTART_RESTARTBLOCK - LX_ERESTARTSYS;
+	signal_user_return(tf, restart ? (long)nr : -1);
 	return (long)arch_sys_result(tf);
 }
 

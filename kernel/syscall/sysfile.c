@@ -72,7 +72,7 @@ long sysf_acc_mode(const struct sysf_ctx *x, int fd);
 /* Linux's access_ok before a read or write: a buffer that does not end inside user space
  * is -EFAULT even when nothing would be copied - after the descriptor's own checks
  * (EBADF: none, or not open for that direction), which only this slow path looks up. */
-static long range_check(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, int want)
+KERNEL_HOT static long range_check(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, int want)
 {
 	if (ubuf <= USER_VA_END && n <= USER_VA_END - ubuf)
 		return 0;
@@ -84,7 +84,7 @@ static long range_check(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t 
 	return -LX_EFAULT;
 }
 
-static long do_read(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, int64_t off)
+KERNEL_HOT static long do_read(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, int64_t off)
 {
 	long bad = range_check(x, fd, ubuf, n, LX_O_WRONLY);
 	if (bad)
@@ -120,7 +120,7 @@ static long do_read(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, i
 
 /* write (off < 0) or pwrite (off >= 0) from user memory; a write of at most KBUF bytes
  * reaches the file as one call (PIPE_BUF atomicity for pipes). */
-static long do_write(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, int64_t off)
+KERNEL_HOT static long do_write(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, int64_t off)
 {
 	long bad = range_check(x, fd, ubuf, n, LX_O_RDONLY);
 	if (bad)
@@ -150,12 +150,12 @@ static long do_write(const struct sysf_ctx *x, int fd, uint64_t ubuf, size_t n, 
 	return done ? (long)done : rc;
 }
 
-long sysf_read(const struct sysf_ctx *x, const uint64_t a[6])
+KERNEL_HOT long sysf_read(const struct sysf_ctx *x, const uint64_t a[6])
 {
 	return do_read(x, (int)a[0], a[1], a[2], -1);
 }
 
-long sysf_write(const struct sysf_ctx *x, const uint64_t a[6])
+KERNEL_HOT long sysf_write(const struct sysf_ctx *x, const uint64_t a[6])
 {
 	return do_write(x, (int)a[0], a[1], a[2], -1);
 }
