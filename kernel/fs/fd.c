@@ -108,7 +108,7 @@ KERNEL_HOT struct file *fdtable_file_light(struct fdtable *t, int fd, bool *ref)
 		*ref = false;
 		return NULL;
 	}
-	if (__atomic_load_n(&t->solo, __ATOMIC_ACQUIRE) && !fs_fd_lookup_locked()) {
+	if (__atomic_load_n(&t->solo, __ATOMIC_ACQUIRE)) {
 		*ref = false;
 		return t->fd[fd];
 	}
@@ -116,9 +116,11 @@ KERNEL_HOT struct file *fdtable_file_light(struct fdtable *t, int fd, bool *ref)
 	return fdtable_file(t, fd);
 }
 
+/* A configuration that locks every lookup never marks a table (the flag is set before any
+ * process exists: vfs.h), so the lookup reads one word. */
 void fdtable_set_solo(struct fdtable *t, bool solo)
 {
-	__atomic_store_n(&t->solo, solo, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->solo, solo && !fs_fd_lookup_locked(), __ATOMIC_RELEASE);
 }
 
 void fdtable_get(struct fdtable *t)

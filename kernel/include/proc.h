@@ -282,7 +282,9 @@ unsigned proc_pids(int *out, unsigned max);	/* ascending */
  * under proc_table_lock. */
 void proc_set_comm(struct process *p, const char *name);
 void procfs_init(void);		/* kernel/proc/procfs.c: /proc's generator to kernel/fs */
-struct process *proc_current(void);	/* NULL in a kernel thread */
+/* NULL in a kernel thread: the running thread's user context's owner (set at create,
+ * constant), which the scheduler keeps per CPU (kcpu.h proc_cur) */
+static inline struct process *proc_current(void) { return kcpu_this()->proc_cur; }
 /* A new process running path with argv/envp (kernel strings), child of nobody, with a
  * copy of the descriptor table fds (its close-on-exec descriptors closed) and cwd "/";
  * its pid or -LX_E*. The kernel's runner (urun.c) waits for it with proc_wait_kernel.

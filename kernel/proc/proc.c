@@ -55,12 +55,6 @@ void proc_init(void)
 	futex_init();
 }
 
-KERNEL_HOT struct process *proc_current(void)
-{
-	/* the running thread's user context's owner (set at create, constant), which the
-	 * scheduler keeps per CPU (kcpu.h proc_cur) */
-	return kcpu_this()->proc_cur;
-}
 
 /* Pages a kernel copy into user memory may not take: when fewer are free, its fault
  * answers "no page" (the system call fails with EFAULT or ENOMEM) and the last pages are

@@ -784,11 +784,13 @@ KTEST(fs_fdtable_solo_lookup_without_lock_or_reference)
 	KT_EXPECT(fdtable_file_light(T(w), 77, &ref) == NULL);	/* an empty slot */
 	KT_EXPECT(fdtable_file_light(T(w), -1, &ref) == NULL);
 	KT_EXPECT(fdtable_file_light(T(w), FS_NOFILE, &ref) == NULL);
-	fs_set_fd_lookup_locked(true);		/* locks=sprite, sprite-fix */
+	fs_set_fd_lookup_locked(true);		/* locks=sprite, sprite-fix: no table */
+	fdtable_set_solo(T(w), true);		/* is marked solo, so every lookup locks */
 	struct file *sprite = fdtable_file_light(T(w), fd, &ref);
 	KT_EXPECT(sprite == locked && ref);
 	fdtable_file_done(sprite, ref);
 	fs_set_fd_lookup_locked(false);
+	fdtable_set_solo(T(w), true);
 	char c;
 	KT_EXPECT_EQ(vfs_read(T(w), fd, &c, 1), 1);	/* solo: read and pread through it */
 	KT_EXPECT_EQ(c, 'a');
