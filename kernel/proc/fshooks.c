@@ -4,8 +4,8 @@
  * a signal pending that makes a file wait return -EINTR, and SIGPIPE for a write to a
  * pipe with no reader.
  *
- * A leaf on purpose: it reaches only the scheduler (thread_self, thread_uctx) and the
- * port (arch_uctx_owner), never proc.c, so kernel/fs -> these hooks -> kernel/fs is no
+ * A leaf on purpose: it reaches the calling process through proc.h's inline
+ * proc_current (the CPU's proc_cur, kcpu.h), never proc.c, so kernel/fs -> these hooks -> kernel/fs is no
  * circle of files (tests/test_layout.py). That is also why fs_tty_signal reaches the
  * process table (proc.c, which calls kernel/fs) through a pointer proc_init sets: ^C
  * goes to the foreground process group (in mode=user no serial input reaches the tty
@@ -22,23 +22,16 @@
  */
 #include "kernel.h"
 #include "proc.h"
-#include "thread.h"
 #include "syscall/linux_abi.h"
 #include "fs/vfs.h"
 
-static struct process *current(void)
-{
-	struct thread *t = thread_self();
-	struct arch_uctx *u = t ? thread_uctx(t) : NULL;
-	return u ? arch_uctx_owner(u) : NULL;	/* as proc_current: constant per thread */
-}
 
 /* A pending signal that kernel_user_return would act on (proc_sig_acts: not blocked, not
  * ignored) interrupts a file wait; SIGCHLD (ignored by default) does not, or a parent
  * reading a pipe would see EINTR when its child exits. */
 bool fs_signal_pending(void)
 {
-	struct process *p = current();
+	struct process *p = proc_current();
 	if (!p)
 		return false;	/* a kernel thread (the runner draining its pipe) */
 	/* relaxed: kill's atomic or; the wait re-checks after every wakeup */
@@ -50,7 +43,7 @@ bool fs_signal_pending(void)
  * SIGPIPE ignored the writer sees only -EPIPE. */
 void fs_sigpipe(void)
 {
-	struct process *p = current();
+	struct process *p = proc_current();
 	if (p)	/* relaxed: read by p's own thread at its return to ring 3 */
 		/* thread-directed, as Linux's send_sig(SIGPIPE, current): the writer's own set */
 		__atomic_fetch_or(&p->tsig_pending, PROC_SIGBIT(LX_SIGPIPE), __ATOMIC_RELAXED);
