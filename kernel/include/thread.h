@@ -155,6 +155,15 @@ void thread_drop_uctx(void);
  * detached or free slot. */
 int thread_join(struct thread *t);
 void thread_yield(void);
+/* The calling thread's CPU mask becomes mask & the online CPUs (sched_setaffinity): when
+ * this CPU is not in it, the thread yields until a CPU of the mask runs it (each
+ * scheduler's release puts it on such a CPU's queue and kicks that CPU), so it returns
+ * on a CPU of the mask. KSYNC_EINVAL (nothing changed) for a mask without an online
+ * CPU; KSYNC_EBUSY from a context that may not switch (no thread, a master lock held
+ * panics as thread_yield does). Only the thread itself changes its mask: a thread
+ * preempted on a CPU outside a new mask could not be resumed there (sched_may_run). */
+int thread_set_affinity_self(uint64_t mask);
+uint64_t thread_affinity(const struct thread *t);
 /* Free now the stacks of dead detached threads (otherwise freed at the next
  * thread_create); thread context, IRQs on. urun.c's page accounting uses it. */
 void thread_reclaim(void);

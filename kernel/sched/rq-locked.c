@@ -145,7 +145,7 @@ static struct thread *take_locked(struct thread *t, unsigned cpu)
 {
 	uint64_t s = st(t);
 	if (!(s & SCHED_LINKED) || !(s & SCHED_READY) || (s & (SCHED_KILL | SCHED_SUSPEND)) ||
-	    !sched_affine(t, cpu) || ((s & SCHED_PREEMPTED) && SCHED_CPU_OF(s) != cpu))
+	    !sched_may_run(t, s, cpu))
 		return NULL;
 	q_remove(t);
 	st_set(t, (st(t) & ~(SCHED_PREEMPTED | SCHED_CPU_MASK)) | SCHED_ONCPU |
@@ -158,7 +158,7 @@ static struct thread *lk_pick(unsigned cpu, struct thread *prev, bool *stolen)
 	(void)stolen;
 	/* prev runs here and is off the queues: it competes at the tail of its level */
 	bool prev_ok = prev && !prev->idle && (st(prev) & SCHED_READY) &&
-		       !(st(prev) & (SCHED_KILL | SCHED_SUSPEND));
+		       !(st(prev) & (SCHED_KILL | SCHED_SUSPEND)) && sched_affine(prev, cpu);
 	unsigned order[SCHED_LEVELS];
 	unsigned n = sched_level_order(cpu, order);
 	/* Nothing queued that this CPU may take: no need for the lock. Idle CPUs look at
@@ -182,7 +182,7 @@ static struct thread *lk_pick(unsigned cpu, struct thread *prev, bool *stolen)
 			break;
 		for (struct thread *t = q_head[order[i]]; t; t = t->rq_next) {
 			uint64_t s = st(t);
-			if (!sched_affine(t, cpu) || ((s & SCHED_PREEMPTED) && SCHED_CPU_OF(s) != cpu))
+			if (!sched_may_run(t, s, cpu))
 				continue;
 			q_remove(t);
 			st_set(t, (st(t) & ~(SCHED_PREEMPTED | SCHED_CPU_MASK)) | SCHED_ONCPU |
@@ -387,7 +387,7 @@ static struct thread *lk_wake_take(struct thread *t, uint64_t cond, unsigned cpu
 	struct thread *got = NULL;
 	if (!(s & (SCHED_READY | SCHED_ONCPU | SCHED_LINKED | SCHED_SUSPEND | SCHED_STOPPED |
 		   SCHED_KILL | SCHED_DEAD)) &&
-	    sched_affine(t, cpu) && !((s & SCHED_PREEMPTED) && SCHED_CPU_OF(s) != cpu)) {
+	    sched_may_run(t, s, cpu)) {
 		st_set(t, (s & ~(SCHED_PREEMPTED | SCHED_CPU_MASK)) | SCHED_READY | cond |
 				  SCHED_ONCPU | ((uint64_t)cpu << SCHED_CPU_SHIFT));
 		got = t;

@@ -314,8 +314,12 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 				return false;
 			continue;
 		}
-		/* runnable: it stays (or goes) on this CPU's queue */
-		if ((s & S_LINKED) && t->home != cpu && sched_affine(t, cpu)) {
+		/* runnable: it stays (or goes) on this CPU's queue; one that left this CPU's
+		 * affinity (thread_set_affinity_self: it yields) goes to the queue of the
+		 * first CPU of its affinity, which is kicked once ONCPU is dropped. A
+		 * preempted one stays here whatever its affinity (sched_may_run). */
+		bool here = sched_affine(t, cpu) || preempted;
+		if ((s & S_LINKED) && ((t->home != cpu && here) || (t->home == cpu && !here))) {
 			if (cas(t, &s, s & ~S_LINKED)) {	/* re-home: off the old CPU's queue */
 				unl(t);
 				s = load(t);
@@ -323,8 +327,8 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 			continue;
 		}
 		if (!(s & S_LINKED)) {
-			if (sched_affine(t, cpu))
-				__atomic_store_n(&t->home, cpu, __ATOMIC_RELAXED);	/* ONCPU, not linked, no INS: ours alone */
+			/* ONCPU, not linked, no INS: home is ours alone */
+			__atomic_store_n(&t->home, here ? cpu : sched_first_affine(t), __ATOMIC_RELAXED);
 			if (cas(t, &s, s | S_LINKED)) {
 				ins(t);
 				s = load(t);
@@ -332,8 +336,14 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 			continue;
 		}
 		uint64_t keep = preempted ? (S_PREEMPTED | ((uint64_t)cpu << SCHED_CPU_SHIFT)) : 0;
-		if (cas(t, &s, (s & ~(S_ONCPU | S_CPU | S_PREEMPTED)) | keep))
+		/* read while ONCPU is ours: once dropped, another CPU may own t */
+		unsigned dest = __atomic_load_n(&t->home, __ATOMIC_RELAXED), lvl = sched_level_of(t),
+			 id = t->id;
+		if (cas(t, &s, (s & ~(S_ONCPU | S_CPU | S_PREEMPTED)) | keep)) {
+			if (!here)	/* moved: its CPU may be idle, or run a lower level */
+				sched_kick(dest, lvl, id);
 			return false;
+		}
 	}
 }
 
@@ -347,7 +357,8 @@ static struct thread *try_mark(struct thread *t, unsigned cpu, struct thread *pr
 	for (;;) {
 		if (t == prev) {	/* the running thread, on its queue as in Synthesis */
 			bool runnable = (s & S_READY) && !(s & (S_KILL | S_SUSPEND));
-			return runnable ? t : NULL;
+			/* not again here once it left this CPU's affinity: its release moves it */
+			return runnable && sched_affine(t, cpu) ? t : NULL;
 		}
 		if (s & S_ONCPU) {
 			SCHED_STAT_INC(sc->mark_lost);	/* another dispatcher has it: move on */
@@ -355,10 +366,8 @@ static struct thread *try_mark(struct thread *t, unsigned cpu, struct thread *pr
 		}
 		if (!(s & S_LINKED))
 			return NULL;	/* stale bit (unlinked meanwhile) or insert not finished */
-		if ((s & S_PREEMPTED) && SCHED_CPU_OF(s) != cpu)
-			return NULL;	/* resumes only where it was preempted */
-		if (!sched_affine(t, cpu))
-			return NULL;
+		if (!sched_may_run(t, s, cpu))
+			return NULL;	/* preempted elsewhere (resumes there), or not allowed here */
 		bool runnable = (s & S_READY) && !(s & (S_KILL | S_SUSPEND));
 		uint64_t want = (s & ~S_CPU) | S_ONCPU | ((uint64_t)cpu << SCHED_CPU_SHIFT);
 		if (runnable)
@@ -571,9 +580,7 @@ static struct thread *lf_wake_take(struct thread *t, uint64_t cond, unsigned cpu
 		if (s & (S_READY | S_ONCPU | S_LINKED | S_INS | S_SUSPEND | S_STOPPED | S_KILL |
 			 S_DEAD))
 			return NULL;
-		if ((s & S_PREEMPTED) && SCHED_CPU_OF(s) != cpu)
-			return NULL;
-		if (!sched_affine(t, cpu))
+		if (!sched_may_run(t, s, cpu))
 			return NULL;
 		uint64_t want = (s & ~(S_CPU | S_PREEMPTED)) | S_READY | cond | S_ONCPU |
 				((uint64_t)cpu << SCHED_CPU_SHIFT);

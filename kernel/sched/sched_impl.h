@@ -240,6 +240,16 @@ unsigned sched_cpu_id(void);
 /* thread `id` of `level` became ready on cpu's queue */
 void sched_kick(unsigned cpu, unsigned level, unsigned id);
 bool sched_affine(const struct thread *t, unsigned cpu);
+/* Whether cpu may run t now (state word s): a thread switched out by preemption resumes
+ * only where it was preempted, whatever its affinity (a thread that narrows its own
+ * affinity may be preempted before it moves: thread_set_affinity_self); any other only on
+ * a CPU of its affinity. */
+static inline bool sched_may_run(const struct thread *t, uint64_t s, unsigned cpu)
+{
+	return (s & SCHED_PREEMPTED) ? SCHED_CPU_OF(s) == cpu : sched_affine(t, cpu);
+}
+/* The lowest CPU of t's affinity (0 if none is online) */
+unsigned sched_first_affine(const struct thread *t);
 unsigned sched_ncpus(void);
 unsigned sched_level_order(unsigned cpu, unsigned *order);	/* levels to try, in order */
 void sched_reap(struct thread *t);	/* t became DEAD: wake its joiner, free if detached */

@@ -1074,6 +1074,28 @@ int thread_join(struct thread *t)
 	return KSYNC_OK;
 }
 
+int thread_set_affinity_self(uint64_t mask)
+{
+	unsigned n = arch_ncpus();
+	uint64_t online = n >= 64 ? ~0ull : (1ull << n) - 1;
+	if (!(mask & online))
+		return KSYNC_EINVAL;
+	struct thread *self = sched_running() ? kcpu_this()->sched_cur : NULL;
+	if (!self || self->idle)
+		return KSYNC_EBUSY;
+	/* relaxed: every reader loads it relaxed (sched_affine); the yields below order it
+	 * for this thread's own dispatch */
+	__atomic_store_n(&self->affinity, mask & online, __ATOMIC_RELAXED);
+	while (!sched_affine(self, arch_cpu_id()))
+		thread_yield();		/* its release moves it (rq-lockfree/rq-locked) */
+	return KSYNC_OK;
+}
+
+uint64_t thread_affinity(const struct thread *t)
+{
+	return __atomic_load_n(&t->affinity, __ATOMIC_RELAXED);
+}
+
 void thread_yield(void)
 {
 	mlock_assert_none("thread_yield", "(see the backtrace)");
@@ -1101,7 +1123,7 @@ static void boost_to(struct thread *t, unsigned lvl)
 		;
 }
 
-static unsigned first_affine_cpu(const struct thread *t)
+unsigned sched_first_affine(const struct thread *t)
 {
 	for (unsigned c = 0; c < arch_ncpus(); c++)
 		if (sched_affine(t, c))
@@ -1126,7 +1148,7 @@ int sched_help(struct thread *t)
 	 * owner runs elsewhere (a spinning helper asks every ~2 us). */
 	uint64_t s0 = atomic_load_explicit(&t->state, memory_order_acquire);
 	bool may = !(s0 & SCHED_ONCPU) && (s0 & SCHED_LINKED) && (s0 & SCHED_READY) &&
-		   !((s0 & SCHED_PREEMPTED) && SCHED_CPU_OF(s0) != cpu) && sched_affine(t, cpu);
+		   sched_may_run(t, s0, cpu);
 	if (may && ops->take(t, cpu)) {
 		switch_to(self, t, false);
 		arch_irq_restore(k);
@@ -1143,7 +1165,7 @@ int sched_help(struct thread *t)
 	if (s & (SCHED_ONCPU | SCHED_PREEMPTED))
 		c = SCHED_CPU_OF(s);
 	else if (!sched_affine(t, cpu))
-		c = first_affine_cpu(t);
+		c = sched_first_affine(t);
 	else
 		return SCHED_HELP_NOT;	/* being inserted (INS): a moment */
 	if (c == cpu || c >= arch_ncpus())

@@ -95,6 +95,68 @@ KTEST(sched_create_join)
 	}
 }
 
+/* sched_setaffinity's mechanism: a thread narrows its own mask to one CPU and returns
+ * running there - also when that CPU is busy with a thread of the same level that never
+ * blocks (so the move cannot ride on an idle CPU's steal: the release must put it on the
+ * target's queue). Then back to CPU 0 the same way; a mask of no online CPU is refused
+ * with the mask unchanged. */
+struct aff_run {
+	unsigned where[4];		/* arch_cpu_id() after each move (the mover's own) */
+	int rc_bad;
+	uint64_t mask_after_bad;
+	volatile unsigned done;		/* the mover ends the spinner */
+};
+static void aff_spinner(void *arg)
+{
+	struct aff_run *r = arg;
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
+		arch_cpu_relax();
+}
+static void aff_mover(void *arg)
+{
+	struct aff_run *r = arg;
+	unsigned last = ncpu() - 1;
+	for (unsigned i = 0; i < 4; i++) {
+		unsigned to = (i & 1) ? 0 : last;
+		r->where[i] = thread_set_affinity_self(1ull << to) == KSYNC_OK ? arch_cpu_id() : 999;
+	}
+	r->rc_bad = thread_set_affinity_self(ncpu() >= 64 ? 0 : 1ull << 63);
+	r->mask_after_bad = thread_affinity(thread_self());
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+}
+
+KTEST(sched_affinity_self_moves_to_its_cpu)
+{
+	if (ncpu() < 2)
+		KT_SKIP("needs 2 CPUs");
+	const char *s;
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		struct aff_run r;
+		memset(&r, 0, sizeof r);
+		unsigned last = ncpu() - 1;
+		struct thread *sp, *mv;
+		/* the spinner holds the last CPU (bound there) at the mover's level */
+		KT_ASSERT_EQ(thread_create(&sp, aff_spinner, &r, 1, 1ull << last, "aff-spin", 0),
+			     KSYNC_OK);
+		KT_ASSERT_EQ(thread_create(&mv, aff_mover, &r, 1, 1ull << 0, "aff-move", 0),
+			     KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(mv), KSYNC_OK);
+		KT_EXPECT_EQ(thread_join(sp), KSYNC_OK);
+		KT_EXPECT_EQ(r.where[0], last);
+		KT_EXPECT_EQ(r.where[1], 0u);
+		KT_EXPECT_EQ(r.where[2], last);
+		KT_EXPECT_EQ(r.where[3], 0u);
+		if (ncpu() < 64) {
+			KT_EXPECT_EQ(r.rc_bad, KSYNC_EINVAL);
+			KT_EXPECT_EQ(r.mask_after_bad, 1ull << 0);
+		}
+		kt_diag(kt, "%s: moved to CPU %u, %u, %u, %u", s, r.where[0], r.where[1],
+			r.where[2], r.where[3]);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+}
+
 /* A stale handle - a pointer to a slot's previous thread, as wait4's waker may hold for an
  * exited parent - must find a slot that is being set up for a new thread DEAD: every
  * operation (a level change too) answers ESRCH until insert_new publishes the thread, and
