@@ -201,6 +201,13 @@ struct process {
 	 * changed with the policy under proc_table_lock (proc_sched; user_thread_main for a
 	 * change made before the thread recorded itself) */
 	int sched_policy, sched_prio;
+	/* sched_setaffinity's CPU mask of this task's thread (0: every CPU): proc_table_lock;
+	 * fork and clone copy it, the thread is created with it. affinity_moved (atomic): set
+	 * by another task's sched_setaffinity of this one, cleared by this task's thread,
+	 * which applies the mask itself at its next return to user mode
+	 * (thread_set_affinity_self: only a thread moves itself) */
+	uint64_t affinity;
+	bool affinity_moved;
 	/* the image's names, for /proc (kernel/proc/procfs.c): written by its own thread
 	 * (exec, prctl's PR_SET_NAME) under proc_table_lock, or by fork before the child
 	 * runs, also under it; read by its own thread freely, by others under the lock */
@@ -344,6 +351,13 @@ long proc_getsid(int pid);
  * policy) and the task's thread moved to the policy's level (sched_level,
  * thread_set_level) under the same lock. 0, or -LX_ESRCH. */
 long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio);
+/* sched_getaffinity / sched_setaffinity of task pid (0: the caller): *old = its mask (the
+ * online CPUs if it never set one); then, if set is not NULL, its mask becomes *set
+ * (which has an online CPU: the caller checks) - the caller's own thread moves before
+ * this returns, another task's at its next return to user mode. 0 or -LX_ESRCH. */
+long proc_affinity(int pid, uint64_t *old, const uint64_t *set);
+/* The caller's thread applies a mask another task set for it (signal.c, at the return) */
+void proc_affinity_apply(struct process *p);
 /* The run-queue level (0..SCHED_LEVELS-1) a Linux scheduling policy maps onto
  * (syssched.c's comment: SCHED_FIFO/RR 0, OTHER 1, BATCH 2, IDLE 3). */
 unsigned sched_level(int policy);

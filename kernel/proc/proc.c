@@ -210,7 +210,8 @@ static long proc_start(struct process *p)
 	mlock_lock(&proc_table_lock);
 	unsigned level = sched_level(p->sched_policy);	/* its policy's (fork, clone: inherited) */
 	mlock_unlock(&proc_table_lock);
-	int rc = thread_create_user(&t, user_thread_main, p, level, SCHED_AFFINITY_ANY, name, p->uctx);
+	int rc = thread_create_user(&t, user_thread_main, p, level,
+				    p->affinity ? p->affinity : SCHED_AFFINITY_ANY, name, p->uctx);
 	if (rc != KSYNC_OK)
 		return -LX_EAGAIN;
 	return 0;
@@ -432,6 +433,7 @@ static long clone_thread(struct trapframe *tf, uint64_t flags, uint64_t newsp, u
 		c->sigmask = self->sigmask;
 		c->rlim_core = self->rlim_core;
 		c->rlim_core_max = self->rlim_core_max;
+		c->affinity = self->affinity;	/* Linux's child and thread inherit it */
 		mlock_lock(&proc_table_lock);
 		c->sched_prio = self->sched_prio;	/* a new thread inherits them */
 		c->sched_policy = sched_fork_policy(self->sched_policy, &c->sched_prio);
@@ -523,6 +525,7 @@ long proc_fork(struct trapframe *tf, uint64_t flags, uint64_t newsp, uint64_t pt
 		c->ss_size = self->ss_size;
 		c->rlim_core = self->rlim_core;
 		c->rlim_core_max = self->rlim_core_max;
+		c->affinity = self->affinity;	/* Linux's child and thread inherit it */
 		if (flags & LX_CLONE_CHILD_CLEARTID)
 			c->clear_child_tid = ctid;
 		uint32_t tid = (uint32_t)c->pid;
@@ -1302,6 +1305,45 @@ int sched_fork_policy(int policy, int *prio)
 	return policy;
 }
 
+long proc_affinity(int pid, uint64_t *old, const uint64_t *set)
+{
+	struct process *self = proc_current(), *t = NULL;
+	mlock_lock(&proc_table_lock);
+	if (!pid)
+		t = self;
+	for (unsigned i = 0; pid && i < PROC_MAX && !t; i++)
+		if (procs[i].state != PROC_FREE && procs[i].pid == pid)
+			t = &procs[i];
+	unsigned n = arch_ncpus();
+	uint64_t online = n >= 64 ? ~0ull : (1ull << n) - 1;
+	if (t) {
+		*old = t->affinity ? t->affinity & online : online;
+		if (set) {
+			t->affinity = *set & online;
+			if (t != self)	/* its thread moves itself (thread_set_affinity_self) */
+				__atomic_store_n(&t->affinity_moved, true, __ATOMIC_RELEASE);
+		}
+	}
+	mlock_unlock(&proc_table_lock);
+	if (!t)
+		return -LX_ESRCH;
+	if (set && t == self)
+		(void)thread_set_affinity_self(*set & online);	/* checked: online CPUs */
+	return 0;
+}
+
+void proc_affinity_apply(struct process *p)
+{
+	/* acquire: the mask stored before the flag */
+	if (!__atomic_exchange_n(&p->affinity_moved, false, __ATOMIC_ACQUIRE))
+		return;
+	mlock_lock(&proc_table_lock);
+	uint64_t m = p->affinity;
+	mlock_unlock(&proc_table_lock);
+	if (m)
+		(void)thread_set_affinity_self(m);
+}
+
 /* sched_*'s pid is a task's id, as Linux's: a thread's tid, or a process's pid (its
  * main thread); each task keeps its own policy. */
 long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio)
@@ -1393,6 +1435,8 @@ static void become_leader(struct process *p)
 	tmp->thread = p->thread;	/* the thread's own */
 	tmp->sched_policy = p->sched_policy;	/* the task's, as its level */
 	tmp->sched_prio = p->sched_prio;
+	tmp->affinity = p->affinity;	/* the thread's mask, kept across exec */
+	tmp->affinity_moved = p->affinity_moved;
 	tmp->uctx = p->uctx;
 	tmp->sigmask = p->sigmask;
 	tmp->saved_sigmask = p->saved_sigmask;

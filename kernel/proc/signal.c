@@ -165,6 +165,9 @@ KERNEL_HOT void signal_user_return(struct trapframe *tf, long nr)
 	struct process *p = proc_current();
 	if (!p)
 		return;
+	/* relaxed: a hint, proc_affinity_apply takes it with acquire */
+	if (__builtin_expect(__atomic_load_n(&p->affinity_moved, __ATOMIC_RELAXED), 0))
+		proc_affinity_apply(p);
 	for (;;) {
 		/* relaxed: a hint, proc_stop_join re-checks under proc_table_lock */
 		if (__atomic_load_n(&proc_group(p)->stopped, __ATOMIC_RELAXED) && !p->stop_joined)

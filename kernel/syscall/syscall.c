@@ -734,24 +734,20 @@ static long sys_sysinfo(struct trapframe *tf, const uint64_t a[6])
 	return copy_to_user((void *)a[0], &si, sizeof si);
 }
 
-/* sched_getaffinity (busybox's nproc, glibc's get_nprocs fallback): every online CPU -
- * ksync does not pin processes. Linux answers the size of its cpumask (8 bytes here: at
- * most 64 CPUs), EINVAL for a shorter buffer; pid 0 or a live pid. */
+/* sched_getaffinity (busybox's nproc, glibc's get_nprocs fallback): the task's mask as
+ * sched_setaffinity left it, every online CPU if it never set one. Linux answers the
+ * size of its cpumask (8 bytes here: at most 64 CPUs), EINVAL for a shorter buffer; pid
+ * 0 or a live task's id, ESRCH for another. */
 static long sys_sched_getaffinity(struct trapframe *tf, const uint64_t a[6])
 {
 	(void)tf;
 	if (a[1] < sizeof(uint64_t))
 		return -LX_EINVAL;
-	struct proc_snap *s = kmalloc(sizeof *s);
-	if (!s)
-		return -LX_ENOMEM;
-	bool found = (int)a[0] == 0 || proc_snapshot((int)a[0], s);
-	kfree(s);
-	if (!found)
-		return -LX_ESRCH;
-	unsigned n = arch_ncpus();
-	uint64_t mask = n >= 64 ? ~0ull : (1ull << n) - 1;
-	long rc = copy_to_user((void *)a[2], &mask, sizeof mask);
+	uint64_t mask;
+	long rc = (int)a[0] < 0 ? -LX_ESRCH : proc_affinity((int)a[0], &mask, NULL);
+	if (rc)
+		return rc;
+	rc = copy_to_user((void *)a[2], &mask, sizeof mask);
 	return rc ? rc : (long)sizeof mask;
 }
 

@@ -250,7 +250,12 @@ long sys_sched_setaffinity(struct trapframe *tf, const uint64_t a[6])
 		return rc;
 	unsigned ncpu = arch_ncpus();
 	uint64_t online = ncpu >= 64 ? ~0ull : (1ull << ncpu) - 1;
-	return mask & online ? 0 : -LX_EINVAL;
+	if (!(mask & online))
+		return -LX_EINVAL;
+	uint64_t old;
+	/* the caller returns on a CPU of the mask; another task moves at its next return
+	 * to user mode (proc_affinity) */
+	return proc_affinity(pid, &old, &mask);
 }
 
 /* mlock, munlock, mlock2: Linux's checks (page-rounded range inside user space, flags),

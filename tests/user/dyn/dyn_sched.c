@@ -171,6 +171,21 @@ int main(int argc, char **argv)
 		CPU_SET(0, &s);
 		SHOW("setaffinity cpu 0", sched_setaffinity(0, sizeof s, &s));
 		SHOW("setaffinity self pid", sched_setaffinity(getpid(), sizeof s, &s));
+		/* applied: the mask reads back as CPU 0 alone, the caller runs there, and a
+		 * child inherits both */
+		CPU_ZERO(&s);
+		SHOW("getaffinity after", sched_getaffinity(0, sizeof s, &s) == 0 &&
+					  CPU_COUNT(&s) == 1 && CPU_ISSET(0, &s));
+		SHOW("running on cpu 0", sched_getcpu() == 0);
+		pid_t ch = fork();
+		if (ch == 0) {
+			CPU_ZERO(&s);
+			_exit(sched_getaffinity(0, sizeof s, &s) == 0 && CPU_COUNT(&s) == 1 &&
+			      CPU_ISSET(0, &s) && sched_getcpu() == 0 ? 0 : 1);
+		}
+		int cst = -1;
+		SHOW("child inherits cpu 0", waitpid(ch, &cst, 0) == ch && WIFEXITED(cst) &&
+					     WEXITSTATUS(cst) == 0);
 		CPU_ZERO(&s);
 		SHOW("setaffinity empty", sched_setaffinity(0, sizeof s, &s));
 		CPU_SET(0, &s);
