@@ -186,6 +186,29 @@ int main(int argc, char **argv)
 		int cst = -1;
 		SHOW("child inherits cpu 0", waitpid(ch, &cst, 0) == ch && WIFEXITED(cst) &&
 					     WEXITSTATUS(cst) == 0);
+		/* another task's mask: the child, waiting in read, is moved by its parent
+		 * (free to run anywhere again first) and runs on CPU 0 after the read */
+		int pp[2];
+		if (pipe(pp) == 0) {
+			cpu_set_t all;
+			CPU_ZERO(&all);
+			for (int c = 0; c < 64; c++)
+				CPU_SET(c, &all);
+			sched_setaffinity(0, sizeof all, &all);
+			ch = fork();
+			if (ch == 0) {
+				char b;
+				if (read(pp[0], &b, 1) != 1)
+					_exit(2);
+				_exit(sched_getcpu() == 0 ? 0 : 1);
+			}
+			SHOW("setaffinity of a child", sched_setaffinity(ch, sizeof s, &s));
+			SHOW("write", write(pp[1], "x", 1));
+			SHOW("the child ran on cpu 0", waitpid(ch, &cst, 0) == ch && WIFEXITED(cst) &&
+						       WEXITSTATUS(cst) == 0);
+			close(pp[0]);
+			close(pp[1]);
+		}
 		CPU_ZERO(&s);
 		SHOW("setaffinity empty", sched_setaffinity(0, sizeof s, &s));
 		CPU_SET(0, &s);
