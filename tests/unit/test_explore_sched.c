@@ -199,6 +199,14 @@ bool sched_affine(const struct thread *t, unsigned cpu)
 	return cpu < NCPU && (t->affinity >> cpu & 1);
 }
 
+unsigned sched_first_affine(const struct thread *t)
+{
+	for (unsigned c = 0; c < NCPU; c++)
+		if (sched_affine(t, c))
+			return c;
+	return 0;
+}
+
 unsigned sched_ncpus(void)
 {
 	return NCPU;
