@@ -319,7 +319,8 @@ static bool lf_release(struct thread *t, unsigned cpu, bool preempted)
 		 * first CPU of its affinity, which is kicked once ONCPU is dropped. A
 		 * preempted one stays here whatever its affinity (sched_may_run). */
 		bool here = sched_affine(t, cpu) || preempted;
-		if ((s & S_LINKED) && ((t->home != cpu && here) || (t->home == cpu && !here))) {
+		if ((s & S_LINKED) && ((t->home != cpu && here) ||
+				       (t->home == cpu && !here && !SCHED_MUTANT(AFFINITY_HOME)))) {
 			if (cas(t, &s, s & ~S_LINKED)) {	/* re-home: off the old CPU's queue */
 				unl(t);
 				s = load(t);

@@ -46,8 +46,13 @@
  * READY-clearing CAS (Hohmuth & Haertig's test-and-sleep no longer atomic). The third
  * cannot be said as a CAS: rq-lockfree.c's SCHED_MUTANT(LEVEL_LINKED), defined here as
  * "that mutant is on" (0 in the kernel: no code), changes the level without the unlink
- * first (release, the running thread's own change, the inserter's retry). The explorer
- * must find all three.
+ * first (release, the running thread's own change, the inserter's retry). A fourth,
+ * SCHED_MUTANT(AFFINITY_HOME), is the release as it was before a thread could leave its
+ * CPU's mask (thread_set_affinity_self): it leaves such a thread on that CPU's queue.
+ * The explorer must find all four. With T0 narrowing its mask to the other CPU whenever
+ * it runs (sc_affinity), checked besides: a queued thread off every CPU is on the queue
+ * of a CPU of its mask unless a preempted release bound it, and a pick never returns a
+ * thread outside its mask on a CPU it is not bound to.
  *
  * Reduction: loads of run-queue words no coroutine ever writes (levels 1 and 3, CPUs
  * 2-63, slots 64-511) are not scheduling points (their value is 0 in every interleaving;
@@ -76,7 +81,8 @@ static void sched_hook(const char *op, const void *addr);
 
 /* ---- the seeded bugs: a CAS rq-lockfree.c calls through this wrapper ------------------ */
 
-enum { MUTANT_NONE, MUTANT_PLAIN_MARK, MUTANT_SLEEP_STORE, MUTANT_LEVEL_LINKED };
+enum { MUTANT_NONE, MUTANT_PLAIN_MARK, MUTANT_SLEEP_STORE, MUTANT_LEVEL_LINKED,
+       MUTANT_AFFINITY_HOME };
 
 /* Set by the mutant tests between explorations only. */
 static int mutant;
@@ -135,6 +141,9 @@ static bool sleep_done;		/* T0's sched_sleep returned ... */
 static uint64_t got_sleep;	/* ... with these flags (sleep_prepare consumed them) */
 static int rc_suspend, rc_resume, rc_kill, rc_wakeup, rc_level;
 static bool self_level;		/* T0's program: each time it runs, it changes its own level */
+static bool self_affinity;	/* T0's program: each time it runs, its mask becomes the other
+				   CPU alone (thread_set_affinity_self's store; the release moves it) */
+static int bound_cpu[NTHR];	/* the CPU a preempted release bound it to (-1: none) */
 static int level_want;		/* the level last requested of T0 (-1: none): the end state */
 static bool violated;		/* a per-step or pick check failed: why */
 static char why[256];
@@ -327,6 +336,11 @@ static void check_state(const char *where)
 			     "%u, home %u level %u; 0x%llx)", where, i, !!(s & SCHED_LINKED), nb,
 			     on, on_l, sched_threads[i].home, sched_threads[i].level,
 			     (unsigned long long)s);
+		if (!(s & (SCHED_ONCPU | SCHED_INS)) && nb && !(s & SCHED_PREEMPTED) &&
+		    !sched_affine(&sched_threads[i], on))
+			fail("%s: T%u queued on CPU %u, outside its mask 0x%llx (0x%llx)", where, i,
+			     on, (unsigned long long)sched_threads[i].affinity,
+			     (unsigned long long)s);
 		if ((s & SCHED_LVLREQ) && !(s & (SCHED_ONCPU | SCHED_INS)) && (s & SCHED_LINKED))
 			fail("%s: T%u queued on no CPU with a level request nobody applies "
 			     "(0x%llx)", where, i, (unsigned long long)s);
@@ -422,6 +436,9 @@ static struct thread *pick(struct kx *x, unsigned cpu)
 	kx_op_end(x, op, t ? t->id : KX_EMPTY);
 	if (t && t->id >= nthr)
 		fail("pick on CPU %u returned slot %u, not a thread of the scenario", cpu, t->id);
+	else if (t && !sched_affine(t, cpu) && bound_cpu[t->id] != (int)cpu)
+		fail("pick on CPU %u returned T%u outside its mask 0x%llx", cpu, t->id,
+		     (unsigned long long)t->affinity);
 	else if (t)
 		claim(t, cpu);
 	return t && t->id < nthr ? t : NULL;
@@ -436,6 +453,7 @@ static void release(struct kx *x, struct thread *t, unsigned cpu, bool preempted
 	dead = lf_release(t, cpu, preempted);
 	kx_op_end(x, op, dead);
 	owner[t->id] = -1;	/* its last step dropped ONCPU: the CPU gave it back */
+	bound_cpu[t->id] = preempted ? (int)cpu : -1;
 	if (dead)
 		sched_reap(t);
 }
@@ -449,6 +467,8 @@ static void run_thread(struct kx *x, struct thread *t)
 	uint64_t got;
 
 	kx_hook("run", &t->state);
+	if (self_affinity && t->id == 0)	/* the store; its release is the yield */
+		__atomic_store_n(&t->affinity, 1ull << (owner[0] == 0 ? 1 : 0), __ATOMIC_RELAXED);
 	if (self_level && t->id == 0) {	/* it changes its own level (holding ONCPU here) */
 		unsigned want = t->level == 0 ? LVL_B : 0;
 
@@ -494,6 +514,7 @@ struct scenario {
 	bool sleeper;			/* T0 calls sched_sleep(COND) */
 	bool self_level;		/* T0 changes its own level each time it runs */
 	bool levels;			/* level LVL_B is used: its queue words are watched */
+	bool self_affinity;		/* T0 narrows its mask to the other CPU when it runs */
 	void (*check)(void);		/* the scenario's outcome, after the drain: fail() */
 	int bound;
 	long random;			/* > 0: a random sample of this many schedules */
@@ -518,6 +539,7 @@ static void setup(struct kx *x, void *arg)
 	for (unsigned i = 0; i < NTHR; i++) {
 		owner[i] = -1;
 		reaps[i] = drained[i] = 0;
+		bound_cpu[i] = -1;
 		dead_seen[i] = slept[i] = false;
 		dead_word[i] = 0;
 	}
@@ -525,6 +547,7 @@ static void setup(struct kx *x, void *arg)
 	memset(order_ctr, 0, sizeof(order_ctr));
 	sleeper = cur_sc->sleeper;
 	self_level = cur_sc->self_level;
+	self_affinity = cur_sc->self_affinity;
 	level_want = -1;
 	rc_level = 1000;
 	sleep_done = false;
@@ -972,6 +995,17 @@ static const struct scenario sc_level_self2 = {
 	.prog = { cpu_twice, cpu_twice_preempted }, .nthr = 1, .self_level = true,
 	.bound = BOUND3,
 };
+/* g: the running thread narrows its mask to the other CPU each time it runs (its release
+ * must queue it there), two CPUs dispatching, one releasing as preempted (that one stays
+ * bound where it was preempted) */
+static const struct scenario sc_affinity = {
+	.name = "sched-affinity-self", .ncoro = 2, .prog = { cpu_twice, cpu_twice_preempted },
+	.nthr = 1, .self_affinity = true, .bound = BOUND3,
+};
+static const struct scenario sc_affinity2 = {
+	.name = "sched-affinity-self-two-threads", .ncoro = 2, .prog = { cpu_twice, cpu_twice },
+	.nthr = 2, .home = { 0, 1 }, .self_affinity = true, .bound = BOUND3,
+};
 /* f: a level change racing a kill (the requester may find it marked to be removed and
  * release it to DEAD itself: it reaps) */
 static const struct scenario sc_level_kill = {
@@ -1082,6 +1116,26 @@ KTEST(explore_sched_level)
 KTEST(explore_sched_level_mix_random)
 {
 	run(kt, &sc_level_mix);
+}
+
+/* g: a thread that left its CPU's mask is queued on a CPU of it */
+KTEST(explore_sched_affinity)
+{
+	run(kt, &sc_affinity);
+	run(kt, &sc_affinity2);
+}
+
+/* A release that leaves a thread that left its CPU's mask on that CPU's queue (as before
+ * sched_setaffinity moved threads: SCHED_MUTANT(AFFINITY_HOME)) must be found: the
+ * thread is then queued on a CPU outside its mask. */
+KTEST(explore_sched_finds_release_to_a_cpu_outside_the_mask)
+{
+	struct kx_result r;
+
+	mutant = MUTANT_AFFINITY_HOME;
+	KT_EXPECT_EQ(explore(kt, &sc_affinity, &r), 1);
+	KT_EXPECT(r.violations >= 1);
+	mutant = MUTANT_NONE;
 }
 
 /* The seeded bugs must be found: the checks above can fail. */
