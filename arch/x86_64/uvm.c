@@ -600,7 +600,7 @@ struct arch_uctx *arch_uctx_create(struct arch_as *as, void *owner)
 	return u;
 }
 
-KERNEL_HOT void *arch_uctx_owner(const struct arch_uctx *u) { return u->owner; }
+void *arch_uctx_owner(const struct arch_uctx *u) { return u->owner; }
 void arch_uctx_set_start_sp(struct arch_uctx *u, uint64_t sp) { u->start.rsp = sp; }
 
 void arch_uctx_destroy(struct arch_uctx *u)

@@ -164,6 +164,8 @@ void thread_yield(void);
  * preempted on a CPU outside a new mask could not be resumed there (sched_may_run). */
 int thread_set_affinity_self(uint64_t mask);
 uint64_t thread_affinity(const struct thread *t);
+/* The online CPUs as a mask (bit c: CPU c; all 64 bits from 64 CPUs on) */
+uint64_t sched_online_mask(void);
 /* Free now the stacks of dead detached threads (otherwise freed at the next
  * thread_create); thread context, IRQs on. urun.c's page accounting uses it. */
 void thread_reclaim(void);

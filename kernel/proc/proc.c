@@ -1305,17 +1305,23 @@ int sched_fork_policy(int policy, int *prio)
 	return policy;
 }
 
+/* The task (a thread's slot) whose id is pid, the caller's for 0; proc_table_lock held */
+static struct process *task_locked(int pid)
+{
+	if (!pid)
+		return proc_current();
+	for (unsigned i = 0; i < PROC_MAX; i++)
+		if (procs[i].state != PROC_FREE && procs[i].pid == pid)
+			return &procs[i];
+	return NULL;
+}
+
 long proc_affinity(int pid, uint64_t *old, const uint64_t *set)
 {
-	struct process *self = proc_current(), *t = NULL;
+	struct process *self = proc_current();
 	mlock_lock(&proc_table_lock);
-	if (!pid)
-		t = self;
-	for (unsigned i = 0; pid && i < PROC_MAX && !t; i++)
-		if (procs[i].state != PROC_FREE && procs[i].pid == pid)
-			t = &procs[i];
-	unsigned n = arch_ncpus();
-	uint64_t online = n >= 64 ? ~0ull : (1ull << n) - 1;
+	struct process *t = task_locked(pid);
+	uint64_t online = sched_online_mask();
 	if (t) {
 		*old = t->affinity ? t->affinity & online : online;
 		if (set) {
@@ -1349,12 +1355,7 @@ void proc_affinity_apply(struct process *p)
 long proc_sched(int pid, int *policy, int *prio, bool set, int set_policy, int set_prio)
 {
 	mlock_lock(&proc_table_lock);
-	struct process *t = NULL;
-	if (!pid)
-		t = proc_current();
-	for (unsigned i = 0; pid && i < PROC_MAX && !t; i++)
-		if (procs[i].state != PROC_FREE && procs[i].pid == pid)
-			t = &procs[i];
+	struct process *t = task_locked(pid);
 	if (t) {
 		*policy = t->sched_policy;
 		*prio = t->sched_prio;

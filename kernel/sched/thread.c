@@ -974,7 +974,7 @@ int thread_create_user(struct thread **out, thread_fn fn, void *arg, unsigned le
 	return thread_create_(out, fn, arg, level, affinity, name, THREAD_FP | THREAD_DETACHED, uctx);
 }
 
-KERNEL_HOT struct arch_uctx *thread_uctx(const struct thread *t) { return t->uctx; }
+struct arch_uctx *thread_uctx(const struct thread *t) { return t->uctx; }
 
 void thread_drop_uctx(void)
 {
@@ -993,8 +993,7 @@ static int thread_create_(struct thread **out, thread_fn fn, void *arg, unsigned
 {
 	if (!out || !fn || !name || level >= SCHED_LEVELS || (flags & ~(THREAD_FP | THREAD_DETACHED)))
 		return KSYNC_EINVAL;
-	unsigned n = arch_ncpus();
-	uint64_t online = n >= 64 ? ~0ull : (1ull << n) - 1;
+	uint64_t online = sched_online_mask();
 	if (!(affinity & online))
 		return KSYNC_EINVAL;
 	if (!sched_running())
@@ -1023,7 +1022,7 @@ static int thread_create_(struct thread **out, thread_fn fn, void *arg, unsigned
 	t->name[i] = 0;
 	lf_stack_init(&t->sigs);
 	/* home: round-robin over the CPUs it may use */
-	unsigned h = atomic_fetch_add_explicit(&rr_home, 1, memory_order_relaxed);
+	unsigned h = atomic_fetch_add_explicit(&rr_home, 1, memory_order_relaxed), n = arch_ncpus();
 	for (unsigned k = 0; k < n; k++) {
 		unsigned c = (h + k) % n;
 		if (sched_affine(t, c)) {
@@ -1074,10 +1073,15 @@ int thread_join(struct thread *t)
 	return KSYNC_OK;
 }
 
-int thread_set_affinity_self(uint64_t mask)
+uint64_t sched_online_mask(void)
 {
 	unsigned n = arch_ncpus();
-	uint64_t online = n >= 64 ? ~0ull : (1ull << n) - 1;
+	return n >= 64 ? ~0ull : (1ull << n) - 1;
+}
+
+int thread_set_affinity_self(uint64_t mask)
+{
+	uint64_t online = sched_online_mask();
 	if (!(mask & online))
 		return KSYNC_EINVAL;
 	struct thread *self = sched_running() ? kcpu_this()->sched_cur : NULL;

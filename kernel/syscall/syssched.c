@@ -28,8 +28,9 @@
  * level 0, served round-robin - and FIFO runs by ksync's quantum, as RR;
  * SCHED_DEADLINE is refused (EINVAL); SCHED_RR's quantum is ksync's
  * (sched_rr_get_interval answers it).
- * sched_setaffinity checks the mask (EINVAL when it names no online CPU) and ignores it:
- * a user thread may run on any CPU (SCHED_AFFINITY_ANY).
+ * sched_setaffinity checks the mask (EINVAL when it names no online CPU) and applies it
+ * (proc_affinity): the caller returns on a CPU of it, another task moves at its next
+ * return to user mode; fork and clone inherit it, sched_getaffinity reads it back.
  *
  * A pid names a task, as Linux's: a thread's tid (cyclictest's calls name its threads),
  * or a process's pid, its main thread (proc_sched looks it up in the table of tasks).
@@ -248,9 +249,7 @@ long sys_sched_setaffinity(struct trapframe *tf, const uint64_t a[6])
 	long rc = proc_sched(pid, &pol, &prio, false, 0, 0);
 	if (rc)
 		return rc;
-	unsigned ncpu = arch_ncpus();
-	uint64_t online = ncpu >= 64 ? ~0ull : (1ull << ncpu) - 1;
-	if (!(mask & online))
+	if (!(mask & sched_online_mask()))
 		return -LX_EINVAL;
 	uint64_t old;
 	/* the caller returns on a CPU of the mask; another task moves at its next return
