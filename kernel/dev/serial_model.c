@@ -28,7 +28,9 @@
  * released by serial_model_stop. A model's parameters are written before the PIT is
  * armed (the PIT write is the publication: the handler can only run after it); its
  * state and statistics are written only by serial_model_intr on IRQ0's CPU, never
- * nested; `done` is stored last with release order and read with acquire.
+ * nested; `done` is stored last with release order and read with acquire. `finish_req`
+ * (serial_model_finish: end the stream early) is stored by any CPU with release order and
+ * read by the handler with acquire.
  */
 #include "kernel.h"
 #include "dev.h"
@@ -147,10 +149,13 @@ void serial_model_intr(void *arg)
 	}
 	if (b.lost)
 		m->lossy_irqs++;
-	bool fin = paced_finished(&m->p);
+	/* acquire: pairs with serial_model_finish's release (nothing else is passed) */
+	bool fin = paced_finished(&m->p) || __atomic_load_n(&m->finish_req, __ATOMIC_ACQUIRE);
 	if (fin) {
 		pit_stop();
-		paced_check_finish(&m->chk, m->nchars);
+		/* the stream ends at p.next: every character before it was read or lost
+		 * (all of them, m->nchars, at a natural end) */
+		paced_check_finish(&m->chk, m->p.next);
 	} else {
 		uint64_t now = arch_cycles();
 		arm(m, now, paced_next_trigger(&m->p, now));
@@ -165,6 +170,12 @@ void serial_model_intr(void *arg)
 		m->handler_tsc_max = d;
 	if (fin)	/* release: every statistic above is final for a reader that sees done */
 		__atomic_store_n(&m->done, true, __ATOMIC_RELEASE);
+}
+
+void serial_model_finish(struct serial_model *m)
+{
+	/* release: nothing to publish but the request itself (see the handler) */
+	__atomic_store_n(&m->finish_req, true, __ATOMIC_RELEASE);
 }
 
 bool serial_model_done(const struct serial_model *m)

@@ -57,7 +57,7 @@ static const struct procfs_source *src(void)
 }
 
 static const char *const root_files[] = { "cpuinfo", "meminfo", "uptime", "ksync-lockstat",
-					      "ksync-critsec" };
+					      "ksync-critsec", "ksync-serial" };
 static const char *const pid_files[] = { "cmdline", "stat", "status" };
 
 /* A new entry name in dir (ramfs_mon held); NULL if out of memory. */

@@ -80,6 +80,8 @@ struct serial_model {
 	volatile bool running;		/* set by start once all is set up (release), cleared
 					   first by start and by stop: the handler ignores
 					   interrupts that come while it is clear */
+	volatile bool finish_req;	/* serial_model_finish's (release), the handler reads
+					   it (acquire): end the stream where it has got to */
 };
 /* baud 9600..921600, trigger 1/4/8/14, nchars >= 1; KSYNC_EINVAL with a kprintf
  * reason otherwise (also when a character time is under 2 PIT ticks); KSYNC_EBUSY
@@ -95,6 +97,11 @@ int serial_model_start_bits(struct serial_model *m, unsigned baud, unsigned bits
  * trigger; at the end stop the PIT and set done. */
 void serial_model_intr(void *m);
 bool serial_model_done(const struct serial_model *m);
+/* Ask the running model to end its stream early: the handler's next run drains what has
+ * arrived and ends there (the characters not yet sent never are), so that after done the
+ * driver's gaps equal the model's lost exactly, as at a stream's natural end. The PIT
+ * repeats until then, so done follows within one trigger interval unless IRQ0 is held. */
+void serial_model_finish(struct serial_model *m);
 void serial_model_stop(struct serial_model *m);	/* stop the PIT, release the model */
 
 /* ---- network model: NIC receive ring fed in bursts (kernel/dev/net_model.c) --------

@@ -34,6 +34,11 @@
  *                        their durations (Small & Manley's Tables 3-4 and Figure 1 under
  *                        real programs, bench/user/smload.c). Other builds print
  *                        "census":false and no counts.
+ *   /proc/ksync-serial   ksync's own: the serial line run as a load (serial_load=BAUD,
+ *                        kernel/dev/serial_load.c) as one line of JSON - characters
+ *                        arrived, read and lost, interrupts, the longest handler
+ *                        latency - cumulative since it started; {"serial":false} when
+ *                        none runs (Small & Manley's fourth workload beside the others).
  *
  * Locks: proc_snapshot takes the process table's lock (uproc-table, a master lock) to
  * copy one process's fields and releases it before anything is formatted; the caller
@@ -47,6 +52,7 @@
 #include "kernel.h"
 #include "lockstat.h"
 #include "spl.h"
+#include "serial_load.h"
 #include "mm.h"
 #include "proc.h"
 #include "fs/vfs.h"
@@ -245,6 +251,8 @@ static long gen_root(const char *name, char *buf, size_t n)
 		return gen_lockstat(buf, n);
 	} else if (!strcmp(name, "ksync-critsec")) {
 		return gen_critsec(buf, n);
+	} else if (!strcmp(name, "ksync-serial")) {
+		return serial_load_proc(buf, n);
 	} else if (!strcmp(name, "uptime")) {
 		uint64_t cs = ktime_ns() / 10000000;	/* hundredths */
 		put(buf, n, &at, "%lu.%02lu 0.00\n", (unsigned long)(cs / 100), (unsigned long)(cs % 100));

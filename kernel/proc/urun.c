@@ -22,6 +22,9 @@
  * Command line: user=@/t/list (a file of the initramfs: one command a line, words split
  * by spaces) or user=/t/a,/t/b (no arguments); ushell=1 instead runs the interactive
  * shell on the console (ushell.c). epoch=<unix seconds> sets CLOCK_REALTIME.
+ * serial_load=BAUD[:BITS] runs the modelled 16550 receiver for as long as the programs run
+ * (kernel/dev/serial_load.c; /proc/ksync-serial shows its totals); a stream that did not
+ * end or whose driver counted other than the model fails the boot.
  * At the end: the ENOSYS counts (syscall_report), the user pages still mapped and the
  * free pages before and after (every page must return).
  */
@@ -33,6 +36,7 @@
 #include "syscall/linux_abi.h"
 #include "fs/vfs.h"
 #include "monitor.h"
+#include "serial_load.h"
 #include <ksync/errors.h>
 
 extern uint64_t syscall_boot_epoch;
@@ -364,11 +368,23 @@ void urun_main(struct boot_info *bi)
 	KASSERT(out);
 	struct pmm_account a0, a1;
 	account(&a0);
+	/* serial_load=BAUD[:BITS]: the serial line as a load beside the programs */
+	char sl[24];
+	if (cmdline_get("serial_load", sl, sizeof sl)) {
+		char why[160];
+		int e = serial_load_start(sl, why, sizeof why);
+		if (e != KSYNC_OK) {
+			kprintf("ksync: mode=user: serial_load=%s refused: %s\n", sl, why);
+			arch_exit(false);
+		}
+	}
 	kprintf("ktap: KTAP version 1\nktap: 1..%u\n", ncmd);
 	int failed = 0;
 	arch_win_reset();	/* KSYNC_WINDOWS builds: this CPU's (the BSP's) windows from here */
 	for (unsigned i = 0; i < ncmd; i++)
 		failed += run_one(i + 1, cmds[i], out);
+	if (!serial_load_end())
+		failed++;
 	/* KSYNC_WINDOWS builds (make kernel WINDOWS=1): the longest window that held the BSP's
 	 * clock back while the commands ran (IF=0, a level at or above the clock's, a
 	 * crit_enter section: the time no thread could be preempted there), with the code

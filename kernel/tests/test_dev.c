@@ -32,6 +32,7 @@
  */
 #include "kernel.h"
 #include "dev.h"
+#include "serial_load.h"
 #include <ksync/ktest.h>
 
 /* Why this platform cannot run the device tests, or NULL. Without platform devices
@@ -655,6 +656,55 @@ KTEST(dev_serial_921600_cli_5ms_loses_exactly)
 {
 	SKIP_WITHOUT_DEVICES();
 	serial_delayed(kt, DELAY_CLI);
+}
+
+/* serial_model_finish (the serial load's end, kernel/dev/serial_load.c): a stream far
+ * longer than the test, held off 5 ms at 921600 baud so that it loses, then asked to end.
+ * The handler ends it where it had got to, and the driver's count equals the model's
+ * exactly: every character before the end read or lost, each lost one a gap. (Ending at
+ * the whole stream's length, as a natural end does, would count millions of gaps.) */
+KTEST(dev_serial_finish_ends_the_stream_where_it_got)
+{
+	SKIP_WITHOUT_DEVICES();
+	const uint64_t n = 100000000;	/* ~18 minutes at 921600 baud: never reached */
+	arch_set_handler(intc_vector(DEV_IRQ_PIT), serial_h, &sm);
+	memset(&serial_late, 0, sizeof serial_late);
+	KT_ASSERT_EQ(serial_model_start(&sm, 921600, 8, n), KSYNC_OK);
+	intc_unmask(DEV_IRQ_PIT);
+	uint64_t deadline = arch_cycles() + 5 * arch_tsc_hz();
+	while (sm.chars + sm.lost < 200 && (int64_t)(arch_cycles() - deadline) < 0)
+		arch_cpu_relax();
+	KT_EXPECT(sm.chars + sm.lost >= 200);
+	struct window w;
+	hold_off(DEV_IRQ_PIT, DELAY_MASK, 5000, &sm.irqs, &sm.p, &w);
+	serial_model_finish(&sm);
+	bool fin = wait_flag(&sm.done, 5);
+	intc_mask(DEV_IRQ_PIT);
+	serial_model_stop(&sm);
+	KT_ASSERT(fin);
+	KT_EXPECT(sm.p.next < n);			/* ended early */
+	KT_EXPECT(sm.lost >= w.min_lost);		/* the hold's loss is counted */
+	KT_EXPECT_EQ(sm.chars + sm.lost, sm.p.next);
+	KT_EXPECT_EQ(sm.gaps_seen, sm.lost);
+	KT_EXPECT_EQ(sm.seq_errors, 0);
+	kt_diag(kt, "ended after %lu characters: %lu read, %lu lost (at least %lu in the hold), "
+		"%lu gaps", sm.p.next, sm.chars, sm.lost, w.min_lost, sm.gaps_seen);
+}
+
+/* serial_load=SPEC (the runner's boot word): a spec that is not BAUD or BAUD:BITS in the
+ * model's ranges is refused with a reason, before anything is started. */
+KTEST(dev_serial_load_refuses_bad_specs)
+{
+	static const char *const bad[] = { "", "abc", "115200x", "115200:", ":8", "115200:8:1",
+					   "9599", "921601", "115200:6", "115200:13",
+					   "9999999999" };
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+		char why[160] = "";
+		KT_EXPECT_EQ(serial_load_start(bad[i], why, sizeof why), KSYNC_EINVAL);
+		KT_EXPECT(why[0] != 0);
+	}
+	KT_EXPECT(!serial_load_running());
+	KT_EXPECT(serial_load_end());		/* nothing runs: nothing to end */
 }
 
 /* The paper's section 6.4 arithmetic on the kernel's own serial model, at this boot's TSC

@@ -950,7 +950,7 @@ KTEST(fs_proc_follows_the_source_and_is_read_only)
 	fs_procfs_set(&procfs_test_source);
 	char names[256], buf[128];
 	dir_names(&w, "/proc", names, sizeof names);
-	KT_EXPECT(strcmp(names, "self cpuinfo meminfo uptime ksync-lockstat ksync-critsec 7 9") == 0);
+	KT_EXPECT(strcmp(names, "self cpuinfo meminfo uptime ksync-lockstat ksync-critsec ksync-serial 7 9") == 0);
 	dir_names(&w, "/proc/7", names, sizeof names);
 	KT_EXPECT(strcmp(names, "cmdline stat status exe") == 0);
 	KT_EXPECT_EQ(vfs_readlinkat(T(w), C(w), AT, "/proc/self", buf, sizeof buf), 1);
@@ -987,10 +987,10 @@ KTEST(fs_proc_follows_the_source_and_is_read_only)
 	procfs_test_n = 1;
 	KT_EXPECT_EQ(vfs_fstatat(T(w), C(w), AT, "/proc/9", &st, 0), -LX_ENOENT);
 	dir_names(&w, "/proc", names, sizeof names);
-	KT_EXPECT(strcmp(names, "self cpuinfo meminfo uptime ksync-lockstat ksync-critsec 7") == 0);
+	KT_EXPECT(strcmp(names, "self cpuinfo meminfo uptime ksync-lockstat ksync-critsec ksync-serial 7") == 0);
 	procfs_test_n = 0;
 	dir_names(&w, "/proc", names, sizeof names);
-	KT_EXPECT(strcmp(names, "self cpuinfo meminfo uptime ksync-lockstat ksync-critsec") == 0);
+	KT_EXPECT(strcmp(names, "self cpuinfo meminfo uptime ksync-lockstat ksync-critsec ksync-serial") == 0);
 	KT_EXPECT_EQ(vfs_lseek(T(w), fd, 0, 0), 0);
 	KT_EXPECT_EQ(vfs_read(T(w), fd, buf, sizeof buf), n);
 	vfs_close(T(w), fd);
