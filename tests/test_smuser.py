@@ -62,9 +62,37 @@ def test_parse_output_pairs_rows_with_their_census_and_names_what_is_missing():
     assert any("webstone run: a census without its row" in p for p in problems), problems
 
 
-def run_record(scheme, rnd, pct_interrupted, short_share=0.9, n=10000, secs=1.0):
+def sl_reading(arrived, chars, lost, irqs, lossy=0):
+    return {"serial": True, "baud": 115200, "bits": 10, "trigger": 8, "tsc_hz": HZ,
+            "arrived": arrived, "chars": chars, "lost": lost, "irqs": irqs,
+            "lossy_irqs": lossy, "gaps_seen": lost, "seq_errors": 0,
+            "latency_max_tsc": 4000, "handler_max_tsc": 100}
+
+
+def test_serial_delta_is_the_difference_and_none_without_the_line():
+    d = smuser.serial_delta(sl_reading(100, 90, 2, 10), sl_reading(1300, 1270, 12, 160, 1))
+    assert d == {"arrived": 1200, "chars": 1180, "lost": 10, "irqs": 150, "lossy_irqs": 1,
+                 "baud": 115200, "bits": 10, "latency_max_tsc": 4000}
+    assert smuser.serial_delta({"serial": False}, {"serial": False}) is None
+    assert smuser.serial_delta(None, None) is None                  # an older kernel
+    assert smuser.serial_delta(sl_reading(9, 9, 0, 1), sl_reading(5, 5, 0, 1)) is None
+
+
+def test_parse_output_keeps_the_serial_line_of_each_part():
+    b, a = reading(0, 0, 0), reading(10, 1000, 1)
+    line = smuser.CENSUS + json.dumps({"load": "webstone", "phase": "run", "before": b,
+                                       "after": a, "serial_before": sl_reading(0, 0, 0, 0),
+                                       "serial_after": sl_reading(500, 480, 4, 60, 1)})
+    parts, problems = smuser.parse_output("\n".join([
+        line, 'KSYNC-SMLOAD {"load":"webstone","clients":2,"elapsed_ns":5}']))
+    assert not problems and parts[0]["serial"]["lost"] == 4 and parts[0]["census"]
+
+
+def run_record(scheme, rnd, pct_interrupted, short_share=0.9, n=10000, secs=1.0,
+               serial_lost=None, window=2_000_000):
     """A run whose every part has n sections, pct_interrupted % of them interrupted and
-    short_share of them in a bucket below 2^SHORT_LOG2 ticks."""
+    short_share of them in a bucket below 2^SHORT_LOG2 ticks; with serial_lost, a boot with
+    the serial line running whose every part lost that many of 1000 characters."""
     hist = [0] * 40
     hist[10] = int(n * short_share)
     hist[20] = n - hist[10]
@@ -73,9 +101,17 @@ def run_record(scheme, rnd, pct_interrupted, short_share=0.9, n=10000, secs=1.0)
         parts.append({"load": load, "phase": phase, "ops": 1, "elapsed_ns": int(secs * 1e9),
                       "census": {"sections": n, "ticks": n * 2000,
                                  "interrupted": round(n * pct_interrupted / 100),
-                                 "tsc_hz": HZ, "hist_log2": list(hist)}})
-    return {"scheme": scheme, "round": rnd, "smp": 1, "env": "tcg", "ok": True,
-            "reason": None, "parts": parts}
+                                 "tsc_hz": HZ, "hist_log2": list(hist)},
+                      "serial": None if serial_lost is None else
+                      {"arrived": 1000, "chars": 1000 - serial_lost, "lost": serial_lost,
+                       "irqs": 120, "lossy_irqs": 1 if serial_lost else 0}})
+    r = {"scheme": scheme, "round": rnd, "smp": 1, "env": "tcg", "ok": True,
+         "reason": None, "parts": parts, "serial_baud": 0 if serial_lost is None else 115200}
+    if serial_lost is not None:
+        r["serial_total"] = {"kind": "serial_load", "check": "ok", "baud": 115200,
+                             "bits": 10, "tsc_hz": HZ, "latency_max_tsc": 6_000_000}
+        r["windows"] = {"kind": "user_windows", "max": window}
+    return r
 
 
 def record(runs):
@@ -104,6 +140,40 @@ def test_findings_follow_the_rounds_ranges():
         "within noise"
     one = record([run_record("spl-optim", 0, 0.1)])
     assert set(verdicts(one).values()) == {"not measurable here"}
+
+
+def test_serial_findings_follow_the_rounds_losses_and_quiet_rows_stay_apart():
+    quiet = [run_record("spl-optim", 0, 0.1), run_record("spl-optim", 1, 0.1)]
+    lossy = record(quiet + [run_record("spl-optim", 0, 0.4, serial_lost=3),
+                            run_record("spl-optim", 1, 0.6, serial_lost=5)])
+    f = {x.claim: x for x in rep.sm_findings(lossy)}
+    # per boot: window 1000 us, latency 3000 us at 2 GHz; the FIFO holds 1389 us
+    held = [x for c, x in f.items() if c.startswith("the kernel holds a 115.2 kbit/s")]
+    assert [x.verdict for x in held] == ["reversed"], held
+    assert "window 1000 us per boot against the FIFO's 1389 us" in held[0].today
+    assert "lost 20 (15..25) of 5000 characters (Andrew-like), 4 (3..5) of 1000" in \
+        held[0].today, held[0].today
+    assert "latency 3000 us" in held[0].today
+    few = [x for c, x in f.items() if c.startswith("very few critical sections are "
+                                                   "interrupted with the serial")]
+    assert [x.verdict for x in few] == ["holds", "holds"]
+    assert "quiet boots: 0.1 %" in few[0].today, few[0].today
+    # the quiet table's figures come from the quiet boots only
+    t = rep.sm_tables(lossy)[0]
+    assert all(r[3] == "2" for r in t.rows if r[0] == "spl-optim")
+    assert rep.spread(lossy, "spl-optim", "webstone", "run", "intr_pct").mid == \
+        pytest.approx(0.1)
+    st = rep.sm_serial_table(lossy)
+    row = next(r for r in st.rows if r[1] == "WebStone-like")
+    assert row[4:7] == ["1000", "4 (3..5)", "0.4 (0.3..0.5)"], row
+    long = record(quiet + [run_record("spl-optim", r, 0.2, serial_lost=0, window=w)
+                           for r, w in ((0, 3_000_000), (1, 4_000_000))])
+    assert {x.verdict for x in rep.sm_findings(long) if "holds a" in x.claim} == {"holds"}
+    some = record(quiet + [run_record("spl-optim", r, 0.2, serial_lost=0, window=w)
+                           for r, w in ((0, 2_000_000), (1, 4_000_000))])
+    assert {x.verdict for x in rep.sm_findings(some) if "holds a" in x.claim} == \
+        {"within noise"}
+    assert rep.sm_serial_table(record(quiet)) is None      # no serial boots: no table
 
 
 def test_table_rows_and_the_andrew_sum():
@@ -165,19 +235,27 @@ def test_bad_scheme_is_refused_with_the_list(tmp_path):
     assert rc == 2 and "nope" in out, out
 
 
+def test_bad_serial_rates_are_refused(tmp_path):
+    for bad in ("115200,115200", "300", "fast"):
+        rc, out = run_ksync("sm-user", "--no-build", "--serial", bad, "--out", str(tmp_path))
+        assert rc == 2 and "--serial" in out, out
+
+
 def test_sm_user_on_the_default_census_kernel(tmp_path):
-    """A real run: the default scheme's census kernel (make windows-kernel), two rounds;
-    every part of both loads has its sections, the quiet phases too, and the report has
-    the table and Figure 1."""
+    """A real run: the default scheme's census kernel (make windows-kernel), one quiet boot
+    and one with the serial line at 115.2 kbit/s; every part of both loads has its
+    sections, the quiet phases too; the serial boot's parts have its characters, and its
+    totals pass the driver's check; the report has both tables and Figure 1."""
     r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", "windows-kernel"], cwd=ROOT,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    rc, out = run_ksync("sm-user", "--no-build", "--schemes", "spl-optim", "--rounds", "2",
-                        "--scale", "1", "--clients", "2", "--requests", "100",
-                        "--out", str(tmp_path))
+    rc, out = run_ksync("sm-user", "--no-build", "--schemes", "spl-optim", "--rounds", "1",
+                        "--serial", "0,115200", "--scale", "1", "--clients", "2",
+                        "--requests", "100", "--out", str(tmp_path))
     assert rc == 0, out
     data = json.loads((tmp_path / smuser.SMUSER_JSON).read_text())
-    assert [r["ok"] for r in data["runs"]] == [True, True], data["runs"]
+    assert [(r["ok"], r["serial_baud"]) for r in data["runs"]] == [(True, 0), (True, 115200)], \
+        data["runs"]
     for run in data["runs"]:
         assert [(p["load"], p["phase"]) for p in run["parts"]] == \
             [*(("andrew", p) for p in rep.ANDREW_PHASES), ("webstone", "run")]
@@ -185,8 +263,21 @@ def test_sm_user_on_the_default_census_kernel(tmp_path):
             c = p["census"]
             assert c["sections"] > 0 and c["ticks"] > 0 and sum(c["hist_log2"]) == c["sections"]
             assert 0 <= c["interrupted"] <= c["sections"]
+            sl = p["serial"]
+            if not run["serial_baud"]:
+                assert sl is None
+                continue
+            assert sl["baud"] == 115200 and sl["bits"] == 10
+            assert sl["chars"] >= 0 and 0 <= sl["lossy_irqs"] <= sl["irqs"]
+    # characters arrived and were taken all along (a short part may see none)
+    sls = [p["serial"] for p in data["runs"][1]["parts"]]
+    assert sum(x["arrived"] for x in sls) > 0 and sum(x["irqs"] for x in sls) > 0
+    tot = data["runs"][1]["serial_total"]
+    assert tot["check"] == "ok" and tot["ended"] is True
+    assert tot["chars"] + tot["lost"] == tot["arrived"] and tot["gaps_seen"] == tot["lost"]
     md = (tmp_path / "report.md").read_text()
     assert "Tables 3-4 under real programs" in md and "smuser_fig1.png" in md
+    assert "during the loads: characters lost" in md
 
 
 def test_census_kernel_test_under_a_pessimistic_scheme(request):

@@ -64,7 +64,11 @@
  * the webstone run also print the file's text before and after the timed part (Small &
  * Manley's Tables 3-4 and Figure 1 under these loads; the host has no such file and
  * prints no such line):
- *   KSYNC-SMLOAD-CRITSEC {"load":"andrew","phase":"copy","before":{...},"after":{...}}
+ *   KSYNC-SMLOAD-CRITSEC {"load":"andrew","phase":"copy","before":{...},"after":{...},
+ *                         "serial_before":{...},"serial_after":{...}}
+ * with /proc/ksync-serial's line around the same part where the kernel has that file (the
+ * serial line at 115.2 kbit/s as a load beside these, serial_load=115200: characters
+ * arrived, read, lost, interrupts; {"serial":false} when it does not run).
  *
  * Not as in the paper: the NFS run of Andrew is not made (ksync has no network file
  * system); WebStone's clients ran on another machine and reached Apache's pool of
@@ -540,11 +544,16 @@ static void ph_make(void)
 	walk(dst_root, false, visit_make);
 }
 
-/* ---- the critical-section census (/proc/ksync-critsec on ksync; absent on Linux) ---- */
+/* ---- the critical-section census (/proc/ksync-critsec on ksync; absent on Linux) and
+ * the serial line's totals (/proc/ksync-serial: {"serial":false} unless the kernel runs
+ * the serial load, serial_load=BAUD) ---- */
 #define CRITSEC "/proc/ksync-critsec"
+#define SERIAL "/proc/ksync-serial"
 #define CRITSEC_MAX 2048
 static char cs_before[CRITSEC_MAX + 1], cs_after[CRITSEC_MAX + 1];
+static char sl_before[CRITSEC_MAX + 1], sl_after[CRITSEC_MAX + 1];
 static long cs_before_n = -1;	/* -1: no file (or not read) */
+static long sl_before_n = -1;	/* -1: no file (a kernel without it) */
 
 /* The file's one line (ubench_io.h read_one_line); -1 if there is no such file. */
 static long critsec_read(char *buf)
@@ -552,7 +561,11 @@ static long critsec_read(char *buf)
 	return read_one_line(CRITSEC, buf, CRITSEC_MAX);
 }
 
-static void critsec_begin(void) { cs_before_n = critsec_read(cs_before); }
+static void critsec_begin(void)
+{
+	cs_before_n = critsec_read(cs_before);
+	sl_before_n = cs_before_n < 0 ? -1 : read_one_line(SERIAL, sl_before, CRITSEC_MAX);
+}
 
 static void critsec_end(const char *load, const char *phase)
 {
@@ -561,9 +574,16 @@ static void critsec_end(const char *load, const char *phase)
 	long n = critsec_read(cs_after);
 	if (n < 0)
 		fail("%s: gone since the run started", CRITSEC);
+	long sn = sl_before_n < 0 ? -1 : read_one_line(SERIAL, sl_after, CRITSEC_MAX);
+	if (sl_before_n >= 0 && sn < 0)
+		fail("%s: gone since the run started", SERIAL);
 	printf("KSYNC-SMLOAD-CRITSEC {\"load\":\"%s\",\"phase\":\"%s\",\"before\":%.*s,"
-	       "\"after\":%.*s}\n", load, phase, (int)cs_before_n, cs_before, (int)n, cs_after);
-	cs_before_n = -1;
+	       "\"after\":%.*s", load, phase, (int)cs_before_n, cs_before, (int)n, cs_after);
+	if (sn >= 0)
+		printf(",\"serial_before\":%.*s,\"serial_after\":%.*s", (int)sl_before_n,
+		       sl_before, (int)sn, sl_after);
+	printf("}\n");
+	cs_before_n = sl_before_n = -1;
 	flush_stdout();
 }
 

@@ -177,6 +177,25 @@ def schemes_type(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def serial_list_type(text: str) -> tuple[int, ...]:
+    """argparse type for sm-user --serial: comma-separated serial-line rates, each 0 (a
+    quiet boot) or a baud 9600..921600 (the kernel's serial_load= range), no repeats."""
+    out = []
+    for w in text.split(","):
+        try:
+            n = int(w.strip(), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{w.strip()!r} is not a number: give rates "
+                                             "like 0,115200 (0: quiet)") from None
+        if n != 0 and not 9600 <= n <= 921600:
+            raise argparse.ArgumentTypeError(f"{n}: a rate is 0 (quiet) or 9600..921600 "
+                                             "bit/s")
+        if n in out:
+            raise argparse.ArgumentTypeError(f"{n} is given twice")
+        out.append(n)
+    return tuple(out)
+
+
 def irq_seconds_type(text: str) -> str:
     """A duration for the kernel's irq_seconds= word: 0 < S <= 600, at most 3 decimals;
     returned in the form the kernel gets ("1", "0.5")."""
@@ -546,6 +565,11 @@ def build_parser() -> Parser:
     sm.add_argument("--requests", type=int_range_type(1, 100000), default=smuser.WEB_REQUESTS,
                     metavar="Q", help="webstone's requests per client (default "
                                       f"{smuser.WEB_REQUESTS})")
+    sm.add_argument("--serial", type=serial_list_type, default=smuser.DEFAULT_SERIAL,
+                    metavar="LIST", help="serial-line rates to boot each scheme with, bit/s, "
+                    "0 = quiet (default " + ",".join(map(str, smuser.DEFAULT_SERIAL))
+                    + ": each round a quiet boot and one with the modelled 16550 receiving "
+                    "beside the loads)")
     _real_program_args(sm, "accelerator")
 
     e = sub.add_parser("env", parents=[repo], help="print the detected environment")

@@ -494,7 +494,8 @@ def cmd_run(args, repo: Path) -> int:
     if on_qemu and args.what in ("all", "sm-user"):
         # Small & Manley's Tables 3-4 and Figure 1 from the kernel's own critical sections
         # under the Andrew-like and WebStone-like programs (about 1.5 s a boot, a census
-        # kernel's build about 20 s): the paper's Table 4 and Table 3 kernels in the default
+        # kernel's build about 20 s), each round quiet and with the serial line beside them
+        # (smuser.DEFAULT_SERIAL): the paper's Table 4 and Table 3 kernels in the default
         # set (smuser.DEFAULT_SCHEMES: make run's 15 minutes), all seven in the bench set
         names = list(schemes.SCHEMES) if args.set == "bench" else list(smuser.DEFAULT_SCHEMES)
         if not args.no_build:
@@ -502,6 +503,7 @@ def cmd_run(args, repo: Path) -> int:
         smuser_data = smuser.collect(repo, names, args.repeat, 1, log=progress, meta=meta,
                                      accel=args.accel)
         hosted_failed += [f"sm-user {r['scheme']} round {r['round'] + 1}"
+                          + (f" serial {r['serial_baud']}" if r.get("serial_baud") else "")
                           for r in smuser_data["runs"] if not r["ok"]]
 
     # (c) report: the JSON of what ran, then report.md/.html from every JSON in out_dir
@@ -1415,10 +1417,12 @@ def cmd_sm_user(args, repo: Path) -> int:
     if not args.no_build:
         smuser.build(repo, names, log)
     data = smuser.collect(repo, names, args.rounds, args.smp, args.scale, args.clients,
-                          args.requests, args.accel, log=log, meta=_qemu_meta(repo))
+                          args.requests, args.accel, log=log, meta=_qemu_meta(repo),
+                          serial=args.serial)
     return _experiment_done(out_dir, smuser.SMUSER_JSON, data, "smuser",
                             smuserreport.sm_findings, smuserreport.sm_tables, "ksync sm-user",
-                            lambda r: str(r["scheme"]), [])
+                            lambda r: str(r["scheme"]) + (f" (serial {r['serial_baud']})"
+                                                          if r.get("serial_baud") else ""), [])
 
 
 def cmd_mkdisk(args, repo: Path) -> int:

@@ -17,13 +17,22 @@ its critical sections counted by the kernel itself under each interrupt-masking 
   round, and returns the results record (``SMUSER_JSON``) that ``smuserreport`` turns into
   the tables, the figure and the findings.
 
+* The serial line (the paper's fourth workload, section 5.1, and its section 6.4): each
+  round boots every scheme twice, once quiet and once with ``serial_load=115200``
+  (kernel/dev/serial_load.c: the modelled 16550 receiving 11,520 characters a second, its
+  interrupt the PIT at IPL_TTY through the scheme, trigger level 8), the two interleaved.
+  smload reads /proc/ksync-serial beside the census, so each part also has the characters
+  that arrived, were read and were lost, and the serial interrupts; the kernel's
+  ``KSYNC {"kind":"serial_load"}`` row at the end carries the totals and the driver's
+  check (gaps seen == lost), which a run must pass.
+
 Inputs (not measured): the loads' sizes (Andrew's SCALE; WebStone's clients and requests),
 the CPU count (1: the paper's uniprocessor), ksync's clock (1000 Hz, its only periodic
-interrupt here; the console's serial line is quiet). Not built: the serial line at
-115.2 kbit/s during the loads (the paper's fourth workload), and Table 6's model against a
-measured synchronization time. Under TCG a duration is what the emulator makes the
-section's code cost (the census's two rdtsc included): compare the schemes' ratios, not
-the paper's microseconds.
+interrupt in a quiet boot), the serial line's rate, character size and trigger level.
+Modelled: the UART's arrival schedule and FIFO (the interrupt, its latency and the
+per-character register read are real). Under TCG a duration is what the emulator makes
+the section's code cost (the census's two rdtsc included): compare the schemes' ratios,
+not the paper's microseconds.
 """
 from __future__ import annotations
 
@@ -49,6 +58,8 @@ CENSUS = "KSYNC-SMLOAD-CRITSEC "
 DEFAULT_SCHEMES = ("spl-optim", "cli-pessim")
 ANDREW_SCALE = 2
 WEB_CLIENTS, WEB_REQUESTS = 4, 400
+SERIAL_BAUD = 115200    # the paper's serial-115.2 (8N1: 10 bits a character)
+DEFAULT_SERIAL = (0, SERIAL_BAUD)   # each round: quiet, then the serial line running
 
 
 def check_schemes(names: list[str]) -> list[str]:
@@ -92,17 +103,38 @@ def census_delta(before: dict, after: dict) -> dict | None:
     return d
 
 
+def serial_delta(before, after) -> dict | None:
+    """A part's serial-line figures: the differences of two /proc/ksync-serial readings
+    (characters arrived, read, lost; interrupts and those that found the FIFO overrun);
+    None when the line was not running or the readings do not fit."""
+    if not (isinstance(before, dict) and isinstance(after, dict)) or \
+            not before.get("serial") or not after.get("serial"):
+        return None
+    try:
+        d = {k: int(after[k]) - int(before[k])
+             for k in ("arrived", "chars", "lost", "irqs", "lossy_irqs")}
+        d["baud"], d["bits"] = int(after["baud"]), int(after["bits"])
+        d["latency_max_tsc"] = int(after["latency_max_tsc"])    # since the line started
+    except (KeyError, TypeError, ValueError):
+        return None
+    if min(d["arrived"], d["chars"], d["lost"], d["irqs"], d["lossy_irqs"]) < 0:
+        return None
+    return d
+
+
 def parse_output(text: str) -> tuple[list[dict], list[str]]:
     """The parts of one smload run's output: each timed part's row (load, phase, ops,
-    elapsed_ns) with its census (``census_delta``) when the kernel printed one; and the
+    elapsed_ns) with its census (``census_delta``) when the kernel printed one, and its
+    serial line's figures (``serial_delta``, None when the line did not run); and the
     problems found (a row without its census, a census without its row, bad JSON)."""
-    rows, census, problems = [], {}, []
+    rows, census, serial, problems = [], {}, {}, []
     for line in text.splitlines():
         try:
             if line.startswith(CENSUS):
                 c = json.loads(line[len(CENSUS):])
-                census[(c.get("load"), c.get("phase"))] = census_delta(c.get("before"),
-                                                                       c.get("after"))
+                key = (c.get("load"), c.get("phase"))
+                census[key] = census_delta(c.get("before"), c.get("after"))
+                serial[key] = serial_delta(c.get("serial_before"), c.get("serial_after"))
             elif line.startswith(ROW):
                 rows.append(json.loads(line[len(ROW):]))
         except json.JSONDecodeError:
@@ -114,7 +146,8 @@ def parse_output(text: str) -> tuple[list[dict], list[str]]:
             continue
         key = (r.get("load"), phase)
         part = {"load": r.get("load"), "phase": phase, "ops": r.get("ops"),
-                "elapsed_ns": r.get("elapsed_ns"), "census": census.pop(key, None)}
+                "elapsed_ns": r.get("elapsed_ns"), "census": census.pop(key, None),
+                "serial": serial.pop(key, None)}
         if part["census"] is None:
             problems.append(f"{key[0]} {key[1]}: no census (is this a WINDOWS=1 build?)")
         parts.append(part)
@@ -124,9 +157,11 @@ def parse_output(text: str) -> tuple[list[dict], list[str]]:
 
 def run_ksync(repo: Path, scheme: str, smp: int = 1, scale: int = ANDREW_SCALE,
               clients: int = WEB_CLIENTS, requests: int = WEB_REQUESTS, accel: str = "tcg",
-              rnd: int = 0, timeout: int = 600) -> dict:
+              rnd: int = 0, timeout: int = 600, serial_baud: int = 0) -> dict:
+    """One boot of a scheme's census kernel running both loads; with ``serial_baud`` the
+    serial line runs beside them (``serial_load=BAUD``)."""
     res = {"scheme": scheme, "round": rnd, "smp": smp, "env": accel, "ok": False,
-           "reason": None, "parts": []}
+           "reason": None, "parts": [], "serial_baud": serial_baud}
     exe = userprogs.build_program(repo / SRC, repo / EXE)
     cmds = commands(scale, clients, requests)
     rd = repo / "build" / "user-bench" / "smuser.cpio"
@@ -139,7 +174,8 @@ def run_ksync(repo: Path, scheme: str, smp: int = 1, scale: int = ANDREW_SCALE,
     boot = qemu.boot(qemu.BootConfig(repo=repo, mode="user", smp=smp, accel=accel,
                                      timeout=timeout, initrd=rd, windows=True,
                                      scheme=None if scheme == schemes.DEFAULT_SCHEME else scheme,
-                                     append=["user=@/t/list", "epoch=1700000000"]))
+                                     append=["user=@/t/list", "epoch=1700000000"]
+                                     + ([f"serial_load={serial_baud}"] if serial_baud else [])))
     res["wall_s"] = round(time.monotonic() - t0, 2)
     cases = userprogs.parse_user_ktap(boot.lines)
     problems = []
@@ -149,6 +185,20 @@ def run_ksync(repo: Path, scheme: str, smp: int = 1, scale: int = ANDREW_SCALE,
         parts, bad = parse_output(case.out.decode("utf-8", "replace"))
         res["parts"] += parts
         problems += bad
+        if serial_baud:
+            problems += [f"{p['load']} {p['phase']}: no serial-line figures"
+                         for p in parts if p["serial"] is None]
+    # the longest window that held the BSP's clock (and any ISA line) back while the
+    # programs ran, with the code that opened it (urun.c; the census builds track it)
+    res["windows"] = next((o for o in boot.objects if o.get("kind") == "user_windows"), None)
+    if serial_baud:
+        # the kernel's totals at the end and the driver's check (kernel/dev/serial_load.c)
+        tot = next((o for o in boot.objects if o.get("kind") == "serial_load"), None)
+        res["serial_total"] = tot
+        if tot is None:
+            problems.append("no serial_load row (the line's totals) at the end")
+        elif tot.get("check") != "ok":
+            problems.append(f"the serial line's check failed: {json.dumps(tot)[:300]}")
     if len(cases) != len(cmds):
         problems.append(f"{len(cases)} of {len(cmds)} commands reported"
                         + ("" if boot.passed else ": "
@@ -161,18 +211,24 @@ def run_ksync(repo: Path, scheme: str, smp: int = 1, scale: int = ANDREW_SCALE,
 def collect(repo: Path, names: list[str], rounds: int, smp: int = 1,
             scale: int = ANDREW_SCALE, clients: int = WEB_CLIENTS,
             requests: int = WEB_REQUESTS, accel: str = "tcg",
-            log: Callable[[str], None] = print, meta: dict | None = None) -> dict:
-    """Every scheme's boot, round by round (the schemes interleaved)."""
+            log: Callable[[str], None] = print, meta: dict | None = None,
+            serial: tuple[int, ...] = DEFAULT_SERIAL) -> dict:
+    """Every scheme's boot, round by round (the schemes interleaved), each once per serial
+    configuration (0: quiet; a baud: the serial line beside the loads)."""
     names = check_schemes(names)
     runs = []
     for rnd in range(rounds):
-        for s in names:
-            log(f"ksync sm-user: round {rnd + 1}/{rounds}: {s}, {smp} CPU(s), {accel}")
-            runs.append(run_ksync(repo, s, smp, scale, clients, requests, accel, rnd))
-            if not runs[-1]["ok"]:
-                log(f"ksync sm-user: {s} round {rnd + 1} failed: {runs[-1]['reason']}")
+        for baud in serial:
+            for s in names:
+                line = f", serial line {baud} bit/s" if baud else ""
+                log(f"ksync sm-user: round {rnd + 1}/{rounds}: {s}, {smp} CPU(s), {accel}{line}")
+                runs.append(run_ksync(repo, s, smp, scale, clients, requests, accel, rnd,
+                                      serial_baud=baud))
+                if not runs[-1]["ok"]:
+                    log(f"ksync sm-user: {s} round {rnd + 1}{line} failed: "
+                        f"{runs[-1]['reason']}")
     return {"schema": SCHEMA, "meta": dict(meta or {}),
             "options": {"schemes": names, "rounds": rounds, "smp": smp, "accel": accel,
                         "andrew_scale": scale, "web_clients": clients,
-                        "web_requests": requests},
+                        "web_requests": requests, "serial": list(serial)},
             "runs": runs}
