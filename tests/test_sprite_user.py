@@ -49,7 +49,7 @@ def test_every_benchmark_runs_on_ksync_with_its_locks(exe):
     # /proc/ksync-lockstat read around each timed part: the kernel's real locks counted
     assert set(rec["locks"]) == set(spriteuser.BENCHES)
     for bench, classes in rec["locks"].items():
-        assert classes.pop("_mode") == "counts"
+        assert classes.pop("_mode") == "counts" and classes.pop("_tsc_hz") > 0
         assert classes and all(d["hits"] >= 0 and d["misses"] >= 0 for d in classes.values())
     # the pipe benchmarks go through the pipes' monitor, fork through the process table
     assert rec["locks"]["cswitch"]["pipe"]["hits"] > 0
@@ -258,3 +258,77 @@ def test_gain_and_miss_figures_are_drawn(tmp_path):
                                      "spriteuser_fig6.png"]
     assert all((tmp_path / f.src).stat().st_size > 0 for f in figs)
     assert rep.top_ratio(d, "ksync", 2, "fork", "master")[0] == "uproc-table"
+
+
+# ---- the saturation projection from the real locks (timing boots) ----------------------
+HZ = 1_000_000_000
+
+
+def _timing_run(smp: int, rnd: int, secs: float, holds: dict[str, float],
+                created: dict[str, int] | None = None) -> dict:
+    """A timing boot of ksync-sprite: every macro benchmark did `smp` units in `secs`,
+    each class held `holds[c]` seconds per unit (at 1 GHz ticks)."""
+    r = _run("ksync-sprite", smp, rnd, {b: secs for b in rep.BENCHES})
+    r["lockstat"] = "timing"
+    for b in rep.MACRO:
+        r["locks"][b] = {"_mode": "timing", "_tsc_hz": HZ,
+                         **{c: {"hits": 1000, "misses": 0, "kind": "master",
+                                "hold_ticks": int(h * smp * HZ),
+                                "created": (created or {}).get(c, 0)}
+                            for c, h in holds.items()}}
+    return r
+
+
+def _proj_data(first_heavy: str = "sched_Mutex", top_secs: float = 1.25) -> dict:
+    # 1 CPU: 1 unit a second; sched_Mutex (or heap) held 0.2 s a unit, the other 0.1;
+    # proc-mm, a lock per object, 0.5 s a unit (think time, not a queue)
+    other = "heap" if first_heavy == "sched_Mutex" else "sched_Mutex"
+    holds = {first_heavy: 0.2, other: 0.1, "proc-mm": 0.5}
+    runs = []
+    for rnd in range(3):
+        runs.append(_timing_run(1, rnd, 1.0, holds, {"proc-mm": 40, "heap": 1}))
+        runs.append(_timing_run(2, rnd, top_secs, holds, {"proc-mm": 80, "heap": 1}))
+        runs.append(_run("ksync-sprite", 1, rnd, {b: 7.0 for b in rep.BENCHES}))
+        runs.append(_run("ksync-sprite", 2, rnd, {b: 7.0 for b in rep.BENCHES}))
+    return {"schema": rep.SCHEMA, "meta": {}, "options": {"accel": "tcg", "mult": 1},
+            "runs": runs}
+
+
+def test_projection_from_the_timing_boots_alone():
+    from ksync.spritereport import mva
+    d = _proj_data()
+    p = rep.projection(d, "ksync-sprite", "pmake")
+    assert p["first"] == "sched_Mutex" and p["per_object"] == ["proc-mm"]
+    assert p["knee"].mid == pytest.approx(5.0) and p["share"] == pytest.approx(0.2)
+    assert p["obj_share"] == pytest.approx(0.5)
+    curve = mva([0.1, 0.2], 0.7, 2)          # heap and sched_Mutex; 1 - 0.3 think
+    assert p["pred"] == pytest.approx(curve[1] / curve[0])
+    # measured: 2 units in 1.25 s against 1 in 1 s
+    assert p["meas"].mid == pytest.approx(1.6) and p["err"] == pytest.approx(
+        abs(p["pred"] - 1.6) / 1.6)
+    # the timing boots never reach the elapsed-time tables (7 s in the ordinary runs)
+    assert rep.elapsed(d, "ksync-sprite", 1, "pmake").mid == pytest.approx(7.0)
+    t = next(t for t in rep.user_tables(d) if t.title.startswith(rep.TITLE_PROJ))
+    assert {r[1] for r in t.rows} == set(rep.MACRO)
+    f = [x for x in rep.user_findings(d) if "saturate first" in x.claim]
+    assert [x.verdict for x in f] == ["holds"], f
+    assert "sched_Mutex first in 9 of 9 runs" in f[0].today
+    f = [x for x in rep.user_findings(_proj_data("heap")) if "saturate first" in x.claim]
+    assert [x.verdict for x in f] == ["reversed"], f
+
+
+def test_projection_figure_is_drawn(tmp_path):
+    figs = rep.user_figures(_proj_data(), tmp_path)
+    (fig,) = figs[rep.TITLE_PROJ]
+    assert (tmp_path / fig.src).stat().st_size > 0
+
+
+def test_a_timing_boot_reports_hold_times_and_instances(exe):
+    rec = spriteuser.run_ksync(ROOT, exe, 1, mult=0.05, timeout=120, locks="sprite",
+                               benches=("fork",), append=("lockstat=timing",))
+    assert rec["ok"] and rec["lockstat"] == "timing", rec["reason"]
+    lk = rec["locks"]["fork"]
+    assert lk.pop("_mode") == "timing" and lk.pop("_tsc_hz") > 0
+    assert lk["sched_Mutex"]["hold_ticks"] > 0
+    # a file table per process: the kernel created more than one; the process table one
+    assert lk["fdtable"]["created"] > 1 and lk["uproc-table"]["created"] <= 1, lk

@@ -20,7 +20,10 @@
  *                        as one line of JSON, {"mode","tsc_hz","cpus","classes":[...]},
  *                        each class that has counted anything since boot with its
  *                        cumulative hits, misses, spins, sleeps, wakeups, futile
- *                        wakeups and wait/hold TSC ticks (lockstat_read): a program
+ *                        wakeups and wait/hold TSC ticks (lockstat_read), its live
+ *                        instances and the instances created at run time while the
+ *                        statistics were on (a class with more than one is a lock per
+ *                        object, Sprite's transient locks): a program
  *                        reads it before and after what it measures and takes the
  *                        difference (the Sprite user benchmarks, bench/user/sprite.c,
  *                        Hartman & Ousterhout section 4's per-lock-type statistics
@@ -163,12 +166,13 @@ static long gen_lockstat(char *buf, size_t n)
 		size_t k = 0;
 		put(one, sizeof one, &k, "%s{\"class\":\"%s\",\"kind\":\"%s\",\"use\":\"%s\","
 		    "\"hits\":%lu,\"misses\":%lu,\"spins\":%lu,\"sleeps\":%lu,\"wakeups\":%lu,"
-		    "\"futile\":%lu,\"wait_ticks\":%lu,\"hold_ticks\":%lu,\"live\":%lu}",
+		    "\"futile\":%lu,\"wait_ticks\":%lu,\"hold_ticks\":%lu,\"live\":%lu,"
+		    "\"created\":%lu}",
 		    first ? "" : ",", c->name, lock_kind_name(c->kind), lock_use_name(c->use),
 		    (unsigned long)sn->hits, (unsigned long)sn->misses, (unsigned long)sn->spins,
 		    (unsigned long)sn->sleeps, (unsigned long)sn->wakeups, (unsigned long)sn->futile,
 		    (unsigned long)sn->wait.total, (unsigned long)sn->hold.total,
-		    (unsigned long)sn->live);
+		    (unsigned long)sn->live, (unsigned long)sn->created);
 		if (at + k + 64 >= n) {		/* room kept for the closing part */
 			left_out++;
 			continue;

@@ -123,6 +123,9 @@ def lock_delta(before: dict, after: dict) -> dict[str, dict[str, int]]:
     for name, row in a.items():
         d = {f: int(row.get(f) or 0) - int((b.get(name) or {}).get(f) or 0) for f in LOCK_FIELDS}
         d["kind"], d["use"] = row.get("kind"), row.get("use")
+        # instances the kernel created at run time so far (cumulative, not a difference):
+        # more than one marks a lock per object; None from a kernel that does not say
+        d["created"] = int(row["created"]) if isinstance(row.get("created"), int) else None
         if any(d[f] for f in LOCK_FIELDS):
             out[name] = d
     return out
@@ -154,6 +157,8 @@ def parse(text: str) -> tuple[dict[str, dict], dict[str, dict], list[str]]:
                 locks[row["bench"]] = lock_delta(row.get("before") or {}, row.get("after") or {})
                 if isinstance((row.get("after") or {}).get("mode"), str):
                     locks[row["bench"]]["_mode"] = row["after"]["mode"]
+                if isinstance((row.get("after") or {}).get("tsc_hz"), int):
+                    locks[row["bench"]]["_tsc_hz"] = row["after"]["tsc_hz"]
         elif line.startswith("sprite: "):
             errors.append(line)
     return rows, locks, errors
@@ -198,6 +203,10 @@ def run_ksync(repo: Path, exe: Path, smp: int, mult: float = 1.0, accel: str = "
               timeout: int = 900, rnd: int = 0, benches: tuple[str, ...] = BENCHES,
               append: tuple[str, ...] = ("lockstat=counts",), locks: str | None = None) -> dict:
     rec = _record(kernel_name(locks), smp, rnd, accel)
+    # the statistics' mode of this boot: "timing" boots feed the saturation projection
+    # only (their clock reads lengthen the sections they measure), never the elapsed tables
+    rec["lockstat"] = next((w.split("=", 1)[1] for w in append if w.startswith("lockstat=")),
+                           None)
     if locks:
         append = (*append, f"locks={locks}")
     cmds = commands("/t/sprite", smp, mult, benches)
@@ -244,9 +253,12 @@ def run_linux(image: linuxguest.GuestImage, exe: Path, smp: int, mult: float = 1
 def collect(repo: Path, smps: list[int], rounds: int, linux: list[str], mult: float = 1.0,
             accel: str = "tcg", log: Callable[[str], None] = print,
             meta: dict | None = None, benches: tuple[str, ...] = BENCHES,
-            locks: list[str | None] | None = None) -> dict:
+            locks: list[str | None] | None = None,
+            timing: list[str | None] | None = None) -> dict:
     """The runs, interleaved: for each round and CPU count, ksync under each lock
-    configuration (``locks``; [None]: the build's default), then each Linux."""
+    configuration (``locks``; [None]: the build's default), then each Linux; then, for the
+    saturation projection, ksync under each configuration in ``timing`` once more with
+    ``lockstat=timing`` (the locks' hold times)."""
     configs = locks or [None]
     exe = build(repo)
     images, missing = linuxguest.prepare_each(linux, repo / linuxguest.DEFAULT_CACHE, log,
@@ -263,9 +275,15 @@ def collect(repo: Path, smps: list[int], rounds: int, linux: list[str], mult: fl
                 log(f"ksync sprite-user: round {rnd + 1}/{rounds}, {smp} CPU(s): linux-{flavour}")
                 runs.append(run_linux(image, exe, smp, mult, accel, rnd=rnd,
                                       work=repo / "build" / "user-bench", benches=benches))
+            for cfg in timing or []:
+                log(f"ksync sprite-user: round {rnd + 1}/{rounds}, {smp} CPU(s): "
+                    f"{kernel_name(cfg)}, lockstat=timing (the projection's hold times)")
+                runs.append(run_ksync(repo, exe, smp, mult, accel, rnd=rnd, benches=benches,
+                                      locks=cfg, append=("lockstat=timing",)))
     return {"schema": SCHEMA, "meta": dict(meta or {}),
             "options": {"smp": smps, "rounds": rounds, "linux": linux, "mult": mult,
                         "accel": accel, "scales": {b: SCALES[b] for b in benches},
                         "benches": list(benches), "linux_missing": missing,
-                        "locks": [kernel_name(c) for c in configs]},
+                        "locks": [kernel_name(c) for c in configs],
+                        "timing": [kernel_name(c) for c in timing or []]},
             "runs": runs}

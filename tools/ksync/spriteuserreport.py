@@ -46,9 +46,13 @@ def load_spriteuser(path: Path) -> dict:
     return load_runs_file(path, SCHEMA, "a spriteuser")
 
 
-def _runs(data: dict, kernel: str, smp: int | None = None) -> list[dict]:
+def _runs(data: dict, kernel: str, smp: int | None = None, timing: bool = False) -> list[dict]:
+    """The kernel's ok runs at that CPU count: the ordinary ones (counts mode on ksync), or
+    (timing) the projection's boots with lockstat=timing, whose clock reads lengthen the
+    sections they time - never in the elapsed-time tables."""
     return [r for r in data.get("runs", []) if isinstance(r, dict) and r.get("ok")
-            and r.get("kernel") == kernel and (smp is None or r.get("smp") == smp)]
+            and r.get("kernel") == kernel and (smp is None or r.get("smp") == smp)
+            and (r.get("lockstat") == "timing") == timing]
 
 
 ORDER = ("ksync", "ksync-sprite", "ksync-sprite-fix", "ksync-synthesis", "ksync-fiasco", "linux-std",
@@ -257,6 +261,9 @@ def user_tables(data: dict | None) -> list[Table]:
                          "(medians over the runs). Sprite's Figures 6-7 name the lock each "
                          "benchmark saturated the same way. ksync-CONFIG: the kernel's locks "
                          "built one paper's way (docs/locks.md); ksync: the build's default."]))
+    proj = _projection_table(data)
+    if proj:
+        tables.append(proj)
     return tables
 
 
@@ -438,7 +445,198 @@ def user_findings(data: dict | None) -> list[Finding]:
                                "macro one's, reversed when every one lies below, else within "
                                "noise. The macro programs are the project's own stand-ins for "
                                "cc and troff: their compute/system-call mix is an input."))
+    return out + _projection_findings(data)
+
+
+# ---- the saturation projection from the real locks (sections 6-7) ----------------------
+TITLE_PROJ = "Sprite's benchmarks as user programs: the saturation projection"
+PROJ_MIN_HITS = 100       # a class with fewer hits per run is not ranked as a centre
+BAR_PROJECTION_PCT = 15.0  # as spritereport's: the prediction's error at the top CPU count
+PROJ_CURVE = 16           # the projection's curve stops here (CPUs)
+
+
+def _timing_kernels(data: dict) -> list[str]:
+    return [k for k in ksyncs(data) if _runs(data, k, 1, True)]
+
+
+def _unit_figures(r: dict, bench: str) -> tuple[float, float, dict[str, dict]] | None:
+    """One timing run's (seconds per unit of work, units, class -> its deltas) for bench."""
+    row = (r.get("rows") or {}).get(bench) or {}
+    locks = (r.get("locks") or {}).get(bench) or {}
+    ops, ns, hz = row.get("ops"), row.get("elapsed_ns"), locks.get("_tsc_hz")
+    if not (isinstance(ops, int) and ops > 0 and isinstance(ns, (int, float)) and ns > 0
+            and isinstance(hz, int) and hz > 0):
+        return None
+    cls = {c: {**d, "_hold_s": (d.get("hold_ticks") or 0) / hz}    # a copy: data untouched
+           for c, d in locks.items() if isinstance(d, dict)}
+    return ns / 1e9 / ops, float(ops), cls
+
+
+def projection(data: dict, kernel: str, bench: str) -> dict | None:
+    """Sprite's projection from one kernel's timing boots: at 1 CPU each lock class's
+    demand D_c (seconds held per unit of work) and the cycle R1 (elapsed per unit); the
+    knee N*_c = R1 / D_c; the classes of one instance (the kernel created at most one at
+    run time) are the queueing centres, a lock per object (more than one created: each
+    copy has its own) counts as think time; exact MVA over the centres with R1 - sum(D)
+    as think time predicts X(top) / X(1), checked against the timing boots at the top."""
+    one = [f for r in _runs(data, kernel, 1, True) if (f := _unit_figures(r, bench))]
+    if not one:
+        return None
+    from .spritereport import knee, mva
+    names = sorted({c for _, _, cl in one for c in cl})
+    per_obj = {c for c in names if any((cl.get(c) or {}).get("created") not in (None, 0, 1)
+                                       for _, _, cl in one)}
+    dem = {c: statistics.median([(cl[c]["_hold_s"] / units) if c in cl else 0.0
+                                 for _, units, cl in one]) for c in names}
+    hits = {c: statistics.median([(cl.get(c) or {}).get("hits", 0) for _, _, cl in one])
+            for c in names}
+    cyc = [cy for cy, _, _ in one]
+    r1 = statistics.median(cyc)
+    centres = [c for c in names if c not in per_obj and dem[c] > 0]
+    ranked = [c for c in centres if hits[c] >= PROJ_MIN_HITS]
+    knees = {c: knee(r1, dem[c]) for c in centres}
+    first = min(ranked or centres, key=lambda c: (knees[c], c)) if centres else None
+    # each run's own first: the class with the lowest knee in that run
+    firsts = []
+    for cy, units, cl in one:
+        ks = {c: cy / (cl[c]["_hold_s"] / units) for c in (ranked or centres)
+              if c in cl and cl[c]["_hold_s"] > 0}
+        firsts.append(min(ks, key=lambda c: (ks[c], c)) if ks else None)
+    kspread = None
+    if first:
+        kv = [cy / (cl[first]["_hold_s"] / units) for cy, units, cl in one
+              if first in cl and cl[first]["_hold_s"] > 0]
+        kspread = Spread(min(kv), statistics.median(kv), max(kv), f"{len(kv)} runs") if kv \
+            else None
+    think = max(0.0, r1 - sum(dem[c] for c in centres))
+    curve = mva([dem[c] for c in centres], think, PROJ_CURVE) if centres else \
+        [n / r1 for n in range(1, PROJ_CURVE + 1)]
+    top = max(smps(data))
+    meas = None
+    tops = [f for r in _runs(data, kernel, top, True) if (f := _unit_figures(r, bench))]
+    if top > 1 and tops:
+        x1 = [1 / cy for cy in cyc]
+        xt = [1 / cy for cy, _, _ in tops]
+        meas = Spread(min(xt) / max(x1), statistics.median(xt) / statistics.median(x1),
+                      max(xt) / min(x1), f"{len(tops)}+{len(x1)} runs")
+    pred = curve[top - 1] / curve[0] if top <= len(curve) else None
+    err = abs(pred - meas.mid) / meas.mid if pred is not None and meas and meas.mid else None
+    return {"kernel": kernel, "bench": bench, "r1_us": r1 * 1e6, "first": first,
+            "firsts": firsts, "knee": kspread, "share": dem[first] / r1 if first else 0.0,
+            "per_object": sorted(per_obj), "obj_share": sum(dem[c] for c in per_obj) / r1,
+            "curve": [x / curve[0] for x in curve], "top": top, "pred": pred, "meas": meas,
+            "err": err, "runs": len(one)}
+
+
+def projections(data: dict) -> list[dict]:
+    return [p for k in _timing_kernels(data) for b in BENCHES
+            if (p := projection(data, k, b)) is not None]
+
+
+def _projection_table(data: dict) -> Table | None:
+    prs = projections(data)
+    if not prs:
+        return None
+    top = prs[0]["top"]
+    f = lambda x: fmt_sig(x) if x is not None else "—"
+    cols = [ColumnSpec("kernel", lambda p: p["kernel"], "l"),
+            ColumnSpec("benchmark", lambda p: p["bench"], "l"),
+            ColumnSpec("1 CPU: us per unit", lambda p: f(p["r1_us"])),
+            ColumnSpec("saturates first", lambda p: p["first"] or "—", "l"),
+            ColumnSpec("its % of the cycle", lambda p: f"{100 * p['share']:.1f}"),
+            ColumnSpec("knee N*", lambda p: _cell(p["knee"])),
+            ColumnSpec("per-object locks, % of the cycle", lambda p: f"{100 * p['obj_share']:.1f}"),
+            ColumnSpec(f"X({top})/X(1) projected", lambda p: f(p["pred"])),
+            ColumnSpec(f"X({top})/X(1) measured", lambda p: _cell(p["meas"])),
+            ColumnSpec("error", lambda p: f"{100 * p['err']:.0f} % "
+                       + ("met" if 100 * p["err"] <= BAR_PROJECTION_PCT else "not met")
+                       if p["err"] is not None else "—")]
+    return build_table(
+        f"{TITLE_PROJ} [{_env(data)}, ksync, lockstat=timing]", prs, cols,
+        notes_above=[
+            "Hartman & Ousterhout sections 6-7 from ksync's real kernel locks: boots of their "
+            "own with lockstat=timing (its clock reads lengthen the sections it times, so "
+            "these boots feed no other table). From the 1-CPU boots: each class's demand "
+            "D = seconds held per unit of the benchmark's work, the cycle R1 = elapsed per "
+            "unit, the knee N* = R1 / D (the CPU count at which that lock would be busy all "
+            "the time; its range over the runs). A class the kernel created more than one "
+            "instance of (a lock per process, file table or pipe) is not a single queue: "
+            "its hold time counts as think time. Exact mean-value analysis over the other "
+            "classes predicts the throughput at the top CPU count, checked against the "
+            f"timing boots there (bar: within {BAR_PROJECTION_PCT:g} %).",
+            "Under tcg the hold times and cycles are what the emulator makes the code cost: "
+            "the knee is the emulated machine's, not a hardware figure."])
+
+
+def _projection_findings(data: dict) -> list[Finding]:
+    """Section 6's finding on the real locks: sched_Mutex is the lock the macro-benchmarks
+    saturate first (each 1-CPU timing run's lowest knee)."""
+    out = []
+    for k in _timing_kernels(data):
+        prs = [p for b in MACRO if (p := projection(data, k, b))]
+        firsts = [(p["bench"], f) for p in prs for f in p["firsts"]]
+        if not firsts:
+            continue
+        n_sm = sum(1 for _, f in firsts if f == "sched_Mutex")
+        if min(p["runs"] for p in prs) < MIN_RUNS:
+            out.append(_too_few(f"sched_Mutex is the lock the macro-benchmarks saturate first "
+                                f"({k}, real programs)", data, 1))
+            continue
+        verdict = "holds" if n_sm == len(firsts) else "reversed" if n_sm == 0 else \
+            "within noise"
+        out.append(Finding(
+            PAPER, f"sched_Mutex is the lock the macro-benchmarks saturate first ({k}, real "
+            "programs)", "section 6: 'a single master lock was the biggest kernel "
+            "bottleneck' (sched_Mutex); saturation projected at about seven processors",
+            "; ".join(f"{p['bench']}: {p['first'] or '—'}, knee {_cell(p['knee'])} CPUs "
+                      f"({100 * p['share']:.1f} % of the cycle)" for p in prs)
+            + f"; sched_Mutex first in {n_sm} of {len(firsts)} runs",
+            _env(data, 1) + ", lockstat=timing", verdict,
+            "each 1-CPU timing run's first lock is the single-instance class with the lowest "
+            "knee (R1 / its demand) among those with at least "
+            f"{PROJ_MIN_HITS} hits; holds when sched_Mutex is first in every run of pmake, "
+            "pmakeInd and troff, reversed when in none. Under tcg the demands are the "
+            "emulator's costs of the sections' code: which lock comes first is a ratio of "
+            "such costs, the knee's value is the emulated machine's."))
     return out
+
+
+def user_projection_figure(data: dict | None, out_dir: Path) -> Figure | None:
+    """The projection's curves: X(n) / X(1) by MVA for each benchmark of each timing
+    kernel, the measured top point with its range, the ideal dashed."""
+    prs = projections(data) if data else []
+    if not prs:
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ks = list(dict.fromkeys(p["kernel"] for p in prs))
+    fig, axes = plt.subplots(1, len(ks), figsize=(5.5 * len(ks), 4.2), squeeze=False)
+    for ax, k in zip(axes[0], ks):
+        ns = list(range(1, PROJ_CURVE + 1))
+        for i, p in enumerate(q for q in prs if q["kernel"] == k):
+            line, = ax.plot(ns, p["curve"], lw=1, label=p["bench"])
+            m = p["meas"]
+            if m:
+                ax.errorbar([p["top"]], [m.mid], yerr=[[m.mid - m.lo], [m.hi - m.mid]],
+                            marker="o", color=line.get_color(), capsize=3)
+        ax.plot(ns, ns, "k--", lw=0.8, label="ideal")
+        ax.set_xlabel("CPUs")
+        ax.set_ylabel("throughput X(n) / X(1)")
+        ax.set_title(k)
+        ax.legend(fontsize=6, ncol=2)
+    fig.suptitle(f"Saturation projection from the real locks (MVA; points: measured) "
+                 f"[{_env(data)}, lockstat=timing]")
+    fig.tight_layout()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    png, svg = out_dir / "spriteuser_projection.png", out_dir / "spriteuser_projection.svg"
+    fig.savefig(png, dpi=110)
+    fig.savefig(svg)
+    plt.close(fig)
+    return Figure(png.name, "Hartman & Ousterhout's saturation projection from ksync's real "
+                  "kernel locks: each benchmark's throughput ratio by mean-value analysis over "
+                  "its single-instance locks' demands at 1 CPU, the measured top point with "
+                  f"its range [{_env(data)}; emulator costs]", svg.name)
 
 
 def user_figures(data: dict | None, out_dir: Path) -> dict[str, list[Figure]]:
@@ -485,7 +683,11 @@ def user_figures(data: dict | None, out_dir: Path) -> dict[str, list[Figure]]:
     for f in (_fig_gain(data, out_dir), _fig_miss(data, out_dir)):
         if f:
             figs.append(f)
-    return {TITLE_TIME: figs}
+    out = {TITLE_TIME: figs}
+    proj = user_projection_figure(data, out_dir)
+    if proj:
+        out[TITLE_PROJ] = [proj]
+    return out
 
 
 def _fig_gain(data: dict, out_dir: Path) -> Figure | None:
