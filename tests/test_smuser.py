@@ -89,7 +89,7 @@ def test_parse_output_keeps_the_serial_line_of_each_part():
 
 
 def run_record(scheme, rnd, pct_interrupted, short_share=0.9, n=10000, secs=1.0,
-               serial_lost=None, window=2_000_000):
+               serial_lost=None, window=2_000_000, icount=False):
     """A run whose every part has n sections, pct_interrupted % of them interrupted and
     short_share of them in a bucket below 2^SHORT_LOG2 ticks; with serial_lost, a boot with
     the serial line running whose every part lost that many of 1000 characters."""
@@ -106,7 +106,8 @@ def run_record(scheme, rnd, pct_interrupted, short_share=0.9, n=10000, secs=1.0,
                       {"arrived": 1000, "chars": 1000 - serial_lost, "lost": serial_lost,
                        "irqs": 120, "lossy_irqs": 1 if serial_lost else 0}})
     r = {"scheme": scheme, "round": rnd, "smp": 1, "env": "tcg", "ok": True,
-         "reason": None, "parts": parts, "serial_baud": 0 if serial_lost is None else 115200}
+         "reason": None, "parts": parts, "serial_baud": 0 if serial_lost is None else 115200,
+         "icount": "shift=4" if icount else None}
     if serial_lost is not None:
         r["serial_total"] = {"kind": "serial_load", "check": "ok", "baud": 115200,
                              "bits": 10, "tsc_hz": HZ, "latency_max_tsc": 6_000_000}
@@ -150,10 +151,18 @@ def test_serial_findings_follow_the_rounds_losses_and_quiet_rows_stay_apart():
     # per boot: window 1000 us, latency 3000 us at 2 GHz; the FIFO holds 1389 us
     held = [x for c, x in f.items() if c.startswith("the kernel holds a 115.2 kbit/s")]
     assert [x.verdict for x in held] == ["reversed"], held
-    assert "window 1000 us per boot against the FIFO's 1389 us" in held[0].today
-    assert "lost 20 (15..25) of 5000 characters (Andrew-like), 4 (3..5) of 1000" in \
+    assert "window 1000 us per boot (tcg) against the FIFO's 1389 us" in held[0].today
+    assert "lost per run (tcg): 20 (15..25) of 5000 characters (Andrew-like), 4 (3..5) of " \
+        "1000" in held[0].today, held[0].today
+    # with -icount boots the verdict is theirs (the kernel's own code): a 2 ms window there
+    ic = [run_record("spl-optim", r, 0.2, serial_lost=0, window=4_000_000, icount=True)
+          for r in (0, 1)]
+    held = [x for x in rep.sm_findings(record(lossy["runs"] + ic)) if "holds a" in x.claim]
+    assert [x.verdict for x in held] == ["holds"], held
+    assert held[0].today.startswith("longest window 2000 us per boot (tcg -icount)")
+    assert "lost per run (tcg -icount): 0 of 5000" in held[0].today
+    assert "lost per run (tcg): 20 (15..25)" in held[0].today and "latency 3000 us" in \
         held[0].today, held[0].today
-    assert "latency 3000 us" in held[0].today
     few = [x for c, x in f.items() if c.startswith("very few critical sections are "
                                                    "interrupted with the serial")]
     assert [x.verdict for x in few] == ["holds", "holds"]
@@ -164,8 +173,8 @@ def test_serial_findings_follow_the_rounds_losses_and_quiet_rows_stay_apart():
     assert rep.spread(lossy, "spl-optim", "webstone", "run", "intr_pct").mid == \
         pytest.approx(0.1)
     st = rep.sm_serial_table(lossy)
-    row = next(r for r in st.rows if r[1] == "WebStone-like")
-    assert row[4:7] == ["1000", "4 (3..5)", "0.4 (0.3..0.5)"], row
+    row = next(r for r in st.rows if r[2] == "WebStone-like")
+    assert row[1] == "tcg" and row[5:8] == ["1000", "4 (3..5)", "0.4 (0.3..0.5)"], row
     long = record(quiet + [run_record("spl-optim", r, 0.2, serial_lost=0, window=w)
                            for r, w in ((0, 3_000_000), (1, 4_000_000))])
     assert {x.verdict for x in rep.sm_findings(long) if "holds a" in x.claim} == {"holds"}
@@ -243,7 +252,8 @@ def test_bad_serial_rates_are_refused(tmp_path):
 
 def test_sm_user_on_the_default_census_kernel(tmp_path):
     """A real run: the default scheme's census kernel (make windows-kernel), one quiet boot
-    and one with the serial line at 115.2 kbit/s; every part of both loads has its
+    and one with the serial line at 115.2 kbit/s, that one again under -icount; every part
+    of both loads has its
     sections, the quiet phases too; the serial boot's parts have its characters, and its
     totals pass the driver's check; the report has both tables and Figure 1."""
     r = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 1}", "windows-kernel"], cwd=ROOT,
@@ -254,8 +264,8 @@ def test_sm_user_on_the_default_census_kernel(tmp_path):
                         "--requests", "100", "--out", str(tmp_path))
     assert rc == 0, out
     data = json.loads((tmp_path / smuser.SMUSER_JSON).read_text())
-    assert [(r["ok"], r["serial_baud"]) for r in data["runs"]] == [(True, 0), (True, 115200)], \
-        data["runs"]
+    assert [(r["ok"], r["serial_baud"], bool(r["icount"])) for r in data["runs"]] == \
+        [(True, 0, False), (True, 115200, False), (True, 115200, True)], data["runs"]
     for run in data["runs"]:
         assert [(p["load"], p["phase"]) for p in run["parts"]] == \
             [*(("andrew", p) for p in rep.ANDREW_PHASES), ("webstone", "run")]
@@ -270,11 +280,13 @@ def test_sm_user_on_the_default_census_kernel(tmp_path):
             assert sl["baud"] == 115200 and sl["bits"] == 10
             assert sl["chars"] >= 0 and 0 <= sl["lossy_irqs"] <= sl["irqs"]
     # characters arrived and were taken all along (a short part may see none)
-    sls = [p["serial"] for p in data["runs"][1]["parts"]]
-    assert sum(x["arrived"] for x in sls) > 0 and sum(x["irqs"] for x in sls) > 0
-    tot = data["runs"][1]["serial_total"]
-    assert tot["check"] == "ok" and tot["ended"] is True
-    assert tot["chars"] + tot["lost"] == tot["arrived"] and tot["gaps_seen"] == tot["lost"]
+    for run in data["runs"][1:]:
+        sls = [p["serial"] for p in run["parts"]]
+        assert sum(x["arrived"] for x in sls) > 0 and sum(x["irqs"] for x in sls) > 0
+    for run in data["runs"][1:]:
+        tot = run["serial_total"]
+        assert tot["check"] == "ok" and tot["ended"] is True
+        assert tot["chars"] + tot["lost"] == tot["arrived"] and tot["gaps_seen"] == tot["lost"]
     md = (tmp_path / "report.md").read_text()
     assert "Tables 3-4 under real programs" in md and "smuser_fig1.png" in md
     assert "during the loads: characters lost" in md

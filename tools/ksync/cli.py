@@ -504,6 +504,10 @@ def build_parser() -> Parser:
     su.add_argument("--locks", default="default", metavar="C[,C...]",
                     help="ksync's lock configurations (docs/locks.md): default (the build's), "
                          "sprite, sprite-fix, synthesis, fiasco; several interleave (default: default)")
+    su.add_argument("--timing", default="sprite", metavar="C[,C...]",
+                    help="lock configurations booted once more per round and CPU count with "
+                         "lockstat=timing, for the saturation projection from the real locks' "
+                         "hold times (default sprite; none for no such boots)")
     su.add_argument("--mult", type=float, default=1.0, metavar="X",
                     help="multiply every benchmark's per-copy scale (default 1; 0.05..20)")
     _real_program_args(su, "accelerator of every guest")
@@ -570,6 +574,10 @@ def build_parser() -> Parser:
                     "0 = quiet (default " + ",".join(map(str, smuser.DEFAULT_SERIAL))
                     + ": each round a quiet boot and one with the modelled 16550 receiving "
                     "beside the loads)")
+    sm.add_argument("--icount", default=smuser.ICOUNT, metavar="VALUE",
+                    help="QEMU -icount value for one more boot of each serial configuration "
+                         "(guest time = instructions run: the emulator's host stalls excluded), "
+                         "or none (default " + smuser.ICOUNT + ")")
     _real_program_args(sm, "accelerator")
 
     e = sub.add_parser("env", parents=[repo], help="print the detected environment")

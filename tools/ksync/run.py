@@ -463,12 +463,14 @@ def cmd_run(args, repo: Path) -> int:
         # the four lock configurations and Debian's standard Linux, each benchmark about
         # a quarter second (mult 0.5: the default set's 15 minutes; a round at mult 1 took
         # 70 s on the 2-core AMD EPYC guest); the bench set runs them at full scale and
-        # adds the PREEMPT_RT guest
+        # adds the PREEMPT_RT guest. The saturation projection's timing boots: the sprite
+        # configuration (the paper's), every configuration in the bench set
         bench = args.set == "bench"
         spriteuser_data = spriteuser.collect(
             repo, _with_one(args.smp), args.repeat, ["std", "rt"] if bench else ["std"],
             1.0 if bench else 0.5, args.accel, log=progress, meta=meta,
-            locks=list(spriteuser.LOCK_CONFIGS))
+            locks=list(spriteuser.LOCK_CONFIGS),
+            timing=list(spriteuser.LOCK_CONFIGS) if bench else ["sprite"])
         hosted_failed += [f"sprite-user {r['kernel']} smp={r['smp']} round {r['round'] + 1}"
                           for r in spriteuser_data["runs"] if not r["ok"]]
     cyclicuser_data = None
@@ -504,6 +506,7 @@ def cmd_run(args, repo: Path) -> int:
                                      accel=args.accel)
         hosted_failed += [f"sm-user {r['scheme']} round {r['round'] + 1}"
                           + (f" serial {r['serial_baud']}" if r.get("serial_baud") else "")
+                          + (" -icount" if r.get("icount") else "")
                           for r in smuser_data["runs"] if not r["ok"]]
 
     # (c) report: the JSON of what ran, then report.md/.html from every JSON in out_dir
@@ -1350,12 +1353,14 @@ def cmd_sprite_user(args, repo: Path) -> int:
         raise UsageError(f"--linux {args.linux}: each of std, rt (or none)" if bad else
                          f"--mult {args.mult}: 0.05..20")
     locks = _locks_arg(args.locks, spriteuser.LOCK_CONFIGS)
+    timing = [] if args.timing == "none" else _locks_arg(args.timing, spriteuser.LOCK_CONFIGS,
+                                                         "--timing")
     if not args.no_build:
         make(repo, "kernel")
     meta = _qemu_meta(repo)
     data = spriteuser.collect(repo, _with_one(args.smp), args.rounds, linux, args.mult,
                               args.accel, log=lambda s: print(s, file=sys.stderr, flush=True),
-                              meta=meta, locks=locks)
+                              meta=meta, locks=locks, timing=timing)
     return _experiment_done(out_dir, spriteuser.SPRITEUSER_JSON, data, "spriteuser",
                             spriteuserreport.user_findings, spriteuserreport.user_tables,
                             "ksync sprite-user", lambda r: f"{r['kernel']} smp={r['smp']}",
@@ -1363,11 +1368,11 @@ def cmd_sprite_user(args, repo: Path) -> int:
                              (data["options"].get("linux_missing") or {}).items()])
 
 
-def _locks_arg(text: str, known: tuple[str, ...]) -> list[str | None]:
+def _locks_arg(text: str, known: tuple[str, ...], opt: str = "--locks") -> list[str | None]:
     locks = [x.strip() for x in text.split(",")]
     bad = [x for x in locks if x != "default" and x not in known]
     if bad:
-        raise UsageError(f"--locks {text}: each of default, {', '.join(known)}")
+        raise UsageError(f"{opt} {text}: each of default, {', '.join(known)}")
     return [None if x == "default" else x for x in dict.fromkeys(locks)]
 
 
@@ -1418,11 +1423,12 @@ def cmd_sm_user(args, repo: Path) -> int:
         smuser.build(repo, names, log)
     data = smuser.collect(repo, names, args.rounds, args.smp, args.scale, args.clients,
                           args.requests, args.accel, log=log, meta=_qemu_meta(repo),
-                          serial=args.serial)
+                          serial=args.serial, icount=None if args.icount == "none" else args.icount)
     return _experiment_done(out_dir, smuser.SMUSER_JSON, data, "smuser",
                             smuserreport.sm_findings, smuserreport.sm_tables, "ksync sm-user",
                             lambda r: str(r["scheme"]) + (f" (serial {r['serial_baud']})"
-                                                          if r.get("serial_baud") else ""), [])
+                                                          if r.get("serial_baud") else "")
+                            + (" -icount" if r.get("icount") else ""), [])
 
 
 def cmd_mkdisk(args, repo: Path) -> int:

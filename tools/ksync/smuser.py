@@ -24,7 +24,10 @@ its critical sections counted by the kernel itself under each interrupt-masking 
   smload reads /proc/ksync-serial beside the census, so each part also has the characters
   that arrived, were read and were lost, and the serial interrupts; the kernel's
   ``KSYNC {"kind":"serial_load"}`` row at the end carries the totals and the driver's
-  check (gaps seen == lost), which a run must pass.
+  check (gaps seen == lost), which a run must pass. The serial boots run once more under
+  -icount (``ICOUNT``): guest time is then the instructions run, so the emulator's host
+  stalls, which delay interrupts in wall-clock time, cannot lose characters there; a loss
+  or a long window that remains is the kernel's own code.
 
 Inputs (not measured): the loads' sizes (Andrew's SCALE; WebStone's clients and requests),
 the CPU count (1: the paper's uniprocessor), ksync's clock (1000 Hz, its only periodic
@@ -60,6 +63,10 @@ ANDREW_SCALE = 2
 WEB_CLIENTS, WEB_REQUESTS = 4, 400
 SERIAL_BAUD = 115200    # the paper's serial-115.2 (8N1: 10 bits a character)
 DEFAULT_SERIAL = (0, SERIAL_BAUD)   # each round: quiet, then the serial line running
+# the serial boots once more under -icount (16 ns an instruction: 62.5 M a second, about
+# half the paper's 120 MHz Pentium): guest time is then the instructions run, so a host
+# stall of the emulator delays no interrupt in guest time - what remains is the kernel's
+ICOUNT = "shift=4,align=off,sleep=on"
 
 
 def check_schemes(names: list[str]) -> list[str]:
@@ -157,11 +164,13 @@ def parse_output(text: str) -> tuple[list[dict], list[str]]:
 
 def run_ksync(repo: Path, scheme: str, smp: int = 1, scale: int = ANDREW_SCALE,
               clients: int = WEB_CLIENTS, requests: int = WEB_REQUESTS, accel: str = "tcg",
-              rnd: int = 0, timeout: int = 600, serial_baud: int = 0) -> dict:
+              rnd: int = 0, timeout: int = 600, serial_baud: int = 0,
+              icount: str | None = None) -> dict:
     """One boot of a scheme's census kernel running both loads; with ``serial_baud`` the
-    serial line runs beside them (``serial_load=BAUD``)."""
+    serial line runs beside them (``serial_load=BAUD``); with ``icount`` the guest's clock
+    is QEMU's instruction count (-icount: the host's stalls do not pass guest time)."""
     res = {"scheme": scheme, "round": rnd, "smp": smp, "env": accel, "ok": False,
-           "reason": None, "parts": [], "serial_baud": serial_baud}
+           "reason": None, "parts": [], "serial_baud": serial_baud, "icount": icount}
     exe = userprogs.build_program(repo / SRC, repo / EXE)
     cmds = commands(scale, clients, requests)
     rd = repo / "build" / "user-bench" / "smuser.cpio"
@@ -172,7 +181,7 @@ def run_ksync(repo: Path, scheme: str, smp: int = 1, scale: int = ANDREW_SCALE,
               "".join("/t/smload " + " ".join(c) + "\n" for c in cmds).encode())]))
     t0 = time.monotonic()
     boot = qemu.boot(qemu.BootConfig(repo=repo, mode="user", smp=smp, accel=accel,
-                                     timeout=timeout, initrd=rd, windows=True,
+                                     timeout=timeout, initrd=rd, windows=True, icount=icount,
                                      scheme=None if scheme == schemes.DEFAULT_SCHEME else scheme,
                                      append=["user=@/t/list", "epoch=1700000000"]
                                      + ([f"serial_load={serial_baud}"] if serial_baud else [])))
@@ -212,23 +221,26 @@ def collect(repo: Path, names: list[str], rounds: int, smp: int = 1,
             scale: int = ANDREW_SCALE, clients: int = WEB_CLIENTS,
             requests: int = WEB_REQUESTS, accel: str = "tcg",
             log: Callable[[str], None] = print, meta: dict | None = None,
-            serial: tuple[int, ...] = DEFAULT_SERIAL) -> dict:
+            serial: tuple[int, ...] = DEFAULT_SERIAL, icount: str | None = ICOUNT) -> dict:
     """Every scheme's boot, round by round (the schemes interleaved), each once per serial
-    configuration (0: quiet; a baud: the serial line beside the loads)."""
+    configuration (0: quiet; a baud: the serial line beside the loads), and with ``icount``
+    each serial configuration once more under -icount."""
     names = check_schemes(names)
+    confs = [(b, None) for b in serial] + ([(b, icount) for b in serial if b] if icount else [])
     runs = []
     for rnd in range(rounds):
-        for baud in serial:
+        for baud, ic in confs:
             for s in names:
-                line = f", serial line {baud} bit/s" if baud else ""
+                line = (f", serial line {baud} bit/s" if baud else "") + \
+                    (f", -icount {ic}" if ic else "")
                 log(f"ksync sm-user: round {rnd + 1}/{rounds}: {s}, {smp} CPU(s), {accel}{line}")
                 runs.append(run_ksync(repo, s, smp, scale, clients, requests, accel, rnd,
-                                      serial_baud=baud))
+                                      serial_baud=baud, icount=ic))
                 if not runs[-1]["ok"]:
                     log(f"ksync sm-user: {s} round {rnd + 1}{line} failed: "
                         f"{runs[-1]['reason']}")
     return {"schema": SCHEMA, "meta": dict(meta or {}),
             "options": {"schemes": names, "rounds": rounds, "smp": smp, "accel": accel,
                         "andrew_scale": scale, "web_clients": clients,
-                        "web_requests": requests, "serial": list(serial)},
+                        "web_requests": requests, "serial": list(serial), "icount": icount},
             "runs": runs}

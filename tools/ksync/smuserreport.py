@@ -52,10 +52,12 @@ def _schemes(data: dict) -> list[str]:
     return list(dict.fromkeys([*o, *(s for s in seen if isinstance(s, str))]))
 
 
-def _ok(data: dict, scheme: str, serial: bool = False) -> list[dict]:
-    """The scheme's ok runs: the quiet ones, or (serial) those with the serial line running."""
+def _ok(data: dict, scheme: str, serial: bool = False, icount: bool = False) -> list[dict]:
+    """The scheme's ok runs: the quiet ones, or (serial) those with the serial line running;
+    on the wall clock, or (icount) under -icount."""
     return [r for r in data.get("runs", []) if isinstance(r, dict) and r.get("ok")
-            and r.get("scheme") == scheme and bool(r.get("serial_baud")) == serial]
+            and r.get("scheme") == scheme and bool(r.get("serial_baud")) == serial
+            and bool(r.get("icount")) == icount]
 
 
 SERIAL_KEYS = ("arrived", "chars", "lost", "irqs", "lossy_irqs")
@@ -106,10 +108,11 @@ def serial_figures_of(p: dict) -> dict:
 
 
 def spread(data: dict, scheme: str, load: str, phase: str, key: str,
-           serial: bool = False) -> Spread | None:
-    """A figure's median and range over the scheme's ok rounds (quiet, or serial)."""
+           serial: bool = False, icount: bool = False) -> Spread | None:
+    """A figure's median and range over the scheme's ok rounds (quiet, or serial; on the
+    wall clock, or under -icount)."""
     xs = []
-    for r in _ok(data, scheme, serial):
+    for r in _ok(data, scheme, serial, icount):
         p = part_of(r, load, phase)
         v = None
         if p:
@@ -337,49 +340,67 @@ def latency_us(run: dict) -> float | None:
     return _tsc_us(run, "latency_max_tsc")
 
 
-def _boot_spread(data: dict, scheme: str, fn) -> Spread | None:
-    return _spread([v for r in _ok(data, scheme, True) if (v := fn(r)) is not None])
+def _boot_spread(data: dict, scheme: str, fn, icount: bool = False) -> Spread | None:
+    return _spread([v for r in _ok(data, scheme, True, icount) if (v := fn(r)) is not None])
+
+
+CLOCKS = {False: "tcg", True: "tcg -icount"}
+
+
+def _icount_value(data: dict) -> str | None:
+    return next((r.get("icount") for r in data.get("runs", []) if isinstance(r, dict)
+                 and r.get("icount")), None)
 
 
 def sm_serial_table(data: dict | None) -> Table | None:
     """The serial line at its rate during the loads: characters lost, its interrupts, and
-    the census beside the quiet boots' (the same scheme, the same rounds)."""
-    if not data or not _serial_runs(data):
+    the census beside the quiet boots' (the same scheme, the same rounds), on the wall
+    clock and under -icount."""
+    if not data or not _serial_runs(data) and not any(
+            _ok(data, s, True, True) for s in _schemes(data)):
         return None
     so = _serial_opts(data)
-    items = [(s, l, p) for s in _schemes(data) if _ok(data, s, True) for l, p in SERIAL_PARTS]
+    items = [(s, ic, l, p) for s in _schemes(data) for ic in (False, True)
+             if _ok(data, s, True, ic) for l, p in SERIAL_PARTS]
+    sp = lambda i, key, serial=True: spread(data, i[0], i[2], i[3], key, serial, i[1])
     cols = [ColumnSpec("scheme", lambda i: i[0], "l"),
-            ColumnSpec("load", lambda i: LABEL.get(i[1], i[1]), "l"),
-            ColumnSpec("part", lambda i: "all 5 phases" if i[2] == "all" else i[2], "l"),
-            ColumnSpec("ok rounds", lambda i: str(len(_ok(data, i[0], True)))),
-            ColumnSpec("characters", lambda i: _cell(spread(data, *i, "arrived", True))),
-            ColumnSpec("lost", lambda i: _cell(spread(data, *i, "lost", True))),
-            ColumnSpec("% lost", lambda i: _cell(spread(data, *i, "lost_pct", True), 2)),
-            ColumnSpec("serial intr/s", lambda i: _cell(spread(data, *i, "irq_rate", True))),
-            ColumnSpec("sections/s", lambda i: _cell(spread(data, *i, "rate", True))),
-            ColumnSpec("% interrupted", lambda i: _cell(spread(data, *i, "intr_pct", True), 2)),
-            ColumnSpec("quiet: % interrupted", lambda i: _cell(spread(data, *i, "intr_pct"), 2)),
+            ColumnSpec("clock", lambda i: CLOCKS[i[1]], "l"),
+            ColumnSpec("load", lambda i: LABEL.get(i[2], i[2]), "l"),
+            ColumnSpec("part", lambda i: "all 5 phases" if i[3] == "all" else i[3], "l"),
+            ColumnSpec("ok rounds", lambda i: str(len(_ok(data, i[0], True, i[1])))),
+            ColumnSpec("characters", lambda i: _cell(sp(i, "arrived"))),
+            ColumnSpec("lost", lambda i: _cell(sp(i, "lost"))),
+            ColumnSpec("% lost", lambda i: _cell(sp(i, "lost_pct"), 2)),
+            ColumnSpec("serial intr/s", lambda i: _cell(sp(i, "irq_rate"))),
+            ColumnSpec("sections/s", lambda i: _cell(sp(i, "rate"))),
+            ColumnSpec("% interrupted", lambda i: _cell(sp(i, "intr_pct"), 2)),
+            ColumnSpec("quiet: % interrupted",
+                       lambda i: "—" if i[1] else _cell(spread(data, i[0], i[2], i[3],
+                                                               "intr_pct"), 2)),
             ]
-    boots = [f"{s}: latency {_cell(_boot_spread(data, s, latency_us))} us, handler "
-             f"{_cell(_boot_spread(data, s, handler_us))} us, window "
-             f"{_cell(_boot_spread(data, s, window_us))} us (quiet boots: "
-             f"{_cell(_spread([v for r in _ok(data, s) if (v := window_us(r)) is not None]))}"
-             " us)"
-             for s in _schemes(data) if _ok(data, s, True)]
+    boots = [f"{s} ({CLOCKS[ic]}): latency {_cell(_boot_spread(data, s, latency_us, ic))} us, "
+             f"handler {_cell(_boot_spread(data, s, handler_us, ic))} us, window "
+             f"{_cell(_boot_spread(data, s, window_us, ic))} us"
+             + ("" if ic else " (quiet boots: "
+                f"{_cell(_spread([v for r in _ok(data, s) if (v := window_us(r)) is not None]))}"
+                " us)")
+             for s in _schemes(data) for ic in (False, True) if _ok(data, s, True, ic)]
     rate = f"{so[0] / 1000:g} kbit/s, {so[1]} bits a character" if so else "?"
+    ic = _icount_value(data)
     return build_table(
         f"The serial line at {rate} during the loads: characters lost and the sections "
         f"interrupted [{_env(data)}]", items, cols,
         notes_above=[
             "The paper's fourth workload (section 5.1, 'Serial 115.2': a 64 KB file received "
             "by tip at 115,200 bit/s) run beside the two loads: each round boots every scheme "
-            "once quiet and once with serial_load (kernel/dev/serial_load.c), interleaved. "
+            "once quiet and once with serial_load (kernel/dev/serial_load.c), interleaved"
+            + (f", and the serial boot once more under -icount {ic}" if ic else "") + ". "
             "The 16550 is modelled (characters arrive on the TSC's schedule into a 16-byte "
             "FIFO, trigger level 8); its interrupt is the real PIT (IRQ0) at IPL_TTY through "
             "the scheme, and each kept character costs a real UART register read. A "
             f"character is lost when the handler runs more than {FIFO} character times "
-            f"({FIFO * so[1] / so[0] * 1e6:.0f} us here) after the FIFO began to "
-            "fill: section 6.4's loss." if so else "The serial line's options are missing.",
+            + (f"({FIFO * so[1] / so[0] * 1e6:.0f} us here) " if so else "")
+            + "after the FIFO began to fill: section 6.4's loss.",
             "'characters': arrived during the part; 'lost': overrun (the model's count; the "
             "driver's sequence-number check agrees at the end of every boot, or the boot "
             "fails); '% interrupted': sections a scheme source's interrupt arrived in, with "
@@ -389,33 +410,44 @@ def sm_serial_table(data: dict | None) -> Table | None:
             "16 characters read), and the longest window that held the BSP's interrupts back "
             "(interrupts off, a level at or above the clock's, or a crit_enter section): "
             + "; ".join(boots) + ".",
-            "Under tcg the host stalls the emulator now and then for milliseconds: an "
-            "interrupt is then late by the stall, and characters are lost that a real "
-            "machine would keep. A loss is the kernel's own only where the window column "
-            "shows a window that long."])
+            "Clocks: 'tcg' is wall-clock time, where the host stalls the emulator now and then "
+            "for milliseconds - an interrupt is then late by the stall, and characters are "
+            "lost that a real machine would keep. Under -icount guest time is the "
+            "instructions run (shift=4: 16 ns an instruction, 62.5 M a second, about half "
+            "the paper's 120 MHz Pentium), so a stall passes no guest time: a loss or a long "
+            "window there is the kernel's own code."])
 
 
 def _serial_findings(data: dict) -> list[Finding]:
-    """Section 6.4 under real programs: does the kernel lose serial characters, and Table
-    4's serial row: do the serial line's interrupts still interrupt very few sections?"""
+    """Section 6.4 under real programs: does the kernel hold the serial line back longer
+    than its FIFO lasts (judged on the -icount boots where they ran: the kernel's own code,
+    not the emulator's stalls), and Table 4's serial row: do the serial line's interrupts
+    still interrupt very few sections?"""
     out: list[Finding] = []
     so = _serial_opts(data)
     if not so:
         return out
-    env = _env(data)
     rate = f"{so[0] / 1000:g} kbit/s"
     fifo_us = FIFO * so[1] / so[0] * 1e6
+    loads = (("andrew", "all"), ("webstone", "run"))
     for s in _schemes(data):
-        if len(_ok(data, s, True)) < MIN_RUNS:
+        ic = len(_ok(data, s, True, True)) >= MIN_RUNS
+        if len(_ok(data, s, True, ic)) < MIN_RUNS:
             continue
-        win = _boot_spread(data, s, window_us)
-        lat = _boot_spread(data, s, latency_us)
-        lost = [spread(data, s, load, phase, "lost", True) for load, phase in
-                (("andrew", "all"), ("webstone", "run"))]
-        arr = [spread(data, s, load, phase, "arrived", True) for load, phase in
-               (("andrew", "all"), ("webstone", "run"))]
+        win = _boot_spread(data, s, window_us, ic)
         if win is None:
             continue
+
+        def losses(icount: bool) -> str:
+            parts = [f"{_cell(spread(data, s, l, p, 'lost', True, icount))} of "
+                     f"{_cell(spread(data, s, l, p, 'arrived', True, icount))} characters "
+                     f"({LABEL[l]})" for l, p in loads]
+            return f"lost per run ({CLOCKS[icount]}): " + ", ".join(parts)
+        today = (f"longest window {_cell(win)} us per boot ({CLOCKS[ic]}) against the FIFO's "
+                 f"{fifo_us:.0f} us; " + losses(ic)
+                 + (f"; {losses(False)}, longest interrupt latency "
+                    f"{_cell(_boot_spread(data, s, latency_us))} us per boot"
+                    if ic and _ok(data, s, True) else ""))
         verdict = "holds" if win.lo > fifo_us else "reversed" if win.hi < fifo_us \
             else "within noise"
         out.append(Finding(
@@ -423,19 +455,17 @@ def _serial_findings(data: dict) -> list[Finding]:
             f"16-character FIFO lasts (Andrew-like and WebStone-like loads, real programs, {s})",
             "section 6.4: 'up to 28 characters could arrive' in a 2 ms IDE handler, 'the "
             "buffer only holds 16 characters ... characters could easily be lost'",
-            f"longest window {_cell(win)} us per boot against the FIFO's {fifo_us:.0f} us; "
-            f"lost {_cell(lost[0])} of {_cell(arr[0])} characters (Andrew-like), "
-            f"{_cell(lost[1])} of {_cell(arr[1])} (WebStone-like) per run; longest "
-            f"interrupt latency {_cell(lat)} us per boot", env, verdict,
+            today, _env(data) + (" -icount" if ic else ""), verdict,
             "the window is the longest time the kernel kept the BSP's interrupts back "
             "(interrupts off, a crit_enter section, a level at or above the clock's) while "
-            "the programs ran: holds when every boot's is longer than the FIFO lasts, "
-            "reversed when every boot's is shorter. The losses are reported beside it: a "
-            "latency longer than every window is the emulator's stall (tcg), not the "
-            "kernel's."))
+            "the programs ran, judged on the -icount boots where they ran (guest time = "
+            "instructions: the emulator's host stalls excluded); holds when every boot's is "
+            "longer than the FIFO lasts, reversed when every boot's is shorter. The losses "
+            "are reported beside it; on the wall clock a loss with no window that long is "
+            "the emulator's stall, not the kernel's."))
     scheme = "spl-optim" if len(_ok(data, "spl-optim", True)) >= MIN_RUNS else None
     if scheme:
-        for load, phase in (("andrew", "all"), ("webstone", "run")):
+        for load, phase in loads:
             sp = spread(data, scheme, load, phase, "intr_pct", True)
             q = spread(data, scheme, load, phase, "intr_pct")
             if sp is None:
@@ -445,7 +475,7 @@ def _serial_findings(data: dict) -> list[Finding]:
                 f"interrupts too ({LABEL[load]} load and serial {rate}, real programs)",
                 "Table 4: Serial 115.2, 140 of 45269 sections a second interrupted (0.3 %)",
                 f"{scheme}: {_cell(sp, 2)} % of the kernel's sections (quiet boots: "
-                f"{_cell(q, 2)} %)", env, _verdict_below(sp, FEW_PCT),
+                f"{_cell(q, 2)} %)", _env(data), _verdict_below(sp, FEW_PCT),
                 f"holds when every round's share lies below {FEW_PCT:g} %, reversed when every "
                 "round's lies above (as Table 4's finding above). The paper's serial test ran "
                 "alone; here the line runs beside the loads."))
