@@ -45,6 +45,22 @@ static void mm_solo_update(struct process *g)
 }
 static struct process procs[PROC_MAX];	/* slots: proc_table_lock */
 static int next_pid = 1;		/* proc_table_lock */
+/* proc_table_lock: the slots not PROC_FREE, and one past the highest such slot (every slot
+ * at or above procs_hi is PROC_FREE). A slot is ~19 KB (its signal actions, names and
+ * paths), so a scan of all PROC_MAX touched 256 pages under this master lock: the Sprite
+ * user benchmarks' projection found uproc-table held for a third of fork's cycle (tcg).
+ * Slots are taken lowest first, so the scans below stop at the few in use. */
+static unsigned procs_used, procs_hi;
+
+/* A slot becomes free (proc_table_lock held): the counts follow. */
+static void slot_free_locked(struct process *p)
+{
+	if (p->state != PROC_FREE)
+		procs_used--;
+	p->state = PROC_FREE;
+	while (procs_hi && procs[procs_hi - 1].state == PROC_FREE)
+		procs_hi--;
+}
 
 extern void (*fshooks_group_signal)(int sig);	/* fshooks.c */
 static struct process *find_locked(int pid);
@@ -93,7 +109,7 @@ uint64_t proc_pages_in_use(void)
 {
 	uint64_t n = 0;
 	mlock_lock(&proc_table_lock);
-	for (unsigned i = 0; i < PROC_MAX; i++)
+	for (unsigned i = 0; i < procs_hi; i++)
 		if (procs[i].state == PROC_LIVE && procs[i].mm && procs[i].leader == &procs[i])
 			n += arch_as_npages(procs[i].mm->as);	/* a group's space once */
 	mlock_unlock(&proc_table_lock);
@@ -116,15 +132,12 @@ static struct process *proc_alloc(struct process *parent, struct process *group)
 		return NULL;
 	}
 	if (parent) {
-		uint64_t n = 0;
-		for (unsigned i = 0; i < PROC_MAX; i++)
-			n += procs[i].state != PROC_FREE;
-		if (n >= parent->rlim_nproc[0]) {
+		if (procs_used >= parent->rlim_nproc[0]) {
 			mlock_unlock(&proc_table_lock);
 			return NULL;
 		}
 	}
-	for (unsigned i = 0; i < PROC_MAX; i++) {
+	for (unsigned i = 0; i < PROC_MAX; i++) {	/* the lowest free: keeps procs_hi low */
 		if (procs[i].state == PROC_FREE) {
 			p = &procs[i];
 			/* an orphan's or an orphaned zombie's: nobody reaped it (proc_exit); its
@@ -134,6 +147,9 @@ static struct process *proc_alloc(struct process *parent, struct process *group)
 			memset(p, 0, sizeof *p);
 			p->pid = next_pid++;
 			p->state = PROC_LIVE;
+			procs_used++;
+			if (i >= procs_hi)
+				procs_hi = i + 1;
 			p->parent = parent;
 			set_ppid(p, parent);
 			/* a spawned program leads its own session and group; a child is in
@@ -170,7 +186,7 @@ static void proc_free(struct process *p)
 		arch_uctx_destroy(p->uctx);
 	mlock_lock(&proc_table_lock);
 	p->uctx = NULL;
-	p->state = PROC_FREE;
+	slot_free_locked(p);
 	mlock_unlock(&proc_table_lock);
 }
 
@@ -289,7 +305,7 @@ unsigned proc_pids(int *out, unsigned max)
 {
 	unsigned n = 0;
 	mlock_lock(&proc_table_lock);
-	for (unsigned i = 0; i < PROC_MAX; i++)
+	for (unsigned i = 0; i < procs_hi; i++)
 		if (procs[i].state != PROC_FREE && procs[i].leader == &procs[i] && n < max)
 			out[n++] = procs[i].pid;	/* processes, not threads (as Linux's /proc) */
 	mlock_unlock(&proc_table_lock);
@@ -308,7 +324,7 @@ bool proc_snapshot(int pid, struct proc_snap *s)
 	self = self ? proc_group(self) : NULL;
 	bool found = false;
 	mlock_lock(&proc_table_lock);
-	for (unsigned i = 0; i < PROC_MAX && !found; i++) {
+	for (unsigned i = 0; i < procs_hi && !found; i++) {
 		struct process *p = &procs[i];
 		if (p->state == PROC_FREE || p->pid != pid)
 			continue;
@@ -376,7 +392,7 @@ int proc_wait_kernel(int pid)
 	for (;;) {
 		mlock_lock(&proc_table_lock);
 		struct process *p = NULL;
-		for (unsigned i = 0; i < PROC_MAX; i++)
+		for (unsigned i = 0; i < procs_hi; i++)
 			if (procs[i].state != PROC_FREE && procs[i].pid == pid)
 				p = &procs[i];
 		KASSERT(p && p->kernel_waited);
@@ -582,7 +598,7 @@ static void parent_wake(struct process *p);
 static unsigned group_threads_locked(struct process *g, struct process *except, struct thread **out)
 {
 	unsigned n = 0;
-	for (unsigned i = 0; i < PROC_MAX; i++) {
+	for (unsigned i = 0; i < procs_hi; i++) {
 		struct process *t = &procs[i];
 		if (t->state == PROC_LIVE && t->leader == g && !t->thread_done && t != except && t->thread)
 			out[n++] = t->thread;
@@ -596,7 +612,7 @@ static unsigned group_threads_locked(struct process *g, struct process *except, 
 static unsigned kill_others_locked(struct process *g, struct process *self, struct thread **wake)
 {
 	unsigned n = 0;
-	for (unsigned i = 0; i < PROC_MAX; i++) {
+	for (unsigned i = 0; i < procs_hi; i++) {
 		struct process *t = &procs[i];
 		if (t->state != PROC_LIVE || t->leader != g || t->thread_done || t == self)
 			continue;
@@ -660,7 +676,7 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 			p->mm = NULL;
 			p->fdt = NULL;
 			p->fs = NULL;
-			p->state = PROC_FREE;
+			slot_free_locked(p);
 		}
 		mlock_unlock(&proc_table_lock);
 		if (mine)
@@ -693,21 +709,21 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 	mlock_lock(&proc_table_lock);
 	wstatus = g->group_exit ? g->group_status : g->wstatus;
 	/* children: zombies nobody will wait for are freed, the living are orphaned */
-	for (unsigned i = 0; i < PROC_MAX; i++) {
+	for (unsigned i = 0; i < procs_hi; i++) {
 		struct process *c = &procs[i];
 		if (c->state == PROC_FREE || c->parent != g)
 			continue;
 		c->parent = NULL;
 		set_ppid(c, NULL);
 		if (c->state == PROC_ZOMBIE && !c->kernel_waited) {
-			c->state = PROC_FREE;
+			slot_free_locked(c);
 			if (c->uctx)
 				gone[ngone++] = c->uctx;
 			c->uctx = NULL;
 		}
 	}
 	if (p != g)
-		p->state = PROC_FREE;
+		slot_free_locked(p);
 	g->wstatus = wstatus;
 	g->vfork_done = true;
 	unsigned nwait = 0;
@@ -737,7 +753,10 @@ static __attribute__((noreturn)) void thread_end(bool group, int wstatus)
 		g->parent = NULL;
 		set_ppid(g, NULL);
 	}
-	g->state = orphan ? PROC_FREE : PROC_ZOMBIE;	/* the slot may be reused from here */
+	if (orphan)	/* the slot may be reused from here */
+		slot_free_locked(g);
+	else
+		g->state = PROC_ZOMBIE;
 	if (orphan && g->uctx) {	/* nobody reaps it: its (ended) leader's context */
 		gone[ngone++] = g->uctx;
 		g->uctx = NULL;
@@ -770,7 +789,7 @@ long proc_wait4(int pid, uint64_t ustatus, int options, uint64_t urusage)
 		bool any = false;
 		struct process *z = NULL, *rep = NULL;
 		int rst = 0;
-		for (unsigned i = 0; i < PROC_MAX; i++) {
+		for (unsigned i = 0; i < procs_hi; i++) {
 			struct process *c = &procs[i];
 			if (c->state == PROC_FREE || c->parent != g)
 				continue;
@@ -934,7 +953,7 @@ static struct thread *target_locked(struct process *g, int sig)
 	 * unblocks sig after this read finds it pending at its return to ring 3 */
 	if (!g->thread_done && g->thread && !(__atomic_load_n(&g->sigmask, __ATOMIC_RELAXED) & b))
 		return g->thread;
-	for (unsigned i = 0; i < PROC_MAX; i++) {
+	for (unsigned i = 0; i < procs_hi; i++) {
 		struct process *t = &procs[i];
 		if (t->state != PROC_LIVE || t->leader != g || t->thread_done || !t->thread)
 			continue;
@@ -1171,7 +1190,7 @@ long proc_kill(int pid, int sig)
 	struct thread *wake[PROC_MAX];
 	unsigned nw = 0, found = 0;
 	mlock_lock(&proc_table_lock);
-	for (unsigned i = 0; i < PROC_MAX; i++) {
+	for (unsigned i = 0; i < procs_hi; i++) {
 		struct process *t = &procs[i];
 		if (t->state == PROC_FREE)
 			continue;
@@ -1206,7 +1225,7 @@ long proc_tkill(int tgid, int tid, int sig)
 	struct thread *th = NULL;
 	bool found = false;
 	mlock_lock(&proc_table_lock);
-	for (unsigned i = 0; i < PROC_MAX; i++) {
+	for (unsigned i = 0; i < procs_hi; i++) {
 		struct process *t = &procs[i];
 		if (t->state != PROC_LIVE || t->thread_done || t->pid != tid)
 			continue;
@@ -1225,7 +1244,7 @@ long proc_tkill(int tgid, int tid, int sig)
 /* The process (group leader) whose id, or one of whose threads' ids, is pid */
 static struct process *find_locked(int pid)
 {
-	for (unsigned i = 0; i < PROC_MAX; i++)
+	for (unsigned i = 0; i < procs_hi; i++)
 		if (procs[i].state != PROC_FREE && procs[i].pid == pid)
 			return procs[i].leader;
 	return NULL;
@@ -1254,7 +1273,7 @@ long proc_setpgid(int pid, int pgid)
 	}
 	if (pgid != t->pid) {
 		bool ok = false;
-		for (unsigned i = 0; i < PROC_MAX; i++)
+		for (unsigned i = 0; i < procs_hi; i++)
 			if (procs[i].state != PROC_FREE && procs[i].leader == &procs[i] &&
 			    procs[i].pgid == pgid && procs[i].sid == self->sid)
 				ok = true;
@@ -1310,7 +1329,7 @@ static struct process *task_locked(int pid)
 {
 	if (!pid)
 		return proc_current();
-	for (unsigned i = 0; i < PROC_MAX; i++)
+	for (unsigned i = 0; i < procs_hi; i++)
 		if (procs[i].state != PROC_FREE && procs[i].pid == pid)
 			return &procs[i];
 	return NULL;
@@ -1384,7 +1403,7 @@ long proc_setsid(void)
 	long rc;
 	mlock_lock(&proc_table_lock);
 	bool leader = false;
-	for (unsigned i = 0; i < PROC_MAX; i++)
+	for (unsigned i = 0; i < procs_hi; i++)
 		if (procs[i].state != PROC_FREE && procs[i].leader == &procs[i] &&
 		    procs[i].pgid == self->pid)
 			leader = true;
@@ -1409,7 +1428,7 @@ static void tty_group_signal(int sig)
 	struct thread *wake[PROC_MAX];
 	unsigned nw = 0;
 	mlock_lock(&proc_table_lock);
-	for (unsigned i = 0; i < PROC_MAX; i++)
+	for (unsigned i = 0; i < procs_hi; i++)
 		if (procs[i].state == PROC_LIVE && procs[i].leader == &procs[i] && procs[i].pgid == pgrp) {
 			struct thread *th = post_locked(&procs[i], sig, &si);
 			if (th)
@@ -1460,7 +1479,7 @@ static void become_leader(struct process *p)
 	tmp->execer = NULL;
 	struct arch_uctx *old = g->uctx;
 	*p = *tmp;
-	for (unsigned i = 0; i < PROC_MAX; i++)
+	for (unsigned i = 0; i < procs_hi; i++)
 		if (procs[i].state != PROC_FREE && procs[i].parent == g) {
 			procs[i].parent = p;
 			set_ppid(&procs[i], p);
@@ -1470,7 +1489,7 @@ static void become_leader(struct process *p)
 	g->fdt = NULL;
 	g->fs = NULL;
 	g->leader = g;
-	g->state = PROC_FREE;
+	slot_free_locked(g);
 	mlock_unlock(&proc_table_lock);
 	kfree(tmp);
 	if (old)
