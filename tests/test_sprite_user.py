@@ -315,6 +315,16 @@ def test_projection_from_the_timing_boots_alone():
     assert "sched_Mutex first in 9 of 9 runs" in f[0].today
     f = [x for x in rep.user_findings(_proj_data("heap")) if "saturate first" in x.claim]
     assert [x.verdict for x in f] == ["reversed"], f
+    # a single-instance class used but never timed (a helping-lock monitor): no ranking
+    d = _proj_data()
+    for r in d["runs"]:
+        for b in rep.MACRO:
+            if b in r["locks"]:
+                r["locks"][b]["ramfs"] = {"hits": 500, "misses": 0, "kind": "monitor",
+                                          "hold_ticks": 0, "created": 1}
+    assert rep.projection(d, "ksync-sprite", "pmake")["untimed"] == ["ramfs"]
+    f = [x for x in rep.user_findings(d) if "saturate first" in x.claim]
+    assert [x.verdict for x in f] == ["not measurable here"] and "ramfs" in f[0].today
 
 
 def test_projection_figure_is_drawn(tmp_path):

@@ -493,6 +493,10 @@ def projection(data: dict, kernel: str, bench: str) -> dict | None:
     cyc = [cy for cy, _, _ in one]
     r1 = statistics.median(cyc)
     centres = [c for c in names if c not in per_obj and dem[c] > 0]
+    # a single-instance class used often but never timed (a helping-lock monitor's hold is
+    # not timed): its demand is unknown, so no ranking can say it is not first
+    untimed = [c for c in names if c not in per_obj and dem[c] == 0
+               and hits[c] >= PROJ_MIN_HITS]
     ranked = [c for c in centres if hits[c] >= PROJ_MIN_HITS]
     knees = {c: knee(r1, dem[c]) for c in centres}
     first = min(ranked or centres, key=lambda c: (knees[c], c)) if centres else None
@@ -525,7 +529,7 @@ def projection(data: dict, kernel: str, bench: str) -> dict | None:
             "firsts": firsts, "knee": kspread, "share": dem[first] / r1 if first else 0.0,
             "per_object": sorted(per_obj), "obj_share": sum(dem[c] for c in per_obj) / r1,
             "curve": [x / curve[0] for x in curve], "top": top, "pred": pred, "meas": meas,
-            "err": err, "runs": len(one)}
+            "err": err, "runs": len(one), "untimed": untimed}
 
 
 def projections(data: dict) -> list[dict]:
@@ -542,7 +546,8 @@ def _projection_table(data: dict) -> Table | None:
     cols = [ColumnSpec("kernel", lambda p: p["kernel"], "l"),
             ColumnSpec("benchmark", lambda p: p["bench"], "l"),
             ColumnSpec("1 CPU: us per unit", lambda p: f(p["r1_us"])),
-            ColumnSpec("saturates first", lambda p: p["first"] or "—", "l"),
+            ColumnSpec("saturates first", lambda p: (p["first"] or "—") + (
+                f" (untimed: {', '.join(p['untimed'])})" if p["untimed"] else ""), "l"),
             ColumnSpec("its % of the cycle", lambda p: f"{100 * p['share']:.1f}"),
             ColumnSpec("knee N*", lambda p: _cell(p["knee"])),
             ColumnSpec("per-object locks, % of the cycle", lambda p: f"{100 * p['obj_share']:.1f}"),
@@ -563,7 +568,10 @@ def _projection_table(data: dict) -> Table | None:
             "instance of (a lock per process, file table or pipe) is not a single queue: "
             "its hold time counts as think time. Exact mean-value analysis over the other "
             "classes predicts the throughput at the top CPU count, checked against the "
-            f"timing boots there (bar: within {BAR_PROJECTION_PCT:g} %).",
+            f"timing boots there (bar: within {BAR_PROJECTION_PCT:g} %). 'untimed': a "
+            "single-instance class with hits but no hold time (a helping-lock monitor's "
+            "hold is not timed): its demand is unknown, so the first lock is not known "
+            "either.",
             "Under tcg the hold times and cycles are what the emulator makes the code cost: "
             "the knee is the emulated machine's, not a hardware figure."])
 
@@ -581,6 +589,18 @@ def _projection_findings(data: dict) -> list[Finding]:
         if min(p["runs"] for p in prs) < MIN_RUNS:
             out.append(_too_few(f"sched_Mutex is the lock the macro-benchmarks saturate first "
                                 f"({k}, real programs)", data, 1))
+            continue
+        untimed = sorted({c for p in prs for c in p["untimed"]})
+        if untimed:
+            out.append(Finding(
+                PAPER, f"sched_Mutex is the lock the macro-benchmarks saturate first ({k}, "
+                "real programs)", "section 6: sched_Mutex, about seven processors",
+                f"{', '.join(untimed)} used but not timed (hold ticks 0)",
+                _env(data, 1) + ", lockstat=timing", "not measurable here",
+                "a class used at least "
+                f"{PROJ_MIN_HITS} times per run without a hold time (this configuration's "
+                "helping-lock monitors do not time their holds) could be the first: no "
+                "ranking without its demand"))
             continue
         verdict = "holds" if n_sm == len(firsts) else "reversed" if n_sm == 0 else \
             "within noise"
