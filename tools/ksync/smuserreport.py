@@ -14,8 +14,15 @@ its fallback's (Table 2), with the counts measured here and the costs from irq.j
 ``crit_enter_leave`` rows (the same build type, measured in a tight loop), against the
 measured difference of the same part's elapsed time from the flag scheme's (spl-optim).
 
+The serial line (``sm_serial_table``, ``_serial_findings``): the boots with the modelled
+16550 receiving beside the loads (wall clock and -icount) - characters lost per part, the
+line's interrupts, the sections interrupted with and without it, and per boot the line's
+longest latency, its longest handler and the longest interrupt-holding window; section
+6.4's finding is judged on the -icount boots' latency (the emulator's stalls pass no guest
+time there). The quiet tables use the quiet boots only.
+
 Public API: ``SMUSER_JSON``, ``load_smuser``, ``sm_tables``, ``sm_findings``,
-``sm_figures``, ``sm_model_table``.
+``sm_figures``, ``sm_model_table``, ``sm_serial_table``.
 """
 from __future__ import annotations
 

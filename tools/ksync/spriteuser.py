@@ -21,7 +21,9 @@ runs here are shaped the same way: at ``smp`` CPUs every benchmark runs ``smp`` 
   program prints ksync's /proc/ksync-lockstat before and after its timed part; Linux has no
   such file, so its runs have none).
 * ``collect(...)`` runs the rounds and returns the results record (``SPRITEUSER_JSON``)
-  that ``spriteuserreport`` turns into tables, a figure and findings.
+  that ``spriteuserreport`` turns into tables, a figure and findings; with ``timing`` the
+  named configurations boot once more per round and CPU count with ``lockstat=timing``
+  (records marked ``"lockstat":"timing"``), the saturation projection's hold times only.
 
 After the nine, the same boot runs Debian's ``hackbench -p`` (rt-tests: the same dynamically
 linked binary on both kernels) with a fixed workload (``HB_ARGS``), as the OS-primitives
