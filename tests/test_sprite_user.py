@@ -295,7 +295,7 @@ def _proj_data(first_heavy: str = "sched_Mutex", top_secs: float = 1.25) -> dict
 
 
 def test_projection_from_the_timing_boots_alone():
-    from ksync.spritereport import mva
+    from ksync.base import mva
     d = _proj_data()
     p = rep.projection(d, "ksync-sprite", "pmake")
     assert p["first"] == "sched_Mutex" and p["per_object"] == ["proc-mm"]

@@ -357,3 +357,30 @@ def fmt_spread(s: Spread) -> str:
 
 def spread_ratio(a: Spread, b: Spread) -> str:
     return f"{fmt_ratio(a.mid / b.mid)}x" if b.mid > 0 else f"{DASH} (divisor 0)"
+
+
+# ---- Sprite's saturation projection (spritereport, spriteuserreport) ----------------
+def mva(demands: list[float], think: float, n: int) -> list[float]:
+    """Exact mean-value analysis of a closed network: one queueing centre per demand (ticks
+    per unit of work), a delay of ``think``; the throughputs (units per tick) for 1..n
+    customers."""
+    d = [float(x) for x in demands]
+    if think < 0 or any(x < 0 for x in d):
+        raise ValueError("demands and think time must be >= 0")
+    q = [0.0] * len(d)
+    out: list[float] = []
+    for m in range(1, n + 1):
+        r = [di * (1.0 + qi) for di, qi in zip(d, q)]
+        total = think + sum(r)
+        if total <= 0:
+            raise ValueError("no demand and no think time")
+        x = m / total
+        q = [x * ri for ri in r]
+        out.append(x)
+    return out
+
+
+def knee(cycle: float, demand: float) -> float:
+    """N* = the 1-CPU cycle time over the lock's service demand: the CPU count at which the
+    lock would be busy all the time."""
+    return cycle / demand if demand > 0 else math.inf

@@ -19,7 +19,7 @@ import statistics
 from pathlib import Path
 
 from .base import (ColumnSpec, Figure, Finding, Spread, Table, build_table, compare_greater,
-                   fmt_ratio, fmt_sig)
+                   fmt_ratio, fmt_sig, knee, mva)
 from .util import load_runs_file
 
 SPRITEUSER_JSON = "spriteuser.json"
@@ -482,7 +482,6 @@ def projection(data: dict, kernel: str, bench: str) -> dict | None:
     one = [f for r in _runs(data, kernel, 1, True) if (f := _unit_figures(r, bench))]
     if not one:
         return None
-    from .spritereport import knee, mva
     names = sorted({c for _, _, cl in one for c in cl})
     per_obj = {c for c in names if any((cl.get(c) or {}).get("created") not in (None, 0, 1)
                                        for _, _, cl in one)}
