@@ -50,7 +50,9 @@
  * owner fields, and a condition wait queues under the interlock, releases the helping lock
  * and only then sleeps (a signaller must hold the monitor, so it comes after the release
  * and finds the waiter queued; its wakeup before the sleep sets the condition flag, which
- * the sleep consumes). The word, the miss path and the instance counters are unused.
+ * the sleep consumes). The word, the miss path and the instance counters are unused; in
+ * timing mode the hold is timed as every monitor's (t_acq, the owner's field, stamped
+ * after hlock_lock and read before hlock_unlock, committed after it).
  */
 #include "monitor.h"
 #include <ksync/errors.h>
@@ -361,6 +363,8 @@ void mon_lock_at(struct monitor *m, const char *site)
 		/* the owner's fields, protected by the helping lock */
 		__atomic_store_n(&m->owner, self, __ATOMIC_RELAXED);
 		m->site = site;
+		/* timing mode: the hold's start (the helping lock counts the hit and the miss) */
+		m->t_acq = __builtin_expect(lockstat_on() == LOCKSTAT_TIMING, 0) ? arch_cycles() : 0;
 		return;
 	}
 	unsigned mode = lockstat_on();
@@ -408,12 +412,19 @@ static struct mon_waiter *pass_ilocked(struct monitor *m, unsigned *n)
 }
 
 /* MON_HELPING: the owner's fields cleared, then the helping lock released (to the top
- * helper, if any; release order: our section before the next owner's) */
+ * helper, if any; release order: our section before the next owner's); in timing mode
+ * the hold (its stamp is the owner's, read before the release) committed after it. */
 static void helping_release(struct monitor *m)
 {
+	struct mon_ev e = { 0 };
+	if (m->t_acq)
+		e.hold = arch_cycles() - m->t_acq;
+	m->t_acq = 0;
 	__atomic_store_n(&m->owner, NULL, __ATOMIC_RELAXED);
 	m->site = NULL;
 	hlock_unlock(&m->hl);
+	if (e.hold)
+		commit2(m->cls, &e, NULL, NULL);
 }
 
 __attribute__((noreturn)) static void not_owner(const struct monitor *m, const char *what,

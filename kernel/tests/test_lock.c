@@ -382,6 +382,40 @@ static void hm_owner(void *arg)
 	mon_unlock(&mon);
 }
 
+/* A helping-lock monitor's hold is timed in timing mode as any monitor's (the saturation
+ * projection of the fiasco configuration needs it: a class used but never timed cannot be
+ * ranked), and not in counts mode. One thread, no contention: 4 holds of >= 20 us each. */
+KTEST(lock_monitor_helping_hold_timed)
+{
+	const char *s;
+	unsigned mode0 = lockstat_mode();
+	FOR_EACH_SCHED(s) {
+		KT_ASSERT_EQ(sched_start(s), KSYNC_OK);
+		KT_ASSERT_EQ(mon_init(&mon, &test_monitor_class, MON_HELPING), KSYNC_OK);
+		const uint64_t us = 20, least = us * arch_tsc_hz() / 1000000;
+		for (unsigned timing = 0; timing < 2; timing++) {
+			KT_ASSERT_EQ(lockstat_set_mode(timing ? LOCKSTAT_TIMING : LOCKSTAT_COUNTS),
+				     KSYNC_OK);
+			lockstat_reset();
+			for (unsigned i = 0; i < 4; i++) {
+				mon_lock(&mon);
+				arch_delay_us(us);
+				mon_unlock(&mon);
+			}
+			read_class(&test_monitor_class);
+			KT_EXPECT_EQ(snap.hits, 4u);
+			KT_EXPECT_EQ(snap.hold.n, timing ? 4u : 0u);
+			if (timing) {
+				KT_EXPECT(snap.hold.min >= least);
+				KT_EXPECT(snap.hold.total >= 4 * least);
+			}
+		}
+		mon_destroy(&mon);
+		KT_EXPECT_EQ(sched_stop(), KSYNC_OK);
+	}
+	KT_EXPECT_EQ(lockstat_set_mode(mode0), KSYNC_OK);
+}
+
 KTEST(lock_monitor_helping_contender_runs_the_owner)
 {
 	const char *s;
