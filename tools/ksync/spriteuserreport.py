@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .base import (ColumnSpec, Figure, Finding, Spread, Table, build_table, compare_greater,
                    fmt_ratio, fmt_sig, knee, mva)
+from . import plots
 from .util import load_runs_file
 
 SPRITEUSER_JSON = "spriteuser.json"
@@ -626,9 +627,7 @@ def user_projection_figure(data: dict | None, out_dir: Path) -> Figure | None:
     prs = projections(data) if data else []
     if not prs:
         return None
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = plots.plt
     ks = list(dict.fromkeys(p["kernel"] for p in prs))
     fig, axes = plt.subplots(1, len(ks), figsize=(5.5 * len(ks), 4.2), squeeze=False)
     for ax, k in zip(axes[0], ks):
@@ -644,18 +643,14 @@ def user_projection_figure(data: dict | None, out_dir: Path) -> Figure | None:
         ax.set_ylabel("throughput X(n) / X(1)")
         ax.set_title(k)
         ax.legend(fontsize=6, ncol=2)
-    fig.suptitle(f"Saturation projection from the real locks (MVA; points: measured) "
-                 f"[{_env(data)}, lockstat=timing]")
+    plots.suptitle(fig, "Saturation projection from the real locks (MVA; points: measured)",
+                   f"{_env(data)}, lockstat=timing")
     fig.tight_layout()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    png, svg = out_dir / "spriteuser_projection.png", out_dir / "spriteuser_projection.svg"
-    fig.savefig(png, dpi=110)
-    fig.savefig(svg)
-    plt.close(fig)
-    return Figure(png.name, "Hartman & Ousterhout's saturation projection from ksync's real "
-                  "kernel locks: each benchmark's throughput ratio by mean-value analysis over "
-                  "its single-instance locks' demands at 1 CPU, the measured top point with "
-                  f"its range [{_env(data)}; emulator costs]", svg.name)
+    return plots.save_figure(fig, out_dir, "spriteuser_projection",
+                             "Hartman & Ousterhout's saturation projection from ksync's real "
+                             "kernel locks: each benchmark's throughput ratio by mean-value "
+                             "analysis over its single-instance locks' demands at 1 CPU, the "
+                             f"measured top point with its range [{_env(data)}; emulator costs]")
 
 
 def user_figures(data: dict | None, out_dir: Path) -> dict[str, list[Figure]]:
