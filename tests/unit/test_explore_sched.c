@@ -1118,6 +1118,17 @@ KTEST(explore_sched_level_mix_random)
 	run(kt, &sc_level_mix);
 }
 
+/* A seeded bug (SCHED_MUTANT) explored on sc must be found: the checks can fail. */
+static void expect_found(struct ktest_ctx *kt, int which, const struct scenario *sc)
+{
+	struct kx_result r;
+
+	mutant = which;
+	KT_EXPECT_EQ(explore(kt, sc, &r), 1);
+	KT_EXPECT(r.violations >= 1);
+	mutant = MUTANT_NONE;
+}
+
 /* g: a thread that left its CPU's mask is queued on a CPU of it */
 KTEST(explore_sched_affinity)
 {
@@ -1130,33 +1141,18 @@ KTEST(explore_sched_affinity)
  * thread is then queued on a CPU outside its mask. */
 KTEST(explore_sched_finds_release_to_a_cpu_outside_the_mask)
 {
-	struct kx_result r;
-
-	mutant = MUTANT_AFFINITY_HOME;
-	KT_EXPECT_EQ(explore(kt, &sc_affinity, &r), 1);
-	KT_EXPECT(r.violations >= 1);
-	mutant = MUTANT_NONE;
+	expect_found(kt, MUTANT_AFFINITY_HOME, &sc_affinity);
 }
 
 /* The seeded bugs must be found: the checks above can fail. */
 KTEST(explore_sched_finds_marking_by_plain_store)
 {
-	struct kx_result r;
-
-	mutant = MUTANT_PLAIN_MARK;
-	KT_EXPECT_EQ(explore(kt, &sc_race, &r), 1);
-	KT_EXPECT(r.violations >= 1);
-	mutant = MUTANT_NONE;
+	expect_found(kt, MUTANT_PLAIN_MARK, &sc_race);
 }
 
 KTEST(explore_sched_finds_lost_wakeup)
 {
-	struct kx_result r;
-
-	mutant = MUTANT_SLEEP_STORE;
-	KT_EXPECT_EQ(explore(kt, &sc_sleep, &r), 1);
-	KT_EXPECT(r.violations >= 1);
-	mutant = MUTANT_NONE;
+	expect_found(kt, MUTANT_SLEEP_STORE, &sc_sleep);
 }
 
 /* A level changed with the thread's bit still on the old level's queue (the unlink
@@ -1164,12 +1160,6 @@ KTEST(explore_sched_finds_lost_wakeup)
  * level does not name, and the next unlink panics. */
 KTEST(explore_sched_finds_level_change_without_unlink)
 {
-	struct kx_result r;
-
-	mutant = MUTANT_LEVEL_LINKED;
-	KT_EXPECT_EQ(explore(kt, &sc_level_queued, &r), 1);
-	KT_EXPECT(r.violations >= 1);
-	KT_EXPECT_EQ(explore(kt, &sc_level_wakeup, &r), 1);
-	KT_EXPECT(r.violations >= 1);
-	mutant = MUTANT_NONE;
+	expect_found(kt, MUTANT_LEVEL_LINKED, &sc_level_queued);
+	expect_found(kt, MUTANT_LEVEL_LINKED, &sc_level_wakeup);
 }
